@@ -1,1 +1,48 @@
-fn main() {}
+//! `bagscope`: timing answers for ROS 2 bags. This crate only parses arguments, calls one
+//! library function per subcommand and renders the result.
+
+mod commands;
+mod render;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit codes, as documented in the README: 0 ok, 1 error, 2 usage, 3 finished with warnings
+/// about lost or suspect data.
+pub const EXIT_WARN: u8 = 3;
+
+#[derive(Parser)]
+#[command(name = "bagscope", version, about = "Timing answers for ROS 2 bags (rosbag2 folders and .mcap files), no ROS install needed")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Summary of a bag: duration, per-topic type, count, own-span rate, gaps, warnings.
+    Info(commands::info::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let res = match cli.command {
+        Command::Info(a) => commands::info::run(a),
+    };
+    match res {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            // A closed pipe (`bagscope info … | head`) is not an error.
+            for cause in err.chain() {
+                if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+                    if io.kind() == std::io::ErrorKind::BrokenPipe {
+                        return ExitCode::from(0);
+                    }
+                }
+            }
+            eprintln!("bagscope: error: {err:#}");
+            ExitCode::from(1)
+        }
+    }
+}

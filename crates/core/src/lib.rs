@@ -1,1 +1,18 @@
-//! placeholder
+//! The library behind the `bagscope` command: each public function opens a bag, extracts the
+//! time series an analysis needs, runs the analysis crate and returns a `Serialize` report.
+//! The CLI only parses arguments and renders these reports.
+
+pub mod info;
+pub mod timefmt;
+
+pub use bagscope_bag::{Bag, BagError, Warning};
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Bag(#[from] BagError),
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Analysis(String),
+}

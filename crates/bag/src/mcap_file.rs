@@ -1,0 +1,581 @@
+//! One MCAP file: its layout (chunks, loose messages, message indexes), its schemas and channels,
+//! and what was damaged.
+//!
+//! The data section is always walked record by record (chunk bodies are jumped over), rather than
+//! trusting the summary: the walk is cheap (a few thousand record headers for a large bag),
+//! works on files without a summary or cut off by a crash, and sees what the summary would hide.
+//! The summary is only used for schemas and channels that live inside compressed chunks, so
+//! that a well-formed bag never has to be decompressed just to learn its topics.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mcap::records::{op, Record};
+
+use crate::error::{BagError, Result, Warning};
+
+pub(crate) const MAGIC: &[u8; 8] = b"\x89MCAP0\r\n";
+/// Chunks that claim more than this uncompressed are decompressed by streaming, so a corrupt size
+/// field cannot make us allocate it up front.
+pub(crate) const MAX_PREALLOC: u64 = 256 << 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    None,
+    Zstd,
+    Lz4,
+}
+
+impl Compression {
+    fn parse(s: &str) -> Option<Compression> {
+        match s {
+            "" => Some(Compression::None),
+            "zstd" => Some(Compression::Zstd),
+            "lz4" => Some(Compression::Lz4),
+            _ => None,
+        }
+    }
+    pub fn name(&self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Zstd => "zstd",
+            Compression::Lz4 => "lz4",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SchemaRec {
+    pub id: u16,
+    pub name: String,
+    pub encoding: String,
+    pub data: Arc<[u8]>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ChannelRec {
+    pub id: u16,
+    pub schema_id: u16,
+    pub topic: String,
+    pub message_encoding: String,
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// Where a chunk's message index for one channel lives.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct IndexLoc {
+    pub channel_id: u16,
+    /// Offset of the MessageIndex record body.
+    pub body_offset: usize,
+    pub body_len: usize,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct ChunkLoc {
+    pub record_offset: u64,
+    /// Offset and length of the (compressed) records inside the chunk.
+    pub data_offset: usize,
+    pub data_len: usize,
+    pub uncompressed_size: u64,
+    pub uncompressed_crc: u32,
+    pub compression: Compression,
+    /// The record was cut off by the end of the file: only a prefix of `data` exists.
+    pub partial: bool,
+    pub indexes: Vec<IndexLoc>,
+    /// True when the message index records that follow the chunk are all present.
+    pub indexes_complete: bool,
+}
+
+/// A message record outside any chunk.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LooseLoc {
+    pub body_offset: usize,
+    pub body_len: usize,
+}
+
+pub(crate) enum Bytes {
+    Map(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Map(m) => m,
+            Bytes::Owned(v) => v,
+        }
+    }
+}
+
+pub struct McapFile {
+    pub path: PathBuf,
+    pub(crate) bytes: Bytes,
+    pub schemas: BTreeMap<u16, SchemaRec>,
+    pub channels: BTreeMap<u16, ChannelRec>,
+    pub(crate) chunks: Vec<ChunkLoc>,
+    pub(crate) loose: Vec<LooseLoc>,
+    pub compression_counts: BTreeMap<String, usize>,
+    pub has_summary: bool,
+    /// Message count from the Statistics record, when the file has one.
+    pub stats_message_count: Option<u64>,
+    pub profile: String,
+    pub warnings: Vec<Warning>,
+}
+
+impl std::fmt::Debug for McapFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McapFile")
+            .field("path", &self.path)
+            .field("size", &self.bytes.len())
+            .field("chunks", &self.chunks.len())
+            .field("channels", &self.channels.len())
+            .finish()
+    }
+}
+
+pub(crate) fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+pub(crate) fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+pub(crate) fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// The fixed part of a chunk record body, parsed by hand because a truncated chunk must still
+/// yield its header (the mcap crate refuses a chunk whose data is shorter than declared).
+struct ChunkHead {
+    uncompressed_size: u64,
+    uncompressed_crc: u32,
+    compression: String,
+    compressed_size: u64,
+    data_start: usize,
+}
+
+fn parse_chunk_head(body: &[u8]) -> Option<ChunkHead> {
+    let uncompressed_size = u64_at(body, 16)?;
+    let uncompressed_crc = u32_at(body, 24)?;
+    let clen = u32_at(body, 28)? as usize;
+    let cstart = 32usize;
+    let compression = body.get(cstart..cstart.checked_add(clen)?)?;
+    let compression = String::from_utf8_lossy(compression).into_owned();
+    let compressed_size = u64_at(body, cstart + clen)?;
+    Some(ChunkHead {
+        uncompressed_size,
+        uncompressed_crc,
+        compression,
+        compressed_size,
+        data_start: cstart + clen + 8,
+    })
+}
+
+impl McapFile {
+    pub fn open(path: &Path) -> Result<McapFile> {
+        let file = std::fs::File::open(path).map_err(|source| BagError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let len = file
+            .metadata()
+            .map_err(|source| BagError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?
+            .len();
+        if len == 0 {
+            return Err(BagError::Empty {
+                path: path.to_path_buf(),
+            });
+        }
+        // SAFETY: the map is read-only; a bag being rewritten under us is outside our contract,
+        // the same as for every mmap-based reader (mcap CLI, ripgrep).
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|source| BagError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::from_bytes(path, Bytes::Map(map))
+    }
+
+    pub(crate) fn from_bytes(path: &Path, bytes: Bytes) -> Result<McapFile> {
+        if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+            return Err(BagError::NotMcap {
+                path: path.to_path_buf(),
+            });
+        }
+        let mut f = McapFile {
+            path: path.to_path_buf(),
+            bytes,
+            schemas: BTreeMap::new(),
+            channels: BTreeMap::new(),
+            chunks: Vec::new(),
+            loose: Vec::new(),
+            compression_counts: BTreeMap::new(),
+            has_summary: false,
+            stats_message_count: None,
+            profile: String::new(),
+            warnings: Vec::new(),
+        };
+        f.walk_data_section();
+        f.read_summary();
+        f.discover_chunk_channels();
+        Ok(f)
+    }
+
+    pub fn size(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    pub fn chunk_count(&self) -> usize {
+        self.chunks.len()
+    }
+
+    fn display(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn warn(&mut self, w: Warning) {
+        let file = self.display();
+        self.warnings.push(w.file(file));
+    }
+
+    fn add_record(&mut self, rec: Record<'_>) {
+        match rec {
+            Record::Schema { header, data } => {
+                self.schemas.entry(header.id).or_insert(SchemaRec {
+                    id: header.id,
+                    name: header.name,
+                    encoding: header.encoding,
+                    data: Arc::from(data.as_ref()),
+                });
+            }
+            Record::Channel(c) => {
+                self.channels.entry(c.id).or_insert(ChannelRec {
+                    id: c.id,
+                    schema_id: c.schema_id,
+                    topic: c.topic,
+                    message_encoding: c.message_encoding,
+                    metadata: c.metadata,
+                });
+            }
+            Record::Header(h) => self.profile = h.profile,
+            _ => {}
+        }
+    }
+
+    /// Walks the top-level records of the data section. Never reads past the end: every length
+    /// is checked against what is left of the file first.
+    fn walk_data_section(&mut self) {
+        let len = self.bytes.len();
+        let mut pos = MAGIC.len();
+        let mut last_log_end: Option<u64> = None;
+        let mut out_of_order = false;
+        let mut cut = false;
+        loop {
+            if pos == len {
+                self.warn(
+                    Warning::new(
+                        "truncated",
+                        format!("file ends at byte {len} before its data section is closed (no DataEnd/Footer): recorder stopped mid-write?"),
+                    )
+                    .offset(pos as u64)
+                    .loss(),
+                );
+                cut = true;
+                break;
+            }
+            if pos + 9 > len {
+                self.warn(
+                    Warning::new(
+                        "truncated",
+                        format!("file ends inside a record header at byte {pos} of {len}"),
+                    )
+                    .offset(pos as u64)
+                    .loss(),
+                );
+                cut = true;
+                break;
+            }
+            let opcode = self.bytes[pos];
+            let rlen = u64_at(&self.bytes, pos + 1).unwrap_or(u64::MAX);
+            let body_start = pos + 9;
+            let avail = (len - body_start) as u64;
+            if rlen > avail {
+                if opcode == op::CHUNK {
+                    self.add_partial_chunk(pos, body_start);
+                }
+                self.warn(
+                    Warning::new(
+                        "truncated",
+                        format!(
+                            "record (opcode 0x{opcode:02x}) at byte {pos} claims {rlen} bytes but only {avail} remain: file cut off"
+                        ),
+                    )
+                    .offset(pos as u64)
+                    .loss(),
+                );
+                cut = true;
+                break;
+            }
+            let body_end = body_start + rlen as usize;
+            match opcode {
+                op::FOOTER | op::DATA_END => break,
+                op::CHUNK => {
+                    let body = &self.bytes[body_start..body_end];
+                    match parse_chunk_head(body) {
+                        Some(h) if h.data_start as u64 + h.compressed_size <= body.len() as u64 => {
+                            let start = u64_at(body, 0).unwrap_or(0);
+                            let end = u64_at(body, 8).unwrap_or(0);
+                            if let Some(prev) = last_log_end {
+                                if start < prev && end > 0 {
+                                    out_of_order = true;
+                                }
+                            }
+                            last_log_end = Some(end.max(last_log_end.unwrap_or(0)));
+                            match Compression::parse(&h.compression) {
+                                Some(c) => {
+                                    *self
+                                        .compression_counts
+                                        .entry(c.name().to_string())
+                                        .or_default() += 1;
+                                    self.chunks.push(ChunkLoc {
+                                        record_offset: pos as u64,
+                                        data_offset: body_start + h.data_start,
+                                        data_len: h.compressed_size as usize,
+                                        uncompressed_size: h.uncompressed_size,
+                                        uncompressed_crc: h.uncompressed_crc,
+                                        compression: c,
+                                        partial: false,
+                                        indexes: Vec::new(),
+                                        indexes_complete: false,
+                                    });
+                                }
+                                None => self.warn(
+                                    Warning::new(
+                                        "unsupported_compression",
+                                        format!(
+                                            "chunk at byte {pos} uses unknown compression '{}': its messages are skipped",
+                                            h.compression
+                                        ),
+                                    )
+                                    .offset(pos as u64)
+                                    .loss(),
+                                ),
+                            }
+                        }
+                        _ => self.warn(
+                            Warning::new(
+                                "corrupt_chunk",
+                                format!("chunk record at byte {pos} has an invalid header: skipped"),
+                            )
+                            .offset(pos as u64)
+                            .loss(),
+                        ),
+                    }
+                }
+                op::MESSAGE_INDEX => {
+                    let body = &self.bytes[body_start..body_end];
+                    if let (Some(ch), Some(last)) = (u16_at(body, 0), self.chunks.last_mut()) {
+                        last.indexes.push(IndexLoc {
+                            channel_id: ch,
+                            body_offset: body_start,
+                            body_len: rlen as usize,
+                        });
+                    }
+                }
+                op::MESSAGE => {
+                    if rlen < 22 {
+                        self.warn(
+                            Warning::new(
+                                "corrupt_record",
+                                format!("message record at byte {pos} is shorter than its header"),
+                            )
+                            .offset(pos as u64)
+                            .loss(),
+                        );
+                    } else {
+                        let log = u64_at(&self.bytes, body_start + 6).unwrap_or(0);
+                        if last_log_end.is_some_and(|p| log < p) {
+                            out_of_order = true;
+                        }
+                        last_log_end = Some(log.max(last_log_end.unwrap_or(0)));
+                        self.loose.push(LooseLoc {
+                            body_offset: body_start,
+                            body_len: rlen as usize,
+                        });
+                    }
+                }
+                op::SCHEMA | op::CHANNEL | op::HEADER => {
+                    let parsed = mcap::read::parse_record(opcode, &self.bytes[body_start..body_end])
+                        .map(|r| r.into_owned());
+                    match parsed {
+                        Ok(r) => self.add_record(r),
+                        Err(e) => self.warn(
+                            Warning::new(
+                                "corrupt_record",
+                                format!("record (opcode 0x{opcode:02x}) at byte {pos} cannot be parsed: {e}"),
+                            )
+                            .offset(pos as u64),
+                        ),
+                    }
+                }
+                _ => {}
+            }
+            pos = body_end;
+        }
+        self.mark_index_completeness();
+        if cut {
+            // The index records after the last complete chunk may be missing some channels.
+            if let Some(last) = self.chunks.iter_mut().rev().find(|c| !c.partial) {
+                last.indexes_complete = false;
+            }
+        }
+        if out_of_order {
+            self.warn(Warning::new(
+                "log_time_out_of_order",
+                "log times are not in order across chunks/records; messages are re-sorted by log time",
+            ));
+        }
+    }
+
+    /// A chunk's message indexes are trusted only when the chunk's record is complete and each
+    /// index record parses; otherwise the chunk is decompressed to list its messages.
+    fn mark_index_completeness(&mut self) {
+        for c in &mut self.chunks {
+            c.indexes_complete = !c.partial
+                && !c.indexes.is_empty()
+                && c.indexes.iter().all(|ix| {
+                    u32_at(&self.bytes, ix.body_offset + 2)
+                        .is_some_and(|n| 6 + n as usize == ix.body_len && n % 16 == 0)
+                });
+        }
+    }
+
+    fn add_partial_chunk(&mut self, record_offset: usize, body_start: usize) {
+        let body = &self.bytes[body_start..];
+        let Some(h) = parse_chunk_head(body) else {
+            return;
+        };
+        let Some(c) = Compression::parse(&h.compression) else {
+            return;
+        };
+        let data_offset = body_start + h.data_start;
+        if data_offset >= self.bytes.len() {
+            return;
+        }
+        let data_len = (self.bytes.len() - data_offset).min(h.compressed_size as usize);
+        self.chunks.push(ChunkLoc {
+            record_offset: record_offset as u64,
+            data_offset,
+            data_len,
+            uncompressed_size: h.uncompressed_size,
+            uncompressed_crc: h.uncompressed_crc,
+            compression: c,
+            partial: true,
+            indexes: Vec::new(),
+            indexes_complete: false,
+        });
+    }
+
+    /// Reads schemas, channels and statistics from the summary section, if the footer points at
+    /// one. Damage here only costs speed (we fall back to the chunks), so it is a plain warning.
+    fn read_summary(&mut self) {
+        let len = self.bytes.len();
+        if len < MAGIC.len() * 2 + 29 || &self.bytes[len - 8..] != MAGIC {
+            return;
+        }
+        let footer = len - 8 - 29;
+        if self.bytes[footer] != op::FOOTER {
+            return;
+        }
+        let summary_start = u64_at(&self.bytes, footer + 9).unwrap_or(0) as usize;
+        if summary_start == 0 {
+            return;
+        }
+        if summary_start >= footer {
+            self.warn(
+                Warning::new(
+                    "corrupt_summary",
+                    format!("footer points at a summary at byte {summary_start}, past the footer itself; summary ignored"),
+                )
+                .offset(footer as u64),
+            );
+            return;
+        }
+        let mut pos = summary_start;
+        let mut records = Vec::new();
+        while pos + 9 <= footer {
+            let opcode = self.bytes[pos];
+            let rlen = u64_at(&self.bytes, pos + 1).unwrap_or(u64::MAX);
+            if rlen > (footer - pos - 9) as u64 {
+                self.warn(
+                    Warning::new(
+                        "corrupt_summary",
+                        format!("summary record at byte {pos} overruns the footer; rest of the summary ignored"),
+                    )
+                    .offset(pos as u64),
+                );
+                break;
+            }
+            let body = &self.bytes[pos + 9..pos + 9 + rlen as usize];
+            if matches!(opcode, op::SCHEMA | op::CHANNEL | op::STATISTICS) {
+                match mcap::read::parse_record(opcode, body) {
+                    Ok(r) => records.push(r.into_owned()),
+                    Err(e) => {
+                        self.warn(
+                            Warning::new(
+                                "corrupt_summary",
+                                format!("summary record at byte {pos} cannot be parsed: {e}"),
+                            )
+                            .offset(pos as u64),
+                        );
+                    }
+                }
+            }
+            pos += 9 + rlen as usize;
+        }
+        self.has_summary = true;
+        for r in records {
+            if let Record::Statistics(s) = &r {
+                self.stats_message_count = Some(s.message_count);
+            }
+            self.add_record(r);
+        }
+    }
+
+    /// Channels defined only inside chunks (files without a summary) are found by decompressing
+    /// the chunks that may hold them, once, in file order.
+    fn discover_chunk_channels(&mut self) {
+        let known: HashSet<u16> = self.channels.keys().copied().collect();
+        let needs = |c: &ChunkLoc| {
+            !c.indexes_complete || c.indexes.iter().any(|ix| !known.contains(&ix.channel_id))
+        };
+        if !self.chunks.iter().any(needs) {
+            return;
+        }
+        let mut dec = crate::scan::Decoder::default();
+        let mut found = Vec::new();
+        for (i, c) in self.chunks.iter().enumerate() {
+            if !needs(c) {
+                continue;
+            }
+            let Ok(buf) = dec.decompress(&self.bytes, c) else {
+                continue; // reported by the scan that reads this chunk
+            };
+            let _ = i;
+            crate::scan::walk_chunk_records(buf, |opcode, body| {
+                if opcode == op::SCHEMA || opcode == op::CHANNEL {
+                    if let Ok(r) = mcap::read::parse_record(opcode, body) {
+                        found.push(r.into_owned());
+                    }
+                }
+            });
+        }
+        for r in found {
+            self.add_record(r);
+        }
+    }
+}

@@ -1,0 +1,496 @@
+//! Parallel, zero-copy scanning of messages.
+//!
+//! Each chunk is decompressed into a per-thread reused buffer and its message records are handed
+//! to the caller's function in place, without copying payloads (the mcap crate's message
+//! iterators allocate per message, which costs as much as zstd itself on small messages).
+//! Chunks are processed in parallel with rayon; the per-message results are merged back into
+//! log-time order.
+
+use std::io::Read;
+
+use mcap::records::op;
+use rayon::prelude::*;
+
+use crate::error::Warning;
+use crate::mcap_file::{u16_at, u32_at, u64_at, ChunkLoc, Compression, McapFile, MAX_PREALLOC};
+
+/// One message as stored, borrowed from the (decompressed) file.
+#[derive(Debug, Clone, Copy)]
+pub struct RawMessage<'a> {
+    pub topic: usize,
+    pub channel_id: u16,
+    pub sequence: u32,
+    pub log_time_ns: i64,
+    pub publish_time_ns: i64,
+    pub data: &'a [u8],
+}
+
+/// One scanned message's result, in log-time order.
+#[derive(Debug, Clone)]
+pub struct Item<T> {
+    pub log_time_ns: i64,
+    pub topic: usize,
+    pub value: T,
+}
+
+/// Per-thread decompression state, reused across chunks.
+#[derive(Default)]
+pub(crate) struct Decoder {
+    zstd: Option<zstd::bulk::Decompressor<'static>>,
+    buf: Vec<u8>,
+    msg_buf: Vec<u8>,
+}
+
+impl Decoder {
+    /// Decompresses a chunk's records. For a chunk cut off by the end of the file, returns as
+    /// much as could be decoded (the caller then parses only complete records).
+    pub(crate) fn decompress<'a>(
+        &'a mut self,
+        file: &'a [u8],
+        c: &ChunkLoc,
+    ) -> Result<&'a [u8], String> {
+        let data = file
+            .get(c.data_offset..c.data_offset + c.data_len)
+            .ok_or_else(|| "chunk data lies outside the file".to_string())?;
+        if c.compression == Compression::None {
+            return Ok(data);
+        }
+        self.buf.clear();
+        if c.partial || c.uncompressed_size > MAX_PREALLOC {
+            // Streaming: allocation follows what is actually produced, never the size field.
+            let limit = c.uncompressed_size;
+            let res = match c.compression {
+                Compression::Zstd => zstd::stream::read::Decoder::new(data)
+                    .map_err(|e| e.to_string())
+                    .and_then(|d| {
+                        d.take(limit)
+                            .read_to_end(&mut self.buf)
+                            .map_err(|e| e.to_string())
+                    }),
+                Compression::Lz4 => lz4_flex::frame::FrameDecoder::new(data)
+                    .take(limit)
+                    .read_to_end(&mut self.buf)
+                    .map_err(|e| e.to_string()),
+                Compression::None => unreachable!(),
+            };
+            return match res {
+                Ok(_) => Ok(&self.buf),
+                Err(_) if c.partial => Ok(&self.buf),
+                Err(e) => Err(e),
+            };
+        }
+        let size = c.uncompressed_size as usize;
+        match c.compression {
+            Compression::Zstd => {
+                let z = match &mut self.zstd {
+                    Some(z) => z,
+                    None => self.zstd.insert(
+                        zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?,
+                    ),
+                };
+                self.buf.reserve(size);
+                let n = z
+                    .decompress_to_buffer(data, &mut self.buf)
+                    .map_err(|e| format!("zstd: {e}"))?;
+                if n != size {
+                    return Err(format!(
+                        "decompressed to {n} bytes, header says {size}"
+                    ));
+                }
+            }
+            Compression::Lz4 => {
+                self.buf.reserve(size);
+                lz4_flex::frame::FrameDecoder::new(data)
+                    .take(size as u64)
+                    .read_to_end(&mut self.buf)
+                    .map_err(|e| format!("lz4: {e}"))?;
+                if self.buf.len() != size {
+                    return Err(format!(
+                        "decompressed to {} bytes, header says {size}",
+                        self.buf.len()
+                    ));
+                }
+            }
+            Compression::None => unreachable!(),
+        }
+        Ok(&self.buf)
+    }
+
+    /// rosbag2's per-message compression: each payload is its own zstd frame.
+    fn decompress_message<'a>(&'a mut self, data: &[u8]) -> Result<&'a [u8], String> {
+        self.msg_buf.clear();
+        zstd::stream::read::Decoder::new(data)
+            .and_then(|mut d| d.read_to_end(&mut self.msg_buf))
+            .map_err(|e| format!("zstd message payload: {e}"))?;
+        Ok(&self.msg_buf)
+    }
+}
+
+/// Calls `f(opcode, body)` for every complete record in a decompressed chunk; returns the
+/// offset where parsing stopped (the end, unless the data is cut or corrupt).
+pub(crate) fn walk_chunk_records(buf: &[u8], mut f: impl FnMut(u8, &[u8])) -> usize {
+    let mut pos = 0usize;
+    while pos + 9 <= buf.len() {
+        let opcode = buf[pos];
+        let Some(len) = u64_at(buf, pos + 1) else {
+            break;
+        };
+        if len > (buf.len() - pos - 9) as u64 {
+            break;
+        }
+        let end = pos + 9 + len as usize;
+        f(opcode, &buf[pos + 9..end]);
+        pos = end;
+    }
+    pos
+}
+
+fn message_header(body: &[u8]) -> Option<(u16, u32, u64, u64)> {
+    Some((
+        u16_at(body, 0)?,
+        u32_at(body, 2)?,
+        u64_at(body, 6)?,
+        u64_at(body, 14)?,
+    ))
+}
+
+fn to_ns(t: u64) -> i64 {
+    i64::try_from(t).unwrap_or(i64::MAX)
+}
+
+/// What a scan should read. `topics[i]` says whether topic `i` of the bag is wanted.
+pub(crate) struct ScanPlan<'p> {
+    pub topics: &'p [bool],
+    /// Map from (file index, channel id) to bag topic index.
+    pub channel_topic: &'p (dyn Fn(usize, u16) -> Option<usize> + Sync),
+    /// When false, message indexes are used instead of decompressing where they are complete.
+    pub needs_payload: bool,
+    pub message_compression: bool,
+}
+
+enum Job {
+    Chunk(usize, usize),
+    Loose(usize),
+}
+
+pub(crate) struct ScanOut<T> {
+    pub items: Vec<Item<T>>,
+    pub warnings: Vec<Warning>,
+}
+
+pub(crate) fn scan_files<T, F>(files: &[McapFile], plan: &ScanPlan<'_>, f: &F) -> ScanOut<T>
+where
+    T: Send,
+    F: Fn(&RawMessage<'_>) -> T + Sync,
+{
+    let mut jobs = Vec::new();
+    for (fi, file) in files.iter().enumerate() {
+        for (ci, c) in file.chunks.iter().enumerate() {
+            // Skip chunks whose index proves they hold none of the wanted topics.
+            if c.indexes_complete
+                && !c.indexes.iter().any(|ix| {
+                    (plan.channel_topic)(fi, ix.channel_id).is_some_and(|t| plan.topics[t])
+                })
+            {
+                continue;
+            }
+            jobs.push(Job::Chunk(fi, ci));
+        }
+        if !file.loose.is_empty() {
+            jobs.push(Job::Loose(fi));
+        }
+    }
+
+    let results: Vec<(Vec<(u64, Item<T>)>, Vec<Warning>)> = jobs
+        .par_iter()
+        .map_init(Decoder::default, |dec, job| match *job {
+            Job::Chunk(fi, ci) => scan_chunk(&files[fi], fi, &files[fi].chunks[ci], plan, f, dec),
+            Job::Loose(fi) => scan_loose(&files[fi], fi, plan, f, dec),
+        })
+        .collect();
+
+    let mut items = Vec::new();
+    let mut warnings = Vec::new();
+    for (mut v, w) in results {
+        // Within a chunk, file order; indexes are sorted by log time, so restore record order.
+        v.sort_by_key(|(off, _)| *off);
+        items.extend(v.into_iter().map(|(_, it)| it));
+        warnings.extend(w);
+    }
+    // Stable: equal log times keep file order. Usually already sorted, which is cheap to check.
+    if !items.windows(2).all(|w| w[0].log_time_ns <= w[1].log_time_ns) {
+        items.sort_by_key(|it| it.log_time_ns);
+    }
+    ScanOut { items, warnings }
+}
+
+fn scan_chunk<T, F>(
+    file: &McapFile,
+    fi: usize,
+    c: &ChunkLoc,
+    plan: &ScanPlan<'_>,
+    f: &F,
+    dec: &mut Decoder,
+) -> (Vec<(u64, Item<T>)>, Vec<Warning>)
+where
+    F: Fn(&RawMessage<'_>) -> T + Sync,
+{
+    let mut out = Vec::new();
+    let mut warnings = Vec::new();
+    let name = file.path.display().to_string();
+    if !plan.needs_payload && c.indexes_complete {
+        for ix in &c.indexes {
+            let Some(topic) = (plan.channel_topic)(fi, ix.channel_id) else {
+                continue;
+            };
+            if !plan.topics[topic] {
+                continue;
+            }
+            let body = &file.bytes[ix.body_offset..ix.body_offset + ix.body_len];
+            let n = u32_at(body, 2).unwrap_or(0) as usize / 16;
+            for k in 0..n {
+                let (Some(log), Some(off)) = (u64_at(body, 6 + 16 * k), u64_at(body, 14 + 16 * k))
+                else {
+                    break;
+                };
+                let empty = RawMessage {
+                    topic,
+                    channel_id: ix.channel_id,
+                    sequence: 0,
+                    log_time_ns: to_ns(log),
+                    publish_time_ns: to_ns(log),
+                    data: &[],
+                };
+                out.push((
+                    off,
+                    Item {
+                        log_time_ns: to_ns(log),
+                        topic,
+                        value: f(&empty),
+                    },
+                ));
+            }
+        }
+        return (out, warnings);
+    }
+
+    let data: &[u8] = match dec.decompress(&file.bytes, c) {
+        Ok(d) => d,
+        Err(e) => {
+            warnings.push(
+                Warning::new(
+                    "corrupt_chunk",
+                    format!(
+                        "chunk at byte {} cannot be decompressed ({e}): its messages are lost",
+                        c.record_offset
+                    ),
+                )
+                .file(&name)
+                .offset(c.record_offset)
+                .loss(),
+            );
+            return (out, warnings);
+        }
+    };
+    if !c.partial && c.uncompressed_crc != 0 {
+        let crc = crc32fast::hash(data);
+        if crc != c.uncompressed_crc {
+            warnings.push(
+                Warning::new(
+                    "chunk_crc_mismatch",
+                    format!(
+                        "chunk at byte {} fails its CRC (stored {:08x}, computed {crc:08x}): its messages may be corrupt",
+                        c.record_offset, c.uncompressed_crc
+                    ),
+                )
+                .file(&name)
+                .offset(c.record_offset)
+                .loss(),
+            );
+        }
+    }
+    let mut msg_buf = Vec::new();
+    let mut unknown = 0usize;
+    let mut bad_payload = 0usize;
+    let mut count = 0usize;
+    let stop = walk_chunk_records(data, |opcode, body| {
+        if opcode != op::MESSAGE {
+            return;
+        }
+        let Some((ch, seq, log, publ)) = message_header(body) else {
+            return;
+        };
+        let Some(topic) = (plan.channel_topic)(fi, ch) else {
+            unknown += 1;
+            return;
+        };
+        if !plan.topics[topic] {
+            return;
+        }
+        let off = body.as_ptr() as usize - data.as_ptr() as usize;
+        let mut payload = &body[22..];
+        if plan.message_compression && plan.needs_payload {
+            msg_buf.clear();
+            match zstd::stream::read::Decoder::new(payload)
+                .and_then(|mut d| d.read_to_end(&mut msg_buf))
+            {
+                Ok(_) => payload = &msg_buf,
+                Err(_) => {
+                    bad_payload += 1;
+                    return;
+                }
+            }
+        }
+        count += 1;
+        let m = RawMessage {
+            topic,
+            channel_id: ch,
+            sequence: seq,
+            log_time_ns: to_ns(log),
+            publish_time_ns: to_ns(publ),
+            data: payload,
+        };
+        out.push((
+            off as u64,
+            Item {
+                log_time_ns: m.log_time_ns,
+                topic,
+                value: f(&m),
+            },
+        ));
+    });
+    if c.partial {
+        warnings.push(
+            Warning::new(
+                "truncated",
+                format!(
+                    "last chunk (at byte {}) is cut off: recovered {count} message(s) from its readable part",
+                    c.record_offset
+                ),
+            )
+            .file(&name)
+            .offset(c.record_offset)
+            .loss(),
+        );
+    } else if stop != data.len() {
+        warnings.push(
+            Warning::new(
+                "corrupt_chunk",
+                format!(
+                    "chunk at byte {}: records stop making sense at byte {stop} of {} (decompressed); the rest of the chunk is lost",
+                    c.record_offset,
+                    data.len()
+                ),
+            )
+            .file(&name)
+            .offset(c.record_offset)
+            .loss(),
+        );
+    }
+    if unknown > 0 {
+        warnings.push(
+            Warning::new(
+                "unknown_channel",
+                format!(
+                    "{unknown} message(s) in the chunk at byte {} refer to a channel that is never defined: skipped",
+                    c.record_offset
+                ),
+            )
+            .file(&name)
+            .offset(c.record_offset)
+            .loss(),
+        );
+    }
+    if bad_payload > 0 {
+        warnings.push(
+            Warning::new(
+                "corrupt_message",
+                format!(
+                    "{bad_payload} message payload(s) in the chunk at byte {} are not valid zstd frames (rosbag2 message compression): skipped",
+                    c.record_offset
+                ),
+            )
+            .file(&name)
+            .offset(c.record_offset)
+            .loss(),
+        );
+    }
+    (out, warnings)
+}
+
+fn scan_loose<T, F>(
+    file: &McapFile,
+    fi: usize,
+    plan: &ScanPlan<'_>,
+    f: &F,
+    dec: &mut Decoder,
+) -> (Vec<(u64, Item<T>)>, Vec<Warning>)
+where
+    F: Fn(&RawMessage<'_>) -> T + Sync,
+{
+    let mut out = Vec::new();
+    let mut unknown = 0usize;
+    let mut bad = 0usize;
+    for l in &file.loose {
+        let body = &file.bytes[l.body_offset..l.body_offset + l.body_len];
+        let Some((ch, seq, log, publ)) = message_header(body) else {
+            continue;
+        };
+        let Some(topic) = (plan.channel_topic)(fi, ch) else {
+            unknown += 1;
+            continue;
+        };
+        if !plan.topics[topic] {
+            continue;
+        }
+        let mut payload = &body[22..];
+        if plan.message_compression && plan.needs_payload {
+            match dec.decompress_message(payload) {
+                Ok(p) => payload = p,
+                Err(_) => {
+                    bad += 1;
+                    continue;
+                }
+            }
+        }
+        let m = RawMessage {
+            topic,
+            channel_id: ch,
+            sequence: seq,
+            log_time_ns: to_ns(log),
+            publish_time_ns: to_ns(publ),
+            data: payload,
+        };
+        out.push((
+            l.body_offset as u64,
+            Item {
+                log_time_ns: m.log_time_ns,
+                topic,
+                value: f(&m),
+            },
+        ));
+    }
+    let mut warnings = Vec::new();
+    let name = file.path.display().to_string();
+    if unknown > 0 {
+        warnings.push(
+            Warning::new(
+                "unknown_channel",
+                format!("{unknown} message(s) refer to a channel that is never defined: skipped"),
+            )
+            .file(&name)
+            .loss(),
+        );
+    }
+    if bad > 0 {
+        warnings.push(
+            Warning::new(
+                "corrupt_message",
+                format!("{bad} message payload(s) are not valid zstd frames (rosbag2 message compression): skipped"),
+            )
+            .file(&name)
+            .loss(),
+        );
+    }
+    (out, warnings)
+}

@@ -1,0 +1,70 @@
+use std::path::PathBuf;
+
+use bagscope_core::info::{info, InfoReport};
+use bagscope_core::timefmt::secs;
+
+use crate::render::{self, opt_f, opt_ms, table};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A rosbag2 folder, a folder of .mcap files, or one .mcap file.
+    pub bag: PathBuf,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: Args) -> anyhow::Result<u8> {
+    let r = info(&a.bag)?;
+    if a.json {
+        render::json(&r)?;
+    } else {
+        render::print(&text(&r))?;
+    }
+    Ok(if r.data_loss() { crate::EXIT_WARN } else { 0 })
+}
+
+fn text(r: &InfoReport) -> String {
+    let mut s = String::new();
+    s.push_str(&format!("bag:       {}\n", r.path));
+    s.push_str(&format!(
+        "files:     {} ({} bytes, storage {}, compression {})\n",
+        r.files.len(),
+        r.size_bytes,
+        r.storage,
+        r.compression
+    ));
+    s.push_str(&format!("duration:  {} s\n", secs(r.duration_ns)));
+    s.push_str(&format!("start:     {} ({} ns)\n", r.start_time, r.start_ns));
+    s.push_str(&format!("end:       {} ({} ns)\n", r.end_time, r.end_ns));
+    s.push_str(&format!("messages:  {}\n\n", r.message_count));
+    let mut rows = vec![vec![
+        "topic".to_string(),
+        "type".into(),
+        "count".into(),
+        "rate_hz".into(),
+        "median_period_ms".into(),
+        "largest_gap_ms".into(),
+        "first_s".into(),
+        "last_s".into(),
+    ]];
+    for t in &r.topics {
+        let rel = |v: Option<i64>| v.map(|x| secs(x - r.start_ns)).unwrap_or_else(|| "-".into());
+        rows.push(vec![
+            t.topic.clone(),
+            t.type_name.clone(),
+            t.count.to_string(),
+            opt_f(t.rate_hz, 2),
+            opt_ms(t.median_period_ns),
+            opt_ms(t.largest_gap_ns),
+            rel(t.first_log_time_ns),
+            rel(t.last_log_time_ns),
+        ]);
+    }
+    s.push_str(&table(&rows));
+    if !r.warnings.is_empty() {
+        s.push('\n');
+        s.push_str(&render::warnings(&r.warnings));
+    }
+    s
+}

@@ -1,0 +1,83 @@
+//! Output helpers shared by the commands: JSON, aligned tables, warnings.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+/// Pretty JSON on stdout, newline-terminated.
+pub fn json<T: Serialize>(v: &T) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, v)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// An aligned text table: first row is the header; columns after the first are right-aligned
+/// when every value in them looks numeric.
+pub fn table(rows: &[Vec<String>]) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let ncol = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut width = vec![0usize; ncol];
+    let mut numeric = vec![true; ncol];
+    for (ri, r) in rows.iter().enumerate() {
+        for (i, c) in r.iter().enumerate() {
+            width[i] = width[i].max(c.chars().count());
+            if ri > 0 && !c.is_empty() && c != "-" && c.parse::<f64>().is_err() {
+                numeric[i] = false;
+            }
+        }
+    }
+    let mut s = String::new();
+    for r in rows {
+        let mut line = String::new();
+        for (i, c) in r.iter().enumerate() {
+            if i > 0 {
+                line.push_str("  ");
+            }
+            let pad = width[i] - c.chars().count();
+            if numeric[i] && i > 0 {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(c);
+            } else {
+                line.push_str(c);
+                if i + 1 < r.len() {
+                    line.push_str(&" ".repeat(pad));
+                }
+            }
+        }
+        s.push_str(line.trim_end());
+        s.push('\n');
+    }
+    s
+}
+
+pub fn opt_f(v: Option<f64>, prec: usize) -> String {
+    v.map(|x| format!("{x:.prec$}")).unwrap_or_else(|| "-".into())
+}
+
+pub fn opt_ms(v: Option<i64>) -> String {
+    v.map(|x| format!("{:.1}", x as f64 / 1e6)).unwrap_or_else(|| "-".into())
+}
+
+pub fn warnings(ws: &[bagscope_core::Warning]) -> String {
+    let mut s = String::new();
+    for w in ws {
+        s.push_str(&format!(
+            "warning [{}]{}: {}\n",
+            w.code,
+            w.topic.as_ref().map(|t| format!(" {t}")).unwrap_or_default(),
+            w.message
+        ));
+    }
+    s
+}
+
+/// Writes text to stdout, propagating a broken pipe as an error main() treats as success.
+pub fn print(s: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(s.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,227 @@
+//! `bagscope info`: what is in a bag, from the message indexes where they exist.
+
+use serde::Serialize;
+
+use bagscope_bag::{Bag, Warning};
+
+use crate::timefmt::human_ns;
+use crate::Error;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FileInfo {
+    pub path: String,
+    pub size_bytes: u64,
+    pub chunks: usize,
+    pub chunk_compression: Vec<String>,
+    pub has_summary: bool,
+    pub profile: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TopicInfo {
+    pub topic: String,
+    #[serde(rename = "type")]
+    pub type_name: String,
+    pub message_encoding: String,
+    pub schema_encoding: String,
+    pub count: u64,
+    /// Messages per second over the topic's own span (first to last message), not the bag's.
+    pub rate_hz: Option<f64>,
+    pub first_log_time_ns: Option<i64>,
+    pub last_log_time_ns: Option<i64>,
+    pub median_period_ns: Option<i64>,
+    pub largest_gap_ns: Option<i64>,
+    /// Log time of the message that ends the largest gap.
+    pub largest_gap_end_ns: Option<i64>,
+    pub metadata_count: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct InfoReport {
+    pub path: String,
+    pub storage: String,
+    pub files: Vec<FileInfo>,
+    pub size_bytes: u64,
+    pub compression: String,
+    pub message_count: u64,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub duration_ns: i64,
+    pub start_time: String,
+    pub end_time: String,
+    /// True when per-topic times came from message indexes without decompressing chunks.
+    pub from_index: bool,
+    pub topics: Vec<TopicInfo>,
+    pub warnings: Vec<Warning>,
+}
+
+impl InfoReport {
+    /// True when a warning says messages were lost (exit code 3).
+    pub fn data_loss(&self) -> bool {
+        self.warnings.iter().any(|w| w.data_loss)
+    }
+}
+
+/// A topic whose first message comes this long after the bag starts (or whose last comes this
+/// long before it ends) is flagged: at least 1 s and at least 10 % of the bag.
+fn late_threshold_ns(duration_ns: i64) -> i64 {
+    (duration_ns / 10).max(1_000_000_000)
+}
+
+pub fn info(path: &std::path::Path) -> Result<InfoReport, Error> {
+    let bag = Bag::open(path)?;
+    let scan = bag.log_times(&bag.all_topics());
+    let mut per_topic: Vec<Vec<i64>> = vec![Vec::new(); bag.topics.len()];
+    for it in &scan.items {
+        per_topic[it.topic].push(it.log_time_ns);
+    }
+    let from_index = bag
+        .files
+        .iter()
+        .all(|f| f.chunk_count() > 0 && f.warnings.iter().all(|w| !w.data_loss));
+
+    let mut warnings = bag.open_warnings();
+    warnings.extend(scan.warnings.iter().cloned());
+
+    let start_ns = scan.items.iter().map(|i| i.log_time_ns).min().unwrap_or(0);
+    let end_ns = scan.items.iter().map(|i| i.log_time_ns).max().unwrap_or(0);
+    let duration_ns = end_ns - start_ns;
+    let mut topics = Vec::new();
+    for (ti, t) in bag.topics.iter().enumerate() {
+        let times = &mut per_topic[ti];
+        // Rates and gaps are about arrival cadence, so use sorted log times.
+        times.sort_unstable();
+        let count = times.len() as u64;
+        let periods = bagscope_stats::diffs(times);
+        let span = match (times.first(), times.last()) {
+            (Some(a), Some(b)) => b - a,
+            _ => 0,
+        };
+        let rate_hz = (count >= 2 && span > 0).then(|| (count - 1) as f64 / (span as f64 / 1e9));
+        let (largest_gap_ns, largest_gap_end_ns) = periods
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, p)| (**p, std::cmp::Reverse(*i)))
+            .map(|(i, p)| (Some(*p), Some(times[i + 1])))
+            .unwrap_or((None, None));
+        if count == 0 {
+            warnings.push(
+                Warning::new("zero_count_topic", "topic is declared but has no messages")
+                    .topic(&t.name),
+            );
+        } else if count > 0 && duration_ns > 0 {
+            let thr = late_threshold_ns(duration_ns);
+            if times[0] - start_ns > thr {
+                warnings.push(
+                    Warning::new(
+                        "late_start",
+                        format!(
+                            "first message {:.3} s after the bag starts",
+                            (times[0] - start_ns) as f64 / 1e9
+                        ),
+                    )
+                    .topic(&t.name),
+                );
+            }
+            if end_ns - times[times.len() - 1] > thr {
+                warnings.push(
+                    Warning::new(
+                        "early_end",
+                        format!(
+                            "last message {:.3} s before the bag ends",
+                            (end_ns - times[times.len() - 1]) as f64 / 1e9
+                        ),
+                    )
+                    .topic(&t.name),
+                );
+            }
+        }
+        if let Some(mc) = t.metadata_count {
+            if mc != count && !warnings.iter().any(|w| w.data_loss) {
+                warnings.push(
+                    Warning::new(
+                        "metadata_count_mismatch",
+                        format!("metadata.yaml says {mc} messages, the files hold {count}"),
+                    )
+                    .topic(&t.name),
+                );
+            }
+        }
+        topics.push(TopicInfo {
+            topic: t.name.clone(),
+            type_name: t.type_name.clone(),
+            message_encoding: t.message_encoding.clone(),
+            schema_encoding: t.schema_encoding.clone(),
+            count,
+            rate_hz,
+            first_log_time_ns: times.first().copied(),
+            last_log_time_ns: times.last().copied(),
+            median_period_ns: bagscope_stats::median_ns(&periods),
+            largest_gap_ns,
+            largest_gap_end_ns,
+            metadata_count: t.metadata_count,
+        });
+    }
+    topics.sort_by(|a, b| a.topic.cmp(&b.topic).then(a.type_name.cmp(&b.type_name)));
+    let message_count = scan.items.len() as u64;
+    for f in &bag.files {
+        if let Some(s) = f.stats_message_count {
+            if bag.files.len() == 1 && s != message_count && !warnings.iter().any(|w| w.data_loss) {
+                warnings.push(
+                    Warning::new(
+                        "statistics_mismatch",
+                        format!(
+                            "the summary's Statistics record says {s} messages, the data section holds {message_count}"
+                        ),
+                    )
+                    .file(f.path.display().to_string()),
+                );
+            }
+        }
+    }
+    warnings.sort();
+    warnings.dedup();
+
+    let mut compression: Vec<String> = bag
+        .files
+        .iter()
+        .flat_map(|f| f.compression_counts.keys().cloned())
+        .collect();
+    compression.sort();
+    compression.dedup();
+    let mut compression = if compression.is_empty() {
+        "none".to_string()
+    } else {
+        compression.join("+")
+    };
+    if bag.message_compression {
+        compression.push_str(" (+ zstd per message)");
+    }
+    Ok(InfoReport {
+        path: bag.path.display().to_string(),
+        storage: bag.storage().to_string(),
+        files: bag
+            .files
+            .iter()
+            .map(|f| FileInfo {
+                path: f.path.display().to_string(),
+                size_bytes: f.size(),
+                chunks: f.chunk_count(),
+                chunk_compression: f.compression_counts.keys().cloned().collect(),
+                has_summary: f.has_summary,
+                profile: f.profile.clone(),
+            })
+            .collect(),
+        size_bytes: bag.size_bytes(),
+        compression,
+        message_count,
+        start_ns,
+        end_ns,
+        duration_ns,
+        start_time: human_ns(start_ns),
+        end_time: human_ns(end_ns),
+        from_index,
+        topics,
+        warnings,
+    })
+}

@@ -1,0 +1,52 @@
+//! Nanosecond times for humans: UTC ISO-8601 for epoch times, seconds for small (sim) times.
+
+/// `2025-11-30T00:00:09.500000000Z` for wall-clock values, `9.500000000 s` for values before
+/// 1973 (sim time, time since boot), which are not dates.
+pub fn human_ns(ns: i64) -> String {
+    const WALL_MIN_NS: i64 = 100_000_000 * 1_000_000_000;
+    if ns < WALL_MIN_NS {
+        return format!("{:.9} s", ns as f64 / 1e9);
+    }
+    let secs = ns.div_euclid(1_000_000_000);
+    let sub = ns.rem_euclid(1_000_000_000);
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{sub:09}Z",
+        sod / 3600,
+        (sod / 60) % 60,
+        sod % 60
+    )
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Seconds with millisecond precision, for tables.
+pub fn secs(ns: i64) -> String {
+    format!("{:.3}", ns as f64 / 1e9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_known_dates() {
+        assert_eq!(human_ns(1_764_460_800_000_000_000), "2025-11-30T00:00:00.000000000Z");
+        assert_eq!(human_ns(951_782_400_500_000_000), "2000-02-29T00:00:00.500000000Z");
+        assert_eq!(human_ns(9_500_000_000), "9.500000000 s");
+    }
+}
