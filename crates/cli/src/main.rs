@@ -23,12 +23,15 @@ struct Cli {
 enum Command {
     /// Summary of a bag: duration, per-topic type, count, own-span rate, gaps, warnings.
     Info(commands::info::Args),
+    /// Write synthetic bags with known ground truth (*.truth.json beside each bag).
+    Synth(commands::synth::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let res = match cli.command {
         Command::Info(a) => commands::info::run(a),
+        Command::Synth(a) => commands::synth::run(a),
     };
     match res {
         Ok(code) => ExitCode::from(code),

@@ -1,1 +1,983 @@
-//! placeholder
+//! Clock-axis analysis of ROS 2 bags.
+//!
+//! For each topic: which clock its stamps are on (wall / sim / relative / zero / none / mixed),
+//! receive lag (log_time − stamp) and its modes, stamp health (reorderings, duplicates, backward
+//! jumps, gaps), and a drift/offset model against the recorder. Across topics: split clock axes,
+//! clock offsets between wall clocks, the recorder's own axis, and a fit of the /clock topic
+//! (real-time factor, pauses, epochs between simulator resets) with a [`ClockMap`] to move stamps
+//! between sim and log time.
+//!
+//! Design choices (documented once here; see the individual items for details):
+//! * Axis of a single stamp: `0` → zero; `≥ wall_min_ns` (1e17 ns, early 1973) → wall; anything
+//!   else is "small". A topic's small stamps are `sim` when they track the /clock value at the same
+//!   log time (median |stamp − clock(log)| ≤ `sim_match_tol_ns`, 1 s) — or track log time itself
+//!   when the recorder ran on sim time — and `relative` otherwise.
+//! * Lag for sim-stamped topics when the recorder is on wall time is computed after mapping each
+//!   stamp through the /clock ([`ClockMap::sim_to_log_ns`], epoch chosen by the message's log
+//!   time); `lag_basis` says so. Relative stamps, and sim stamps without a usable /clock, get
+//!   `lag_ns: null` with `lag_note` saying why; later analyses use log time for them.
+//! * A wall topic whose median lag is beyond `clock_offset_ns` (1 s) is a clock offset, not lag:
+//!   `lag_ns` is null and `clock_offset_ns` holds median(stamp − log_time).
+//! * The /clock topic is excluded from the split decision: it is the reference, not a producer.
+
+mod fit;
+mod health;
+mod map;
+mod modes;
+
+pub use health::{BackwardJump, Gap};
+pub use map::{map_series, ClockEpoch, ClockMap, MapError};
+pub use modes::{lag_modes_ns, ModeOptions};
+
+use bagscope_stats::NsSummary;
+use serde::{Deserialize, Serialize};
+
+pub(crate) const DEFAULT_JUMP_MIN_NS: i64 = 100_000_000;
+pub(crate) const DEFAULT_JUMP_PERIODS: f64 = 5.0;
+pub(crate) const DEFAULT_JUMP_CAP_NS: i64 = 1_000_000_000;
+
+/// Where a topic's stamp comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StampSource {
+    HeaderStamp,
+    TopLevelStamp,
+    ClockField,
+    None,
+}
+
+/// Times of one topic's messages, in arrival (log-time) order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopicTimes {
+    pub topic: String,
+    pub type_name: String,
+    pub source: StampSource,
+    pub log_time_ns: Vec<i64>,
+    /// Same length as `log_time_ns`, or empty when the storage has none.
+    pub publish_time_ns: Vec<i64>,
+    /// Same length as `log_time_ns`, or empty when `source` is `None`.
+    pub stamp_ns: Vec<i64>,
+}
+
+/// Clock axis of a topic (or of the recorder: only `Wall` or `Sim`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Axis {
+    Wall,
+    Sim,
+    Zero,
+    Relative,
+    None,
+    Mixed,
+}
+
+impl Axis {
+    pub fn name(self) -> &'static str {
+        match self {
+            Axis::Wall => "wall",
+            Axis::Sim => "sim",
+            Axis::Zero => "zero",
+            Axis::Relative => "relative",
+            Axis::None => "none",
+            Axis::Mixed => "mixed",
+        }
+    }
+}
+
+/// Options of [`analyze`]. `Default` gives the documented thresholds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClocksOptions {
+    /// Topic holding sim time. Default: `/clock` of type `rosgraph_msgs/msg/Clock`, else the first
+    /// topic (by name) whose stamp source is `ClockField`.
+    pub clock_topic: Option<String>,
+    /// A gap is an interval longer than `gap_factor` × the median period (3).
+    pub gap_factor: f64,
+    /// How many of the largest gaps to list per topic (5).
+    pub max_gaps: usize,
+    /// Stamps at or above this are Unix-epoch wall time (1e17 ns ≈ 1973-03).
+    pub wall_min_ns: i64,
+    /// A backward step is a jump when larger than `jump_periods` median periods, clamped to
+    /// [`jump_min_ns`, `jump_cap_ns`] (5 periods, 100 ms, 1 s): jitter reorderings stay below,
+    /// simulator resets (seconds) are above even on slow topics.
+    pub jump_periods: f64,
+    pub jump_min_ns: i64,
+    pub jump_cap_ns: i64,
+    /// Small stamps within this of the /clock value at the same log time are sim time (1 s).
+    pub sim_match_tol_ns: i64,
+    /// |median lag| (or distance from the other wall topics) beyond this is a clock offset (1 s).
+    pub clock_offset_ns: i64,
+    /// Median lag beyond this (and below the offset threshold) is `large_lag` (250 ms).
+    pub large_lag_ns: i64,
+    /// Lag below −max(this, 3 × robust sigma of lag) is a stamp in the future (1 ms).
+    pub future_tolerance_ns: i64,
+    /// |drift| beyond this many ppm, accumulating ≥ 5 ms over the topic's span, is reported (500).
+    pub drift_warn_ppm: f64,
+    /// /clock advancing < 10% of its rate for longer than this is a pause (0.5 s of log time).
+    pub pause_min_ns: i64,
+    pub modes: ModeOptions,
+}
+
+impl Default for ClocksOptions {
+    fn default() -> Self {
+        ClocksOptions {
+            clock_topic: None,
+            gap_factor: 3.0,
+            max_gaps: 5,
+            wall_min_ns: 100_000_000_000_000_000,
+            jump_periods: DEFAULT_JUMP_PERIODS,
+            jump_min_ns: DEFAULT_JUMP_MIN_NS,
+            jump_cap_ns: DEFAULT_JUMP_CAP_NS,
+            sim_match_tol_ns: 1_000_000_000,
+            clock_offset_ns: 1_000_000_000,
+            large_lag_ns: 250_000_000,
+            future_tolerance_ns: 1_000_000,
+            drift_warn_ppm: 500.0,
+            pause_min_ns: 500_000_000,
+            modes: ModeOptions::default(),
+        }
+    }
+}
+
+/// How many stamps of a topic fall on each axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct AxisCounts {
+    pub wall: usize,
+    pub sim: usize,
+    pub relative: usize,
+    pub zero: usize,
+}
+
+/// How `lag_ns` was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LagBasis {
+    /// Stamps are on the recorder's axis: log_time − stamp.
+    Direct,
+    /// Sim stamps mapped to log time through /clock, then log_time − mapped stamp.
+    MappedThroughClock,
+}
+
+/// Which time later analyses should use for a topic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeBasis {
+    Stamp,
+    LogTime,
+}
+
+/// Stamp clock against recorder clock: `stamp ≈ log_time · (1 + drift_ppm·1e-6) + offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ClockModel {
+    pub drift_ppm: f64,
+    /// median(stamp − log_time) on the recorder's axis.
+    pub offset_ns: i64,
+    /// RMS of the robust fit's residuals.
+    pub residual_jitter_ns: f64,
+    pub n: usize,
+}
+
+/// Per-topic clock report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TopicClock {
+    pub topic: String,
+    pub type_name: String,
+    pub source: StampSource,
+    pub count: usize,
+    pub axis: Axis,
+    pub axis_counts: AxisCounts,
+    /// What later analyses should use: `log_time` for none / zero / relative / mixed topics.
+    pub analysis_time: TimeBasis,
+    pub lag_basis: Option<LagBasis>,
+    /// log_time − stamp (stamps mapped to the recorder's axis when needed).
+    pub lag_ns: Option<NsSummary>,
+    /// Why `lag_ns` is null, or on what subset it was computed.
+    pub lag_note: Option<String>,
+    /// publish_time − stamp, where publish_time is on the recorder's axis.
+    pub publish_lag_ns: Option<NsSummary>,
+    /// log_time − publish_time, where both are on the same axis.
+    pub log_minus_publish_ns: Option<NsSummary>,
+    /// Centres of the modes of log_time − stamp (one when unimodal), ascending.
+    pub lag_modes_ns: Vec<i64>,
+    /// median(stamp − log_time) when that is a clock offset rather than lag.
+    pub clock_offset_ns: Option<i64>,
+    pub clock_model: Option<ClockModel>,
+    /// Messages per log-time second over the topic's own span.
+    pub rate_hz: Option<f64>,
+    pub median_period_ns: Option<i64>,
+    /// Series the period, gaps and health were computed on.
+    pub period_basis: TimeBasis,
+    /// Backward steps too small to be jumps (jitter reorderings).
+    pub non_monotonic: usize,
+    /// Consecutive messages with the same stamp.
+    pub duplicates: usize,
+    pub jump_threshold_ns: i64,
+    pub backward_jumps: Vec<BackwardJump>,
+    pub gap_count: usize,
+    /// Largest gaps (at most `max_gaps`), in log-time order.
+    pub gaps: Vec<Gap>,
+}
+
+/// /clock standing (nearly) still while log time advances.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ClockPause {
+    pub start_log_time_ns: i64,
+    pub end_log_time_ns: i64,
+    pub sim_ns: i64,
+}
+
+/// Fit of sim time against log time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SimClockReport {
+    pub topic: String,
+    /// Sim seconds per log-time second: common slope of all epochs (pooled least squares over
+    /// each epoch's inliers, each epoch with its own offset).
+    pub rate: f64,
+    /// Sample-weighted RMS of the epochs' fit residuals.
+    pub residual_jitter_ns: f64,
+    pub samples: usize,
+    pub pauses: Vec<ClockPause>,
+    pub backward_jumps: usize,
+    pub epochs: Vec<ClockEpoch>,
+}
+
+/// Stamped topics sharing one axis.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AxisGroup {
+    pub axis: Axis,
+    pub topics: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningCode {
+    SplitClockAxes,
+    ClockOffset,
+    ZeroStamps,
+    MixedAxis,
+    BackwardJump,
+    Headerless,
+    StampsInFuture,
+    LargeLag,
+    ClockDrift,
+    SimClockPause,
+    RecorderOnSimTime,
+    NoClockForSim,
+    LengthMismatch,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Warning {
+    pub code: WarningCode,
+    pub topic: Option<String>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ClocksReport {
+    /// Axis of log_time: `wall`, or `sim` when recorded with --use-sim-time.
+    pub recorder_axis: Axis,
+    /// Stamped topics (wall / sim / relative; the /clock topic excluded) on different axes.
+    pub split: bool,
+    pub axis_groups: Vec<AxisGroup>,
+    pub topics: Vec<TopicClock>,
+    pub sim_clock: Option<SimClockReport>,
+    /// Sorted by (topic, code, message); bag-wide warnings (topic null) first.
+    pub warnings: Vec<Warning>,
+    /// Exact map (with /clock samples) for [`ClockMap::from_report`]; not serialised.
+    #[serde(skip)]
+    pub clock_map: Option<ClockMap>,
+}
+
+impl ClocksReport {
+    pub fn topic(&self, name: &str) -> Option<&TopicClock> {
+        self.topics.iter().find(|t| t.topic == name)
+    }
+}
+
+/// Quantile with the same convention as `bagscope_stats::quantile_sorted` (linear between
+/// closest ranks), but the difference of the two ranks is taken exactly in i128: the result
+/// then shifts exactly with its input even for values near 1e18, where f64 endpoints round.
+pub(crate) fn quantile_exact(v: &[i64], q: f64) -> i64 {
+    if v.is_empty() {
+        return 0;
+    }
+    let pos = q.clamp(0.0, 1.0) * (v.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    if lo == hi {
+        return v[lo];
+    }
+    let d = (v[hi] as i128 - v[lo] as i128) as f64 * (pos - lo as f64);
+    (v[lo] as i128 + d.round() as i128).clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+pub(crate) fn median_exact(values: &[i64]) -> Option<i64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_unstable();
+    Some(quantile_exact(&v, 0.5))
+}
+
+/// `NsSummary` built with [`quantile_exact`].
+pub(crate) fn summary_sorted(v: &[i64]) -> Option<NsSummary> {
+    if v.is_empty() {
+        return None;
+    }
+    let sum: i128 = v.iter().map(|&x| x as i128).sum();
+    Some(NsSummary {
+        count: v.len(),
+        min: v[0],
+        p50: quantile_exact(v, 0.50),
+        p95: quantile_exact(v, 0.95),
+        p99: quantile_exact(v, 0.99),
+        max: v[v.len() - 1],
+        mean: (sum / v.len() as i128) as i64,
+        negatives: v.iter().take_while(|&&x| x < 0).count(),
+    })
+}
+
+fn summary(values: &[i64]) -> Option<NsSummary> {
+    let mut v = values.to_vec();
+    v.sort_unstable();
+    summary_sorted(&v)
+}
+
+fn secs(ns: i64) -> String {
+    format!("{:.3} s", ns as f64 / 1e9)
+}
+
+fn ms(ns: f64) -> String {
+    format!("{:.1} ms", ns / 1e6)
+}
+
+fn join(v: &[String]) -> String {
+    v.join(", ")
+}
+
+/// Recorder axis from log times: majority vote of wall-range values (log time on sim time is
+/// small). Publish times are not needed: when they exist they share log_time's clock in rosbag2.
+fn recorder_axis(topics: &[TopicTimes], wall_min: i64) -> Axis {
+    let (mut wall, mut small) = (0usize, 0usize);
+    for t in topics {
+        for &l in &t.log_time_ns {
+            if l >= wall_min {
+                wall += 1;
+            } else {
+                small += 1;
+            }
+        }
+    }
+    if small > wall {
+        Axis::Sim
+    } else {
+        Axis::Wall
+    }
+}
+
+fn find_clock_topic(sorted: &[&TopicTimes], opts: &ClocksOptions) -> Option<usize> {
+    if let Some(name) = &opts.clock_topic {
+        return sorted.iter().position(|t| &t.topic == name);
+    }
+    sorted
+        .iter()
+        .position(|t| t.topic == "/clock" && (t.type_name == "rosgraph_msgs/msg/Clock" || t.type_name == "rosgraph_msgs/Clock"))
+        .or_else(|| sorted.iter().position(|t| t.source == StampSource::ClockField && !t.stamp_ns.is_empty()))
+}
+
+fn robust_sigma_i64(sorted: &[i64]) -> f64 {
+    if sorted.len() < 2 {
+        return 0.0;
+    }
+    let m = quantile_exact(sorted, 0.5);
+    let mut dev: Vec<i64> = sorted.iter().map(|&x| x.saturating_sub(m).saturating_abs()).collect();
+    dev.sort_unstable();
+    1.4826 * quantile_exact(&dev, 0.5) as f64
+}
+
+/// Internal per-topic result: the public report plus what the cross-topic pass needs.
+struct TopicWork {
+    report: TopicClock,
+    /// Median of raw log − stamp over wall-class stamps (for offset comparison across topics).
+    wall_median_raw: Option<i64>,
+    is_clock: bool,
+}
+
+struct Ctx<'a> {
+    opts: &'a ClocksOptions,
+    recorder: Axis,
+    map: Option<&'a ClockMap>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Wall,
+    Small,
+    Zero,
+}
+
+fn analyse_topic(t: &TopicTimes, is_clock: bool, ctx: &Ctx, warnings: &mut Vec<Warning>) -> TopicWork {
+    let opts = ctx.opts;
+    let n = t.log_time_ns.len();
+    let log = &t.log_time_ns[..];
+    let topic = Some(t.topic.clone());
+    let warn = |w: &mut Vec<Warning>, code, message: String| w.push(Warning { code, topic: topic.clone(), message });
+
+    // Tolerate inconsistent lengths: use the common prefix and say so.
+    let mut stamps: &[i64] = &t.stamp_ns;
+    if !stamps.is_empty() && stamps.len() != n {
+        warn(
+            warnings,
+            WarningCode::LengthMismatch,
+            format!("{} stamps for {} messages; only the first {} are used", stamps.len(), n, stamps.len().min(n)),
+        );
+        stamps = &stamps[..stamps.len().min(n)];
+    }
+    let mut publish: &[i64] = &t.publish_time_ns;
+    if !publish.is_empty() && publish.len() != n {
+        warn(
+            warnings,
+            WarningCode::LengthMismatch,
+            format!("{} publish times for {} messages; publish time ignored", publish.len(), n),
+        );
+        publish = &[];
+    }
+    let m = stamps.len();
+    let stamped = t.source != StampSource::None && m > 0;
+
+    // --- Axis classification -------------------------------------------------------------
+    let mut classes: Vec<Class> = stamps
+        .iter()
+        .map(|&s| if s == 0 { Class::Zero } else if s >= opts.wall_min_ns { Class::Wall } else { Class::Small })
+        .collect();
+    // Sim time at a message's log time, when known: the /clock, or log time itself when the
+    // recorder ran on sim time.
+    let sim_ref = |i: usize| -> Option<i64> {
+        match ctx.map {
+            Some(map) => map.log_to_sim_ns(log[i]),
+            None if ctx.recorder == Axis::Sim => Some(log[i]),
+            None => None,
+        }
+    };
+    let n_small0 = classes.iter().filter(|&&c| c == Class::Small).count();
+    // Small stamps: sim if they track the sim reference, relative otherwise.
+    let small_axis = if is_clock {
+        Axis::Sim
+    } else if n_small0 == 0 {
+        Axis::Relative
+    } else {
+        let d: Vec<i64> = (0..m)
+            .filter(|&i| classes[i] == Class::Small)
+            .filter_map(|i| sim_ref(i).map(|r| stamps[i].saturating_sub(r).saturating_abs()))
+            .collect();
+        match median_exact(&d) {
+            Some(med) if med <= opts.sim_match_tol_ns => Axis::Sim,
+            _ => Axis::Relative,
+        }
+    };
+    // A 0 stamp is genuine sim time on /clock (a reset to 0) or on an otherwise sim topic
+    // while the clock reads about 0; otherwise it is an unfilled stamp.
+    for i in 0..m {
+        if classes[i] == Class::Zero
+            && (is_clock
+                || (small_axis == Axis::Sim
+                    && sim_ref(i).map_or(false, |r| r.saturating_abs() <= opts.sim_match_tol_ns)))
+        {
+            classes[i] = Class::Small;
+        }
+    }
+    let mut counts = AxisCounts::default();
+    let n_small = classes.iter().filter(|&&c| c == Class::Small).count();
+    counts.wall = classes.iter().filter(|&&c| c == Class::Wall).count();
+    counts.zero = classes.iter().filter(|&&c| c == Class::Zero).count();
+    if is_clock {
+        // /clock is sim time by definition, whatever its magnitude.
+        counts.sim = n_small + counts.wall;
+        counts.wall = 0;
+    } else if small_axis == Axis::Sim {
+        counts.sim = n_small;
+    } else {
+        counts.relative = n_small;
+    }
+    let present: Vec<Axis> = [(Axis::Wall, counts.wall), (Axis::Sim, counts.sim), (Axis::Relative, counts.relative), (Axis::Zero, counts.zero)]
+        .iter()
+        .filter(|(_, c)| *c > 0)
+        .map(|(a, _)| *a)
+        .collect();
+    let axis = if !stamped {
+        Axis::None
+    } else if present.len() == 1 {
+        present[0]
+    } else {
+        Axis::Mixed
+    };
+
+    match axis {
+        Axis::None => warn(
+            warnings,
+            WarningCode::Headerless,
+            format!(
+                "{} has no stamp ({}); later analyses fall back to log time (recorder receive time) for this topic",
+                t.topic, t.type_name
+            ),
+        ),
+        Axis::Zero => warn(
+            warnings,
+            WarningCode::ZeroStamps,
+            format!(
+                "all {} stamps of {} are 0: the publisher never fills header.stamp; later analyses fall back to log time. Fix the driver to stamp messages",
+                m, t.topic
+            ),
+        ),
+        Axis::Mixed => {
+            let parts: Vec<String> = [("wall", counts.wall), ("sim", counts.sim), ("relative", counts.relative), ("zero", counts.zero)]
+                .iter()
+                .filter(|(_, c)| *c > 0)
+                .map(|(a, c)| format!("{} {}", c, a))
+                .collect();
+            warn(
+                warnings,
+                WarningCode::MixedAxis,
+                format!(
+                    "stamps of {} are on several clocks ({}); later analyses fall back to log time. Check which publishers use which clock (use_sim_time)",
+                    t.topic,
+                    join(&parts)
+                ),
+            );
+        }
+        _ => {}
+    }
+
+    // --- Stamps on the recorder's axis, per message --------------------------------------
+    // For each message: its stamp expressed on the recorder's axis, when that is possible.
+    let mut on_log: Vec<Option<i64>> = vec![None; m];
+    let mut basis: Option<LagBasis> = None;
+    let mut note: Option<String> = None;
+    let mut wall_raw: Vec<i64> = Vec::new();
+    if stamped && !is_clock {
+        let mut mapped_any = false;
+        let mut direct_any = false;
+        for i in 0..m {
+            let c = classes[i];
+            match (c, ctx.recorder) {
+                (Class::Wall, Axis::Wall) => {
+                    on_log[i] = Some(stamps[i]);
+                    direct_any = true;
+                }
+                (Class::Small, Axis::Sim) if small_axis == Axis::Sim => {
+                    on_log[i] = Some(stamps[i]);
+                    direct_any = true;
+                }
+                (Class::Small, Axis::Wall) if small_axis == Axis::Sim => {
+                    if let Some(map) = ctx.map {
+                        on_log[i] = map.sim_to_log_ns(stamps[i], Some(log[i]));
+                        mapped_any |= on_log[i].is_some();
+                    }
+                }
+                _ => {}
+            }
+            if c == Class::Wall {
+                wall_raw.push(log[i].saturating_sub(stamps[i]));
+            }
+        }
+        basis = if mapped_any { Some(LagBasis::MappedThroughClock) } else if direct_any { Some(LagBasis::Direct) } else { None };
+        if small_axis == Axis::Sim && n_small > 0 && ctx.recorder == Axis::Wall && ctx.map.is_none() {
+            warn(
+                warnings,
+                WarningCode::NoClockForSim,
+                format!("{} is stamped in sim time but the bag has no /clock to map it to the recorder's wall time; lag is not computed", t.topic),
+            );
+        }
+    }
+    let usable = on_log.iter().filter(|x| x.is_some()).count();
+    let lag: Vec<i64> = (0..m).filter_map(|i| on_log[i].map(|s| log[i].saturating_sub(s))).collect();
+    if is_clock {
+        note = Some("reference clock: see sim_clock".into());
+    } else if !stamped {
+        note = Some("no stamp: later analyses use log time".into());
+    } else if usable == 0 {
+        note = Some(match axis {
+            Axis::Zero => "all stamps are zero".into(),
+            Axis::Relative => "relative clock (e.g. time since boot): no relation to the recorder's clock".into(),
+            Axis::Sim if ctx.recorder == Axis::Wall => "sim stamps and no /clock to map them to wall time".into(),
+            Axis::Wall if ctx.recorder == Axis::Sim => "wall stamps but the recorder ran on sim time".into(),
+            _ => "no stamps on the recorder's axis".into(),
+        });
+    } else if usable < m {
+        note = Some(format!("computed on the {} of {} stamps that are on the recorder's axis", usable, m));
+    }
+
+    // --- Lag, offset, modes --------------------------------------------------------------
+    let mut lag_sorted = lag.clone();
+    lag_sorted.sort_unstable();
+    let lag_summary = summary_sorted(&lag_sorted);
+    let mut lag_ns = lag_summary;
+    let mut clock_offset_ns = None;
+    if let Some(s) = lag_summary {
+        if basis == Some(LagBasis::Direct) && s.p50.saturating_abs() > opts.clock_offset_ns && ctx.recorder == Axis::Wall {
+            // A device clock far from the recorder: report the offset, not a lag.
+            let off = s.p50.checked_neg().unwrap_or(i64::MAX);
+            clock_offset_ns = Some(off);
+            lag_ns = None;
+            note = Some(format!("stamps are {} from the recorder's clock: reported as clock_offset_ns, not lag", secs(off)));
+            warn(
+                warnings,
+                WarningCode::ClockOffset,
+                format!(
+                    "{}'s stamp clock is offset by {} from the recorder (median stamp − log_time); its stamps cannot be compared with other topics'. Synchronise the device clock (PTP/NTP/chrony) or correct the offset before matching",
+                    t.topic,
+                    secs(off)
+                ),
+            );
+        } else {
+            if s.p50 > opts.large_lag_ns {
+                warn(
+                    warnings,
+                    WarningCode::LargeLag,
+                    format!(
+                        "{} arrives {} (median) after its stamp; check the producer's processing and transport, or whether its clock is behind",
+                        t.topic,
+                        secs(s.p50)
+                    ),
+                );
+            }
+            // Jitter from consecutive differences (MAD/√2): a block of stamps shifted into the
+            // future does not inflate it, as it would inflate the spread of the lag itself.
+            let mut dl: Vec<i64> = lag.windows(2).map(|w| w[1].saturating_sub(w[0])).collect();
+            dl.sort_unstable();
+            let jitter = robust_sigma_i64(&dl) / std::f64::consts::SQRT_2;
+            let tol = (opts.future_tolerance_ns as f64).max(3.0 * jitter);
+            let future = lag_sorted.iter().take_while(|&&x| (x as f64) < -tol).count();
+            if future > 0 {
+                warn(
+                    warnings,
+                    WarningCode::StampsInFuture,
+                    format!(
+                        "{} of {} messages of {} were received before their stamp (down to {} early, beyond the {} jitter tolerance): the producer's clock runs ahead of the recorder's. Synchronise clocks",
+                        future,
+                        lag_sorted.len(),
+                        t.topic,
+                        ms(-(s.min as f64)),
+                        ms(tol)
+                    ),
+                );
+            }
+        }
+    }
+    let lag_modes_ns = lag_modes_ns(&lag, &opts.modes);
+
+    // Publish-time lags: only where publish time is on the recorder's axis (so is log time).
+    let rec_class = |v: i64| if v >= opts.wall_min_ns { Axis::Wall } else { Axis::Sim };
+    let publish_ok = !publish.is_empty() && publish.iter().all(|&p| rec_class(p) == ctx.recorder);
+    let publish_lag_ns = if publish_ok {
+        let v: Vec<i64> = (0..m).filter_map(|i| on_log[i].map(|s| publish[i].saturating_sub(s))).collect();
+        if clock_offset_ns.is_some() {
+            None
+        } else {
+            summary(&v)
+        }
+    } else {
+        None
+    };
+    let log_minus_publish_ns = if publish_ok {
+        let v: Vec<i64> = (0..n).map(|i| log[i].saturating_sub(publish[i])).collect();
+        summary(&v)
+    } else {
+        None
+    };
+
+    // --- Clock model: stamp (on the recorder's axis) against log time --------------------
+    let mut clock_model = None;
+    if usable >= 2 {
+        let (xs, ys): (Vec<i64>, Vec<i64>) = (0..m).filter_map(|i| on_log[i].map(|s| (log[i], s))).unzip();
+        if let Some(f) = fit::robust_line(&xs, &ys) {
+            let mut off: Vec<i64> = xs.iter().zip(&ys).map(|(&x, &y)| y.saturating_sub(x)).collect();
+            off.sort_unstable();
+            let drift_ppm = (f.line.slope - 1.0) * 1e6;
+            let model = ClockModel {
+                drift_ppm,
+                offset_ns: quantile_exact(&off, 0.5),
+                residual_jitter_ns: f.residual_rms,
+                n: f.n,
+            };
+            let span = (xs[xs.len() - 1] as i128 - xs[0] as i128) as f64;
+            let accumulated = drift_ppm.abs() * 1e-6 * span;
+            if drift_ppm.abs() > opts.drift_warn_ppm && accumulated > 5e6 && clock_offset_ns.is_none() {
+                warn(
+                    warnings,
+                    WarningCode::ClockDrift,
+                    format!(
+                        "{}'s stamp clock drifts {:.0} ppm against the recorder ({} over the bag); lag grows or shrinks over time. Synchronise the producer's clock",
+                        t.topic,
+                        drift_ppm,
+                        ms(accumulated)
+                    ),
+                );
+            }
+            if drift_ppm.is_finite() && f.residual_rms.is_finite() {
+                clock_model = Some(model);
+            }
+        }
+    }
+
+    // --- Health: on stamps when they are a single clock, else on log time ----------------
+    // /clock always on its values: its resets must show as jumps.
+    let stamp_series = stamped && (is_clock || matches!(axis, Axis::Wall | Axis::Sim | Axis::Relative));
+    let (series, period_basis): (&[i64], TimeBasis) = if stamp_series { (stamps, TimeBasis::Stamp) } else { (log, TimeBasis::LogTime) };
+    let hp = health::HealthParams {
+        gap_factor: opts.gap_factor,
+        max_gaps: opts.max_gaps,
+        jump_min_ns: opts.jump_min_ns,
+        jump_periods: opts.jump_periods,
+        jump_cap_ns: opts.jump_cap_ns,
+    };
+    let h = health::analyse(series, log, &hp);
+    if !h.backward_jumps.is_empty() {
+        let first = h.backward_jumps[0];
+        warn(
+            warnings,
+            WarningCode::BackwardJump,
+            format!(
+                "{} went back in time {} time(s) (first at log time {} ns: {} → {}); a simulator reset or clock step. Analyse each epoch separately; pairing across a jump is meaningless",
+                t.topic,
+                h.backward_jumps.len(),
+                first.log_time_ns,
+                secs(first.from_ns),
+                secs(first.to_ns)
+            ),
+        );
+    }
+    let rate_hz = if n >= 2 {
+        let span = log[n - 1] as i128 - log[0] as i128;
+        if span > 0 {
+            Some((n - 1) as f64 / (span as f64 / 1e9))
+        } else {
+            None
+        }
+    } else {
+        None
+    };
+    let analysis_time =
+        if matches!(axis, Axis::Wall | Axis::Sim) && !is_clock { TimeBasis::Stamp } else { TimeBasis::LogTime };
+    let wall_median_raw = if axis == Axis::Wall { median_exact(&wall_raw) } else { None };
+
+    TopicWork {
+        report: TopicClock {
+            topic: t.topic.clone(),
+            type_name: t.type_name.clone(),
+            source: t.source,
+            count: n,
+            axis,
+            axis_counts: counts,
+            analysis_time,
+            lag_basis: if lag_ns.is_some() || clock_offset_ns.is_some() { basis } else { None },
+            lag_ns,
+            lag_note: note,
+            publish_lag_ns,
+            log_minus_publish_ns,
+            lag_modes_ns,
+            clock_offset_ns,
+            clock_model,
+            rate_hz,
+            median_period_ns: h.median_period_ns,
+            period_basis,
+            non_monotonic: h.non_monotonic,
+            duplicates: h.duplicates,
+            jump_threshold_ns: h.jump_threshold_ns,
+            backward_jumps: h.backward_jumps,
+            gap_count: h.gap_count,
+            gaps: h.gaps,
+        },
+        wall_median_raw,
+        is_clock,
+    }
+}
+
+/// Sim clock summary: pooled rate, pauses, epochs.
+fn sim_clock_report(topic: &str, map: &ClockMap, pause_min_ns: i64) -> SimClockReport {
+    // Common slope over epochs: Σ cov / Σ var over each epoch's points within 4 sigma (min 1 ms)
+    // of its own fit, so resets and pauses do not bias the real-time factor.
+    let (mut sxy, mut sxx) = (0.0f64, 0.0f64);
+    let (mut ss, mut nn) = (0.0f64, 0usize);
+    let mut pauses = Vec::new();
+    for e in &map.epochs {
+        let line = fit::Line { slope: e.rate, x0: e.fit_log_x0_ns, y_at_x0: e.fit_sim_at_x0_ns };
+        let thr = (4.0 * e.residual_jitter_ns).max(1e6);
+        let pts: Vec<(f64, f64)> = e
+            .pts
+            .iter()
+            .filter(|(x, y)| line.eval(*x).map_or(false, |p| ((*y as i128 - p as i128) as f64).abs() <= thr))
+            .map(|&(x, y)| ((x as i128 - e.fit_log_x0_ns as i128) as f64, (y as i128 - e.start_sim_ns as i128) as f64))
+            .collect();
+        if pts.len() >= 2 {
+            let k = pts.len() as f64;
+            let mx = pts.iter().map(|p| p.0).sum::<f64>() / k;
+            let my = pts.iter().map(|p| p.1).sum::<f64>() / k;
+            for p in &pts {
+                sxy += (p.0 - mx) * (p.1 - my);
+                sxx += (p.0 - mx) * (p.0 - mx);
+            }
+        }
+        ss += e.residual_jitter_ns * e.residual_jitter_ns * e.samples as f64;
+        nn += e.samples;
+        // Pauses: maximal runs of steps where sim advanced < 10% of what the rate predicts.
+        let expected = if e.rate.is_finite() && e.rate > 0.0 { e.rate } else { 1.0 };
+        let mut run: Option<(usize, usize)> = None;
+        let flush = |run: Option<(usize, usize)>, pauses: &mut Vec<ClockPause>| {
+            if let Some((a, b)) = run {
+                let (la, lb) = (e.pts[a].0, e.pts[b].0);
+                if (lb as i128 - la as i128) > pause_min_ns as i128 {
+                    pauses.push(ClockPause { start_log_time_ns: la, end_log_time_ns: lb, sim_ns: e.pts[a].1 });
+                }
+            }
+        };
+        for i in 1..e.pts.len() {
+            let dl = (e.pts[i].0 as i128 - e.pts[i - 1].0 as i128) as f64;
+            let ds = (e.pts[i].1 as i128 - e.pts[i - 1].1 as i128) as f64;
+            if dl > 0.0 && ds < 0.1 * expected * dl {
+                run = Some((run.map_or(i - 1, |r| r.0), i));
+            } else if dl > 0.0 {
+                flush(run.take(), &mut pauses);
+            }
+        }
+        flush(run, &mut pauses);
+    }
+    let rate = if sxx > 0.0 { sxy / sxx } else { map.epochs.first().map_or(f64::NAN, |e| e.rate) };
+    pauses.sort_by_key(|p| (p.start_log_time_ns, p.end_log_time_ns));
+    SimClockReport {
+        topic: topic.to_string(),
+        rate: if rate.is_finite() { rate } else { 0.0 },
+        residual_jitter_ns: if nn > 0 { (ss / nn as f64).sqrt() } else { 0.0 },
+        samples: nn,
+        pauses,
+        backward_jumps: map.epochs.len().saturating_sub(1),
+        epochs: map.epochs.clone(),
+    }
+}
+
+/// Analyse the clocks of all topics of a bag. Never panics; output is sorted (topics by name,
+/// then type) and deterministic.
+pub fn analyze(topics: &[TopicTimes], opts: &ClocksOptions) -> ClocksReport {
+    let mut sorted: Vec<&TopicTimes> = topics.iter().collect();
+    sorted.sort_by(|a, b| a.topic.cmp(&b.topic).then(a.type_name.cmp(&b.type_name)));
+    let recorder = recorder_axis(topics, opts.wall_min_ns);
+    let mut warnings = Vec::new();
+    if recorder == Axis::Sim {
+        warnings.push(Warning {
+            code: WarningCode::RecorderOnSimTime,
+            topic: None,
+            message: "log times are sim time (the bag was recorded with --use-sim-time): lags are measured in sim time and wall-stamped topics cannot be compared with log time".into(),
+        });
+    }
+
+    let clock_idx = find_clock_topic(&sorted, opts);
+    let hp = health::HealthParams {
+        gap_factor: opts.gap_factor,
+        max_gaps: opts.max_gaps,
+        jump_min_ns: opts.jump_min_ns,
+        jump_periods: opts.jump_periods,
+        jump_cap_ns: opts.jump_cap_ns,
+    };
+    let clock_map = clock_idx.and_then(|i| {
+        let t = sorted[i];
+        let k = t.log_time_ns.len().min(t.stamp_ns.len());
+        ClockMap::from_series_with(&t.log_time_ns[..k], &t.stamp_ns[..k], recorder, &hp)
+    });
+    let ctx = Ctx { opts, recorder, map: clock_map.as_ref() };
+
+    let mut work: Vec<TopicWork> =
+        sorted.iter().enumerate().map(|(i, t)| analyse_topic(t, Some(i) == clock_idx, &ctx, &mut warnings)).collect();
+
+    // Wall clocks far from each other when the recorder's own clock cannot serve as reference.
+    if recorder == Axis::Sim {
+        let meds: Vec<i64> = work.iter().filter_map(|w| w.wall_median_raw).collect();
+        if let Some(reference) = median_exact(&meds) {
+            for w in work.iter_mut() {
+                if let Some(mr) = w.wall_median_raw {
+                    let d = mr.saturating_sub(reference);
+                    if d.saturating_abs() > opts.clock_offset_ns {
+                        let off = d.checked_neg().unwrap_or(i64::MAX);
+                        w.report.clock_offset_ns = Some(off);
+                        warnings.push(Warning {
+                            code: WarningCode::ClockOffset,
+                            topic: Some(w.report.topic.clone()),
+                            message: format!(
+                                "{}'s wall clock is {} away from the other wall-stamped topics; its stamps cannot be compared with theirs. Synchronise the device clock (PTP/NTP/chrony)",
+                                w.report.topic,
+                                secs(off)
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    // Split axes: stamped producers (not the reference /clock) on more than one axis.
+    let mut axis_groups: Vec<AxisGroup> = Vec::new();
+    for ax in [Axis::Wall, Axis::Sim, Axis::Relative] {
+        let names: Vec<String> = work.iter().filter(|w| !w.is_clock && w.report.axis == ax).map(|w| w.report.topic.clone()).collect();
+        if !names.is_empty() {
+            axis_groups.push(AxisGroup { axis: ax, topics: names });
+        }
+    }
+    let split = axis_groups.len() > 1;
+    if split {
+        let groups: Vec<String> = axis_groups.iter().map(|g| format!("{}: {}", g.axis.name(), join(&g.topics))).collect();
+        let wall = axis_groups.iter().find(|g| g.axis == Axis::Wall).map(|g| join(&g.topics));
+        let has_sim = axis_groups.iter().any(|g| g.axis == Axis::Sim);
+        let has_rel = axis_groups.iter().any(|g| g.axis == Axis::Relative);
+        let mut todo = Vec::new();
+        if let (Some(w), true) = (&wall, has_sim) {
+            todo.push(format!("set use_sim_time:=true on the nodes publishing {}", w));
+            if clock_map.is_some() && recorder == Axis::Wall {
+                todo.push("or map the sim stamps to wall time through /clock (ClockMap) before comparing".to_string());
+            } else {
+                todo.push("(no /clock on wall log time is available to map sim stamps)".to_string());
+            }
+        }
+        if has_rel {
+            todo.push("make the relative-clock publishers stamp with ROS time (relative clocks cannot be mapped)".to_string());
+        }
+        warnings.push(Warning {
+            code: WarningCode::SplitClockAxes,
+            topic: None,
+            message: format!(
+                "stamps are on different clocks ({}): pairing, synchronisation and command/response matching across these groups compare unrelated clocks. Fix: {}",
+                groups.join("; "),
+                todo.join(" ")
+            ),
+        });
+    }
+
+    let sim_clock = match (clock_idx, &clock_map) {
+        (Some(i), Some(m)) => {
+            let r = sim_clock_report(&sorted[i].topic, m, opts.pause_min_ns);
+            for p in &r.pauses {
+                warnings.push(Warning {
+                    code: WarningCode::SimClockPause,
+                    topic: Some(r.topic.clone()),
+                    message: format!(
+                        "sim time stood still at {} for {} of log time (from log time {} ns): the simulator was paused; sim-stamped topics stall too",
+                        secs(p.sim_ns),
+                        secs(p.end_log_time_ns.saturating_sub(p.start_log_time_ns)),
+                        p.start_log_time_ns
+                    ),
+                });
+            }
+            Some(r)
+        }
+        _ => None,
+    };
+
+    warnings.sort();
+    ClocksReport {
+        recorder_axis: recorder,
+        split,
+        axis_groups,
+        topics: work.into_iter().map(|w| w.report).collect(),
+        sim_clock,
+        warnings,
+        clock_map,
+    }
+}

@@ -4,6 +4,7 @@
 
 pub mod info;
 pub mod timefmt;
+pub use bagscope_synth as synth;
 
 pub use bagscope_bag::{Bag, BagError, Warning};
 

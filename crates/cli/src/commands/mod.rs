@@ -1,1 +1,2 @@
 pub mod info;
+pub mod synth;

@@ -1,0 +1,234 @@
+//! Fast timestamp extraction: find where a message type keeps its time and
+//! read just those 8 bytes instead of decoding the whole payload.
+
+use crate::decode::{decode_prefix, Reader, ENCAPSULATION_HEADER_LEN};
+use crate::error::DecodeError;
+use crate::schema::{ArrayKind, BaseType, MessageSchema};
+use crate::value::Value;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+const HEADER: &str = "std_msgs/msg/Header";
+const TIME: &str = "builtin_interfaces/msg/Time";
+const CLOCK: &str = "rosgraph_msgs/msg/Clock";
+
+/// Where a message's timestamp came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StampSource {
+    /// `header.stamp` (a top-level `std_msgs/Header header` field).
+    HeaderStamp,
+    /// A top-level `builtin_interfaces/Time stamp` field.
+    TopLevelStamp,
+    /// The `clock` field of `rosgraph_msgs/Clock`.
+    ClockField,
+    /// The type carries no timestamp we know how to find.
+    None,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Access {
+    None,
+    /// `sec` is at this offset from the start of the CDR body.
+    Fixed { body_offset: usize },
+    /// Preceded by variable-size fields: decode fields `0..=index`.
+    Prefix {
+        index: usize,
+        schema: Arc<MessageSchema>,
+    },
+}
+
+/// Precomputed recipe for reading a message's timestamp.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StampLocator {
+    source: StampSource,
+    field: String,
+    access: Access,
+}
+
+fn align(rel: usize, n: usize) -> usize {
+    rel.div_ceil(n) * n
+}
+
+/// Advance `rel` over a field if its size does not depend on the data.
+/// `budget` bounds the work so hostile schemas (huge nested fixed arrays)
+/// fall back to prefix decoding instead of hanging.
+fn fixed_advance(
+    schema: &MessageSchema,
+    base: &BaseType,
+    array: ArrayKind,
+    rel: usize,
+    budget: &mut usize,
+    depth: usize,
+) -> Option<usize> {
+    if depth > 64 {
+        return None;
+    }
+    let count = match array {
+        ArrayKind::Single => 1,
+        ArrayKind::Fixed(n) => n,
+        _ => return None,
+    };
+    if let BaseType::Primitive(p) = base {
+        // Elements of one primitive type are contiguous after one alignment.
+        return align(rel, p.size()).checked_add(p.size().checked_mul(count)?);
+    }
+    let mut rel = rel;
+    for _ in 0..count {
+        *budget = budget.checked_sub(1)?;
+        rel = match base {
+            BaseType::Primitive(_) => return None,
+            BaseType::String { .. } | BaseType::WString { .. } => return None,
+            BaseType::Message(m) => {
+                let def = schema.get(m)?;
+                if def.fields.is_empty() {
+                    rel + 1
+                } else {
+                    let mut r = rel;
+                    for f in &def.fields {
+                        r = fixed_advance(schema, &f.ty.base, f.ty.array, r, budget, depth + 1)?;
+                    }
+                    r
+                }
+            }
+        };
+    }
+    Some(rel)
+}
+
+impl StampLocator {
+    /// A locator that never finds a stamp.
+    pub fn none() -> Self {
+        StampLocator {
+            source: StampSource::None,
+            field: String::new(),
+            access: Access::None,
+        }
+    }
+
+    /// Work out where `schema`'s root type keeps its timestamp. Priority:
+    /// `header` (Header), then `stamp` (Time), then Clock's `clock`.
+    pub fn for_schema(schema: &MessageSchema) -> Self {
+        let root = schema.root();
+        let is_msg = |ty: &crate::schema::FieldType, name: &str| {
+            ty.array == ArrayKind::Single && matches!(&ty.base, BaseType::Message(m) if m == name)
+        };
+        let pick = root
+            .fields
+            .iter()
+            .position(|f| f.name == "header" && is_msg(&f.ty, HEADER))
+            .map(|i| (i, StampSource::HeaderStamp))
+            .or_else(|| {
+                root.fields
+                    .iter()
+                    .position(|f| f.name == "stamp" && is_msg(&f.ty, TIME))
+                    .map(|i| (i, StampSource::TopLevelStamp))
+            })
+            .or_else(|| {
+                if schema.name() == CLOCK {
+                    root.fields
+                        .iter()
+                        .position(|f| f.name == "clock" && is_msg(&f.ty, TIME))
+                        .map(|i| (i, StampSource::ClockField))
+                } else {
+                    None
+                }
+            });
+        let Some((index, source)) = pick else {
+            return Self::none();
+        };
+        let mut rel = Some(0usize);
+        let mut budget = 10_000usize;
+        for f in &root.fields[..index] {
+            rel = rel.and_then(|r| fixed_advance(schema, &f.ty.base, f.ty.array, r, &mut budget, 0));
+        }
+        let access = match rel {
+            // Header and Time both start with an int32: 4-byte alignment.
+            Some(r) => Access::Fixed {
+                body_offset: align(r, 4),
+            },
+            None => Access::Prefix {
+                index,
+                schema: Arc::new(schema.clone()),
+            },
+        };
+        StampLocator {
+            source,
+            field: root.fields[index].name.clone(),
+            access,
+        }
+    }
+
+    pub fn source(&self) -> StampSource {
+        self.source
+    }
+
+    /// Payload offset (header included) of `sec` when it is fixed, e.g. 4
+    /// for Header-first messages.
+    pub fn fixed_offset(&self) -> Option<usize> {
+        match self.access {
+            Access::Fixed { body_offset } => Some(ENCAPSULATION_HEADER_LEN + body_offset),
+            _ => None,
+        }
+    }
+
+    fn stamp_path(&self) -> String {
+        match self.source {
+            StampSource::HeaderStamp => format!("{}.stamp", self.field),
+            _ => self.field.clone(),
+        }
+    }
+
+    /// Read the timestamp as i64 nanoseconds (`sec * 1e9 + nanosec`).
+    /// `Ok(None)` if the type has no known stamp.
+    pub fn read_stamp_ns(&self, payload: &[u8]) -> Result<Option<i64>, DecodeError> {
+        match &self.access {
+            Access::None => Ok(None),
+            Access::Fixed { body_offset } => {
+                let mut r = Reader::new(payload)?;
+                let path = self.stamp_path();
+                let fail = |(offset, kind)| DecodeError {
+                    offset,
+                    path: path.clone(),
+                    kind,
+                };
+                r.pos = ENCAPSULATION_HEADER_LEN;
+                r.take(*body_offset).map_err(fail)?;
+                let sec = r.u32().map_err(fail)? as i32;
+                let nsec = r.u32().map_err(fail)?;
+                Ok(Some(sec as i64 * 1_000_000_000 + nsec as i64))
+            }
+            Access::Prefix { index, schema } => {
+                let v = decode_prefix(schema, payload, index + 1)?;
+                Ok(v.get_path(&self.stamp_path()).and_then(Value::as_time_ns))
+            }
+        }
+    }
+
+    /// `header.frame_id` for Header-carrying messages; `Ok(None)` otherwise.
+    pub fn read_frame_id(&self, payload: &[u8]) -> Result<Option<String>, DecodeError> {
+        if self.source != StampSource::HeaderStamp {
+            return Ok(None);
+        }
+        match &self.access {
+            Access::None => Ok(None),
+            Access::Fixed { body_offset } => {
+                let mut r = Reader::new(payload)?;
+                let path = format!("{}.frame_id", self.field);
+                let fail = |(offset, kind)| DecodeError {
+                    offset,
+                    path: path.clone(),
+                    kind,
+                };
+                // frame_id follows the 8-byte stamp; already 4-aligned.
+                r.take(body_offset + 8).map_err(fail)?;
+                Ok(Some(r.string().map_err(fail)?))
+            }
+            Access::Prefix { index, schema } => {
+                let v = decode_prefix(schema, payload, index + 1)?;
+                let p = format!("{}.frame_id", self.field);
+                Ok(v.get_path(&p).and_then(|v| v.as_str()).map(str::to_string))
+            }
+        }
+    }
+}

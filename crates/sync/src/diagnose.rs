@@ -1,0 +1,249 @@
+//! Plain-words explanations of a low match rate.
+
+use crate::report::match_rate;
+use crate::{Arrival, DropReason, Policy, SyncConfig, SyncOutcome};
+use bagscope_stats::{median_ns, quantile_sorted};
+use serde::Serialize;
+use std::collections::HashSet;
+
+/// Facts the caller knows and the arrivals cannot show.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DiagnoseHints {
+    /// Topics stamped on different clocks (e.g. sensor time vs system time).
+    pub split_clock_axes: bool,
+    /// Topics whose messages have no header.
+    pub headerless_topics: Vec<usize>,
+    /// Below this match rate the cause-finding diagnoses run.
+    pub low_match_rate: f64,
+}
+
+impl Default for DiagnoseHints {
+    fn default() -> Self {
+        DiagnoseHints { split_clock_axes: false, headerless_topics: Vec::new(), low_match_rate: 0.9 }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiagnosisKind {
+    TopicEmpty,
+    HeaderlessTopic,
+    SplitClockAxes,
+    ExactOnIndependentSensors,
+    QueueBelowCliff,
+    SlopBelowPhaseOffset,
+    ClockEpochChanged,
+    OutOfOrder,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Diagnosis {
+    pub kind: DiagnosisKind,
+    pub topics: Vec<usize>,
+    pub message: String,
+}
+
+fn ms(ns: i64) -> String {
+    format!("{:.1} ms", ns as f64 / 1e6)
+}
+
+/// Diagnoses sorted by kind. Topic-empty and hint-based ones are always given; the others
+/// only when the match rate is below `hints.low_match_rate`.
+pub fn diagnose(
+    cfg: &SyncConfig,
+    arrivals: &[Arrival],
+    outcome: &SyncOutcome,
+    hints: &DiagnoseHints,
+) -> Vec<Diagnosis> {
+    let n = cfg.n_topics;
+    let mut out = Vec::new();
+    let mut stamps: Vec<Vec<i64>> = vec![Vec::new(); n];
+    let mut lags: Vec<Vec<i64>> = vec![Vec::new(); n];
+    let mut counts = vec![0usize; n];
+    let mut headerless: Vec<usize> = hints.headerless_topics.iter().copied().filter(|&k| k < n).collect();
+    for a in arrivals.iter().filter(|a| a.topic < n) {
+        counts[a.topic] += 1;
+        match a.stamp_ns {
+            Some(s) => {
+                stamps[a.topic].push(s);
+                lags[a.topic].push(a.arrival_ns.saturating_sub(s));
+            }
+            None => headerless.push(a.topic),
+        }
+    }
+    headerless.sort_unstable();
+    headerless.dedup();
+
+    let empty: Vec<usize> = (0..n).filter(|&k| counts[k] == 0).collect();
+    if !empty.is_empty() {
+        out.push(Diagnosis {
+            kind: DiagnosisKind::TopicEmpty,
+            message: format!("topic(s) {empty:?} have no messages, so no set can ever be formed"),
+            topics: empty,
+        });
+    }
+    let headerless_hurts = !(cfg.policy == Policy::ApproxPy && (cfg.allow_headerless || cfg.sync_arrival_time));
+    if !headerless.is_empty() && headerless_hurts {
+        out.push(Diagnosis {
+            kind: DiagnosisKind::HeaderlessTopic,
+            message: format!(
+                "topic(s) {headerless:?} carry messages without a header; {} refuses them (only approx-py \
+                 with allow_headerless or sync_arrival_time keys them on arrival time)",
+                cfg.policy
+            ),
+            topics: headerless,
+        });
+    }
+    if hints.split_clock_axes && !(cfg.policy == Policy::ApproxPy && cfg.sync_arrival_time) {
+        out.push(Diagnosis {
+            kind: DiagnosisKind::SplitClockAxes,
+            topics: (0..n).collect(),
+            message: "the topics are stamped on different clocks, so stamp differences contain the clock \
+                      offset and no slop or queue size fixes that; fix the driver stamps or key on arrival \
+                      time (approx-py sync_arrival_time)"
+                .into(),
+        });
+    }
+    let rate = match_rate(outcome.sets.len(), &outcome.messages_per_topic);
+    if rate >= hints.low_match_rate || out.iter().any(|d| d.kind == DiagnosisKind::TopicEmpty) {
+        out.sort_by_key(|d| d.kind);
+        return out;
+    }
+    for s in stamps.iter_mut() {
+        s.sort_unstable();
+    }
+    let sparse = (0..n).min_by_key(|&k| (stamps[k].len(), k)).unwrap_or(0);
+
+    if cfg.policy.is_exact() && !stamps[sparse].is_empty() {
+        let sets: Vec<HashSet<i64>> = stamps.iter().map(|s| s.iter().copied().collect()).collect();
+        let shared = sets[sparse].iter().filter(|t| sets.iter().all(|s| s.contains(t))).count();
+        if (shared as f64) < 0.1 * sets[sparse].len() as f64 {
+            out.push(Diagnosis {
+                kind: DiagnosisKind::ExactOnIndependentSensors,
+                topics: (0..n).collect(),
+                message: format!(
+                    "{} needs identical stamps on every topic, but only {shared} of {} stamps of topic \
+                     {sparse} occur on all topics: the sensors are stamped independently; use approx or \
+                     approx-py",
+                    cfg.policy,
+                    sets[sparse].len()
+                ),
+            });
+        }
+    }
+
+    // Queue cliff: topic b must keep its messages while topic a's partner is still in flight.
+    let periods: Vec<Option<i64>> = stamps
+        .iter()
+        .map(|s| median_ns(&s.windows(2).map(|w| w[1] - w[0]).filter(|&p| p > 0).collect::<Vec<_>>()))
+        .collect();
+    let lq: Vec<Option<(i64, i64)>> = lags
+        .iter()
+        .map(|l| {
+            let mut v = l.clone();
+            v.sort_unstable();
+            (!v.is_empty()).then(|| (quantile_sorted(&v, 0.01), quantile_sorted(&v, 0.99)))
+        })
+        .collect();
+    let unlimited = cfg.policy == Policy::Exact && cfg.queue_size == 0;
+    if !unlimited {
+        let mut worst: Option<(usize, usize, i64, usize)> = None;
+        for a in 0..n {
+            for b in 0..n {
+                let (Some(la), Some(lb), Some(tb)) = (lq[a], lq[b], periods[b]) else { continue };
+                if a == b || tb <= 0 {
+                    continue;
+                }
+                let d = la.1.saturating_sub(lb.0);
+                if d < 0 {
+                    continue;
+                }
+                let q = (d / tb) as usize + 1;
+                if q > cfg.queue_size && !matches!(worst, Some(w) if q <= w.3) {
+                    worst = Some((a, b, d, q));
+                }
+            }
+        }
+        if let Some((a, b, d, q)) = worst {
+            out.push(Diagnosis {
+                kind: DiagnosisKind::QueueBelowCliff,
+                topics: vec![a, b],
+                message: format!(
+                    "topic {a} arrives up to {} later (relative to its stamps) than topic {b}; with \
+                     queue_size {} topic {b} keeps only ~{} of history, so partners are evicted before \
+                     topic {a} arrives; queue_size must be at least {q} (plus a margin)",
+                    ms(d),
+                    cfg.queue_size,
+                    ms(periods[b].unwrap_or(0).saturating_mul(cfg.queue_size as i64)),
+                ),
+            });
+        }
+    }
+
+    // Slop vs the typical offset to the nearest partner.
+    let tolerance = match cfg.policy {
+        Policy::ApproxPy if !cfg.sync_arrival_time => Some(cfg.slop_ns),
+        Policy::Approx => cfg.max_interval_ns,
+        _ => None,
+    };
+    if let Some(tol) = tolerance {
+        let mut needed: Vec<i64> = Vec::with_capacity(stamps[sparse].len());
+        for &s in &stamps[sparse] {
+            let mut worst = 0i64;
+            for (k, other) in stamps.iter().enumerate() {
+                if k == sparse || other.is_empty() {
+                    continue;
+                }
+                let p = other.partition_point(|&x| x < s);
+                let mut best = i64::MAX;
+                if p < other.len() {
+                    best = best.min(other[p].saturating_sub(s));
+                }
+                if p > 0 {
+                    best = best.min(s.saturating_sub(other[p - 1]));
+                }
+                worst = worst.max(best);
+            }
+            needed.push(worst);
+        }
+        needed.sort_unstable();
+        if !needed.is_empty() {
+            let p50 = quantile_sorted(&needed, 0.5);
+            let p90 = quantile_sorted(&needed, 0.9);
+            if tol <= p90 {
+                let name = if cfg.policy == Policy::Approx { "max_interval" } else { "slop" };
+                out.push(Diagnosis {
+                    kind: DiagnosisKind::SlopBelowPhaseOffset,
+                    topics: (0..n).collect(),
+                    message: format!(
+                        "{name} {} is below the offset between topic {sparse} and its nearest partners \
+                         (median {}, p90 {}); raise it above the p90{}",
+                        ms(tol),
+                        ms(p50),
+                        ms(p90),
+                        if cfg.policy == Policy::ApproxPy { " (approx-py needs spread strictly < slop)" } else { "" }
+                    ),
+                });
+            }
+        }
+    }
+
+    for (kind, reason, what) in [
+        (DiagnosisKind::ClockEpochChanged, DropReason::ClockEpochChanged, "a backward clock jump"),
+        (DiagnosisKind::OutOfOrder, DropReason::OutOfOrder, "out-of-order stamps within a topic"),
+    ] {
+        let mut topics: Vec<usize> = outcome.drops.iter().filter(|d| d.reason == reason).map(|d| d.topic).collect();
+        let count = topics.len();
+        topics.sort_unstable();
+        topics.dedup();
+        if count > 0 {
+            out.push(Diagnosis {
+                kind,
+                message: format!("{count} message(s) on topic(s) {topics:?} were lost to {what}"),
+                topics,
+            });
+        }
+    }
+    out.sort_by_key(|d| d.kind);
+    out
+}

@@ -1,0 +1,103 @@
+//! Summary statistics of one emulation.
+
+use crate::{Arrival, Policy, QueueOccupancy, SyncConfig, SyncOutcome};
+use bagscope_stats::NsSummary;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Drops of one topic.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TopicDrops {
+    pub topic: usize,
+    pub messages: usize,
+    pub dropped: usize,
+    /// reason name -> count, sorted by name.
+    pub by_reason: BTreeMap<String, usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SyncReport {
+    pub policy: Policy,
+    pub n_topics: usize,
+    pub messages_per_topic: Vec<usize>,
+    pub sets: usize,
+    /// sets / messages of the topic with the fewest messages (0 when that is 0).
+    pub match_rate: f64,
+    /// reason name -> count over all topics, sorted by name.
+    pub drops: BTreeMap<String, usize>,
+    pub drops_per_topic: Vec<TopicDrops>,
+    /// max − min stamp of each set.
+    pub span_ns: Option<NsSummary>,
+    /// Per topic: member stamp − the set's earliest stamp.
+    pub member_offset_ns: Vec<Option<NsSummary>>,
+    /// Arrival time of the emitting add() − the set's newest stamp.
+    pub emit_age_ns: Option<NsSummary>,
+    /// Arrival time of the emitting add() − arrival time of the set's last-arriving member:
+    /// how long a complete set waited to be proven (C++ approx), 0 for greedy policies.
+    pub emit_wait_ns: Option<NsSummary>,
+    pub occupancy: Vec<QueueOccupancy>,
+}
+
+/// Match rate as used throughout: sets per message of the sparsest topic.
+pub(crate) fn match_rate(sets: usize, messages_per_topic: &[usize]) -> f64 {
+    match messages_per_topic.iter().min() {
+        Some(&m) if m > 0 => sets as f64 / m as f64,
+        _ => 0.0,
+    }
+}
+
+pub fn summarize(cfg: &SyncConfig, arrivals: &[Arrival], outcome: &SyncOutcome) -> SyncReport {
+    let n = outcome.n_topics;
+    let mut drops: BTreeMap<String, usize> = BTreeMap::new();
+    let mut per_topic: Vec<TopicDrops> = (0..n)
+        .map(|k| TopicDrops {
+            topic: k,
+            messages: outcome.messages_per_topic.get(k).copied().unwrap_or(0),
+            dropped: 0,
+            by_reason: BTreeMap::new(),
+        })
+        .collect();
+    for d in &outcome.drops {
+        *drops.entry(d.reason.as_str().to_string()).or_default() += 1;
+        if let Some(t) = per_topic.get_mut(d.topic) {
+            t.dropped += 1;
+            *t.by_reason.entry(d.reason.as_str().to_string()).or_default() += 1;
+        }
+    }
+    let mut spans = Vec::with_capacity(outcome.sets.len());
+    let mut offsets: Vec<Vec<i64>> = vec![Vec::new(); n];
+    let mut ages = Vec::with_capacity(outcome.sets.len());
+    let mut waits = Vec::with_capacity(outcome.sets.len());
+    for s in &outcome.sets {
+        let (lo, hi) = (s.min_stamp_ns(), s.max_stamp_ns());
+        spans.push(hi.saturating_sub(lo));
+        for (k, &t) in s.stamps_ns.iter().enumerate() {
+            if let Some(o) = offsets.get_mut(k) {
+                o.push(t.saturating_sub(lo));
+            }
+        }
+        ages.push(s.emit_arrival_ns.saturating_sub(hi));
+        let last_member = s
+            .member_arrivals
+            .iter()
+            .filter_map(|&ai| arrivals.get(ai).map(|a| a.arrival_ns))
+            .max()
+            .unwrap_or(s.emit_arrival_ns);
+        waits.push(s.emit_arrival_ns.saturating_sub(last_member));
+    }
+    let _ = cfg;
+    SyncReport {
+        policy: outcome.policy,
+        n_topics: n,
+        messages_per_topic: outcome.messages_per_topic.clone(),
+        sets: outcome.sets.len(),
+        match_rate: match_rate(outcome.sets.len(), &outcome.messages_per_topic),
+        drops,
+        drops_per_topic: per_topic,
+        span_ns: NsSummary::of(&spans),
+        member_offset_ns: offsets.iter().map(|o| NsSummary::of(o)).collect(),
+        emit_age_ns: NsSummary::of(&ages),
+        emit_wait_ns: NsSummary::of(&waits),
+        occupancy: outcome.occupancy.clone(),
+    }
+}

@@ -1,0 +1,229 @@
+//! Bookkeeping shared by the policy engines: message fates, emitted sets, occupancy.
+
+use crate::{
+    Arrival, DropReason, DroppedMessage, EmittedSet, Policy, QueueOccupancy, SyncConfig,
+    SyncOutcome, EPOCH_JUMP_NS,
+};
+
+/// How an engine removed a message (before the final reason classification).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Removal {
+    QueueEvicted,
+    SkewExceeded,
+    /// Exact policies: older stamps purged after a publish.
+    Purged,
+    /// Same key on the same topic replaced this message.
+    Overwritten,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    Pending,
+    Used,
+    Removed(Removal),
+    Rejected(DropReason),
+}
+
+/// A synchronizer policy fed one message at a time.
+pub(crate) trait Engine {
+    /// `t` is the time the policy keys on (stamp, or arrival time for approx-py options).
+    fn add(&mut self, ai: usize, topic: usize, t: i64, tr: &mut Tracker);
+    /// Messages of `topic` currently retained.
+    fn len(&self, topic: usize) -> usize;
+}
+
+pub(crate) struct Tracker {
+    n: usize,
+    fate: Vec<Fate>,
+    /// Time used by the policy for each arrival (`None`: rejected before entering).
+    sync_t: Vec<Option<i64>>,
+    topic: Vec<usize>,
+    index: Vec<usize>,
+    arrival_ns: Vec<i64>,
+    counts: Vec<usize>,
+    cur: usize,
+    sets: Vec<EmittedSet>,
+    occ_max: Vec<usize>,
+    occ_sum: Vec<u128>,
+    n_samples: usize,
+}
+
+impl Tracker {
+    pub(crate) fn new(cfg: &SyncConfig, arrivals: &[Arrival]) -> Tracker {
+        let n = cfg.n_topics;
+        let mut counts = vec![0usize; n];
+        let mut index = Vec::with_capacity(arrivals.len());
+        let mut topic = Vec::with_capacity(arrivals.len());
+        let mut sync_t = Vec::with_capacity(arrivals.len());
+        let mut fate = Vec::with_capacity(arrivals.len());
+        for a in arrivals {
+            index.push(counts[a.topic]);
+            counts[a.topic] += 1;
+            topic.push(a.topic);
+            let (t, f) = key_time(cfg, a);
+            sync_t.push(t);
+            fate.push(f);
+        }
+        Tracker {
+            n,
+            fate,
+            sync_t,
+            topic,
+            index,
+            arrival_ns: arrivals.iter().map(|a| a.arrival_ns).collect(),
+            counts,
+            cur: 0,
+            sets: Vec::new(),
+            occ_max: vec![0; n],
+            occ_sum: vec![0; n],
+            n_samples: 0,
+        }
+    }
+
+    pub(crate) fn run<E: Engine>(&mut self, arrivals: &[Arrival], e: &mut E) {
+        for (ai, a) in arrivals.iter().enumerate() {
+            self.cur = ai;
+            if let Some(t) = self.sync_t[ai] {
+                e.add(ai, a.topic, t, self);
+            }
+            for k in 0..self.n {
+                let l = e.len(k);
+                self.occ_max[k] = self.occ_max[k].max(l);
+                self.occ_sum[k] += l as u128;
+            }
+            self.n_samples += 1;
+        }
+    }
+
+    /// Record a callback with the given member arrival indices (topic order).
+    pub(crate) fn emit(&mut self, members: &[usize]) {
+        let mut set = EmittedSet {
+            members: Vec::with_capacity(members.len()),
+            member_arrivals: members.to_vec(),
+            stamps_ns: Vec::with_capacity(members.len()),
+            emit_after_arrival: self.cur,
+            emit_arrival_ns: self.arrival_ns[self.cur],
+        };
+        for &ai in members {
+            set.members.push(self.index[ai]);
+            set.stamps_ns.push(self.sync_t[ai].unwrap_or(0));
+            // An emulator bug would show up as a non-pending member; keep the first fate.
+            debug_assert_eq!(self.fate[ai], Fate::Pending, "message used twice or after removal");
+            if self.fate[ai] == Fate::Pending {
+                self.fate[ai] = Fate::Used;
+            }
+        }
+        self.sets.push(set);
+    }
+
+    pub(crate) fn remove(&mut self, ai: usize, why: Removal) {
+        if self.fate[ai] == Fate::Pending {
+            self.fate[ai] = Fate::Removed(why);
+        }
+    }
+
+    pub(crate) fn finish(self, cfg: &SyncConfig, arrivals: &[Arrival]) -> SyncOutcome {
+        let any_empty = self.counts.contains(&0);
+        // Per-topic history for order-dependent reasons, in arrival order.
+        let mut max_before: Vec<Option<i64>> = vec![None; self.n];
+        let mut drops = Vec::new();
+        for (ai, arrival) in arrivals.iter().enumerate() {
+            let k = self.topic[ai];
+            let t = self.sync_t[ai];
+            let prev_max = max_before[k];
+            // Equal to the newest earlier stamp: a repeated stamp (cheap O(1) test; an equal
+            // stamp further back counts as out of order).
+            let dup = t.is_some() && t == prev_max;
+            if let Some(t) = t {
+                max_before[k] = Some(prev_max.map_or(t, |m| m.max(t)));
+            }
+            let behind = match (t, prev_max) {
+                (Some(t), Some(m)) => m.saturating_sub(t),
+                _ => 0,
+            };
+            let reason = match self.fate[ai] {
+                Fate::Used => continue,
+                Fate::Rejected(r) => r,
+                Fate::Pending => DropReason::NeverMatched,
+                Fate::Removed(why) => {
+                    let base = match why {
+                        Removal::Overwritten => DropReason::DuplicateStamp,
+                        Removal::QueueEvicted | Removal::SkewExceeded
+                            if cfg.policy == Policy::Approx && dup =>
+                        {
+                            DropReason::DuplicateStamp
+                        }
+                        Removal::QueueEvicted | Removal::SkewExceeded
+                            if cfg.policy == Policy::Approx && behind > 0 =>
+                        {
+                            DropReason::OutOfOrder
+                        }
+                        Removal::QueueEvicted => DropReason::QueueEvicted,
+                        Removal::SkewExceeded => DropReason::SkewExceeded,
+                        Removal::Purged if behind > 0 => DropReason::OutOfOrder,
+                        Removal::Purged => DropReason::SkewExceeded,
+                    };
+                    if behind >= EPOCH_JUMP_NS {
+                        DropReason::ClockEpochChanged
+                    } else {
+                        base
+                    }
+                }
+            };
+            let reason = match reason {
+                DropReason::HeaderlessRejected | DropReason::InvalidStamp => reason,
+                _ if any_empty => DropReason::TopicEmpty,
+                _ => reason,
+            };
+            drops.push(DroppedMessage {
+                topic: k,
+                index: self.index[ai],
+                arrival_index: ai,
+                stamp_ns: arrival.stamp_ns,
+                reason,
+            });
+        }
+        drops.sort_by_key(|d| (d.topic, d.index));
+        let occupancy = (0..self.n)
+            .map(|k| QueueOccupancy {
+                topic: k,
+                max: self.occ_max[k],
+                mean: if self.n_samples == 0 {
+                    0.0
+                } else {
+                    self.occ_sum[k] as f64 / self.n_samples as f64
+                },
+            })
+            .collect();
+        SyncOutcome {
+            policy: cfg.policy,
+            n_topics: self.n,
+            messages_per_topic: self.counts,
+            sets: self.sets,
+            drops,
+            occupancy,
+        }
+    }
+}
+
+/// The time the policy keys the message on, or why it never enters the synchronizer.
+fn key_time(cfg: &SyncConfig, a: &Arrival) -> (Option<i64>, Fate) {
+    if cfg.policy == Policy::ApproxPy {
+        if cfg.sync_arrival_time {
+            // Header ignored entirely: ROSClock().now() at add().
+            return (Some(a.arrival_ns), Fate::Pending);
+        }
+        return match a.stamp_ns {
+            Some(s) if s < 0 => (None, Fate::Rejected(DropReason::InvalidStamp)),
+            Some(s) => (Some(s), Fate::Pending),
+            None if cfg.allow_headerless => (Some(a.arrival_ns), Fate::Pending),
+            None => (None, Fate::Rejected(DropReason::HeaderlessRejected)),
+        };
+    }
+    match a.stamp_ns {
+        // rclcpp/rclpy Time throw on a negative sec field.
+        Some(s) if s < 0 => (None, Fate::Rejected(DropReason::InvalidStamp)),
+        Some(s) => (Some(s), Fate::Pending),
+        None => (None, Fate::Rejected(DropReason::HeaderlessRejected)),
+    }
+}

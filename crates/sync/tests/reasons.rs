@@ -1,0 +1,192 @@
+//! Drop reasons, summaries and diagnoses on small hand-made cases.
+
+use bagscope_sync::{
+    diagnose, emulate, summarize, Arrival, DiagnoseHints, DiagnosisKind, DropReason, Policy, SyncConfig,
+};
+
+const MS: i64 = 1_000_000;
+
+fn a(topic: usize, stamp_ms: i64, arrival_ms: i64) -> Arrival {
+    Arrival { topic, stamp_ns: Some(stamp_ms * MS), arrival_ns: arrival_ms * MS }
+}
+
+fn reasons(cfg: &SyncConfig, arr: &[Arrival]) -> Vec<(usize, usize, DropReason)> {
+    emulate(cfg, arr).unwrap().drops.iter().map(|d| (d.topic, d.index, d.reason)).collect()
+}
+
+#[test]
+fn py_self_eviction_is_queue_evicted() {
+    let mut cfg = SyncConfig::new(Policy::ApproxPy, 2, 2);
+    cfg.slop_ns = 5 * MS;
+    let arr = [a(0, 10, 10), a(0, 20, 20), a(0, 0, 21), a(1, 0, 22)];
+    let r = reasons(&cfg, &arr);
+    assert!(r.contains(&(0, 2, DropReason::QueueEvicted)), "{r:?}");
+    assert!(r.contains(&(1, 0, DropReason::NeverMatched)), "{r:?}");
+}
+
+#[test]
+fn duplicates_overwrite_in_python_and_exact() {
+    for p in [Policy::ApproxPy, Policy::ExactPy, Policy::ExactPyLegacy, Policy::Exact] {
+        let mut cfg = SyncConfig::new(p, 2, 5);
+        cfg.slop_ns = 5 * MS;
+        let r = reasons(&cfg, &[a(0, 0, 0), a(0, 0, 1), a(1, 0, 2)]);
+        assert_eq!(r, vec![(0, 0, DropReason::DuplicateStamp)], "{p}");
+    }
+    // C++ approx keeps both and uses the first; the second is discarded later.
+    let cfg = SyncConfig::new(Policy::Approx, 2, 5);
+    let o = emulate(&cfg, &[a(0, 0, 0), a(0, 0, 1), a(1, 0, 2), a(0, 100, 3), a(1, 100, 4)]).unwrap();
+    assert_eq!(o.sets[0].members, vec![0, 0]);
+    assert!(o.drops.iter().any(|d| d.index == 1 && d.reason == DropReason::DuplicateStamp), "{:?}", o.drops);
+}
+
+#[test]
+fn exact_purge_and_out_of_order() {
+    // topic 0: 0, 100; topic 1: 100, then 0 (out of order).
+    let arr = [a(0, 0, 0), a(0, 100, 1), a(1, 100, 2), a(1, 0, 3)];
+    let r = reasons(&SyncConfig::new(Policy::ExactPy, 2, 5), &arr);
+    assert_eq!(r, vec![(0, 0, DropReason::SkewExceeded), (1, 1, DropReason::NeverMatched)]);
+    let o = emulate(&SyncConfig::new(Policy::ExactPyLegacy, 2, 5), &arr).unwrap();
+    assert_eq!(o.sets.len(), 2);
+    // C++ approx: a late older message behind newer ones.
+    let cfg = SyncConfig::new(Policy::Approx, 2, 3);
+    let arr = [a(0, 100, 0), a(0, 50, 1), a(1, 100, 2), a(0, 200, 3), a(1, 200, 4), a(0, 300, 5), a(1, 300, 6)];
+    let r = reasons(&cfg, &arr);
+    assert!(r.contains(&(0, 1, DropReason::OutOfOrder)), "{r:?}");
+}
+
+#[test]
+fn backward_jump_is_clock_epoch_changed_for_python_stall() {
+    let mut cfg = SyncConfig::new(Policy::ApproxPy, 2, 3);
+    cfg.slop_ns = 10 * MS;
+    let mut arr = Vec::new();
+    // Fast topic before the jump only fills its queue; slow topic jumps back 10 s.
+    for k in 0..6 {
+        arr.push(a(0, 20_000 + k * 30, k * 30));
+    }
+    for k in 0..6 {
+        arr.push(a(0, 10_000 + k * 30, 200 + k * 30));
+        arr.push(a(1, 10_000 + k * 30, 201 + k * 30));
+    }
+    let o = emulate(&cfg, &arr).unwrap();
+    assert!(o.sets.is_empty());
+    assert!(o.drops.iter().any(|d| d.reason == DropReason::ClockEpochChanged), "{:?}", o.drops);
+    let d = diagnose(&cfg, &arr, &o, &DiagnoseHints::default());
+    assert!(d.iter().any(|d| d.kind == DiagnosisKind::ClockEpochChanged), "{d:?}");
+}
+
+#[test]
+fn topic_empty_and_headerless() {
+    let mut cfg = SyncConfig::new(Policy::ApproxPy, 3, 5);
+    cfg.slop_ns = 10 * MS;
+    let arr = [a(0, 0, 0), a(1, 0, 1), Arrival { topic: 1, stamp_ns: None, arrival_ns: 2 }];
+    let o = emulate(&cfg, &arr).unwrap();
+    let r: Vec<DropReason> = o.drops.iter().map(|d| d.reason).collect();
+    assert_eq!(r, vec![DropReason::TopicEmpty, DropReason::TopicEmpty, DropReason::HeaderlessRejected]);
+    let d = diagnose(&cfg, &arr, &o, &DiagnoseHints::default());
+    let kinds: Vec<DiagnosisKind> = d.iter().map(|d| d.kind).collect();
+    assert_eq!(kinds, vec![DiagnosisKind::TopicEmpty, DiagnosisKind::HeaderlessTopic]);
+    let rep = summarize(&cfg, &arr, &o);
+    assert_eq!(rep.match_rate, 0.0);
+    assert_eq!(rep.drops.get("topic_empty"), Some(&2));
+}
+
+#[test]
+fn negative_stamp_and_bad_config() {
+    let cfg = SyncConfig::new(Policy::Exact, 2, 0);
+    let o = emulate(&cfg, &[a(0, -1, 0), a(1, -1, 0)]).unwrap();
+    assert!(o.drops.iter().all(|d| d.reason == DropReason::InvalidStamp));
+    assert!(emulate(&SyncConfig::new(Policy::Exact, 1, 0), &[]).is_err());
+    assert!(emulate(&SyncConfig::new(Policy::Exact, 10, 0), &[]).is_err());
+    assert!(emulate(&SyncConfig::new(Policy::Approx, 2, 0), &[]).is_err());
+    assert!(emulate(&SyncConfig::new(Policy::Exact, 2, 0), &[a(2, 0, 0)]).is_err());
+    let mut c = SyncConfig::new(Policy::Approx, 2, 1);
+    c.age_penalty = f64::NAN;
+    assert!(emulate(&c, &[]).is_err());
+    c.age_penalty = 0.1;
+    c.lower_bounds_ns = vec![0];
+    assert!(emulate(&c, &[]).is_err());
+    let e = emulate(&SyncConfig::new(Policy::Exact, 2, 0), &[a(5, 0, 0)]).unwrap_err();
+    assert!(e.to_string().contains("topic 5"));
+    assert_eq!("approx-py".parse::<Policy>().unwrap(), Policy::ApproxPy);
+    assert!("bogus".parse::<Policy>().is_err());
+}
+
+fn two_streams(image_lag_ms: i64, lidar_lag_ms: i64, lidar_offset_ms: i64, exact_equal: bool) -> Vec<Arrival> {
+    let mut v = Vec::new();
+    for k in 0..200 {
+        let s = k * 50;
+        v.push(a(0, s, s + image_lag_ms));
+    }
+    for k in 0..100 {
+        let s = k * 100 + if exact_equal { 0 } else { lidar_offset_ms };
+        v.push(a(1, s, s + lidar_lag_ms));
+    }
+    v.sort_by_key(|x| (x.arrival_ns, x.topic));
+    v
+}
+
+#[test]
+fn diagnoses_for_low_match_rate() {
+    // Exact on independent sensors.
+    let arr = two_streams(10, 12, 7, false);
+    let cfg = SyncConfig::new(Policy::ExactPy, 2, 10);
+    let o = emulate(&cfg, &arr).unwrap();
+    let d = diagnose(&cfg, &arr, &o, &DiagnoseHints::default());
+    assert!(d.iter().any(|d| d.kind == DiagnosisKind::ExactOnIndependentSensors), "{d:?}");
+
+    // Queue below the cliff: lidar 80 ms later than image, queue 1.
+    let arr = two_streams(10, 90, 7, false);
+    let mut cfg = SyncConfig::new(Policy::ApproxPy, 2, 1);
+    cfg.slop_ns = 20 * MS;
+    let o = emulate(&cfg, &arr).unwrap();
+    assert!(summarize(&cfg, &arr, &o).match_rate < 0.5);
+    let d = diagnose(&cfg, &arr, &o, &DiagnoseHints::default());
+    assert!(d.iter().any(|d| d.kind == DiagnosisKind::QueueBelowCliff && d.topics == vec![1, 0]), "{d:?}");
+
+    // Slop below the phase offset (lidar 20 ms from the nearest image, slop 10 ms).
+    let arr = two_streams(10, 12, 20, false);
+    let mut cfg = SyncConfig::new(Policy::ApproxPy, 2, 10);
+    cfg.slop_ns = 10 * MS;
+    let o = emulate(&cfg, &arr).unwrap();
+    let d = diagnose(&cfg, &arr, &o, &DiagnoseHints { split_clock_axes: true, ..Default::default() });
+    let kinds: Vec<DiagnosisKind> = d.iter().map(|d| d.kind).collect();
+    assert!(kinds.contains(&DiagnosisKind::SlopBelowPhaseOffset), "{d:?}");
+    assert!(kinds.contains(&DiagnosisKind::SplitClockAxes), "{d:?}");
+
+    // A healthy configuration gets no cause-finding diagnoses.
+    cfg.slop_ns = 26 * MS;
+    let o = emulate(&cfg, &arr).unwrap();
+    let rep = summarize(&cfg, &arr, &o);
+    assert!(rep.match_rate > 0.95, "{rep:?}");
+    assert!(diagnose(&cfg, &arr, &o, &DiagnoseHints::default()).is_empty());
+    // Report content: spans are 20 ms, the image is the earlier member.
+    assert_eq!(rep.span_ns.unwrap().p50, 20 * MS);
+    assert_eq!(rep.member_offset_ns[0].unwrap().max, 0);
+    assert_eq!(rep.emit_age_ns.unwrap().p50, 12 * MS);
+    assert!(rep.occupancy[0].max <= 10);
+    let json = serde_json::to_string(&rep).unwrap();
+    assert!(json.contains("\"match_rate\""));
+}
+
+/// 2 topics × 1e6 messages: run with `--release -- --ignored` to time it.
+#[test]
+#[ignore]
+fn perf_two_topics_million_messages() {
+    let n = 1_000_000i64;
+    let mut arr = Vec::with_capacity(2 * n as usize);
+    for k in 0..n {
+        let s = k * 10 * MS;
+        arr.push(a(0, 0, 0));
+        arr.last_mut().unwrap().stamp_ns = Some(s);
+        arr.last_mut().unwrap().arrival_ns = s + MS;
+        arr.push(Arrival { topic: 1, stamp_ns: Some(s + 3 * MS), arrival_ns: s + 3 * MS + 20 * MS });
+    }
+    arr.sort_by_key(|x| (x.arrival_ns, x.topic));
+    for p in Policy::ALL {
+        let mut cfg = SyncConfig::new(p, 2, 10);
+        cfg.slop_ns = 5 * MS;
+        let t = std::time::Instant::now();
+        let o = emulate(&cfg, &arr).unwrap();
+        println!("{p}: {} sets in {:?}", o.sets.len(), t.elapsed());
+    }
+}

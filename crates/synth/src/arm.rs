@@ -1,0 +1,269 @@
+//! The arm scenario: JointTrajectory commands at 20 Hz, JointState responses (sampled at 100 Hz,
+//! or one acknowledgement per command) that follow the command with a chosen delay, joint names
+//! in a permuted order, a header-less gripper topic, and wall / sim / split clocks.
+
+use std::path::Path;
+
+use bagscope_msg::encode_typed;
+use bagscope_msg::types::{
+    Clock, Duration, Float64, Header, JointState, JointTrajectory, JointTrajectoryPoint, Time,
+};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Normal};
+use serde::Serialize;
+
+use crate::writer::{write_rosbag2, Message, TopicSpec};
+use crate::SynthError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClockMode {
+    /// Every node on wall time.
+    Wall,
+    /// Every node on sim time, with `/clock`.
+    Sim,
+    /// Commands on wall time, joint states on sim time: only some nodes had use_sim_time.
+    Split,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResponseKind {
+    Sampled,
+    Event,
+}
+
+#[derive(Debug, Clone)]
+pub struct ArmOptions {
+    pub name: String,
+    pub seed: u64,
+    pub clock: ClockMode,
+    pub response: ResponseKind,
+    pub delay_s: f64,
+    pub duration_s: f64,
+    pub sim_rtf: f64,
+    pub bias_rad: [f64; 6],
+    pub noise_rad: f64,
+    pub zstd: bool,
+}
+
+impl Default for ArmOptions {
+    fn default() -> Self {
+        ArmOptions {
+            name: "arm".into(),
+            seed: 1,
+            clock: ClockMode::Wall,
+            response: ResponseKind::Sampled,
+            delay_s: 0.042,
+            duration_s: 24.0,
+            sim_rtf: 0.9,
+            bias_rad: [0.0; 6],
+            noise_rad: 0.002,
+            zstd: true,
+        }
+    }
+}
+
+/// Ground truth, in the same format as the shared acceptance bags.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArmTruth {
+    pub kind: &'static str,
+    pub bag: String,
+    pub command_topic: String,
+    pub response_topic: String,
+    pub joints: Vec<String>,
+    pub response_name_order: Vec<String>,
+    pub delay_s: f64,
+    pub delay_axis: String,
+    pub response_kind: ResponseKind,
+    pub clock_axes: std::collections::BTreeMap<String, String>,
+    pub headerless_topics: Vec<String>,
+    pub split_clock: bool,
+    pub sim_rtf: Option<f64>,
+    pub motion_window_rel_s: [f64; 2],
+    pub bias_rad: Vec<f64>,
+    pub noise_rad: f64,
+    pub counts: std::collections::BTreeMap<String, u64>,
+    pub generator: String,
+}
+
+pub const WALL_START_NS: i64 = 1_764_460_800_000_000_000;
+
+/// Joint trajectory on the command clock's relative time: still, then smooth motion with zero
+/// velocity at both ends, then still again.
+fn q(j: usize, t_rel_s: f64, window: [f64; 2]) -> f64 {
+    let amp = [0.6, -0.5, 0.8, 0.4, -0.7, 0.5][j];
+    let freq = [0.13, 0.17, 0.11, 0.23, 0.19, 0.29][j];
+    let base = [0.0, 0.3, -0.2, 0.1, 0.0, -0.4][j];
+    let t = t_rel_s.clamp(window[0], window[1]) - window[0];
+    let len = window[1] - window[0];
+    // A Hann-shaped envelope keeps the start and end still without a velocity step.
+    let env = (std::f64::consts::PI * t / len).sin().powi(2);
+    base + amp * env * (2.0 * std::f64::consts::PI * freq * t).sin()
+}
+
+pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
+    let mut rng = ChaCha8Rng::seed_from_u64(o.seed);
+    let noise = Normal::new(0.0, o.noise_rad.max(0.0)).map_err(|e| SynthError::Param(e.to_string()))?;
+    let joints: Vec<String> = (1..=6).map(|i| format!("joint_{i}")).collect();
+    let order = [2usize, 0, 1, 5, 3, 4];
+    let resp_names: Vec<String> = order.iter().map(|&i| joints[i].clone()).collect();
+    let window = [2.0, o.duration_s - 1.5];
+    let topics = vec![
+        TopicSpec { name: "/arm_cmd".into(), type_name: "trajectory_msgs/msg/JointTrajectory".into() },
+        TopicSpec { name: "/joint_states".into(), type_name: "sensor_msgs/msg/JointState".into() },
+        TopicSpec { name: "/gripper_cmd".into(), type_name: "std_msgs/msg/Float64".into() },
+        TopicSpec { name: "/clock".into(), type_name: "rosgraph_msgs/msg/Clock".into() },
+    ];
+    let with_clock = o.clock != ClockMode::Wall;
+    let rtf = if with_clock { o.sim_rtf } else { 1.0 };
+    let dur_ns = (o.duration_s * 1e9) as i64;
+    // Wall time (recorder's log time axis) → the sim clock.
+    let sim_of = |wall_ns: i64| ((wall_ns - WALL_START_NS) as f64 * rtf) as i64;
+    let cmd_on_sim = o.clock == ClockMode::Sim;
+    let resp_on_sim = o.clock != ClockMode::Wall;
+    let mut msgs = Vec::new();
+    let lag = |rng: &mut ChaCha8Rng| 500_000 + rng.random_range(0..1_500_000i64);
+
+    // Commands every 50 ms of the command clock. In sim mode the sim clock drives the node, so
+    // a period of 50 ms sim is 50/rtf ms of wall time.
+    let cmd_period_wall = (50_000_000.0 / if cmd_on_sim { rtf } else { 1.0 }) as i64;
+    let n_cmd = if o.response == ResponseKind::Event {
+        (12.0 / 0.05) as i64
+    } else {
+        dur_ns / 50_000_000
+    };
+    let mut cmd_times = Vec::new(); // (wall_ns, stamp_ns, rel_s on the command clock)
+    for k in 0..n_cmd {
+        let wall = WALL_START_NS + 30_000_000 + k * cmd_period_wall + rng.random_range(-300_000..300_000);
+        let (stamp, rel_s) = if cmd_on_sim {
+            let s = sim_of(wall);
+            (s, s as f64 / 1e9)
+        } else {
+            (wall, (wall - WALL_START_NS) as f64 / 1e9)
+        };
+        cmd_times.push((wall, stamp, rel_s));
+        let positions: Vec<f64> = (0..6).map(|j| q(j, rel_s, window)).collect();
+        let m = JointTrajectory {
+            header: Header { stamp: Time::from_ns(stamp), frame_id: String::new() },
+            joint_names: joints.clone(),
+            points: vec![JointTrajectoryPoint {
+                positions,
+                time_from_start: Duration::from_ns(0),
+                ..Default::default()
+            }],
+        };
+        let log = wall + lag(&mut rng);
+        msgs.push(Message { topic: 0, log_time_ns: log, publish_time_ns: log - 200_000, data: encode_typed(&m)? });
+    }
+
+    let delay_ns = (o.delay_s * 1e9) as i64;
+    let mut n_resp = 0u64;
+    match o.response {
+        ResponseKind::Event => {
+            for &(wall, stamp, rel_s) in &cmd_times {
+                let st = stamp + delay_ns + rng.random_range(-200_000..200_000);
+                let pos_by_joint: Vec<f64> =
+                    (0..6).map(|j| q(j, rel_s, window) + o.bias_rad[j] + noise.sample(&mut rng)).collect();
+                let m = JointState {
+                    header: Header { stamp: Time::from_ns(st), frame_id: String::new() },
+                    name: resp_names.clone(),
+                    position: order.iter().map(|&j| pos_by_joint[j]).collect(),
+                    ..Default::default()
+                };
+                let log = wall + (st - stamp) + lag(&mut rng);
+                msgs.push(Message { topic: 1, log_time_ns: log, publish_time_ns: log - 200_000, data: encode_typed(&m)? });
+                n_resp += 1;
+            }
+        }
+        ResponseKind::Sampled => {
+            // The state publisher runs at 100 Hz of its own clock.
+            let period_wall = (10_000_000.0 / if resp_on_sim { rtf } else { 1.0 }) as i64;
+            let mut k = 0i64;
+            loop {
+                let wall = WALL_START_NS + k * period_wall + rng.random_range(-400_000..400_000) + 5_000_000;
+                if wall >= WALL_START_NS + dur_ns {
+                    break;
+                }
+                k += 1;
+                let stamp = if resp_on_sim { sim_of(wall) } else { wall };
+                // The delay lives on the response stamps' axis for wall/sim, and on the wall
+                // axis for split (where sim stamps are mapped back through /clock).
+                let cmd_rel_s = match o.clock {
+                    ClockMode::Wall => (wall - WALL_START_NS - delay_ns) as f64 / 1e9,
+                    ClockMode::Sim => (stamp - delay_ns) as f64 / 1e9,
+                    ClockMode::Split => (wall - WALL_START_NS - delay_ns) as f64 / 1e9,
+                };
+                let pos_by_joint: Vec<f64> = (0..6)
+                    .map(|j| q(j, cmd_rel_s, window) + o.bias_rad[j] + noise.sample(&mut rng))
+                    .collect();
+                let m = JointState {
+                    header: Header { stamp: Time::from_ns(stamp), frame_id: String::new() },
+                    name: resp_names.clone(),
+                    position: order.iter().map(|&j| pos_by_joint[j]).collect(),
+                    velocity: vec![0.0; 6],
+                    effort: vec![0.0; 6],
+                };
+                let log = wall + lag(&mut rng);
+                msgs.push(Message { topic: 1, log_time_ns: log, publish_time_ns: log - 200_000, data: encode_typed(&m)? });
+                n_resp += 1;
+            }
+        }
+    }
+
+    // Header-less gripper command at 5 Hz: analyses must fall back to log time and say so.
+    let n_grip = dur_ns / 200_000_000;
+    for k in 0..n_grip {
+        let wall = WALL_START_NS + k * 200_000_000;
+        let m = Float64 { data: if (k / 10) % 2 == 0 { 0.0 } else { 0.04 } };
+        msgs.push(Message { topic: 2, log_time_ns: wall, publish_time_ns: wall, data: encode_typed(&m)? });
+    }
+    let mut n_clock = 0u64;
+    if with_clock {
+        for k in 0..dur_ns / 10_000_000 {
+            let wall = WALL_START_NS + k * 10_000_000;
+            let m = Clock { clock: Time::from_ns(sim_of(wall)) };
+            msgs.push(Message { topic: 3, log_time_ns: wall, publish_time_ns: wall, data: encode_typed(&m)? });
+            n_clock += 1;
+        }
+    }
+    let topics = if with_clock { topics } else { topics.into_iter().take(3).collect() };
+    write_rosbag2(&dir.join(&o.name), &o.name, &topics, msgs, o.zstd)?;
+
+    let axis = |sim: bool| if sim { "sim" } else { "wall" }.to_string();
+    let mut clock_axes = std::collections::BTreeMap::new();
+    clock_axes.insert("/arm_cmd".to_string(), axis(cmd_on_sim));
+    clock_axes.insert("/joint_states".to_string(), axis(resp_on_sim));
+    let mut counts = std::collections::BTreeMap::new();
+    counts.insert("/arm_cmd".to_string(), n_cmd as u64);
+    counts.insert("/joint_states".to_string(), n_resp);
+    counts.insert("/gripper_cmd".to_string(), n_grip as u64);
+    if with_clock {
+        clock_axes.insert("/clock".to_string(), "sim".into());
+        counts.insert("/clock".to_string(), n_clock);
+    }
+    Ok(ArmTruth {
+        kind: "arm",
+        bag: o.name.clone(),
+        command_topic: "/arm_cmd".into(),
+        response_topic: "/joint_states".into(),
+        joints,
+        response_name_order: resp_names,
+        delay_s: o.delay_s,
+        delay_axis: match o.clock {
+            ClockMode::Split => "wall clock (sim stamps mapped through /clock)".into(),
+            _ => "stamps of the response topic".into(),
+        },
+        response_kind: o.response,
+        clock_axes,
+        headerless_topics: vec!["/gripper_cmd".into()],
+        split_clock: o.clock == ClockMode::Split,
+        sim_rtf: with_clock.then_some(o.sim_rtf),
+        motion_window_rel_s: window,
+        bias_rad: o.bias_rad.to_vec(),
+        noise_rad: o.noise_rad,
+        counts,
+        generator: format!("bagscope synth arm --seed {}", o.seed),
+    })
+}
