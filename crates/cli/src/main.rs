@@ -23,6 +23,8 @@ struct Cli {
 enum Command {
     /// Summary of a bag: duration, per-topic type, count, own-span rate, gaps, warnings.
     Info(commands::info::Args),
+    /// Emulate message_filters synchronizers on the bag; recommend slop and queue_size.
+    Sync(commands::sync::Args),
     /// Write synthetic bags with known ground truth (*.truth.json beside each bag).
     Synth(commands::synth::Args),
 }
@@ -32,6 +34,7 @@ fn main() -> ExitCode {
     let res = match cli.command {
         Command::Info(a) => commands::info::run(a),
         Command::Synth(a) => commands::synth::run(a),
+        Command::Sync(a) => commands::sync::run(a),
     };
     match res {
         Ok(code) => ExitCode::from(code),

@@ -170,7 +170,16 @@ fn try_split(r: &[f64], lo: usize, hi: usize, min_count: usize, opts: &ModeOptio
     if valley == usize::MAX {
         return None;
     }
-    if (valley as f64) > opts.max_valley_ratio * pl.min(pr) as f64 {
+    if std::env::var("MODES_DEBUG").is_ok() {
+        eprintln!("split lo={lo} hi={hi} k={best_k} nl={} nr={} sep={sep:.0} s={s:.0} ratio={:.2} pl={pl} pr={pr} valley={valley}", left.len(), right.len(), sep / s, );
+    }
+    let (p, v) = (pl.min(pr) as f64, valley as f64);
+    if v > opts.max_valley_ratio * p {
+        return None;
+    }
+    // The dip must also be significant against counting noise (Poisson, 2 sigma): small
+    // samples of a long tail clump by chance.
+    if p - v < 2.0 * (p + v).sqrt() {
         return None;
     }
     Some(lo + best_k)

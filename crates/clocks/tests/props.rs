@@ -177,3 +177,103 @@ fn mode_count_stable_under_huge_offsets() {
         assert_eq!(lag_modes_ns(&v, &o).len(), n);
     }
 }
+
+/// Deterministic pseudo-random stream for shape tests (seeded by proptest).
+struct Lcg(u64);
+impl Lcg {
+    fn u(&mut self) -> f64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+    fn normal(&mut self) -> f64 {
+        // Box-Muller.
+        let (a, b) = (self.u(), self.u());
+        (-2.0 * a.ln()).sqrt() * (2.0 * std::f64::consts::PI * b).cos()
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Unimodal shapes (gaussian, half-normal tail, exponential tail, uniform) give one mode.
+    #[test]
+    fn unimodal_shapes_one_mode(seed in any::<u64>(), n in 100usize..1000, sigma_us in 500i64..2000, shape in 0u8..4) {
+        let mut r = Lcg(seed);
+        let s = sigma_us as f64 * 1e3;
+        let v: Vec<i64> = (0..n).map(|_| 10 * MS + match shape {
+            0 => s * r.normal(),
+            1 => s * r.normal().abs(),
+            2 => -s * r.u().ln(),
+            _ => 4.0 * s * r.u(),
+        } as i64).collect();
+        prop_assert_eq!(lag_modes_ns(&v, &ModeOptions::default()).len(), 1);
+    }
+
+    /// Two gaussian clusters ≥ 5 sigma apart, the smaller holding ≥ 15%, give two modes whose
+    /// distance is the true separation within 1.5 sigma.
+    #[test]
+    fn separated_clusters_two_modes(seed in any::<u64>(), n in 200usize..1000, sigma_us in 500i64..2000,
+                                    sep_sigmas in 5.0f64..20.0, frac in 0.15f64..0.5) {
+        let mut r = Lcg(seed);
+        let s = sigma_us as f64 * 1e3;
+        let v: Vec<i64> = (0..n).map(|i| {
+            let shifted = (i as f64 + 0.5) / n as f64 <= frac;
+            (10e6 + if shifted { sep_sigmas * s } else { 0.0 } + s * r.normal()) as i64
+        }).collect();
+        let m = lag_modes_ns(&v, &ModeOptions::default());
+        prop_assert_eq!(m.len(), 2, "{:?}", m);
+        prop_assert!((((m[1] - m[0]) as f64) - sep_sigmas * s).abs() < 1.5 * s);
+    }
+}
+
+#[test]
+#[ignore]
+fn debug_cases() {
+    let mut r = Lcg(15120856652213756336);
+    let s = 500e3;
+    let v: Vec<i64> = (0..100).map(|_| 10 * MS + (-s * r.u().ln()) as i64).collect();
+    eprintln!("exp: {:?}", lag_modes_ns(&v, &ModeOptions::default()));
+    let mut r = Lcg(11808110495316569946);
+    let n = 221;
+    let v: Vec<i64> = (0..n).map(|i| {
+        let shifted = (i as f64 + 0.5) / n as f64 <= 0.15;
+        (10e6 + if shifted { 5.0 * s } else { 0.0 } + s * r.normal()) as i64
+    }).collect();
+    eprintln!("bi: {:?}", lag_modes_ns(&v, &ModeOptions::default()));
+    let mut w = v.clone(); w.sort(); eprintln!("{:?}", w.iter().map(|x| (x - 10*MS)/100_000).collect::<Vec<_>>());
+}
+
+#[test]
+#[ignore]
+fn scan_rates() {
+    let o = ModeOptions::default();
+    for &n in &[100usize, 200, 400, 1000] {
+        for shape in 0..4u8 {
+            let mut bad = 0;
+            for seed in 0..300u64 {
+                let mut r = Lcg(seed * 7 + 1);
+                let s = 1e6;
+                let v: Vec<i64> = (0..n).map(|_| 10 * MS + match shape {
+                    0 => s * r.normal(), 1 => s * r.normal().abs(), 2 => -s * r.u().ln(), _ => 4.0 * s * r.u(),
+                } as i64).collect();
+                if lag_modes_ns(&v, &o).len() != 1 { bad += 1; }
+            }
+            eprintln!("unimodal n={n} shape={shape}: false multi {bad}/300");
+        }
+        for &sep in &[4.0f64, 5.0, 6.0] {
+            for &frac in &[0.1f64, 0.15, 0.2, 1.0 / 3.0] {
+                let mut miss = 0;
+                for seed in 0..300u64 {
+                    let mut r = Lcg(seed * 13 + 5);
+                    let s = 1e6;
+                    let v: Vec<i64> = (0..n).map(|i| {
+                        let shifted = (i as f64 + 0.5) / n as f64 <= frac;
+                        (10e6 + if shifted { sep * s } else { 0.0 } + s * r.normal()) as i64
+                    }).collect();
+                    if lag_modes_ns(&v, &o).len() != 2 { miss += 1; }
+                }
+                eprintln!("bimodal n={n} sep={sep} frac={frac:.2}: miss {miss}/300");
+            }
+        }
+    }
+}

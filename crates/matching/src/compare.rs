@@ -125,7 +125,9 @@ fn command_diff(name: &str, a: &prep::Dense, b: &prep::Dense, wrap: &[bool]) -> 
     let mut first = None;
     let (mut max_v, mut max_t) = (0.0f64, 0i64);
     for i in 0..n {
-        let dt = (a.t[i].saturating_sub(a0)).saturating_sub(b.t[i].saturating_sub(b0)).saturating_abs();
+        let dt = (a.t[i].saturating_sub(a0))
+            .saturating_sub(b.t[i].saturating_sub(b0))
+            .saturating_abs();
         let mut dv = 0.0f64;
         let mut presence_differs = false;
         for j in 0..a.v.len() {

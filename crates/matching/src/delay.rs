@@ -176,8 +176,8 @@ fn refine(
     let (xs, ys): (Vec<f64>, Vec<f64>) = shifts
         .iter()
         .zip(&vals)
-        .filter(|(&d, v)| (d - shifts[m]).abs() <= step && v.0.is_finite())
-        .map(|(&d, v)| ((d - shifts[m]) as f64 * 1e-6, v.0)) // ms, for conditioning
+        .filter(|(&d, v)| d.abs_diff(shifts[m]) <= step as u64 && v.0.is_finite())
+        .map(|(&d, v)| (d.saturating_sub(shifts[m]) as f64 * 1e-6, v.0)) // ms, for conditioning
         .unzip();
     let n_min = vals[m].1;
     let mse_min = vals[m].0;
@@ -454,7 +454,10 @@ pub(crate) fn event_pairs(
     if pairs.is_empty() {
         return None;
     }
-    let dts = pairs.iter().map(|&(k, i)| r.t[i].saturating_sub(c.t[k])).collect();
+    let dts = pairs
+        .iter()
+        .map(|&(k, i)| r.t[i].saturating_sub(c.t[k]))
+        .collect();
     let unconfirmed_commands = cmds.len() - if was_confirmed { pairs.len() } else { 0 };
     Some(EventOutcome {
         pairs,

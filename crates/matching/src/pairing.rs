@@ -70,7 +70,10 @@ impl<'a> Track<'a> {
             Some(va + d * f)
         } else {
             let k = nearest_index(ts, t)?;
-            if self.max_pair_ns.is_some_and(|m| ts[k].abs_diff(t) > m as u64) {
+            if self
+                .max_pair_ns
+                .is_some_and(|m| ts[k].abs_diff(t) > m as u64)
+            {
                 return None;
             }
             finite(col[k])

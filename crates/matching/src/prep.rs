@@ -458,7 +458,7 @@ pub(crate) fn check_command_age(s: &JointSeries, opts: &MatchOptions, sink: &mut
                 Some(k),
                 Some(s.stamp_ns[k]),
                 None,
-                format!("stamp {:.1} ms after its log time", -age as f64 / 1e6),
+                format!("stamp {:.1} ms after its log time", -(age as f64) / 1e6),
             );
         }
     }

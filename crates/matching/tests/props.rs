@@ -81,3 +81,76 @@ fn large_inputs_complete() {
     eprintln!("{} in {:?}", rep.summary, start.elapsed());
     assert!((rep.delay_ns - delay).abs() < 2_000_000);
 }
+
+fn garbage_series(max_len: usize) -> impl Strategy<Value = JointSeries> {
+    let stamp = prop_oneof![8 => 0i64..2_000_000_000, 1 => Just(i64::MIN), 1 => Just(i64::MAX)];
+    let value = prop_oneof![8 => -4.0f64..4.0, 1 => Just(f64::NAN), 1 => Just(f64::INFINITY)];
+    let name = prop_oneof![
+        Just("a".to_string()),
+        Just("b".to_string()),
+        Just("c".to_string())
+    ];
+    let msg = (
+        stamp.clone(),
+        stamp,
+        // Mostly well-formed messages so that the analysis runs deep, some malformed ones.
+        prop_oneof![6 => Just(vec!["a".to_string(), "b".to_string(), "c".to_string()]), 1 => prop::collection::vec(name, 0..4)],
+        prop_oneof![6 => prop::collection::vec(value.clone(), 3..=3), 1 => prop::collection::vec(value, 0..4)],
+    );
+    prop::collection::vec(msg, 0..max_len).prop_map(|msgs| {
+        let mut s = JointSeries::default();
+        for (t, l, n, v) in msgs {
+            s.stamp_ns.push(t);
+            s.log_time_ns.push(l);
+            s.names.push(n);
+            s.values.push(v);
+        }
+        s
+    })
+}
+
+fn any_options() -> impl Strategy<Value = MatchOptions> {
+    (
+        prop_oneof![
+            Just(None),
+            Just(Some(ResponseKind::Event)),
+            Just(Some(ResponseKind::Sampled))
+        ],
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        prop_oneof![Just(None), (0i64..100_000_000).prop_map(Some)],
+        prop_oneof![Just(None), (1i64..100_000_000).prop_map(Some)],
+        prop_oneof![
+            Just(None),
+            (0i64..1_000_000_000, 0i64..1_000_000_000)
+                .prop_map(|(a, b)| Some((a.min(b), a.max(b))))
+        ],
+        (-100_000_000i64..100_000_000, 0i64..300_000_000),
+    )
+        .prop_map(
+            |(kind, one, interp, trim, mpd, bucket, window, (lo, len))| MatchOptions {
+                response_kind: kind,
+                one_to_one: one,
+                interpolate: interp,
+                trim_still: trim,
+                max_pair_distance_ns: mpd,
+                bucket_ns: bucket,
+                window_ns: window,
+                search_window_ns: (lo, lo + len),
+                max_command_age_ns: Some(10_000_000),
+                continuous_joints: vec!["b".into()],
+                ..MatchOptions::default()
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, failure_persistence: None, ..ProptestConfig::default() })]
+    /// Whatever the input, an `Ok` or an `Err`, never a panic.
+    #[test]
+    fn never_panics(c in garbage_series(30), r in garbage_series(60), o in any_options()) {
+        let _ = match_series(&c, &r, &o);
+        let _ = compare_runs(&[("x".into(), c.clone(), r.clone()), ("y".into(), r, c)], &o);
+    }
+}

@@ -1,0 +1,178 @@
+use std::path::PathBuf;
+
+use bagscope_core::sync::{sync, SyncCommandReport, SyncOptions};
+use bagscope_core::sync_policy::{parse_duration_ns, Policy};
+
+use crate::render::{self, opt_ms, table};
+
+#[derive(clap::Args)]
+pub struct Args {
+    pub bag: PathBuf,
+    /// Topics to synchronize, in the order of the synchronizer's inputs (2 to 9).
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub topics: Vec<String>,
+    /// exact, approx, exact-py, exact-py-legacy, approx-py.
+    #[arg(long, default_value = "approx-py", value_parser = parse_policy)]
+    pub policy: Policy,
+    /// queue_size of the synchronizer.
+    #[arg(long = "queue", alias = "queue-size", default_value_t = 10)]
+    pub queue: usize,
+    /// approx-py slop: seconds ('0.05', as the Python API converts it) or with a unit ('50ms').
+    #[arg(long, value_parser = parse_dur)]
+    pub slop: Option<i64>,
+    /// approx: age penalty (default 0.1, as upstream).
+    #[arg(long)]
+    pub age_penalty: Option<f64>,
+    /// approx: max interval duration.
+    #[arg(long, value_parser = parse_dur)]
+    pub max_interval: Option<i64>,
+    /// approx: inter-message lower bound, TOPIC=DUR (repeatable).
+    #[arg(long = "lower-bound", value_parser = parse_topic_dur)]
+    pub lower_bound: Vec<(String, i64)>,
+    /// approx-py: queue offset, TOPIC=DUR (repeatable).
+    #[arg(long = "queue-offset", value_parser = parse_topic_dur)]
+    pub queue_offset: Vec<(String, i64)>,
+    /// approx-py: accept header-less messages (their arrival time is used).
+    #[arg(long)]
+    pub allow_headerless: bool,
+    /// approx-py: synchronize on arrival time instead of header stamps.
+    #[arg(long)]
+    pub sync_arrival_time: bool,
+    /// Sweep slop and queue size and recommend them (approx-py; approx with --max-interval).
+    #[arg(long)]
+    pub recommend: bool,
+    /// Platform speed (m/s) to cost a slop as alignment error (v·slop).
+    #[arg(long)]
+    pub speed: Option<f64>,
+    /// Focal length (px), scene depth (m) and tolerated pixel error, for a pixel cost.
+    #[arg(long)]
+    pub fx: Option<f64>,
+    #[arg(long)]
+    pub depth: Option<f64>,
+    #[arg(long)]
+    pub pixel_budget: Option<f64>,
+    /// Write one JSON line per emitted set and per dropped message.
+    #[arg(long)]
+    pub evidence: Option<PathBuf>,
+    /// Write one JSON line per dropped message, with its reason.
+    #[arg(long)]
+    pub evidence_drops: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_policy(s: &str) -> Result<Policy, String> {
+    Policy::parse(s).map_err(|e| e.to_string())
+}
+
+fn parse_dur(s: &str) -> Result<i64, String> {
+    parse_duration_ns(s).map_err(|e| e.to_string())
+}
+
+fn parse_topic_dur(s: &str) -> Result<(String, i64), String> {
+    let (t, d) = s
+        .rsplit_once('=')
+        .ok_or_else(|| format!("expected TOPIC=DURATION, got '{s}'"))?;
+    Ok((t.to_string(), parse_dur(d)?))
+}
+
+pub fn run(a: Args) -> anyhow::Result<u8> {
+    let o = SyncOptions {
+        topics: a.topics,
+        policy: a.policy,
+        queue_size: a.queue,
+        slop_ns: a.slop,
+        age_penalty: a.age_penalty,
+        max_interval_ns: a.max_interval,
+        lower_bounds_ns: a.lower_bound,
+        queue_offsets_ns: a.queue_offset,
+        allow_headerless: a.allow_headerless,
+        sync_arrival_time: a.sync_arrival_time,
+        recommend: a.recommend,
+        speed_mps: a.speed,
+        fx_px: a.fx,
+        depth_m: a.depth,
+        pixel_budget: a.pixel_budget,
+        evidence: a.evidence,
+        evidence_drops: a.evidence_drops,
+    };
+    let r = sync(&a.bag, &o)?;
+    if a.json {
+        render::json(&r)?;
+    } else {
+        render::print(&text(&r))?;
+    }
+    Ok(if r.data_loss() { crate::EXIT_WARN } else { 0 })
+}
+
+fn text(r: &SyncCommandReport) -> String {
+    let mut s = format!("bag: {}\n", r.bag);
+    let mut rows = vec![vec!["input".to_string(), "topic".into(), "type".into(), "messages".into(), "time from".into()]];
+    for (k, t) in r.topics.iter().enumerate() {
+        rows.push(vec![
+            k.to_string(),
+            t.topic.clone(),
+            t.type_name.clone(),
+            t.messages.to_string(),
+            serde_json::to_value(t.stamp_source).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
+        ]);
+    }
+    s.push_str(&table(&rows));
+    if let Some(rep) = &r.report {
+        s.push_str(&format!(
+            "\npolicy {} queue {}{}: {} sets, match rate {:.3}\n",
+            r.policy,
+            r.queue_size,
+            r.slop_ns.map(|x| format!(" slop {:.1} ms", x as f64 / 1e6)).unwrap_or_default(),
+            rep.sets,
+            rep.match_rate
+        ));
+        if let Some(sp) = &rep.span_ns {
+            s.push_str(&format!(
+                "set span (max-min stamp): p50 {} ms, p99 {} ms, max {} ms\n",
+                opt_ms(Some(sp.p50)),
+                opt_ms(Some(sp.p99)),
+                opt_ms(Some(sp.max))
+            ));
+        }
+        if let Some(ea) = &rep.emit_age_ns {
+            s.push_str(&format!(
+                "emit age (completed - newest stamp): p50 {} ms, p99 {} ms\n",
+                opt_ms(Some(ea.p50)),
+                opt_ms(Some(ea.p99))
+            ));
+        }
+        if !rep.drops.is_empty() {
+            s.push_str("drops:");
+            for (k, v) in &rep.drops {
+                s.push_str(&format!(" {k}={v}"));
+            }
+            s.push('\n');
+        }
+    }
+    if let Some(rec) = &r.recommendation {
+        s.push_str(&format!(
+            "\nrecommended ({}): slop {:.1} ms, queue_size {} -> match rate {:.3}\n",
+            rec.policy,
+            rec.recommendation.slop_ns as f64 / 1e6,
+            rec.recommendation.queue_size,
+            rec.recommendation.match_rate
+        ));
+        s.push_str(&format!(
+            "rule: half the fast period {:.1} ms; queue minimum {} (from the receive-lag difference)\n",
+            rec.rule.half_fast_period_ns as f64 / 1e6,
+            rec.rule.queue_min
+        ));
+        if let Some(m) = rec.min_slop_ns {
+            s.push_str(&format!("this recording alone needs slop >= {:.1} ms\n", m as f64 / 1e6));
+        }
+        if let Some(c) = rec.match_rate_at_queue_min_minus_1 {
+            s.push_str(&format!("cliff: match rate {c:.3} one below the queue minimum\n"));
+        }
+    }
+    for d in &r.diagnoses {
+        s.push_str(&format!("diagnosis: {}\n", d.message));
+    }
+    s.push_str(&render::warnings(&r.warnings));
+    s
+}

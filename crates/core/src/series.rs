@@ -1,0 +1,124 @@
+//! Time series extraction: one parallel scan of the bag that reads, per message, its log time,
+//! publish time and stamp (`header.stamp`, a top-level `stamp`, or `/clock`'s `clock`), without
+//! decoding anything else. Every analysis starts from these arrays.
+
+use bagscope_bag::{Bag, Warning};
+use bagscope_msg::{schema_for_channel, MessageSchema, StampLocator, StampSource};
+
+/// Per-topic times, in log-time (arrival) order.
+#[derive(Debug, Clone)]
+pub struct TopicSeries {
+    pub topic: String,
+    pub type_name: String,
+    pub source: StampSource,
+    pub log_time_ns: Vec<i64>,
+    pub publish_time_ns: Vec<i64>,
+    /// Same length as `log_time_ns` when `source` is not `None`, else empty.
+    pub stamp_ns: Vec<i64>,
+    /// Messages whose stamp could not be read (payload too short, bad encapsulation).
+    pub stamp_errors: usize,
+}
+
+/// The schema of each topic, or why there is none.
+pub fn topic_schemas(bag: &Bag) -> Vec<Result<MessageSchema, String>> {
+    bag.topics
+        .iter()
+        .map(|t| {
+            if !t.message_encoding.is_empty() && t.message_encoding != "cdr" {
+                return Err(format!("message encoding '{}' is not CDR", t.message_encoding));
+            }
+            schema_for_channel(&t.type_name, &t.schema_encoding, &t.schema_data)
+                .map_err(|e| e.to_string())
+        })
+        .collect()
+}
+
+/// Stamp locators per topic (`None` source for topics without a usable schema).
+pub fn locators(schemas: &[Result<MessageSchema, String>]) -> Vec<StampLocator> {
+    schemas
+        .iter()
+        .map(|s| match s {
+            Ok(s) => s.stamp_locator(),
+            Err(_) => StampLocator::none(),
+        })
+        .collect()
+}
+
+/// Scans the wanted topics once and returns their series (indexed like `bag.topics`; topics
+/// not wanted are left empty) plus the bag's warnings (open + scan + schema problems).
+pub fn scan_series(bag: &Bag, wanted: &[bool]) -> (Vec<TopicSeries>, Vec<Warning>) {
+    let schemas = topic_schemas(bag);
+    let locs = locators(&schemas);
+    let scan = bag.scan(wanted, |m| {
+        let loc = &locs[m.topic];
+        let stamp = match loc.source() {
+            StampSource::None => Ok(None),
+            _ => loc.read_stamp_ns(m.data).map_err(|_| ()),
+        };
+        (m.publish_time_ns, stamp)
+    });
+    let mut out: Vec<TopicSeries> = bag
+        .topics
+        .iter()
+        .enumerate()
+        .map(|(i, t)| TopicSeries {
+            topic: t.name.clone(),
+            type_name: t.type_name.clone(),
+            source: locs[i].source(),
+            log_time_ns: Vec::new(),
+            publish_time_ns: Vec::new(),
+            stamp_ns: Vec::new(),
+            stamp_errors: 0,
+        })
+        .collect();
+    for it in &scan.items {
+        let s = &mut out[it.topic];
+        let (publish, stamp) = &it.value;
+        match stamp {
+            Ok(Some(ns)) => {
+                s.log_time_ns.push(it.log_time_ns);
+                s.publish_time_ns.push(*publish);
+                s.stamp_ns.push(*ns);
+            }
+            Ok(None) if s.source == StampSource::None => {
+                s.log_time_ns.push(it.log_time_ns);
+                s.publish_time_ns.push(*publish);
+            }
+            // A stamp we should have found but could not read: keep the message out of the
+            // stamp arrays (so they stay aligned) and count it.
+            _ => s.stamp_errors += 1,
+        }
+    }
+    let mut warnings = bag.open_warnings();
+    warnings.extend(scan.warnings);
+    for (i, s) in out.iter().enumerate() {
+        if !wanted.get(i).copied().unwrap_or(false) {
+            continue;
+        }
+        if let Err(e) = &schemas[i] {
+            warnings.push(
+                Warning::new(
+                    "schema_unusable",
+                    format!("no usable schema ({e}): only log times are available"),
+                )
+                .topic(&s.topic),
+            );
+        }
+        if s.stamp_errors > 0 {
+            warnings.push(
+                Warning::new(
+                    "stamp_unreadable",
+                    format!(
+                        "{} message(s) whose stamp could not be read (malformed payload): left out of timing analyses",
+                        s.stamp_errors
+                    ),
+                )
+                .topic(&s.topic)
+                .loss(),
+            );
+        }
+    }
+    warnings.sort();
+    warnings.dedup();
+    (out, warnings)
+}

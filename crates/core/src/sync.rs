@@ -1,0 +1,329 @@
+//! `bagscope sync`: replay the bag's arrivals through a message_filters policy, or sweep slop and
+//! queue size to recommend them.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use bagscope_bag::{Bag, Warning};
+use bagscope_msg::StampSource;
+use bagscope_sync::{
+    diagnose, emulate, recommend, summarize, Arrival, DiagnoseHints, Diagnosis, Policy,
+    RecommendInput, Recommendation, SyncConfig, SyncOutcome, SyncReport, TopicSeries,
+};
+
+use crate::series::{locators, topic_schemas};
+use crate::Error;
+
+#[derive(Debug, Clone)]
+pub struct SyncOptions {
+    pub topics: Vec<String>,
+    pub policy: Policy,
+    pub queue_size: usize,
+    pub slop_ns: Option<i64>,
+    pub age_penalty: Option<f64>,
+    pub max_interval_ns: Option<i64>,
+    pub lower_bounds_ns: Vec<(String, i64)>,
+    pub queue_offsets_ns: Vec<(String, i64)>,
+    pub allow_headerless: bool,
+    pub sync_arrival_time: bool,
+    pub recommend: bool,
+    pub speed_mps: Option<f64>,
+    pub fx_px: Option<f64>,
+    pub depth_m: Option<f64>,
+    pub pixel_budget: Option<f64>,
+    pub evidence: Option<PathBuf>,
+    /// Dropped messages go to their own file: the evidence file holds exactly one line per set.
+    pub evidence_drops: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TopicUsed {
+    pub topic: String,
+    #[serde(rename = "type")]
+    pub type_name: String,
+    pub messages: usize,
+    pub stamp_source: StampSource,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SyncCommandReport {
+    pub bag: String,
+    pub topics: Vec<TopicUsed>,
+    pub policy: Policy,
+    pub queue_size: usize,
+    pub slop_ns: Option<i64>,
+    #[serde(flatten)]
+    pub report: Option<SyncReport>,
+    pub diagnoses: Vec<Diagnosis>,
+    #[serde(flatten)]
+    pub recommendation: Option<Recommendation>,
+    pub warnings: Vec<Warning>,
+}
+
+impl SyncCommandReport {
+    pub fn data_loss(&self) -> bool {
+        self.warnings.iter().any(|w| w.data_loss)
+    }
+}
+
+fn lookup(names: &[String], list: &[(String, i64)], what: &str) -> Result<Vec<i64>, Error> {
+    let mut v = vec![0i64; names.len()];
+    for (t, d) in list {
+        let i = names
+            .iter()
+            .position(|n| n == t)
+            .ok_or_else(|| Error::Usage(format!("{what} names topic {t}, which is not in --topics")))?;
+        v[i] = *d;
+    }
+    Ok(v)
+}
+
+/// The arrivals of the chosen topics in log-time order, with the per-topic message count.
+fn arrivals(bag: &Bag, names: &[String]) -> Result<(Vec<Arrival>, Vec<TopicUsed>, Vec<Warning>), Error> {
+    let idx: Vec<usize> = names
+        .iter()
+        .map(|n| bag.topic_index(n))
+        .collect::<Result<_, _>>()?;
+    let mut wanted = vec![false; bag.topics.len()];
+    let mut slot = vec![usize::MAX; bag.topics.len()];
+    for (k, &i) in idx.iter().enumerate() {
+        if wanted[i] {
+            return Err(Error::Usage(format!("topic {} given twice", bag.topics[i].name)));
+        }
+        wanted[i] = true;
+        slot[i] = k;
+    }
+    let schemas = topic_schemas(bag);
+    let locs = locators(&schemas);
+    let scan = bag.scan(&wanted, |m| {
+        let loc = &locs[m.topic];
+        match loc.source() {
+            StampSource::None => Ok(None),
+            _ => loc.read_stamp_ns(m.data).map_err(|_| ()),
+        }
+    });
+    let mut warnings = bag.open_warnings();
+    warnings.extend(scan.warnings);
+    let mut out = Vec::with_capacity(scan.items.len());
+    let mut counts = vec![0usize; names.len()];
+    let mut bad = vec![0usize; names.len()];
+    for it in &scan.items {
+        let k = slot[it.topic];
+        match it.value {
+            Ok(stamp) => {
+                counts[k] += 1;
+                out.push(Arrival {
+                    topic: k,
+                    stamp_ns: stamp,
+                    arrival_ns: it.log_time_ns,
+                });
+            }
+            Err(()) => bad[k] += 1,
+        }
+    }
+    let used = idx
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| {
+            if bad[k] > 0 {
+                warnings.push(
+                    Warning::new(
+                        "stamp_unreadable",
+                        format!("{} message(s) with an unreadable stamp were not fed to the synchronizer", bad[k]),
+                    )
+                    .topic(&bag.topics[i].name)
+                    .loss(),
+                );
+            }
+            if locs[i].source() == StampSource::None {
+                warnings.push(
+                    Warning::new(
+                        "headerless",
+                        "topic has no header stamp: message_filters would reject it unless allow_headerless is set (log time used as its time)",
+                    )
+                    .topic(&bag.topics[i].name),
+                );
+            }
+            TopicUsed {
+                topic: bag.topics[i].name.clone(),
+                type_name: bag.topics[i].type_name.clone(),
+                messages: counts[k],
+                stamp_source: locs[i].source(),
+            }
+        })
+        .collect();
+    Ok((out, used, warnings))
+}
+
+fn stamp_axes_split(arr: &[Arrival], n: usize) -> bool {
+    // Epoch stamps (after 1973) on some topics and small ones on others cannot be paired.
+    const WALL_MIN_NS: i64 = 100_000_000 * 1_000_000_000;
+    let mut wall = vec![None; n];
+    for a in arr {
+        if let Some(s) = a.stamp_ns {
+            if s != 0 {
+                wall[a.topic].get_or_insert(s >= WALL_MIN_NS);
+            }
+        }
+    }
+    let kinds: Vec<bool> = wall.into_iter().flatten().collect();
+    kinds.iter().any(|&w| w) && kinds.iter().any(|&w| !w)
+}
+
+pub fn sync(path: &Path, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
+    if o.topics.len() < 2 || o.topics.len() > 9 {
+        return Err(Error::Usage(format!(
+            "--topics needs 2 to 9 topics, got {}",
+            o.topics.len()
+        )));
+    }
+    let bag = Bag::open(path)?;
+    let (arr, used, mut warnings) = arrivals(&bag, &o.topics)?;
+    let n = o.topics.len();
+    let mut cfg = SyncConfig::new(o.policy, n, o.queue_size);
+    if let Some(s) = o.slop_ns {
+        cfg.slop_ns = s;
+    }
+    if let Some(a) = o.age_penalty {
+        cfg.age_penalty = a;
+    }
+    cfg.max_interval_ns = o.max_interval_ns;
+    cfg.lower_bounds_ns = lookup(&o.topics, &o.lower_bounds_ns, "--lower-bound")?;
+    cfg.queue_offset_ns = lookup(&o.topics, &o.queue_offsets_ns, "--queue-offset")?;
+    cfg.allow_headerless = o.allow_headerless;
+    cfg.sync_arrival_time = o.sync_arrival_time;
+    cfg.validate().map_err(|e| Error::Usage(e.to_string()))?;
+    let split = stamp_axes_split(&arr, n);
+    if split {
+        warnings.push(Warning::new(
+            "split_clock_axes",
+            "the topics' stamps are on different clocks (wall vs sim/relative): no synchronizer can pair them; see `bagscope clocks`",
+        ));
+    }
+
+    let recommendation = if o.recommend {
+        let mut series: Vec<TopicSeries> = (0..n)
+            .map(|_| TopicSeries {
+                stamps_ns: Vec::new(),
+                arrival_ns: Vec::new(),
+            })
+            .collect();
+        for a in &arr {
+            // Header-less messages take their arrival time, as allow_headerless would.
+            let s = &mut series[a.topic];
+            s.stamps_ns.push(a.stamp_ns.unwrap_or(a.arrival_ns));
+            s.arrival_ns.push(a.arrival_ns);
+        }
+        let policy = if o.policy == Policy::Approx && o.max_interval_ns.is_some() {
+            Policy::Approx
+        } else {
+            Policy::ApproxPy
+        };
+        let mut input = RecommendInput::new(policy, series);
+        input.speed_mps = o.speed_mps;
+        input.fx_px = o.fx_px;
+        input.depth_m = o.depth_m;
+        input.pixel_budget = o.pixel_budget;
+        Some(recommend(&input).map_err(|e| Error::Analysis(e.to_string()))?)
+    } else {
+        None
+    };
+
+    let (report, diagnoses) = if o.recommend {
+        (None, Vec::new())
+    } else {
+        let outcome = emulate(&cfg, &arr).map_err(|e| Error::Analysis(e.to_string()))?;
+        if let Some(p) = &o.evidence {
+            write_sets(p, &o.topics, &arr, &outcome)?;
+        }
+        if let Some(p) = &o.evidence_drops {
+            write_drops(p, &o.topics, &arr, &outcome)?;
+        }
+        let report = summarize(&cfg, &arr, &outcome);
+        let hints = DiagnoseHints {
+            split_clock_axes: split,
+            headerless_topics: used
+                .iter()
+                .enumerate()
+                .filter(|(_, u)| u.stamp_source == StampSource::None)
+                .map(|(k, _)| k)
+                .collect(),
+            ..Default::default()
+        };
+        let d = diagnose(&cfg, &arr, &outcome, &hints);
+        (Some(report), d)
+    };
+    warnings.sort();
+    warnings.dedup();
+    Ok(SyncCommandReport {
+        bag: path.display().to_string(),
+        topics: used,
+        policy: o.policy,
+        queue_size: o.queue_size,
+        slop_ns: o.slop_ns,
+        report,
+        diagnoses,
+        recommendation,
+        warnings,
+    })
+}
+
+#[derive(Serialize)]
+struct EvMember<'a> {
+    topic: &'a str,
+    index: usize,
+    stamp_ns: Option<i64>,
+    log_time_ns: i64,
+}
+
+fn jsonl(path: &Path, lines: impl Iterator<Item = serde_json::Value>) -> Result<(), Error> {
+    let io = |e: std::io::Error| {
+        Error::Analysis(format!("cannot write evidence file {}: {e}", path.display()))
+    };
+    let f = std::fs::File::create(path).map_err(io)?;
+    let mut w = std::io::BufWriter::new(f);
+    for l in lines {
+        writeln!(w, "{l}").map_err(io)?;
+    }
+    w.flush().map_err(io)
+}
+
+/// One JSON line per emitted set, in emit order.
+fn write_sets(path: &Path, names: &[String], arr: &[Arrival], o: &SyncOutcome) -> Result<(), Error> {
+    jsonl(path, o.sets.iter().map(|s| {
+        let members: Vec<EvMember> = s
+            .members
+            .iter()
+            .zip(&s.member_arrivals)
+            .enumerate()
+            .map(|(k, (&index, &ai))| EvMember {
+                topic: &names[k],
+                index,
+                stamp_ns: arr[ai].stamp_ns,
+                log_time_ns: arr[ai].arrival_ns,
+            })
+            .collect();
+        serde_json::json!({
+            "members": members,
+            "span_ns": s.stamps_ns.iter().max().copied().unwrap_or(0) - s.stamps_ns.iter().min().copied().unwrap_or(0),
+            "emit_log_time_ns": s.emit_arrival_ns,
+        })
+    }))
+}
+
+/// One JSON line per message that never made it into a set, with the reason.
+fn write_drops(path: &Path, names: &[String], arr: &[Arrival], o: &SyncOutcome) -> Result<(), Error> {
+    jsonl(path, o.drops.iter().map(|d| {
+        serde_json::json!({
+            "dropped": {
+                "topic": names[d.topic],
+                "index": d.index,
+                "stamp_ns": d.stamp_ns,
+                "log_time_ns": arr.get(d.arrival_index).map(|a| a.arrival_ns),
+                "reason": d.reason,
+            }
+        })
+    }))
+}
