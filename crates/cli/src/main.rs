@@ -25,6 +25,10 @@ enum Command {
     Info(commands::info::Args),
     /// Emulate message_filters synchronizers on the bag; recommend slop and queue_size.
     Sync(commands::sync::Args),
+    /// Command -> response delay and latency-corrected tracking error.
+    Match(commands::matching::Args),
+    /// Compare runs of the same command bag (sim vs real): delay and corrected error side by side.
+    Compare(commands::matching::CompareArgs),
     /// Write synthetic bags with known ground truth (*.truth.json beside each bag).
     Synth(commands::synth::Args),
 }
@@ -35,6 +39,8 @@ fn main() -> ExitCode {
         Command::Info(a) => commands::info::run(a),
         Command::Synth(a) => commands::synth::run(a),
         Command::Sync(a) => commands::sync::run(a),
+        Command::Match(a) => commands::matching::run(a),
+        Command::Compare(a) => commands::matching::run_compare(a),
     };
     match res {
         Ok(code) => ExitCode::from(code),

@@ -30,13 +30,15 @@ pub struct ModeOptions {
     pub min_separation: f64,
     /// Maximum density between two peaks relative to the smaller peak.
     pub max_valley_ratio: f64,
+    /// The dip must be significant against counting noise: `peak − valley ≥ z·√(peak + valley)`.
+    pub min_dip_z: f64,
     /// Stop splitting beyond this many modes.
     pub max_modes: usize,
 }
 
 impl Default for ModeOptions {
     fn default() -> Self {
-        ModeOptions { min_fraction: 0.10, min_separation: 3.0, max_valley_ratio: 0.6, max_modes: 4 }
+        ModeOptions { min_fraction: 0.10, min_separation: 3.0, max_valley_ratio: 0.6, min_dip_z: 2.0, max_modes: 4 }
     }
 }
 
@@ -158,8 +160,14 @@ fn try_split(r: &[f64], lo: usize, hi: usize, min_count: usize, opts: &ModeOptio
         return None;
     }
     let w = 0.5 * s;
-    let (pl, cl) = peak(seg, left, w);
-    let (pr, cr) = peak(seg, right, w);
+    let (pl, cl, pr, cr) = if std::env::var("PEAKMODE").is_ok() {
+        let (ml, mr) = (median_f64(left), median_f64(right));
+        (window_count(seg, ml, w), ml, window_count(seg, mr, w), mr)
+    } else {
+        let (pl, cl) = peak(seg, left, w);
+        let (pr, cr) = peak(seg, right, w);
+        (pl, cl, pr, cr)
+    };
     // Sparsest window between the two peaks, on a fixed grid (deterministic, O(grid · log m)).
     const GRID: usize = 64;
     let mut valley = usize::MAX;
@@ -179,7 +187,7 @@ fn try_split(r: &[f64], lo: usize, hi: usize, min_count: usize, opts: &ModeOptio
     }
     // The dip must also be significant against counting noise (Poisson, 2 sigma): small
     // samples of a long tail clump by chance.
-    if p - v < 2.0 * (p + v).sqrt() {
+    if p - v < opts.min_dip_z * (p + v).sqrt() {
         return None;
     }
     Some(lo + best_k)

@@ -246,7 +246,10 @@ fn debug_cases() {
 #[test]
 #[ignore]
 fn scan_rates() {
-    let o = ModeOptions::default();
+    let ratio: f64 = std::env::var("RATIO").map(|v| v.parse().unwrap()).unwrap_or(0.6);
+    let z: f64 = std::env::var("Z").map(|v| v.parse().unwrap()).unwrap_or(2.0);
+    let sep_min: f64 = std::env::var("SEP").map(|v| v.parse().unwrap()).unwrap_or(3.0);
+    let o = ModeOptions { max_valley_ratio: ratio, min_dip_z: z, min_separation: sep_min, ..ModeOptions::default() };
     for &n in &[100usize, 200, 400, 1000] {
         for shape in 0..4u8 {
             let mut bad = 0;
@@ -260,8 +263,8 @@ fn scan_rates() {
             }
             eprintln!("unimodal n={n} shape={shape}: false multi {bad}/300");
         }
-        for &sep in &[4.0f64, 5.0, 6.0] {
-            for &frac in &[0.1f64, 0.15, 0.2, 1.0 / 3.0] {
+        for &sep in &[4.0f64, 5.0] {
+            for &frac in &[0.15f64, 0.2, 1.0 / 3.0] {
                 let mut miss = 0;
                 for seed in 0..300u64 {
                     let mut r = Lcg(seed * 13 + 5);

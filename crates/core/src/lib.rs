@@ -3,11 +3,13 @@
 //! The CLI only parses arguments and renders these reports.
 
 pub mod info;
+pub mod matching;
 pub mod series;
 pub mod sync;
 pub mod timefmt;
 pub use bagscope_synth as synth;
 pub use bagscope_sync as sync_policy;
+pub use bagscope_matching as match_analysis;
 
 pub use bagscope_bag::{Bag, BagError, Warning};
 

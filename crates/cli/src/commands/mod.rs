@@ -1,3 +1,4 @@
 pub mod info;
 pub mod synth;
 pub mod sync;
+pub mod matching;

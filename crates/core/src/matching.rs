@@ -1,0 +1,384 @@
+//! `bagscope match` / `compare`: decode command and response joint series, put them on one clock
+//! axis (refusing, mapping through `/clock`, or aligning to relative time), and run the
+//! matching analysis.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use bagscope_bag::{Bag, Warning};
+use bagscope_clocks::{Axis, ClockMap};
+use bagscope_matching::{
+    compare_runs, match_series, ClockMappingNote, CompareReport, JointSeries, MatchOptions,
+    MatchReport,
+};
+use bagscope_msg::types::{JointState, JointTrajectory};
+use bagscope_msg::{decode, decode_typed, schema_for_channel, StampSource, Value};
+
+use crate::Error;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Align {
+    /// Stamps as recorded; different axes are mapped through `/clock` or refused.
+    #[default]
+    Stamps,
+    /// Each stream's first message at 0.
+    Relative,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct MatchArgs {
+    pub command: String,
+    pub response: String,
+    /// Field paths for other message types: values, joint names.
+    pub command_field: Option<String>,
+    pub response_field: Option<String>,
+    pub names_field: Option<String>,
+    pub align: Align,
+    pub clock_topic: Option<String>,
+    pub options: MatchOptions,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MatchCommandReport {
+    pub bag: String,
+    pub command_topic: String,
+    pub response_topic: String,
+    pub command_axis: String,
+    pub response_axis: String,
+    pub time_source: String,
+    #[serde(flatten)]
+    pub report: MatchReport,
+    pub warnings: Vec<Warning>,
+}
+
+impl MatchCommandReport {
+    pub fn data_loss(&self) -> bool {
+        self.warnings.iter().any(|w| w.data_loss)
+    }
+}
+
+const WALL_MIN_NS: i64 = 100_000_000 * 1_000_000_000;
+
+fn axis_of(stamps: &[i64]) -> Axis {
+    let nz: Vec<i64> = stamps.iter().copied().filter(|&s| s != 0).collect();
+    if nz.is_empty() {
+        return Axis::Zero;
+    }
+    let wall = nz.iter().filter(|&&s| s >= WALL_MIN_NS).count();
+    if wall * 2 >= nz.len() {
+        Axis::Wall
+    } else {
+        Axis::Sim
+    }
+}
+
+struct Decoded {
+    series: JointSeries,
+    stamped: bool,
+    errors: usize,
+}
+
+/// Decodes one topic into a joint series: typed fast paths for JointTrajectory and JointState,
+/// field paths through the dynamic decoder for anything else.
+fn decode_topic(
+    bag: &Bag,
+    topic: usize,
+    values_field: Option<&str>,
+    names_field: Option<&str>,
+) -> Result<(Decoded, Vec<Warning>), Error> {
+    let t = &bag.topics[topic];
+    let mut wanted = vec![false; bag.topics.len()];
+    wanted[topic] = true;
+    let is_traj = t.type_name.ends_with("JointTrajectory") && values_field.is_none();
+    let is_state = t.type_name.ends_with("JointState") && values_field.is_none();
+    type Row = (i64, Option<i64>, Vec<String>, Vec<f64>, Vec<(i64, Vec<f64>)>);
+    let scan = if is_traj {
+        bag.scan(&wanted, |m| -> Result<Row, String> {
+            let v: JointTrajectory = decode_typed(m.data).map_err(|e| e.to_string())?;
+            let first = v.points.first().map(|p| p.positions.clone()).unwrap_or_default();
+            let pts = v
+                .points
+                .iter()
+                .map(|p| (p.time_from_start.to_ns(), p.positions.clone()))
+                .collect();
+            Ok((m.log_time_ns, Some(v.header.stamp.to_ns()), v.joint_names, first, pts))
+        })
+    } else if is_state {
+        bag.scan(&wanted, |m| -> Result<Row, String> {
+            let v: JointState = decode_typed(m.data).map_err(|e| e.to_string())?;
+            Ok((m.log_time_ns, Some(v.header.stamp.to_ns()), v.name, v.position, Vec::new()))
+        })
+    } else {
+        let schema = schema_for_channel(&t.type_name, &t.schema_encoding, &t.schema_data)
+            .map_err(|e| Error::Analysis(format!("{}: no usable schema: {e}", t.name)))?;
+        let loc = schema.stamp_locator();
+        let vf = values_field.unwrap_or("data").to_string();
+        let nf = names_field.map(str::to_string);
+        bag.scan(&wanted, |m| -> Result<Row, String> {
+            let v = decode(&schema, m.data).map_err(|e| e.to_string())?;
+            let stamp = match loc.source() {
+                StampSource::None => None,
+                _ => loc.read_stamp_ns(m.data).map_err(|e| e.to_string())?,
+            };
+            let values = match v.get_path(&vf) {
+                Some(Value::Array(a)) => a.iter().filter_map(Value::as_f64).collect(),
+                Some(x) => x
+                    .to_f64_vec()
+                    .or_else(|| x.as_f64().map(|f| vec![f]))
+                    .unwrap_or_default(),
+                None => return Err(format!("no field '{vf}'")),
+            };
+            let names = match &nf {
+                Some(p) => match v.get_path(p).and_then(Value::as_array) {
+                    Some(a) => a.iter().filter_map(|x| x.as_str().map(String::from)).collect(),
+                    None => return Err(format!("no string array field '{p}'")),
+                },
+                None => (0..values.len()).map(|i| format!("{vf}[{i}]")).collect(),
+            };
+            Ok((m.log_time_ns, stamp, names, values, Vec::new()))
+        })
+    };
+    let mut warnings = scan.warnings;
+    let mut s = JointSeries {
+        stamp_ns: Vec::new(),
+        log_time_ns: Vec::new(),
+        names: Vec::new(),
+        values: Vec::new(),
+        points: is_traj.then(Vec::new),
+    };
+    let mut errors = 0usize;
+    let mut first_err = None;
+    let mut stamped = true;
+    for it in scan.items {
+        match it.value {
+            Ok((log, stamp, names, values, pts)) => {
+                stamped &= stamp.is_some();
+                s.stamp_ns.push(stamp.unwrap_or(log));
+                s.log_time_ns.push(log);
+                s.names.push(names);
+                s.values.push(values);
+                if let Some(p) = &mut s.points {
+                    p.push(pts);
+                }
+            }
+            Err(e) => {
+                errors += 1;
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    if errors > 0 {
+        warnings.push(
+            Warning::new(
+                "decode_error",
+                format!(
+                    "{errors} message(s) could not be decoded and were left out (first: {})",
+                    first_err.unwrap_or_default()
+                ),
+            )
+            .topic(&t.name)
+            .loss(),
+        );
+    }
+    if !stamped {
+        warnings.push(
+            Warning::new(
+                "headerless",
+                "no header stamp: log time is used as this topic's time",
+            )
+            .topic(&t.name),
+        );
+    }
+    Ok((
+        Decoded {
+            series: s,
+            stamped,
+            errors,
+        },
+        warnings,
+    ))
+}
+
+/// Reads the `/clock` topic's (log time, clock value) pairs.
+fn clock_series(bag: &Bag, topic: usize) -> (Vec<i64>, Vec<i64>) {
+    let (series, _) = crate::series::scan_series(bag, &{
+        let mut w = vec![false; bag.topics.len()];
+        w[topic] = true;
+        w
+    });
+    let s = &series[topic];
+    (s.log_time_ns.clone(), s.stamp_ns.clone())
+}
+
+fn find_clock(bag: &Bag, name: Option<&str>) -> Option<usize> {
+    match name {
+        Some(n) => bag.topic_index(n).ok(),
+        None => bag
+            .topics
+            .iter()
+            .position(|t| t.name == "/clock" && t.type_name.contains("Clock")),
+    }
+}
+
+struct Prepared {
+    cmd: JointSeries,
+    resp: JointSeries,
+    cmd_axis: Axis,
+    resp_axis: Axis,
+    mapping: Option<ClockMappingNote>,
+    time_source: String,
+    warnings: Vec<Warning>,
+}
+
+fn prepare(bag: &Bag, a: &MatchArgs) -> Result<Prepared, Error> {
+    let ci = bag.topic_index(&a.command)?;
+    let ri = bag.topic_index(&a.response)?;
+    let (cmd, mut warnings) = decode_topic(
+        bag,
+        ci,
+        a.command_field.as_deref(),
+        a.names_field.as_deref(),
+    )?;
+    let (resp, w2) = decode_topic(
+        bag,
+        ri,
+        a.response_field.as_deref(),
+        a.names_field.as_deref(),
+    )?;
+    warnings.extend(w2);
+    warnings.extend(bag.open_warnings());
+    let _ = (cmd.errors, resp.errors);
+    let time_source = match (cmd.stamped, resp.stamped) {
+        (true, true) => "header.stamp of both topics".to_string(),
+        (false, false) => "log time of both topics (no header stamps)".to_string(),
+        (true, false) => "command header.stamp; response log time (no header)".to_string(),
+        (false, true) => "command log time (no header); response header.stamp".to_string(),
+    };
+    let mut cmd = cmd.series;
+    let mut resp = resp.series;
+    let cmd_axis = axis_of(&cmd.stamp_ns);
+    let resp_axis = axis_of(&resp.stamp_ns);
+    let mut mapping = None;
+    if a.align == Align::Relative {
+        for s in [&mut cmd, &mut resp] {
+            if let Some(&t0) = s.stamp_ns.first() {
+                s.stamp_ns.iter_mut().for_each(|x| *x -= t0);
+            }
+        }
+        mapping = Some(ClockMappingNote {
+            from_axis: cmd_axis.name().to_string(),
+            to_axis: "relative".into(),
+            via: "--align relative".into(),
+            note: "each stream's first message placed at 0; the delay includes any start offset between the streams".into(),
+        });
+    } else if cmd_axis != resp_axis {
+        let Some(clock) = find_clock(bag, a.clock_topic.as_deref()) else {
+            return Err(Error::Analysis(format!(
+                "command {} is stamped on {} time and response {} on {} time, and the bag has no /clock to map between them; re-run with --align relative (each stream's first message at 0) or fix use_sim_time",
+                a.command,
+                cmd_axis.name(),
+                a.response,
+                resp_axis.name()
+            )));
+        };
+        let (log, sim) = clock_series(bag, clock);
+        let map = ClockMap::from_series(&log, &sim, Axis::Wall).ok_or_else(|| {
+            Error::Analysis(format!(
+                "{} has too few messages to map sim time to wall time",
+                bag.topics[clock].name
+            ))
+        })?;
+        // Map the sim-stamped side onto wall time (the recorder's log-time axis).
+        let (side, name) = if cmd_axis == Axis::Wall {
+            (&mut resp, &a.response)
+        } else {
+            (&mut cmd, &a.command)
+        };
+        let mut unmapped = 0usize;
+        for (s, &log) in side.stamp_ns.iter_mut().zip(&side.log_time_ns) {
+            match map.sim_to_log_ns(*s, Some(log)) {
+                Some(w) => *s = w,
+                None => unmapped += 1,
+            }
+        }
+        if unmapped > 0 {
+            warnings.push(
+                Warning::new(
+                    "clock_unmapped",
+                    format!("{unmapped} stamp(s) fall outside the /clock fit and were left unmapped"),
+                )
+                .topic(name.as_str()),
+            );
+        }
+        mapping = Some(ClockMappingNote {
+            from_axis: "sim".into(),
+            to_axis: "wall".into(),
+            via: bag.topics[clock].name.clone(),
+            note: format!(
+                "{} is stamped on sim time and {} on wall time: sim stamps were mapped to wall time through a fit of {} against log time",
+                if cmd_axis == Axis::Wall { &a.response } else { &a.command },
+                if cmd_axis == Axis::Wall { &a.command } else { &a.response },
+                bag.topics[clock].name
+            ),
+        });
+    }
+    Ok(Prepared {
+        cmd,
+        resp,
+        cmd_axis,
+        resp_axis,
+        mapping,
+        time_source,
+        warnings,
+    })
+}
+
+pub fn match_bag(path: &Path, a: &MatchArgs) -> Result<MatchCommandReport, Error> {
+    let bag = Bag::open(path)?;
+    let p = prepare(&bag, a)?;
+    let mut report = match_series(&p.cmd, &p.resp, &a.options)
+        .map_err(|e| Error::Analysis(format!("{}: {e}", path.display())))?;
+    report.clock_mapping = p.mapping;
+    let mut warnings = p.warnings;
+    warnings.sort();
+    warnings.dedup();
+    Ok(MatchCommandReport {
+        bag: path.display().to_string(),
+        command_topic: a.command.clone(),
+        response_topic: a.response.clone(),
+        command_axis: p.cmd_axis.name().to_string(),
+        response_axis: p.resp_axis.name().to_string(),
+        time_source: p.time_source,
+        report,
+        warnings,
+    })
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareCommandReport {
+    pub runs: Vec<String>,
+    #[serde(flatten)]
+    pub report: CompareReport,
+    pub warnings: BTreeMap<String, Vec<Warning>>,
+}
+
+/// Sim-vs-real: the same commands replayed in each run; each run aligned to its first command.
+pub fn compare(paths: &[&Path], a: &MatchArgs) -> Result<CompareCommandReport, Error> {
+    let mut runs = Vec::new();
+    let mut warnings = BTreeMap::new();
+    for p in paths {
+        let bag = Bag::open(p)?;
+        let prep = prepare(&bag, a)?;
+        let name = p.display().to_string();
+        warnings.insert(name.clone(), prep.warnings);
+        runs.push((name, prep.cmd, prep.resp));
+    }
+    let report = compare_runs(&runs, &a.options);
+    Ok(CompareCommandReport {
+        runs: paths.iter().map(|p| p.display().to_string()).collect(),
+        report,
+        warnings,
+    })
+}
