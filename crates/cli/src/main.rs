@@ -29,6 +29,8 @@ enum Command {
     Match(commands::matching::Args),
     /// Compare runs of the same command bag (sim vs real): delay and corrected error side by side.
     Compare(commands::matching::CompareArgs),
+    /// Message contract checks (images, camera info, joints, point clouds, stamps).
+    Check(commands::check::Args),
     /// Write synthetic bags with known ground truth (*.truth.json beside each bag).
     Synth(commands::synth::Args),
 }
@@ -39,6 +41,7 @@ fn main() -> ExitCode {
         Command::Info(a) => commands::info::run(a),
         Command::Synth(a) => commands::synth::run(a),
         Command::Sync(a) => commands::sync::run(a),
+        Command::Check(a) => commands::check::run(a),
         Command::Match(a) => commands::matching::run(a),
         Command::Compare(a) => commands::matching::run_compare(a),
     };

@@ -3,9 +3,14 @@
 use bagscope_clocks::{analyze, ClocksOptions, TopicTimes};
 
 fn main() {
-    let path = std::env::args().nth(1).expect("usage: clocks_report FILE.json");
+    let path = std::env::args()
+        .nth(1)
+        .expect("usage: clocks_report FILE.json");
     let text = std::fs::read_to_string(&path).expect("read input");
     let topics: Vec<TopicTimes> = serde_json::from_str(&text).expect("parse TopicTimes array");
     let report = analyze(&topics, &ClocksOptions::default());
-    println!("{}", serde_json::to_string_pretty(&report).expect("serialise"));
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&report).expect("serialise")
+    );
 }

@@ -25,7 +25,7 @@ impl Line {
 }
 
 pub(crate) fn f64_to_i64(y: f64) -> Option<i64> {
-    if y.is_finite() && y < 9.223_372_036_854_776e18 && y >= -9.223_372_036_854_776e18 {
+    if y.is_finite() && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&y) {
         Some(y.round() as i64)
     } else {
         None
@@ -82,21 +82,35 @@ pub(crate) fn robust_line(xs: &[i64], ys: &[i64]) -> Option<RobustFit> {
     steps.sort_unstable_by(|a, b| a.total_cmp(b));
     let slope0 = quantile_sorted_f64(&steps, 0.5);
     let x0 = xs[0];
-    let mut off: Vec<f64> =
-        (0..n).map(|i| (ys[i] as i128 - ys[0] as i128) as f64 - slope0 * (xs[i] as i128 - x0 as i128) as f64).collect();
+    let mut off: Vec<f64> = (0..n)
+        .map(|i| {
+            (ys[i] as i128 - ys[0] as i128) as f64 - slope0 * (xs[i] as i128 - x0 as i128) as f64
+        })
+        .collect();
     let resid = off.clone();
     off.sort_unstable_by(|a, b| a.total_cmp(b));
     let c = quantile_sorted_f64(&off, 0.5);
     let mut dev: Vec<f64> = off.iter().map(|r| (r - c).abs()).collect();
     dev.sort_unstable_by(|a, b| a.total_cmp(b));
     let thr = (4.0 * 1.4826 * quantile_sorted_f64(&dev, 0.5)).max(FLOOR_NS);
-    let (kx, ky): (Vec<i64>, Vec<i64>) =
-        (0..n).filter(|&i| (resid[i] - c).abs() <= thr).map(|i| (xs[i], ys[i])).unzip();
-    let f = LinearFit::fit_robust(&kx, &ky, 3.0, FLOOR_NS).or_else(|| LinearFit::fit_robust(xs, ys, 3.0, FLOOR_NS))?;
+    let (kx, ky): (Vec<i64>, Vec<i64>) = (0..n)
+        .filter(|&i| (resid[i] - c).abs() <= thr)
+        .map(|i| (xs[i], ys[i]))
+        .unzip();
+    let f = LinearFit::fit_robust(&kx, &ky, 3.0, FLOOR_NS)
+        .or_else(|| LinearFit::fit_robust(xs, ys, 3.0, FLOOR_NS))?;
     if !(f.slope.is_finite() && f.y_at_x0.is_finite()) {
         return None;
     }
-    Some(RobustFit { line: Line { slope: f.slope, x0: f.x0, y_at_x0: f.y_at_x0 }, residual_rms: f.residual_rms, n: f.n })
+    Some(RobustFit {
+        line: Line {
+            slope: f.slope,
+            x0: f.x0,
+            y_at_x0: f.y_at_x0,
+        },
+        residual_rms: f.residual_rms,
+        n: f.n,
+    })
 }
 
 #[cfg(test)]
@@ -106,7 +120,9 @@ mod tests {
     #[test]
     fn rate_with_pause() {
         // 0.9x sim with a 2 s pause in the middle (clock keeps publishing the same value).
-        let log: Vec<i64> = (0..2000).map(|i| 1_700_000_000_000_000_000 + i * 10_000_000).collect();
+        let log: Vec<i64> = (0..2000)
+            .map(|i| 1_700_000_000_000_000_000 + i * 10_000_000)
+            .collect();
         let mut sim = Vec::new();
         let mut s = 5_000_000_000i64;
         for i in 0..2000 {

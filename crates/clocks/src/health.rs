@@ -48,7 +48,11 @@ pub(crate) struct HealthParams {
 /// Median of the strictly positive consecutive differences: the nominal period, unaffected by
 /// resets, reorderings and duplicates.
 pub(crate) fn median_positive_period(t: &[i64]) -> Option<i64> {
-    let mut d: Vec<i64> = t.windows(2).map(|w| w[1].saturating_sub(w[0])).filter(|&d| d > 0).collect();
+    let mut d: Vec<i64> = t
+        .windows(2)
+        .map(|w| w[1].saturating_sub(w[0]))
+        .filter(|&d| d > 0)
+        .collect();
     if d.is_empty() {
         return None;
     }
@@ -60,7 +64,9 @@ pub(crate) fn median_positive_period(t: &[i64]) -> Option<i64> {
 /// reorderings on fast topics stay "non-monotonic") and at most `jump_cap_ns` (so a reset on a
 /// slow topic is still a jump).
 pub(crate) fn jump_threshold(period: Option<i64>, p: &HealthParams) -> i64 {
-    let by_period = period.map(|d| (d as f64 * p.jump_periods).min(i64::MAX as f64) as i64).unwrap_or(0);
+    let by_period = period
+        .map(|d| (d as f64 * p.jump_periods).min(i64::MAX as f64) as i64)
+        .unwrap_or(0);
     by_period.min(p.jump_cap_ns).max(p.jump_min_ns)
 }
 
@@ -68,7 +74,11 @@ pub(crate) fn jump_threshold(period: Option<i64>, p: &HealthParams) -> i64 {
 pub(crate) fn analyse(t: &[i64], log: &[i64], p: &HealthParams) -> Health {
     let period = median_positive_period(t);
     let thr = jump_threshold(period, p);
-    let mut h = Health { median_period_ns: period, jump_threshold_ns: thr, ..Default::default() };
+    let mut h = Health {
+        median_period_ns: period,
+        jump_threshold_ns: thr,
+        ..Default::default()
+    };
     let gap_thr = period.map(|d| d as f64 * p.gap_factor);
     let mut gaps = Vec::new();
     for i in 1..t.len() {
@@ -87,13 +97,22 @@ pub(crate) fn analyse(t: &[i64], log: &[i64], p: &HealthParams) -> Health {
             }
         } else if let Some(g) = gap_thr {
             if d as f64 > g {
-                gaps.push(Gap { log_time_ns: log.get(i).copied().unwrap_or(0), from_ns: t[i - 1], to_ns: t[i], interval_ns: d });
+                gaps.push(Gap {
+                    log_time_ns: log.get(i).copied().unwrap_or(0),
+                    from_ns: t[i - 1],
+                    to_ns: t[i],
+                    interval_ns: d,
+                });
             }
         }
     }
     h.gap_count = gaps.len();
     // Keep the largest few (ties: earliest first), then list them chronologically.
-    gaps.sort_by(|a, b| b.interval_ns.cmp(&a.interval_ns).then(a.log_time_ns.cmp(&b.log_time_ns)));
+    gaps.sort_by(|a, b| {
+        b.interval_ns
+            .cmp(&a.interval_ns)
+            .then(a.log_time_ns.cmp(&b.log_time_ns))
+    });
     gaps.truncate(p.max_gaps);
     gaps.sort();
     h.gaps = gaps;
@@ -102,7 +121,9 @@ pub(crate) fn analyse(t: &[i64], log: &[i64], p: &HealthParams) -> Health {
 
 /// Indices at which a new epoch starts (each backward jump), for a series in arrival order.
 pub(crate) fn jump_indices(t: &[i64], thr: i64) -> Vec<usize> {
-    (1..t.len()).filter(|&i| t[i].saturating_sub(t[i - 1]) < -thr).collect()
+    (1..t.len())
+        .filter(|&i| t[i].saturating_sub(t[i - 1]) < -thr)
+        .collect()
 }
 
 #[cfg(test)]
@@ -110,7 +131,13 @@ mod tests {
     use super::*;
 
     fn params() -> HealthParams {
-        HealthParams { gap_factor: 3.0, max_gaps: 5, jump_min_ns: 100_000_000, jump_periods: 5.0, jump_cap_ns: 1_000_000_000 }
+        HealthParams {
+            gap_factor: 3.0,
+            max_gaps: 5,
+            jump_min_ns: 100_000_000,
+            jump_periods: 5.0,
+            jump_cap_ns: 1_000_000_000,
+        }
     }
 
     #[test]

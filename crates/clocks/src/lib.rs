@@ -259,6 +259,7 @@ pub enum WarningCode {
     StampsInFuture,
     LargeLag,
     ClockDrift,
+    MultimodalLag,
     SimClockPause,
     RecorderOnSimTime,
     NoClockForSim,
@@ -381,8 +382,16 @@ fn find_clock_topic(sorted: &[&TopicTimes], opts: &ClocksOptions) -> Option<usiz
     }
     sorted
         .iter()
-        .position(|t| t.topic == "/clock" && (t.type_name == "rosgraph_msgs/msg/Clock" || t.type_name == "rosgraph_msgs/Clock"))
-        .or_else(|| sorted.iter().position(|t| t.source == StampSource::ClockField && !t.stamp_ns.is_empty()))
+        .position(|t| {
+            t.topic == "/clock"
+                && (t.type_name == "rosgraph_msgs/msg/Clock"
+                    || t.type_name == "rosgraph_msgs/Clock")
+        })
+        .or_else(|| {
+            sorted
+                .iter()
+                .position(|t| t.source == StampSource::ClockField && !t.stamp_ns.is_empty())
+        })
 }
 
 fn robust_sigma_i64(sorted: &[i64]) -> f64 {
@@ -390,7 +399,10 @@ fn robust_sigma_i64(sorted: &[i64]) -> f64 {
         return 0.0;
     }
     let m = quantile_exact(sorted, 0.5);
-    let mut dev: Vec<i64> = sorted.iter().map(|&x| x.saturating_sub(m).saturating_abs()).collect();
+    let mut dev: Vec<i64> = sorted
+        .iter()
+        .map(|&x| x.saturating_sub(m).saturating_abs())
+        .collect();
     dev.sort_unstable();
     1.4826 * quantile_exact(&dev, 0.5) as f64
 }
@@ -416,12 +428,23 @@ enum Class {
     Zero,
 }
 
-fn analyse_topic(t: &TopicTimes, is_clock: bool, ctx: &Ctx, warnings: &mut Vec<Warning>) -> TopicWork {
+fn analyse_topic(
+    t: &TopicTimes,
+    is_clock: bool,
+    ctx: &Ctx,
+    warnings: &mut Vec<Warning>,
+) -> TopicWork {
     let opts = ctx.opts;
     let n = t.log_time_ns.len();
     let log = &t.log_time_ns[..];
     let topic = Some(t.topic.clone());
-    let warn = |w: &mut Vec<Warning>, code, message: String| w.push(Warning { code, topic: topic.clone(), message });
+    let warn = |w: &mut Vec<Warning>, code, message: String| {
+        w.push(Warning {
+            code,
+            topic: topic.clone(),
+            message,
+        })
+    };
 
     // Tolerate inconsistent lengths: use the common prefix and say so.
     let mut stamps: &[i64] = &t.stamp_ns;
@@ -429,7 +452,12 @@ fn analyse_topic(t: &TopicTimes, is_clock: bool, ctx: &Ctx, warnings: &mut Vec<W
         warn(
             warnings,
             WarningCode::LengthMismatch,
-            format!("{} stamps for {} messages; only the first {} are used", stamps.len(), n, stamps.len().min(n)),
+            format!(
+                "{} stamps for {} messages; only the first {} are used",
+                stamps.len(),
+                n,
+                stamps.len().min(n)
+            ),
         );
         stamps = &stamps[..stamps.len().min(n)];
     }
@@ -438,7 +466,11 @@ fn analyse_topic(t: &TopicTimes, is_clock: bool, ctx: &Ctx, warnings: &mut Vec<W
         warn(
             warnings,
             WarningCode::LengthMismatch,
-            format!("{} publish times for {} messages; publish time ignored", publish.len(), n),
+            format!(
+                "{} publish times for {} messages; publish time ignored",
+                publish.len(),
+                n
+            ),
         );
         publish = &[];
     }
@@ -448,7 +480,15 @@ fn analyse_topic(t: &TopicTimes, is_clock: bool, ctx: &Ctx, warnings: &mut Vec<W
     // --- Axis classification -------------------------------------------------------------
     let mut classes: Vec<Class> = stamps
         .iter()
-        .map(|&s| if s == 0 { Class::Zero } else if s >= opts.wall_min_ns { Class::Wall } else { Class::Small })
+        .map(|&s| {
+            if s == 0 {
+                Class::Zero
+            } else if s >= opts.wall_min_ns {
+                Class::Wall
+            } else {
+                Class::Small
+            }
+        })
         .collect();
     // Sim time at a message's log time, when known: the /clock, or log time itself when the
     // recorder ran on sim time.
@@ -477,13 +517,13 @@ fn analyse_topic(t: &TopicTimes, is_clock: bool, ctx: &Ctx, warnings: &mut Vec<W
     };
     // A 0 stamp is genuine sim time on /clock (a reset to 0) or on an otherwise sim topic
     // while the clock reads about 0; otherwise it is an unfilled stamp.
-    for i in 0..m {
-        if classes[i] == Class::Zero
+    for (i, c) in classes.iter_mut().enumerate() {
+        if *c == Class::Zero
             && (is_clock
                 || (small_axis == Axis::Sim
-                    && sim_ref(i).map_or(false, |r| r.saturating_abs() <= opts.sim_match_tol_ns)))
+                    && sim_ref(i).is_some_and(|r| r.saturating_abs() <= opts.sim_match_tol_ns)))
         {
-            classes[i] = Class::Small;
+            *c = Class::Small;
         }
     }
     let mut counts = AxisCounts::default();
@@ -499,11 +539,16 @@ fn analyse_topic(t: &TopicTimes, is_clock: bool, ctx: &Ctx, warnings: &mut Vec<W
     } else {
         counts.relative = n_small;
     }
-    let present: Vec<Axis> = [(Axis::Wall, counts.wall), (Axis::Sim, counts.sim), (Axis::Relative, counts.relative), (Axis::Zero, counts.zero)]
-        .iter()
-        .filter(|(_, c)| *c > 0)
-        .map(|(a, _)| *a)
-        .collect();
+    let present: Vec<Axis> = [
+        (Axis::Wall, counts.wall),
+        (Axis::Sim, counts.sim),
+        (Axis::Relative, counts.relative),
+        (Axis::Zero, counts.zero),
+    ]
+    .iter()
+    .filter(|(_, c)| *c > 0)
+    .map(|(a, _)| *a)
+    .collect();
     let axis = if !stamped {
         Axis::None
     } else if present.len() == 1 {
@@ -580,8 +625,15 @@ fn analyse_topic(t: &TopicTimes, is_clock: bool, ctx: &Ctx, warnings: &mut Vec<W
                 wall_raw.push(log[i].saturating_sub(stamps[i]));
             }
         }
-        basis = if mapped_any { Some(LagBasis::MappedThroughClock) } else if direct_any { Some(LagBasis::Direct) } else { None };
-        if small_axis == Axis::Sim && n_small > 0 && ctx.recorder == Axis::Wall && ctx.map.is_none() {
+        basis = if mapped_any {
+            Some(LagBasis::MappedThroughClock)
+        } else if direct_any {
+            Some(LagBasis::Direct)
+        } else {
+            None
+        };
+        if small_axis == Axis::Sim && n_small > 0 && ctx.recorder == Axis::Wall && ctx.map.is_none()
+        {
             warn(
                 warnings,
                 WarningCode::NoClockForSim,
@@ -590,7 +642,9 @@ fn analyse_topic(t: &TopicTimes, is_clock: bool, ctx: &Ctx, warnings: &mut Vec<W
         }
     }
     let usable = on_log.iter().filter(|x| x.is_some()).count();
-    let lag: Vec<i64> = (0..m).filter_map(|i| on_log[i].map(|s| log[i].saturating_sub(s))).collect();
+    let lag: Vec<i64> = (0..m)
+        .filter_map(|i| on_log[i].map(|s| log[i].saturating_sub(s)))
+        .collect();
     if is_clock {
         note = Some("reference clock: see sim_clock".into());
     } else if !stamped {
@@ -598,13 +652,22 @@ fn analyse_topic(t: &TopicTimes, is_clock: bool, ctx: &Ctx, warnings: &mut Vec<W
     } else if usable == 0 {
         note = Some(match axis {
             Axis::Zero => "all stamps are zero".into(),
-            Axis::Relative => "relative clock (e.g. time since boot): no relation to the recorder's clock".into(),
-            Axis::Sim if ctx.recorder == Axis::Wall => "sim stamps and no /clock to map them to wall time".into(),
-            Axis::Wall if ctx.recorder == Axis::Sim => "wall stamps but the recorder ran on sim time".into(),
+            Axis::Relative => {
+                "relative clock (e.g. time since boot): no relation to the recorder's clock".into()
+            }
+            Axis::Sim if ctx.recorder == Axis::Wall => {
+                "sim stamps and no /clock to map them to wall time".into()
+            }
+            Axis::Wall if ctx.recorder == Axis::Sim => {
+                "wall stamps but the recorder ran on sim time".into()
+            }
             _ => "no stamps on the recorder's axis".into(),
         });
     } else if usable < m {
-        note = Some(format!("computed on the {} of {} stamps that are on the recorder's axis", usable, m));
+        note = Some(format!(
+            "computed on the {} of {} stamps that are on the recorder's axis",
+            usable, m
+        ));
     }
 
     // --- Lag, offset, modes --------------------------------------------------------------
@@ -614,12 +677,18 @@ fn analyse_topic(t: &TopicTimes, is_clock: bool, ctx: &Ctx, warnings: &mut Vec<W
     let mut lag_ns = lag_summary;
     let mut clock_offset_ns = None;
     if let Some(s) = lag_summary {
-        if basis == Some(LagBasis::Direct) && s.p50.saturating_abs() > opts.clock_offset_ns && ctx.recorder == Axis::Wall {
+        if basis == Some(LagBasis::Direct)
+            && s.p50.saturating_abs() > opts.clock_offset_ns
+            && ctx.recorder == Axis::Wall
+        {
             // A device clock far from the recorder: report the offset, not a lag.
             let off = s.p50.checked_neg().unwrap_or(i64::MAX);
             clock_offset_ns = Some(off);
             lag_ns = None;
-            note = Some(format!("stamps are {} from the recorder's clock: reported as clock_offset_ns, not lag", secs(off)));
+            note = Some(format!(
+                "stamps are {} from the recorder's clock: reported as clock_offset_ns, not lag",
+                secs(off)
+            ));
             warn(
                 warnings,
                 WarningCode::ClockOffset,
@@ -647,7 +716,10 @@ fn analyse_topic(t: &TopicTimes, is_clock: bool, ctx: &Ctx, warnings: &mut Vec<W
             dl.sort_unstable();
             let jitter = robust_sigma_i64(&dl) / std::f64::consts::SQRT_2;
             let tol = (opts.future_tolerance_ns as f64).max(3.0 * jitter);
-            let future = lag_sorted.iter().take_while(|&&x| (x as f64) < -tol).count();
+            let future = lag_sorted
+                .iter()
+                .take_while(|&&x| (x as f64) < -tol)
+                .count();
             if future > 0 {
                 warn(
                     warnings,
@@ -665,12 +737,33 @@ fn analyse_topic(t: &TopicTimes, is_clock: bool, ctx: &Ctx, warnings: &mut Vec<W
         }
     }
     let lag_modes_ns = lag_modes_ns(&lag, &opts.modes);
+    if lag_modes_ns.len() > 1 {
+        let modes: Vec<String> = lag_modes_ns.iter().map(|&x| ms(x as f64)).collect();
+        warn(
+            warnings,
+            WarningCode::MultimodalLag,
+            format!(
+                "{}'s lag (log_time − stamp) has {} modes ({}): the producer stamps different messages at different points (e.g. exposure start vs end). Pairing by stamp inherits this offset; fix the driver's stamping or compensate per mode",
+                t.topic,
+                lag_modes_ns.len(),
+                join(&modes)
+            ),
+        );
+    }
 
     // Publish-time lags: only where publish time is on the recorder's axis (so is log time).
-    let rec_class = |v: i64| if v >= opts.wall_min_ns { Axis::Wall } else { Axis::Sim };
+    let rec_class = |v: i64| {
+        if v >= opts.wall_min_ns {
+            Axis::Wall
+        } else {
+            Axis::Sim
+        }
+    };
     let publish_ok = !publish.is_empty() && publish.iter().all(|&p| rec_class(p) == ctx.recorder);
     let publish_lag_ns = if publish_ok {
-        let v: Vec<i64> = (0..m).filter_map(|i| on_log[i].map(|s| publish[i].saturating_sub(s))).collect();
+        let v: Vec<i64> = (0..m)
+            .filter_map(|i| on_log[i].map(|s| publish[i].saturating_sub(s)))
+            .collect();
         if clock_offset_ns.is_some() {
             None
         } else {
@@ -689,9 +782,15 @@ fn analyse_topic(t: &TopicTimes, is_clock: bool, ctx: &Ctx, warnings: &mut Vec<W
     // --- Clock model: stamp (on the recorder's axis) against log time --------------------
     let mut clock_model = None;
     if usable >= 2 {
-        let (xs, ys): (Vec<i64>, Vec<i64>) = (0..m).filter_map(|i| on_log[i].map(|s| (log[i], s))).unzip();
+        let (xs, ys): (Vec<i64>, Vec<i64>) = (0..m)
+            .filter_map(|i| on_log[i].map(|s| (log[i], s)))
+            .unzip();
         if let Some(f) = fit::robust_line(&xs, &ys) {
-            let mut off: Vec<i64> = xs.iter().zip(&ys).map(|(&x, &y)| y.saturating_sub(x)).collect();
+            let mut off: Vec<i64> = xs
+                .iter()
+                .zip(&ys)
+                .map(|(&x, &y)| y.saturating_sub(x))
+                .collect();
             off.sort_unstable();
             let drift_ppm = (f.line.slope - 1.0) * 1e6;
             let model = ClockModel {
@@ -702,7 +801,10 @@ fn analyse_topic(t: &TopicTimes, is_clock: bool, ctx: &Ctx, warnings: &mut Vec<W
             };
             let span = (xs[xs.len() - 1] as i128 - xs[0] as i128) as f64;
             let accumulated = drift_ppm.abs() * 1e-6 * span;
-            if drift_ppm.abs() > opts.drift_warn_ppm && accumulated > 5e6 && clock_offset_ns.is_none() {
+            if drift_ppm.abs() > opts.drift_warn_ppm
+                && accumulated > 5e6
+                && clock_offset_ns.is_none()
+            {
                 warn(
                     warnings,
                     WarningCode::ClockDrift,
@@ -722,8 +824,13 @@ fn analyse_topic(t: &TopicTimes, is_clock: bool, ctx: &Ctx, warnings: &mut Vec<W
 
     // --- Health: on stamps when they are a single clock, else on log time ----------------
     // /clock always on its values: its resets must show as jumps.
-    let stamp_series = stamped && (is_clock || matches!(axis, Axis::Wall | Axis::Sim | Axis::Relative));
-    let (series, period_basis): (&[i64], TimeBasis) = if stamp_series { (stamps, TimeBasis::Stamp) } else { (log, TimeBasis::LogTime) };
+    let stamp_series =
+        stamped && (is_clock || matches!(axis, Axis::Wall | Axis::Sim | Axis::Relative));
+    let (series, period_basis): (&[i64], TimeBasis) = if stamp_series {
+        (stamps, TimeBasis::Stamp)
+    } else {
+        (log, TimeBasis::LogTime)
+    };
     let hp = health::HealthParams {
         gap_factor: opts.gap_factor,
         max_gaps: opts.max_gaps,
@@ -757,9 +864,16 @@ fn analyse_topic(t: &TopicTimes, is_clock: bool, ctx: &Ctx, warnings: &mut Vec<W
     } else {
         None
     };
-    let analysis_time =
-        if matches!(axis, Axis::Wall | Axis::Sim) && !is_clock { TimeBasis::Stamp } else { TimeBasis::LogTime };
-    let wall_median_raw = if axis == Axis::Wall { median_exact(&wall_raw) } else { None };
+    let analysis_time = if matches!(axis, Axis::Wall | Axis::Sim) && !is_clock {
+        TimeBasis::Stamp
+    } else {
+        TimeBasis::LogTime
+    };
+    let wall_median_raw = if axis == Axis::Wall {
+        median_exact(&wall_raw)
+    } else {
+        None
+    };
 
     TopicWork {
         report: TopicClock {
@@ -770,7 +884,11 @@ fn analyse_topic(t: &TopicTimes, is_clock: bool, ctx: &Ctx, warnings: &mut Vec<W
             axis,
             axis_counts: counts,
             analysis_time,
-            lag_basis: if lag_ns.is_some() || clock_offset_ns.is_some() { basis } else { None },
+            lag_basis: if lag_ns.is_some() || clock_offset_ns.is_some() {
+                basis
+            } else {
+                None
+            },
             lag_ns,
             lag_note: note,
             publish_lag_ns,
@@ -801,13 +919,25 @@ fn sim_clock_report(topic: &str, map: &ClockMap, pause_min_ns: i64) -> SimClockR
     let (mut ss, mut nn) = (0.0f64, 0usize);
     let mut pauses = Vec::new();
     for e in &map.epochs {
-        let line = fit::Line { slope: e.rate, x0: e.fit_log_x0_ns, y_at_x0: e.fit_sim_at_x0_ns };
+        let line = fit::Line {
+            slope: e.rate,
+            x0: e.fit_log_x0_ns,
+            y_at_x0: e.fit_sim_at_x0_ns,
+        };
         let thr = (4.0 * e.residual_jitter_ns).max(1e6);
         let pts: Vec<(f64, f64)> = e
             .pts
             .iter()
-            .filter(|(x, y)| line.eval(*x).map_or(false, |p| ((*y as i128 - p as i128) as f64).abs() <= thr))
-            .map(|&(x, y)| ((x as i128 - e.fit_log_x0_ns as i128) as f64, (y as i128 - e.start_sim_ns as i128) as f64))
+            .filter(|(x, y)| {
+                line.eval(*x)
+                    .is_some_and(|p| ((*y as i128 - p as i128) as f64).abs() <= thr)
+            })
+            .map(|&(x, y)| {
+                (
+                    (x as i128 - e.fit_log_x0_ns as i128) as f64,
+                    (y as i128 - e.start_sim_ns as i128) as f64,
+                )
+            })
             .collect();
         if pts.len() >= 2 {
             let k = pts.len() as f64;
@@ -821,13 +951,21 @@ fn sim_clock_report(topic: &str, map: &ClockMap, pause_min_ns: i64) -> SimClockR
         ss += e.residual_jitter_ns * e.residual_jitter_ns * e.samples as f64;
         nn += e.samples;
         // Pauses: maximal runs of steps where sim advanced < 10% of what the rate predicts.
-        let expected = if e.rate.is_finite() && e.rate > 0.0 { e.rate } else { 1.0 };
+        let expected = if e.rate.is_finite() && e.rate > 0.0 {
+            e.rate
+        } else {
+            1.0
+        };
         let mut run: Option<(usize, usize)> = None;
         let flush = |run: Option<(usize, usize)>, pauses: &mut Vec<ClockPause>| {
             if let Some((a, b)) = run {
                 let (la, lb) = (e.pts[a].0, e.pts[b].0);
                 if (lb as i128 - la as i128) > pause_min_ns as i128 {
-                    pauses.push(ClockPause { start_log_time_ns: la, end_log_time_ns: lb, sim_ns: e.pts[a].1 });
+                    pauses.push(ClockPause {
+                        start_log_time_ns: la,
+                        end_log_time_ns: lb,
+                        sim_ns: e.pts[a].1,
+                    });
                 }
             }
         };
@@ -842,7 +980,11 @@ fn sim_clock_report(topic: &str, map: &ClockMap, pause_min_ns: i64) -> SimClockR
         }
         flush(run, &mut pauses);
     }
-    let rate = if sxx > 0.0 { sxy / sxx } else { map.epochs.first().map_or(f64::NAN, |e| e.rate) };
+    let rate = if sxx > 0.0 {
+        sxy / sxx
+    } else {
+        map.epochs.first().map_or(f64::NAN, |e| e.rate)
+    };
     pauses.sort_by_key(|p| (p.start_log_time_ns, p.end_log_time_ns));
     SimClockReport {
         topic: topic.to_string(),
@@ -883,10 +1025,17 @@ pub fn analyze(topics: &[TopicTimes], opts: &ClocksOptions) -> ClocksReport {
         let k = t.log_time_ns.len().min(t.stamp_ns.len());
         ClockMap::from_series_with(&t.log_time_ns[..k], &t.stamp_ns[..k], recorder, &hp)
     });
-    let ctx = Ctx { opts, recorder, map: clock_map.as_ref() };
+    let ctx = Ctx {
+        opts,
+        recorder,
+        map: clock_map.as_ref(),
+    };
 
-    let mut work: Vec<TopicWork> =
-        sorted.iter().enumerate().map(|(i, t)| analyse_topic(t, Some(i) == clock_idx, &ctx, &mut warnings)).collect();
+    let mut work: Vec<TopicWork> = sorted
+        .iter()
+        .enumerate()
+        .map(|(i, t)| analyse_topic(t, Some(i) == clock_idx, &ctx, &mut warnings))
+        .collect();
 
     // Wall clocks far from each other when the recorder's own clock cannot serve as reference.
     if recorder == Axis::Sim {
@@ -916,24 +1065,45 @@ pub fn analyze(topics: &[TopicTimes], opts: &ClocksOptions) -> ClocksReport {
     // Split axes: stamped producers (not the reference /clock) on more than one axis.
     let mut axis_groups: Vec<AxisGroup> = Vec::new();
     for ax in [Axis::Wall, Axis::Sim, Axis::Relative] {
-        let names: Vec<String> = work.iter().filter(|w| !w.is_clock && w.report.axis == ax).map(|w| w.report.topic.clone()).collect();
+        let names: Vec<String> = work
+            .iter()
+            .filter(|w| !w.is_clock && w.report.axis == ax)
+            .map(|w| w.report.topic.clone())
+            .collect();
         if !names.is_empty() {
-            axis_groups.push(AxisGroup { axis: ax, topics: names });
+            axis_groups.push(AxisGroup {
+                axis: ax,
+                topics: names,
+            });
         }
     }
     let split = axis_groups.len() > 1;
     if split {
-        let groups: Vec<String> = axis_groups.iter().map(|g| format!("{}: {}", g.axis.name(), join(&g.topics))).collect();
-        let wall = axis_groups.iter().find(|g| g.axis == Axis::Wall).map(|g| join(&g.topics));
+        let groups: Vec<String> = axis_groups
+            .iter()
+            .map(|g| format!("{}: {}", g.axis.name(), join(&g.topics)))
+            .collect();
+        let wall = axis_groups
+            .iter()
+            .find(|g| g.axis == Axis::Wall)
+            .map(|g| join(&g.topics));
         let has_sim = axis_groups.iter().any(|g| g.axis == Axis::Sim);
         let has_rel = axis_groups.iter().any(|g| g.axis == Axis::Relative);
         let mut todo = Vec::new();
         if let (Some(w), true) = (&wall, has_sim) {
-            todo.push(format!("set use_sim_time:=true on the nodes publishing {}", w));
+            todo.push(format!(
+                "set use_sim_time:=true on the nodes publishing {}",
+                w
+            ));
             if clock_map.is_some() && recorder == Axis::Wall {
-                todo.push("or map the sim stamps to wall time through /clock (ClockMap) before comparing".to_string());
+                todo.push(
+                    "or map the sim stamps to wall time through /clock (ClockMap) before comparing"
+                        .to_string(),
+                );
             } else {
-                todo.push("(no /clock on wall log time is available to map sim stamps)".to_string());
+                todo.push(
+                    "(no /clock on wall log time is available to map sim stamps)".to_string(),
+                );
             }
         }
         if has_rel {

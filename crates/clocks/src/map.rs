@@ -42,20 +42,45 @@ pub struct ClockMap {
 pub enum MapError {
     /// No relation exists between the two axes (e.g. wall ↔ relative, or sim ↔ wall without a
     /// /clock recorded on wall time).
-    NoMapping { from: Axis, to: Axis, reason: String },
+    NoMapping {
+        from: Axis,
+        to: Axis,
+        reason: String,
+    },
     /// `log_times` is non-empty and of a different length than `stamps`.
-    LengthMismatch { from: Axis, to: Axis, stamps: usize, log_times: usize },
+    LengthMismatch {
+        from: Axis,
+        to: Axis,
+        stamps: usize,
+        log_times: usize,
+    },
     /// A value could not be mapped (out of range or a paused clock).
-    Unmappable { from: Axis, to: Axis, index: usize, value_ns: i64 },
+    Unmappable {
+        from: Axis,
+        to: Axis,
+        index: usize,
+        value_ns: i64,
+    },
 }
 
 impl fmt::Display for MapError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             MapError::NoMapping { from, to, reason } => {
-                write!(f, "no mapping from the {} axis to the {} axis: {}", from.name(), to.name(), reason)
+                write!(
+                    f,
+                    "no mapping from the {} axis to the {} axis: {}",
+                    from.name(),
+                    to.name(),
+                    reason
+                )
             }
-            MapError::LengthMismatch { from, to, stamps, log_times } => write!(
+            MapError::LengthMismatch {
+                from,
+                to,
+                stamps,
+                log_times,
+            } => write!(
                 f,
                 "mapping {} to {}: {} stamps but {} log times",
                 from.name(),
@@ -63,7 +88,12 @@ impl fmt::Display for MapError {
                 stamps,
                 log_times
             ),
-            MapError::Unmappable { from, to, index, value_ns } => write!(
+            MapError::Unmappable {
+                from,
+                to,
+                index,
+                value_ns,
+            } => write!(
                 f,
                 "mapping {} to {}: value {} ns at index {} has no image",
                 from.name(),
@@ -84,7 +114,7 @@ pub(crate) fn add_f64(base: i64, delta: f64) -> Option<i64> {
     }
     let r = base as f64 + delta.round();
     // Beyond ±2^63 the sum cannot be represented: refuse rather than saturate silently.
-    if r >= 9.223_372_036_854_776e18 || r < -9.223_372_036_854_776e18 {
+    if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
         return None;
     }
     Some(base.saturating_add(delta.round() as i64))
@@ -95,7 +125,11 @@ const EPOCH_SLACK_NS: i64 = 1_000_000_000;
 
 impl ClockEpoch {
     fn line(&self) -> Line {
-        Line { slope: self.rate, x0: self.fit_log_x0_ns, y_at_x0: self.fit_sim_at_x0_ns }
+        Line {
+            slope: self.rate,
+            x0: self.fit_log_x0_ns,
+            y_at_x0: self.fit_sim_at_x0_ns,
+        }
     }
 
     fn log_to_sim(&self, log: i64) -> Option<i64> {
@@ -125,7 +159,11 @@ impl ClockEpoch {
         let rate_ok = self.rate.is_finite() && self.rate > 0.0;
         let p = &self.pts;
         if p.is_empty() {
-            return if rate_ok { self.line().inverse(sim) } else { None };
+            return if rate_ok {
+                self.line().inverse(sim)
+            } else {
+                None
+            };
         }
         let c = &self.cummax;
         let i = c.partition_point(|&s| s < sim);
@@ -133,11 +171,19 @@ impl ClockEpoch {
             if c[0] == sim {
                 return Some(p[0].0);
             }
-            return if rate_ok { add_f64(p[0].0, (sim as i128 - c[0] as i128) as f64 / self.rate) } else { None };
+            return if rate_ok {
+                add_f64(p[0].0, (sim as i128 - c[0] as i128) as f64 / self.rate)
+            } else {
+                None
+            };
         }
         if i == c.len() {
             let l = c.len() - 1;
-            return if rate_ok { add_f64(p[l].0, (sim as i128 - c[l] as i128) as f64 / self.rate) } else { None };
+            return if rate_ok {
+                add_f64(p[l].0, (sim as i128 - c[l] as i128) as f64 / self.rate)
+            } else {
+                None
+            };
         }
         let (l0, l1) = (p[i - 1].0, p[i].0);
         let (s0, s1) = (c[i - 1], c[i]);
@@ -147,7 +193,10 @@ impl ClockEpoch {
     }
 
     fn sim_range(&self) -> (i64, i64) {
-        (self.start_sim_ns.min(self.end_sim_ns), self.start_sim_ns.max(self.end_sim_ns))
+        (
+            self.start_sim_ns.min(self.end_sim_ns),
+            self.start_sim_ns.max(self.end_sim_ns),
+        )
     }
 
     fn sim_distance(&self, sim: i64) -> i128 {
@@ -177,7 +226,12 @@ impl ClockMap {
         Self::from_series_with(log_ns, sim_ns, log_axis, &p)
     }
 
-    pub(crate) fn from_series_with(log_ns: &[i64], sim_ns: &[i64], log_axis: Axis, p: &HealthParams) -> Option<ClockMap> {
+    pub(crate) fn from_series_with(
+        log_ns: &[i64],
+        sim_ns: &[i64],
+        log_axis: Axis,
+        p: &HealthParams,
+    ) -> Option<ClockMap> {
         let n = log_ns.len().min(sim_ns.len());
         if n < 2 {
             return None;
@@ -234,8 +288,19 @@ impl ClockMap {
         if sc.epochs.is_empty() {
             return None;
         }
-        let epochs = sc.epochs.iter().map(|e| ClockEpoch { pts: Vec::new(), cummax: Vec::new(), ..e.clone() }).collect();
-        Some(ClockMap { log_axis: report.recorder_axis, epochs })
+        let epochs = sc
+            .epochs
+            .iter()
+            .map(|e| ClockEpoch {
+                pts: Vec::new(),
+                cummax: Vec::new(),
+                ..e.clone()
+            })
+            .collect();
+        Some(ClockMap {
+            log_axis: report.recorder_axis,
+            epochs,
+        })
     }
 
     /// Index of the epoch in force at `log_ns` (the last one started at or before it).
@@ -243,7 +308,9 @@ impl ClockMap {
         if self.epochs.is_empty() {
             return None;
         }
-        let i = self.epochs.partition_point(|e| e.start_log_time_ns <= log_ns);
+        let i = self
+            .epochs
+            .partition_point(|e| e.start_log_time_ns <= log_ns);
         Some(i.saturating_sub(1))
     }
 
@@ -272,6 +339,7 @@ impl ClockMap {
             }
             None => {
                 let mut best: Option<(i128, usize)> = None;
+                #[allow(clippy::unnecessary_map_or)] // is_none_or needs Rust 1.82; MSRV is 1.80
                 for (i, e) in self.epochs.iter().enumerate() {
                     let d = e.sim_distance(sim_ns);
                     if best.map_or(true, |b| d < b.0) {
@@ -289,11 +357,28 @@ impl ClockMap {
 /// messages' log times, used to pick the simulator epoch. Only sim ↔ the recorder's axis (via
 /// `map`) and identity are possible; anything else (wall ↔ relative, zero, none, mixed) is an
 /// error naming both axes.
-pub fn map_series(stamps: &[i64], from: Axis, to: Axis, map: &ClockMap, log_times: &[i64]) -> Result<Vec<i64>, MapError> {
+pub fn map_series(
+    stamps: &[i64],
+    from: Axis,
+    to: Axis,
+    map: &ClockMap,
+    log_times: &[i64],
+) -> Result<Vec<i64>, MapError> {
     if !log_times.is_empty() && log_times.len() != stamps.len() {
-        return Err(MapError::LengthMismatch { from, to, stamps: stamps.len(), log_times: log_times.len() });
+        return Err(MapError::LengthMismatch {
+            from,
+            to,
+            stamps: stamps.len(),
+            log_times: log_times.len(),
+        });
     }
-    let no = |reason: &str| Err(MapError::NoMapping { from, to, reason: reason.to_string() });
+    let no = |reason: &str| {
+        Err(MapError::NoMapping {
+            from,
+            to,
+            reason: reason.to_string(),
+        })
+    };
     let stampable = |a: Axis| matches!(a, Axis::Wall | Axis::Sim | Axis::Relative);
     if !stampable(from) || !stampable(to) {
         return no("only wall, sim and relative stamps can be mapped");
@@ -302,7 +387,9 @@ pub fn map_series(stamps: &[i64], from: Axis, to: Axis, map: &ClockMap, log_time
         return Ok(stamps.to_vec());
     }
     if from == Axis::Relative || to == Axis::Relative {
-        return no("a relative clock (e.g. time since boot) has no recorded relation to any other clock");
+        return no(
+            "a relative clock (e.g. time since boot) has no recorded relation to any other clock",
+        );
     }
     // Remaining: sim <-> wall. Possible only through a /clock recorded on wall time.
     if map.log_axis != Axis::Wall {
@@ -320,7 +407,14 @@ pub fn map_series(stamps: &[i64], from: Axis, to: Axis, map: &ClockMap, log_time
         };
         match v {
             Some(v) => out.push(v),
-            None => return Err(MapError::Unmappable { from, to, index: i, value_ns: s }),
+            None => {
+                return Err(MapError::Unmappable {
+                    from,
+                    to,
+                    index: i,
+                    value_ns: s,
+                })
+            }
         }
     }
     Ok(out)

@@ -38,7 +38,13 @@ pub struct ModeOptions {
 
 impl Default for ModeOptions {
     fn default() -> Self {
-        ModeOptions { min_fraction: 0.10, min_separation: 3.0, max_valley_ratio: 0.6, min_dip_z: 2.0, max_modes: 4 }
+        ModeOptions {
+            min_fraction: 0.10,
+            min_separation: 3.0,
+            max_valley_ratio: 0.6,
+            min_dip_z: 2.0,
+            max_modes: 4,
+        }
     }
 }
 
@@ -52,7 +58,10 @@ pub fn lag_modes_ns(values: &[i64], opts: &ModeOptions) -> Vec<i64> {
     v.sort_unstable();
     let base = v[0];
     // Offsets from the minimum: exact in i128, then f64 (precision only matters for spreads).
-    let r: Vec<f64> = v.iter().map(|&x| (x as i128 - base as i128) as f64).collect();
+    let r: Vec<f64> = v
+        .iter()
+        .map(|&x| (x as i128 - base as i128) as f64)
+        .collect();
     let n = v.len();
     let min_count = ((opts.min_fraction.max(0.0) * n as f64).ceil() as usize).max(3);
     let max_modes = opts.max_modes.max(1);
@@ -74,7 +83,9 @@ pub fn lag_modes_ns(values: &[i64], opts: &ModeOptions) -> Vec<i64> {
         }
     }
     done.sort_unstable();
-    done.iter().map(|&(lo, hi)| quantile_sorted(&v[lo..hi], 0.5)).collect()
+    done.iter()
+        .map(|&(lo, hi)| quantile_sorted(&v[lo..hi], 0.5))
+        .collect()
 }
 
 fn median_f64(s: &[f64]) -> f64 {
@@ -93,7 +104,8 @@ fn robust_sigma(s: &[f64]) -> f64 {
     if mad > 0.0 {
         return mad;
     }
-    let iqr = bagscope_stats::quantile_sorted_f64(s, 0.75) - bagscope_stats::quantile_sorted_f64(s, 0.25);
+    let iqr =
+        bagscope_stats::quantile_sorted_f64(s, 0.75) - bagscope_stats::quantile_sorted_f64(s, 0.25);
     iqr / 1.349
 }
 
@@ -116,7 +128,13 @@ fn peak(seg: &[f64], side: &[f64], w: f64) -> (usize, f64) {
     best
 }
 
-fn try_split(r: &[f64], lo: usize, hi: usize, min_count: usize, opts: &ModeOptions) -> Option<usize> {
+fn try_split(
+    r: &[f64],
+    lo: usize,
+    hi: usize,
+    min_count: usize,
+    opts: &ModeOptions,
+) -> Option<usize> {
     let seg = &r[lo..hi];
     let m = seg.len();
     if m < 2 * min_count {
@@ -156,18 +174,12 @@ fn try_split(r: &[f64], lo: usize, hi: usize, min_count: usize, opts: &ModeOptio
     let sep = median_f64(right) - median_f64(left);
     // 1 ns floor: clusters of identical values have zero spread but are still resolvable.
     let s = robust_sigma(left).max(robust_sigma(right)).max(1.0);
-    if !(sep >= opts.min_separation * s) {
+    if sep.is_nan() || sep < opts.min_separation * s {
         return None;
     }
     let w = 0.5 * s;
-    let (pl, cl, pr, cr) = if std::env::var("PEAKMODE").is_ok() {
-        let (ml, mr) = (median_f64(left), median_f64(right));
-        (window_count(seg, ml, w), ml, window_count(seg, mr, w), mr)
-    } else {
-        let (pl, cl) = peak(seg, left, w);
-        let (pr, cr) = peak(seg, right, w);
-        (pl, cl, pr, cr)
-    };
+    let (pl, cl) = peak(seg, left, w);
+    let (pr, cr) = peak(seg, right, w);
     // Sparsest window between the two peaks, on a fixed grid (deterministic, O(grid · log m)).
     const GRID: usize = 64;
     let mut valley = usize::MAX;
@@ -177,9 +189,6 @@ fn try_split(r: &[f64], lo: usize, hi: usize, min_count: usize, opts: &ModeOptio
     }
     if valley == usize::MAX {
         return None;
-    }
-    if std::env::var("MODES_DEBUG").is_ok() {
-        eprintln!("split lo={lo} hi={hi} k={best_k} nl={} nr={} sep={sep:.0} s={s:.0} ratio={:.2} pl={pl} pr={pr} valley={valley}", left.len(), right.len(), sep / s, );
     }
     let (p, v) = (pl.min(pr) as f64, valley as f64);
     if v > opts.max_valley_ratio * p {
@@ -201,7 +210,9 @@ mod tests {
     pub(crate) fn noise(seed: &mut u64) -> f64 {
         let mut s = 0.0;
         for _ in 0..12 {
-            *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            *seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             s += (*seed >> 11) as f64 / (1u64 << 53) as f64;
         }
         s - 6.0
@@ -225,8 +236,14 @@ mod tests {
     fn gaussian_is_one_mode() {
         for seed0 in 0..20u64 {
             let mut seed = seed0;
-            let v: Vec<i64> = (0..400).map(|_| 10_000_000 + (1.5e6 * noise(&mut seed)) as i64).collect();
-            assert_eq!(lag_modes_ns(&v, &ModeOptions::default()).len(), 1, "seed {seed0}");
+            let v: Vec<i64> = (0..400)
+                .map(|_| 10_000_000 + (1.5e6 * noise(&mut seed)) as i64)
+                .collect();
+            assert_eq!(
+                lag_modes_ns(&v, &ModeOptions::default()).len(),
+                1,
+                "seed {seed0}"
+            );
         }
     }
 
@@ -234,7 +251,9 @@ mod tests {
     fn uniform_and_exponential_are_one_mode() {
         let u: Vec<i64> = (0..500).map(|i| i * 20_000).collect();
         assert_eq!(lag_modes_ns(&u, &ModeOptions::default()).len(), 1);
-        let e: Vec<i64> = (0..500).map(|i| (-(1.0 - (i as f64 + 0.5) / 500.0).ln() * 1e6) as i64).collect();
+        let e: Vec<i64> = (0..500)
+            .map(|i| (-(1.0 - (i as f64 + 0.5) / 500.0).ln() * 1e6) as i64)
+            .collect();
         assert_eq!(lag_modes_ns(&e, &ModeOptions::default()).len(), 1);
     }
 
@@ -245,7 +264,11 @@ mod tests {
             let v: Vec<i64> = (0..400)
                 .map(|i| (if i % 3 == 0 { 4e6 } else { 0.0 } + 1e6 * noise(&mut seed)) as i64)
                 .collect();
-            assert_eq!(lag_modes_ns(&v, &ModeOptions::default()).len(), 2, "seed {seed0}");
+            assert_eq!(
+                lag_modes_ns(&v, &ModeOptions::default()).len(),
+                2,
+                "seed {seed0}"
+            );
         }
     }
 

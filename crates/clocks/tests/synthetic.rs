@@ -10,7 +10,10 @@ const S: i64 = 1_000_000_000;
 struct Noise(u64);
 impl Noise {
     fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 11) as f64 / (1u64 << 53) as f64
     }
     fn normal(&mut self) -> f64 {
@@ -19,39 +22,80 @@ impl Noise {
 }
 
 fn topic(name: &str, ty: &str, source: StampSource, log: Vec<i64>, stamp: Vec<i64>) -> TopicTimes {
-    TopicTimes { topic: name.into(), type_name: ty.into(), source, publish_time_ns: log.clone(), log_time_ns: log, stamp_ns: stamp }
+    TopicTimes {
+        topic: name.into(),
+        type_name: ty.into(),
+        source,
+        publish_time_ns: log.clone(),
+        log_time_ns: log,
+        stamp_ns: stamp,
+    }
 }
 
 /// Wall topic: stamps every `period` from T0, received `lag + |jitter|` later.
 fn wall_topic(name: &str, n: usize, period: i64, lag: i64, jitter: f64, seed: u64) -> TopicTimes {
     let mut rng = Noise(seed);
     let stamp: Vec<i64> = (0..n as i64).map(|i| T0 + i * period).collect();
-    let log: Vec<i64> = stamp.iter().map(|&s| s + lag + (jitter * rng.normal()).abs() as i64).collect();
-    topic(name, "sensor_msgs/msg/Imu", StampSource::HeaderStamp, log, stamp)
+    let log: Vec<i64> = stamp
+        .iter()
+        .map(|&s| s + lag + (jitter * rng.normal()).abs() as i64)
+        .collect();
+    topic(
+        name,
+        "sensor_msgs/msg/Imu",
+        StampSource::HeaderStamp,
+        log,
+        stamp,
+    )
 }
 
 /// /clock at 100 Hz from T0 on the log axis; sim = sim0 + rate·(log − T0).
 fn clock_topic(n: usize, rate: f64, sim0: i64) -> TopicTimes {
     let log: Vec<i64> = (0..n as i64).map(|i| T0 + i * 10 * MS).collect();
-    let sim: Vec<i64> = log.iter().map(|&l| sim0 + ((l - T0) as f64 * rate) as i64).collect();
-    topic("/clock", "rosgraph_msgs/msg/Clock", StampSource::ClockField, log, sim)
+    let sim: Vec<i64> = log
+        .iter()
+        .map(|&l| sim0 + ((l - T0) as f64 * rate) as i64)
+        .collect();
+    topic(
+        "/clock",
+        "rosgraph_msgs/msg/Clock",
+        StampSource::ClockField,
+        log,
+        sim,
+    )
 }
 
 /// Sim-stamped topic at `period_log` log-time intervals, stamped `lag` of log time before receipt.
 fn sim_topic(name: &str, n: usize, period_log: i64, lag: i64, rate: f64, sim0: i64) -> TopicTimes {
-    let log: Vec<i64> = (0..n as i64).map(|i| T0 + 5 * MS + i * period_log).collect();
-    let stamp: Vec<i64> = log.iter().map(|&l| sim0 + ((l - lag - T0) as f64 * rate) as i64).collect();
-    topic(name, "sensor_msgs/msg/JointState", StampSource::HeaderStamp, log, stamp)
+    let log: Vec<i64> = (0..n as i64)
+        .map(|i| T0 + 5 * MS + i * period_log)
+        .collect();
+    let stamp: Vec<i64> = log
+        .iter()
+        .map(|&l| sim0 + ((l - lag - T0) as f64 * rate) as i64)
+        .collect();
+    topic(
+        name,
+        "sensor_msgs/msg/JointState",
+        StampSource::HeaderStamp,
+        log,
+        stamp,
+    )
 }
 
 fn has_warning(r: &ClocksReport, code: WarningCode, topic: Option<&str>) -> bool {
-    r.warnings.iter().any(|w| w.code == code && w.topic.as_deref() == topic)
+    r.warnings
+        .iter()
+        .any(|w| w.code == code && w.topic.as_deref() == topic)
 }
 
 #[test]
 fn wall_topics_with_lag() {
     let r = analyze(
-        &[wall_topic("/imu", 2000, 10 * MS, MS, 0.3e6, 1), wall_topic("/cam", 400, 50 * MS, 10 * MS, 1e6, 2)],
+        &[
+            wall_topic("/imu", 2000, 10 * MS, MS, 0.3e6, 1),
+            wall_topic("/cam", 400, 50 * MS, 10 * MS, 1e6, 2),
+        ],
         &ClocksOptions::default(),
     );
     assert_eq!(r.recorder_axis, Axis::Wall);
@@ -77,7 +121,10 @@ fn wall_topics_with_lag() {
 #[test]
 fn sim_topics_with_clock_at_0_9() {
     let r = analyze(
-        &[clock_topic(2400, 0.9, 12 * S), sim_topic("/joint_states", 2400, 10 * MS, 2 * MS, 0.9, 12 * S)],
+        &[
+            clock_topic(2400, 0.9, 12 * S),
+            sim_topic("/joint_states", 2400, 10 * MS, 2 * MS, 0.9, 12 * S),
+        ],
         &ClocksOptions::default(),
     );
     let sc = r.sim_clock.as_ref().unwrap();
@@ -107,9 +154,17 @@ fn split_bag() {
     assert!(r.split);
     assert_eq!(r.topic("/arm_cmd").unwrap().axis, Axis::Wall);
     assert_eq!(r.topic("/joint_states").unwrap().axis, Axis::Sim);
-    let w = r.warnings.iter().find(|w| w.code == WarningCode::SplitClockAxes).unwrap();
+    let w = r
+        .warnings
+        .iter()
+        .find(|w| w.code == WarningCode::SplitClockAxes)
+        .unwrap();
     assert!(w.topic.is_none());
-    assert!(w.message.contains("wall: /arm_cmd") && w.message.contains("sim: /joint_states"), "{}", w.message);
+    assert!(
+        w.message.contains("wall: /arm_cmd") && w.message.contains("sim: /joint_states"),
+        "{}",
+        w.message
+    );
     assert!(w.message.contains("use_sim_time") && w.message.contains("/clock"));
     let groups: Vec<Axis> = r.axis_groups.iter().map(|g| g.axis).collect();
     assert_eq!(groups, [Axis::Wall, Axis::Sim]);
@@ -118,14 +173,26 @@ fn split_bag() {
 #[test]
 fn wall_topics_plus_clock_is_not_split() {
     // /clock is a reference, not a producer: by itself it does not split the bag.
-    let r = analyze(&[clock_topic(100, 1.0, 0), wall_topic("/a", 100, 10 * MS, MS, 0.0, 1)], &ClocksOptions::default());
+    let r = analyze(
+        &[
+            clock_topic(100, 1.0, 0),
+            wall_topic("/a", 100, 10 * MS, MS, 0.0, 1),
+        ],
+        &ClocksOptions::default(),
+    );
     assert!(!r.split);
 }
 
 #[test]
 fn headerless_topic_is_none() {
     let log: Vec<i64> = (0..120).map(|i| T0 + i * 200 * MS).collect();
-    let t = topic("/gripper_cmd", "std_msgs/msg/Float64", StampSource::None, log, vec![]);
+    let t = topic(
+        "/gripper_cmd",
+        "std_msgs/msg/Float64",
+        StampSource::None,
+        log,
+        vec![],
+    );
     let r = analyze(&[t], &ClocksOptions::default());
     let g = r.topic("/gripper_cmd").unwrap();
     assert_eq!(g.axis, Axis::None);
@@ -133,7 +200,11 @@ fn headerless_topic_is_none() {
     assert_eq!(g.analysis_time, TimeBasis::LogTime);
     assert_eq!(g.period_basis, TimeBasis::LogTime);
     assert_eq!(g.median_period_ns, Some(200 * MS));
-    assert!(has_warning(&r, WarningCode::Headerless, Some("/gripper_cmd")));
+    assert!(has_warning(
+        &r,
+        WarningCode::Headerless,
+        Some("/gripper_cmd")
+    ));
     assert!(r.warnings[0].message.contains("log time"));
     assert!(!r.split);
 }
@@ -141,8 +212,17 @@ fn headerless_topic_is_none() {
 #[test]
 fn zero_stamps() {
     let log: Vec<i64> = (0..50).map(|i| T0 + i * 100 * MS).collect();
-    let t = topic("/scan", "sensor_msgs/msg/LaserScan", StampSource::HeaderStamp, log, vec![0; 50]);
-    let r = analyze(&[t, wall_topic("/imu", 100, 10 * MS, MS, 0.0, 1)], &ClocksOptions::default());
+    let t = topic(
+        "/scan",
+        "sensor_msgs/msg/LaserScan",
+        StampSource::HeaderStamp,
+        log,
+        vec![0; 50],
+    );
+    let r = analyze(
+        &[t, wall_topic("/imu", 100, 10 * MS, MS, 0.0, 1)],
+        &ClocksOptions::default(),
+    );
     let z = r.topic("/scan").unwrap();
     assert_eq!(z.axis, Axis::Zero);
     assert_eq!(z.axis_counts.zero, 50);
@@ -162,8 +242,16 @@ fn mixed_axis_topic() {
     let o = r.topic("/odom").unwrap();
     assert_eq!(o.axis, Axis::Mixed);
     assert_eq!((o.axis_counts.wall, o.axis_counts.zero), (90, 10));
-    let w = r.warnings.iter().find(|w| w.code == WarningCode::MixedAxis).unwrap();
-    assert!(w.message.contains("90 wall") && w.message.contains("10 zero"), "{}", w.message);
+    let w = r
+        .warnings
+        .iter()
+        .find(|w| w.code == WarningCode::MixedAxis)
+        .unwrap();
+    assert!(
+        w.message.contains("90 wall") && w.message.contains("10 zero"),
+        "{}",
+        w.message
+    );
     // Lag is still computed on the wall part, and says so.
     assert_eq!(o.lag_ns.unwrap().count, 90);
     assert!(o.lag_note.as_deref().unwrap().contains("90 of 100"));
@@ -172,14 +260,32 @@ fn mixed_axis_topic() {
 /// Sim reset at log T0 + 9.5 s: /clock and a sim topic both jump back to ~0.
 fn reset_bag() -> Vec<TopicTimes> {
     let reset = T0 + 9_500 * MS;
-    let sim_at = |l: i64| if l < reset { 12_310 * MS + (l - T0) } else { l - reset };
+    let sim_at = |l: i64| {
+        if l < reset {
+            12_310 * MS + (l - T0)
+        } else {
+            l - reset
+        }
+    };
     let clog: Vec<i64> = (0..2000).map(|i| T0 + i * 10 * MS).collect();
     let csim: Vec<i64> = clog.iter().map(|&l| sim_at(l)).collect();
     let jlog: Vec<i64> = (0..1000).map(|i| T0 + 4 * MS + i * 20 * MS).collect();
     let jst: Vec<i64> = jlog.iter().map(|&l| sim_at(l - MS)).collect();
     vec![
-        topic("/clock", "rosgraph_msgs/msg/Clock", StampSource::ClockField, clog, csim),
-        topic("/joint_states", "sensor_msgs/msg/JointState", StampSource::HeaderStamp, jlog, jst),
+        topic(
+            "/clock",
+            "rosgraph_msgs/msg/Clock",
+            StampSource::ClockField,
+            clog,
+            csim,
+        ),
+        topic(
+            "/joint_states",
+            "sensor_msgs/msg/JointState",
+            StampSource::HeaderStamp,
+            jlog,
+            jst,
+        ),
     ]
 }
 
@@ -191,7 +297,10 @@ fn sim_reset_one_jump_each_two_epochs() {
         assert_eq!(t.axis, Axis::Sim, "{name}");
         assert_eq!(t.backward_jumps.len(), 1, "{name}");
         let j = t.backward_jumps[0];
-        assert!((j.log_time_ns - (T0 + 9_500 * MS)).abs() <= 20 * MS, "{name} {j:?}");
+        assert!(
+            (j.log_time_ns - (T0 + 9_500 * MS)).abs() <= 20 * MS,
+            "{name} {j:?}"
+        );
         assert!(j.from_ns > 21 * S && j.to_ns < 10 * MS);
         assert!(has_warning(&r, WarningCode::BackwardJump, Some(name)));
     }
@@ -203,7 +312,10 @@ fn sim_reset_one_jump_each_two_epochs() {
     assert!((sc.rate - 1.0).abs() < 1e-6);
     // Lag maps through the right epoch on both sides of the reset.
     let lag = r.topic("/joint_states").unwrap().lag_ns.unwrap();
-    assert!((lag.min - MS).abs() <= 10 && (lag.max - MS).abs() <= 10, "{lag:?}");
+    assert!(
+        (lag.min - MS).abs() <= 10 && (lag.max - MS).abs() <= 10,
+        "{lag:?}"
+    );
 }
 
 /// Camera lag: base 10 ms + 1 ms gaussian jitter; every third frame shifted by `shift`.
@@ -213,9 +325,17 @@ fn camera(shift: i64, seed: u64) -> TopicTimes {
     let log: Vec<i64> = stamp
         .iter()
         .enumerate()
-        .map(|(i, &s)| s + 10 * MS + if i % 3 == 2 { shift } else { 0 } + (1e6 * rng.normal()) as i64)
+        .map(|(i, &s)| {
+            s + 10 * MS + if i % 3 == 2 { shift } else { 0 } + (1e6 * rng.normal()) as i64
+        })
         .collect();
-    topic("/camera/image_raw", "sensor_msgs/msg/Image", StampSource::HeaderStamp, log, stamp)
+    topic(
+        "/camera/image_raw",
+        "sensor_msgs/msg/Image",
+        StampSource::HeaderStamp,
+        log,
+        stamp,
+    )
 }
 
 #[test]
@@ -224,7 +344,10 @@ fn bimodal_lag_gives_two_modes() {
         let r = analyze(&[camera(12 * MS, seed)], &ClocksOptions::default());
         let m = &r.topics[0].lag_modes_ns;
         assert_eq!(m.len(), 2, "seed {seed}: {m:?}");
-        assert!(((m[1] - m[0]) - 12 * MS).abs() <= 3 * MS, "seed {seed}: {m:?}");
+        assert!(
+            ((m[1] - m[0]) - 12 * MS).abs() <= 3 * MS,
+            "seed {seed}: {m:?}"
+        );
         assert!((m[0] - 10 * MS).abs() <= MS, "{m:?}");
     }
 }
@@ -238,8 +361,14 @@ fn unimodal_lag_gives_one_mode() {
     // Wider (2 ms) jitter, still one mode.
     let mut rng = Noise(99);
     let stamp: Vec<i64> = (0..400).map(|i| T0 + i * 50 * MS).collect();
-    let log: Vec<i64> = stamp.iter().map(|&s| s + 10 * MS + (2e6 * rng.normal()) as i64).collect();
-    let r = analyze(&[topic("/c", "x", StampSource::HeaderStamp, log, stamp)], &ClocksOptions::default());
+    let log: Vec<i64> = stamp
+        .iter()
+        .map(|&s| s + 10 * MS + (2e6 * rng.normal()) as i64)
+        .collect();
+    let r = analyze(
+        &[topic("/c", "x", StampSource::HeaderStamp, log, stamp)],
+        &ClocksOptions::default(),
+    );
     assert_eq!(r.topics[0].lag_modes_ns.len(), 1);
 }
 
@@ -248,12 +377,32 @@ fn lidar_like_lag() {
     // 90 ms base with a one-sided tail (exponential, mean 3 ms), as a lidar driver shows.
     let mut rng = Noise(5);
     let stamp: Vec<i64> = (0..200).map(|i| T0 + i * 100 * MS).collect();
-    let log: Vec<i64> = stamp.iter().map(|&s| s + 90 * MS + (-(1.0 - rng.uniform()).ln() * 3e6) as i64).collect();
-    let r = analyze(&[topic("/lidar/points", "sensor_msgs/msg/PointCloud2", StampSource::HeaderStamp, log, stamp)], &ClocksOptions::default());
+    let log: Vec<i64> = stamp
+        .iter()
+        .map(|&s| s + 90 * MS + (-(1.0 - rng.uniform()).ln() * 3e6) as i64)
+        .collect();
+    let r = analyze(
+        &[topic(
+            "/lidar/points",
+            "sensor_msgs/msg/PointCloud2",
+            StampSource::HeaderStamp,
+            log,
+            stamp,
+        )],
+        &ClocksOptions::default(),
+    );
     let t = &r.topics[0];
-    assert!((t.lag_ns.unwrap().p50 - 90 * MS).abs() <= 6 * MS, "{:?}", t.lag_ns);
+    assert!(
+        (t.lag_ns.unwrap().p50 - 90 * MS).abs() <= 6 * MS,
+        "{:?}",
+        t.lag_ns
+    );
     assert_eq!(t.lag_modes_ns.len(), 1);
-    assert!(!has_warning(&r, WarningCode::LargeLag, Some("/lidar/points")));
+    assert!(!has_warning(
+        &r,
+        WarningCode::LargeLag,
+        Some("/lidar/points")
+    ));
 }
 
 #[test]
@@ -263,7 +412,10 @@ fn device_clock_800_days_behind_is_an_offset() {
     for s in dev.stamp_ns.iter_mut() {
         *s -= days800;
     }
-    let r = analyze(&[dev, wall_topic("/ok", 100, 10 * MS, MS, 0.0, 2)], &ClocksOptions::default());
+    let r = analyze(
+        &[dev, wall_topic("/ok", 100, 10 * MS, MS, 0.0, 2)],
+        &ClocksOptions::default(),
+    );
     let d = r.topic("/device").unwrap();
     assert_eq!(d.axis, Axis::Wall);
     assert!(d.lag_ns.is_none(), "an offset is not reported as lag");
@@ -278,15 +430,27 @@ fn relative_clock() {
     // Time since boot (~3000 s), no /clock.
     let log: Vec<i64> = (0..100).map(|i| T0 + i * 10 * MS).collect();
     let st: Vec<i64> = (0..100).map(|i| 3_000 * S + i * 10 * MS).collect();
-    let rel = topic("/boot", "sensor_msgs/msg/Imu", StampSource::HeaderStamp, log, st);
-    let r = analyze(&[rel.clone(), wall_topic("/w", 100, 10 * MS, MS, 0.0, 1)], &ClocksOptions::default());
+    let rel = topic(
+        "/boot",
+        "sensor_msgs/msg/Imu",
+        StampSource::HeaderStamp,
+        log,
+        st,
+    );
+    let r = analyze(
+        &[rel.clone(), wall_topic("/w", 100, 10 * MS, MS, 0.0, 1)],
+        &ClocksOptions::default(),
+    );
     let b = r.topic("/boot").unwrap();
     assert_eq!(b.axis, Axis::Relative);
     assert!(b.lag_ns.is_none() && b.lag_note.is_some());
     assert_eq!(b.median_period_ns, Some(10 * MS));
     assert!(r.split);
     // Small stamps far from the /clock are relative too, not sim.
-    let r = analyze(&[rel, clock_topic(100, 1.0, 12 * S)], &ClocksOptions::default());
+    let r = analyze(
+        &[rel, clock_topic(100, 1.0, 12 * S)],
+        &ClocksOptions::default(),
+    );
     assert_eq!(r.topic("/boot").unwrap().axis, Axis::Relative);
 }
 
@@ -295,8 +459,20 @@ fn recorder_on_sim_time() {
     // Recorded with --use-sim-time: log times are sim time, as are the stamps.
     let log: Vec<i64> = (0..500).map(|i| 12 * S + i * 10 * MS).collect();
     let st: Vec<i64> = log.iter().map(|&l| l - 3 * MS).collect();
-    let t = topic("/joint_states", "sensor_msgs/msg/JointState", StampSource::HeaderStamp, log.clone(), st);
-    let c = topic("/clock", "rosgraph_msgs/msg/Clock", StampSource::ClockField, log.clone(), log);
+    let t = topic(
+        "/joint_states",
+        "sensor_msgs/msg/JointState",
+        StampSource::HeaderStamp,
+        log.clone(),
+        st,
+    );
+    let c = topic(
+        "/clock",
+        "rosgraph_msgs/msg/Clock",
+        StampSource::ClockField,
+        log.clone(),
+        log,
+    );
     let r = analyze(&[t, c], &ClocksOptions::default());
     assert_eq!(r.recorder_axis, Axis::Sim);
     let j = r.topic("/joint_states").unwrap();
@@ -335,7 +511,11 @@ fn clock_pause_keeps_rate() {
     let hold = c.stamp_ns[800];
     let shift = c.stamp_ns[1000] - hold;
     for i in 800..2000 {
-        c.stamp_ns[i] = if i < 1000 { hold } else { c.stamp_ns[i] - shift };
+        c.stamp_ns[i] = if i < 1000 {
+            hold
+        } else {
+            c.stamp_ns[i] - shift
+        };
     }
     let r = analyze(&[c], &ClocksOptions::default());
     let sc = r.sim_clock.as_ref().unwrap();
@@ -372,7 +552,10 @@ fn clock_map_round_trip_and_epochs() {
     let after = m.sim_to_log_ns(5 * S, Some(T0 + 15 * S)).unwrap();
     assert_eq!(after, T0 + 14_500 * MS);
     assert_eq!(m.log_to_sim_ns(after), Some(5 * S));
-    assert_eq!(m.log_to_sim_ns(T0 + 9_499 * MS), Some(12_310 * MS + 9_499 * MS));
+    assert_eq!(
+        m.log_to_sim_ns(T0 + 9_499 * MS),
+        Some(12_310 * MS + 9_499 * MS)
+    );
     // Without a hint: the epoch whose sim range holds the value (only the first reaches 20 s).
     assert_eq!(m.sim_to_log_ns(20 * S, None), Some(T0 + 7_690 * MS));
     // Map rebuilt from the serialised fits only (no samples) agrees within a microsecond.
@@ -387,7 +570,10 @@ fn clock_map_round_trip_and_epochs() {
     assert_eq!(w, vec![before, after]);
     let back = map_series(&w, Axis::Wall, Axis::Sim, &m, &[]).unwrap();
     assert_eq!(back, stamps.to_vec());
-    assert_eq!(map_series(&stamps, Axis::Sim, Axis::Sim, &m, &[]).unwrap(), stamps.to_vec());
+    assert_eq!(
+        map_series(&stamps, Axis::Sim, Axis::Sim, &m, &[]).unwrap(),
+        stamps.to_vec()
+    );
 }
 
 #[test]
@@ -398,7 +584,10 @@ fn map_series_refuses_without_mapping() {
     assert!(msg.contains("wall") && msg.contains("relative"), "{msg}");
     let e = map_series(&[1], Axis::Zero, Axis::Wall, &m, &[]).unwrap_err();
     assert!(e.to_string().contains("zero"));
-    assert!(matches!(map_series(&[1, 2], Axis::Sim, Axis::Wall, &m, &[T0]), Err(MapError::LengthMismatch { .. })));
+    assert!(matches!(
+        map_series(&[1, 2], Axis::Sim, Axis::Wall, &m, &[T0]),
+        Err(MapError::LengthMismatch { .. })
+    ));
     let sim_rec = ClockMap::from_series(&[0, S], &[0, S], Axis::Sim).unwrap();
     let e = map_series(&[1], Axis::Sim, Axis::Wall, &sim_rec, &[]).unwrap_err();
     assert!(e.to_string().contains("sim") && e.to_string().contains("wall"));
@@ -412,9 +601,27 @@ fn degenerate_inputs_do_not_panic() {
     assert!(r.topics.is_empty() && !r.split);
     let empty = topic("/e", "x", StampSource::HeaderStamp, vec![], vec![]);
     let single = topic("/s", "x", StampSource::HeaderStamp, vec![T0], vec![T0 - MS]);
-    let ext = topic("/x", "x", StampSource::HeaderStamp, vec![i64::MIN, i64::MAX, 0, i64::MAX], vec![i64::MAX, i64::MIN, i64::MIN, 0]);
-    let eq = topic("/q", "x", StampSource::HeaderStamp, vec![T0; 10], vec![T0; 10]);
-    let clk = topic("/clock", "rosgraph_msgs/msg/Clock", StampSource::ClockField, vec![i64::MAX, i64::MIN, 0], vec![i64::MIN, 0, i64::MAX]);
+    let ext = topic(
+        "/x",
+        "x",
+        StampSource::HeaderStamp,
+        vec![i64::MIN, i64::MAX, 0, i64::MAX],
+        vec![i64::MAX, i64::MIN, i64::MIN, 0],
+    );
+    let eq = topic(
+        "/q",
+        "x",
+        StampSource::HeaderStamp,
+        vec![T0; 10],
+        vec![T0; 10],
+    );
+    let clk = topic(
+        "/clock",
+        "rosgraph_msgs/msg/Clock",
+        StampSource::ClockField,
+        vec![i64::MAX, i64::MIN, 0],
+        vec![i64::MIN, 0, i64::MAX],
+    );
     let mut bad_len = wall_topic("/b", 10, MS, MS, 0.0, 1);
     bad_len.stamp_ns.truncate(5);
     bad_len.publish_time_ns.truncate(3);
@@ -437,12 +644,22 @@ fn degenerate_inputs_do_not_panic() {
 fn json_shape_for_the_checker() {
     let mut bag = reset_bag();
     bag.push(wall_topic("/arm_cmd", 100, 50 * MS, MS, 0.0, 1));
-    bag.push(topic("/gripper", "std_msgs/msg/Float64", StampSource::None, vec![T0, T0 + S], vec![]));
-    let v: serde_json::Value = serde_json::to_value(analyze(&bag, &ClocksOptions::default())).unwrap();
+    bag.push(topic(
+        "/gripper",
+        "std_msgs/msg/Float64",
+        StampSource::None,
+        vec![T0, T0 + S],
+        vec![],
+    ));
+    let v: serde_json::Value =
+        serde_json::to_value(analyze(&bag, &ClocksOptions::default())).unwrap();
     assert!(v["split"].is_boolean());
     assert_eq!(v["recorder_axis"], "wall");
     let topics = v["topics"].as_array().unwrap();
-    let names: Vec<&str> = topics.iter().map(|t| t["topic"].as_str().unwrap()).collect();
+    let names: Vec<&str> = topics
+        .iter()
+        .map(|t| t["topic"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["/arm_cmd", "/clock", "/gripper", "/joint_states"]);
     let arm = &topics[0];
     assert_eq!(arm["axis"], "wall");
@@ -463,5 +680,9 @@ fn json_shape_for_the_checker() {
     assert!(v["sim_clock"]["epochs"][1]["start_log_time_ns"].is_i64());
     let w = &v["warnings"][0];
     assert!(w["code"].is_string() && w["message"].is_string());
-    assert!(v["warnings"].as_array().unwrap().iter().any(|w| w["code"] == "split_clock_axes" && w["topic"].is_null()));
+    assert!(v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["code"] == "split_clock_axes" && w["topic"].is_null()));
 }

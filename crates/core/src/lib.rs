@@ -2,6 +2,7 @@
 //! time series an analysis needs, runs the analysis crate and returns a `Serialize` report.
 //! The CLI only parses arguments and renders these reports.
 
+pub mod check;
 pub mod info;
 pub mod matching;
 pub mod series;
@@ -10,6 +11,7 @@ pub mod timefmt;
 pub use bagscope_synth as synth;
 pub use bagscope_sync as sync_policy;
 pub use bagscope_matching as match_analysis;
+pub use bagscope_checks as check_rules;
 
 pub use bagscope_bag::{Bag, BagError, Warning};
 

@@ -93,8 +93,8 @@ pub const WALL_START_NS: i64 = 1_764_460_800_000_000_000;
 /// Joint trajectory on the command clock's relative time: still, then smooth motion with zero
 /// velocity at both ends, then still again.
 fn q(j: usize, t_rel_s: f64, window: [f64; 2]) -> f64 {
-    let amp = [0.6, -0.5, 0.8, 0.4, -0.7, 0.5][j];
-    let freq = [0.13, 0.17, 0.11, 0.23, 0.19, 0.29][j];
+    let amp = [1.0, -0.8, 1.2, 0.7, -1.0, 0.9][j];
+    let freq = [0.31, 0.37, 0.23, 0.43, 0.29, 0.47][j];
     let base = [0.0, 0.3, -0.2, 0.1, 0.0, -0.4][j];
     let t = t_rel_s.clamp(window[0], window[1]) - window[0];
     let len = window[1] - window[0];

@@ -2,3 +2,4 @@ pub mod info;
 pub mod synth;
 pub mod sync;
 pub mod matching;
+pub mod check;
