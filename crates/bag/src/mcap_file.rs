@@ -485,6 +485,12 @@ impl McapFile {
     fn read_summary(&mut self) {
         let len = self.bytes.len();
         if len < MAGIC.len() * 2 + 29 || &self.bytes[len - 8..] != MAGIC {
+            if !self.warnings.iter().any(|w| w.data_loss) {
+                self.warn(Warning::new(
+                    "summary_truncated",
+                    "file ends after its data section but before its footer: the summary is missing (no messages lost)",
+                ));
+            }
             return;
         }
         let footer = len - 8 - 29;

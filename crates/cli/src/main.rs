@@ -23,6 +23,8 @@ struct Cli {
 enum Command {
     /// Summary of a bag: duration, per-topic type, count, own-span rate, gaps, warnings.
     Info(commands::info::Args),
+    /// Which clock each topic is stamped on, lag, stamp health, /clock, split clock axes.
+    Clocks(commands::clocks::Args),
     /// Emulate message_filters synchronizers on the bag; recommend slop and queue_size.
     Sync(commands::sync::Args),
     /// Command -> response delay and latency-corrected tracking error.
@@ -41,6 +43,7 @@ fn main() -> ExitCode {
         Command::Info(a) => commands::info::run(a),
         Command::Synth(a) => commands::synth::run(a),
         Command::Sync(a) => commands::sync::run(a),
+        Command::Clocks(a) => commands::clocks::run(a),
         Command::Check(a) => commands::check::run(a),
         Command::Match(a) => commands::matching::run(a),
         Command::Compare(a) => commands::matching::run_compare(a),

@@ -3,6 +3,7 @@
 //! The CLI only parses arguments and renders these reports.
 
 pub mod check;
+pub mod clocks;
 pub mod info;
 pub mod matching;
 pub mod series;
@@ -12,6 +13,7 @@ pub use bagscope_synth as synth;
 pub use bagscope_sync as sync_policy;
 pub use bagscope_matching as match_analysis;
 pub use bagscope_checks as check_rules;
+pub use bagscope_clocks as clock_analysis;
 
 pub use bagscope_bag::{Bag, BagError, Warning};
 

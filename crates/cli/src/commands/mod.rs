@@ -3,3 +3,4 @@ pub mod synth;
 pub mod sync;
 pub mod matching;
 pub mod check;
+pub mod clocks;

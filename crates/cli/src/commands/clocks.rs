@@ -1,0 +1,110 @@
+use std::path::PathBuf;
+
+use bagscope_core::clocks::{clocks, ClocksCommandReport};
+use bagscope_core::clock_analysis::ClocksOptions;
+
+use crate::render::{self, opt_f, opt_ms, table};
+
+#[derive(clap::Args)]
+pub struct Args {
+    pub bag: PathBuf,
+    /// Topic holding sim time (default /clock).
+    #[arg(long)]
+    pub clock_topic: Option<String>,
+    /// A gap is an interval longer than this many median periods.
+    #[arg(long, default_value_t = 3.0)]
+    pub gap_factor: f64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: Args) -> anyhow::Result<u8> {
+    let o = ClocksOptions {
+        clock_topic: a.clock_topic,
+        gap_factor: a.gap_factor,
+        ..Default::default()
+    };
+    let r = clocks(&a.bag, &o)?;
+    if a.json {
+        render::json(&r)?;
+    } else {
+        render::print(&text(&r))?;
+    }
+    Ok(if r.data_loss() { crate::EXIT_WARN } else { 0 })
+}
+
+fn name<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+fn text(r: &ClocksCommandReport) -> String {
+    let mut s = format!(
+        "bag: {}\nrecorder (log time) on {} time; split clock axes: {}\n",
+        r.bag,
+        name(&r.recorder_axis),
+        if r.split { "YES" } else { "no" }
+    );
+    if let Some(c) = &r.sim_clock {
+        s.push_str(&format!(
+            "sim clock {}: real-time factor {:.4}, jitter {:.2} ms, {} epoch(s), {} pause(s)\n",
+            c.topic,
+            c.rate,
+            c.residual_jitter_ns / 1e6,
+            c.epochs.len(),
+            c.pauses.len()
+        ));
+    }
+    // One table per axis group, then the topics outside any group (none / zero / clock).
+    let mut groups: Vec<(String, Vec<&bagscope_core::clock_analysis::TopicClock>)> = Vec::new();
+    for t in &r.topics {
+        let ax = name(&t.axis);
+        match groups.iter_mut().find(|(a, _)| *a == ax) {
+            Some((_, v)) => v.push(t),
+            None => groups.push((ax, vec![t])),
+        }
+    }
+    for (ax, ts) in groups {
+        s.push_str(&format!("\naxis {ax}:\n"));
+        let mut rows = vec![vec![
+            "topic".to_string(),
+            "time from".into(),
+            "count".into(),
+            "rate_hz".into(),
+            "lag_p50_ms".into(),
+            "lag_p99_ms".into(),
+            "lag_modes_ms".into(),
+            "jumps".into(),
+            "gaps".into(),
+        ]];
+        for t in ts {
+            rows.push(vec![
+                t.topic.clone(),
+                name(&t.source),
+                t.count.to_string(),
+                opt_f(t.rate_hz, 2),
+                opt_ms(t.lag_ns.map(|l| l.p50)),
+                opt_ms(t.lag_ns.map(|l| l.p99)),
+                if t.lag_modes_ns.is_empty() {
+                    "-".into()
+                } else {
+                    t.lag_modes_ns
+                        .iter()
+                        .map(|m| format!("{:.1}", *m as f64 / 1e6))
+                        .collect::<Vec<_>>()
+                        .join("/")
+                },
+                t.backward_jumps.len().to_string(),
+                t.gap_count.to_string(),
+            ]);
+        }
+        s.push_str(&table(&rows));
+    }
+    if !r.warnings.is_empty() {
+        s.push('\n');
+        s.push_str(&render::warnings(&r.warnings));
+    }
+    s
+}

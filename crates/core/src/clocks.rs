@@ -1,0 +1,82 @@
+//! `bagscope clocks`: which clock each topic is stamped on, lag, stamp health, `/clock`.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use bagscope_bag::{Bag, Warning};
+use bagscope_clocks::{analyze, AxisGroup, ClocksOptions, SimClockReport, TopicClock, TopicTimes};
+use bagscope_msg::StampSource;
+
+use crate::series::scan_series;
+use crate::Error;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClocksCommandReport {
+    pub bag: String,
+    pub recorder_axis: bagscope_clocks::Axis,
+    pub split: bool,
+    pub axis_groups: Vec<AxisGroup>,
+    pub topics: Vec<TopicClock>,
+    pub sim_clock: Option<SimClockReport>,
+    /// Clock findings and bag damage in one list, sorted.
+    pub warnings: Vec<Warning>,
+}
+
+impl ClocksCommandReport {
+    pub fn data_loss(&self) -> bool {
+        self.warnings.iter().any(|w| w.data_loss)
+    }
+}
+
+fn source(s: StampSource) -> bagscope_clocks::StampSource {
+    match s {
+        StampSource::HeaderStamp => bagscope_clocks::StampSource::HeaderStamp,
+        StampSource::TopLevelStamp => bagscope_clocks::StampSource::TopLevelStamp,
+        StampSource::ClockField => bagscope_clocks::StampSource::ClockField,
+        StampSource::None => bagscope_clocks::StampSource::None,
+    }
+}
+
+/// Per-topic times of every topic, as the clocks analysis takes them.
+pub fn topic_times(bag: &Bag) -> (Vec<TopicTimes>, Vec<Warning>) {
+    let (series, warnings) = scan_series(bag, &bag.all_topics());
+    let times = series
+        .into_iter()
+        .map(|s| TopicTimes {
+            topic: s.topic,
+            type_name: s.type_name,
+            source: source(s.source),
+            log_time_ns: s.log_time_ns,
+            publish_time_ns: s.publish_time_ns,
+            stamp_ns: s.stamp_ns,
+        })
+        .collect();
+    (times, warnings)
+}
+
+pub fn clocks(path: &Path, opts: &ClocksOptions) -> Result<ClocksCommandReport, Error> {
+    let bag = Bag::open(path)?;
+    let (times, mut warnings) = topic_times(&bag);
+    let r = analyze(&times, opts);
+    for w in &r.warnings {
+        let code = serde_json::to_value(w.code)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let mut bw = Warning::new(&code, w.message.clone());
+        bw.topic = w.topic.clone();
+        warnings.push(bw);
+    }
+    warnings.sort();
+    warnings.dedup();
+    Ok(ClocksCommandReport {
+        bag: path.display().to_string(),
+        recorder_axis: r.recorder_axis,
+        split: r.split,
+        axis_groups: r.axis_groups,
+        topics: r.topics,
+        sim_clock: r.sim_clock,
+        warnings,
+    })
+}
