@@ -27,7 +27,10 @@ fn shared() -> Option<PathBuf> {
         return Some(p);
     }
     if std::env::var_os("CI").is_some() {
-        panic!("CI is set but ../shared (acceptance data) is missing at {}", p.display());
+        panic!(
+            "CI is set but ../shared (acceptance data) is missing at {}",
+            p.display()
+        );
     }
     eprintln!("note: ../shared not found; skipping the tests that need it");
     None
@@ -142,7 +145,10 @@ fn exit_code_contract() {
     std::fs::write(&f, b"hello, not an mcap file").unwrap();
     let (code, _, err) = run(&["info", f.to_str().unwrap()]);
     assert_eq!(code, 1);
-    assert!(err.contains("not an MCAP file") && err.contains("x.mcap"), "{err}");
+    assert!(
+        err.contains("not an MCAP file") && err.contains("x.mcap"),
+        "{err}"
+    );
     // 1: unknown topic lists what exists.
     let (code, _, err) = run(&["sync", &repo_bag("sensors"), "--topics", "/a,/b", "--json"]);
     assert_eq!(code, 1);
@@ -211,7 +217,15 @@ fn json_output_is_deterministic() {
     for args in [
         vec!["info", bag.as_str(), "--json"],
         vec!["clocks", bag.as_str(), "--json"],
-        vec!["match", bag.as_str(), "--command", "/arm_cmd", "--response", "/joint_states", "--json"],
+        vec![
+            "match",
+            bag.as_str(),
+            "--command",
+            "/arm_cmd",
+            "--response",
+            "/joint_states",
+            "--json",
+        ],
     ] {
         let a = run(&args);
         let b = run(&args);
@@ -225,12 +239,20 @@ fn shipped_bags_are_reproducible() {
     let dir = tempdir("synth");
     let (code, _, err) = run(&["synth", "all", "-o", dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
-    for name in ["arm_wall", "arm_sim", "arm_split", "arm_ack", "sensors", "sensors_bimodal"] {
+    for name in [
+        "arm_wall",
+        "arm_sim",
+        "arm_split",
+        "arm_ack",
+        "sensors",
+        "sensors_bimodal",
+    ] {
         let a = std::fs::read(dir.join(name).join(format!("{name}.mcap"))).unwrap();
         let b = std::fs::read(root().join("bags").join(name).join(format!("{name}.mcap"))).unwrap();
         assert!(a == b, "bags/{name} differs from what synth writes now; regenerate with `bagscope synth all -o bags`");
         let ta = std::fs::read_to_string(dir.join(format!("{name}.truth.json"))).unwrap();
-        let tb = std::fs::read_to_string(root().join("bags").join(format!("{name}.truth.json"))).unwrap();
+        let tb = std::fs::read_to_string(root().join("bags").join(format!("{name}.truth.json")))
+            .unwrap();
         assert_eq!(ta, tb);
     }
 }

@@ -23,7 +23,11 @@ pub enum BagError {
     #[error("no bag files found: {path}")]
     NoFiles { path: PathBuf },
     #[error("unknown topic '{topic}' (the bag has: {available}): {path}")]
-    UnknownTopic { path: PathBuf, topic: String, available: String },
+    UnknownTopic {
+        path: PathBuf,
+        topic: String,
+        available: String,
+    },
 }
 
 pub type Result<T, E = BagError> = std::result::Result<T, E>;

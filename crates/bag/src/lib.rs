@@ -326,7 +326,9 @@ fn open_file_compressed(p: &Path) -> Result<McapFile> {
         f.warnings.push(
             Warning::new(
                 "truncated",
-                format!("zstd-compressed bag file is damaged ({e}); read what could be decompressed"),
+                format!(
+                    "zstd-compressed bag file is damaged ({e}); read what could be decompressed"
+                ),
             )
             .file(p.display().to_string())
             .loss(),

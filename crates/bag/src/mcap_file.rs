@@ -369,7 +369,9 @@ impl McapFile {
                         _ => self.warn(
                             Warning::new(
                                 "corrupt_chunk",
-                                format!("chunk record at byte {pos} has an invalid header: skipped"),
+                                format!(
+                                    "chunk record at byte {pos} has an invalid header: skipped"
+                                ),
                             )
                             .offset(pos as u64)
                             .loss(),
@@ -409,8 +411,9 @@ impl McapFile {
                     }
                 }
                 op::SCHEMA | op::CHANNEL | op::HEADER => {
-                    let parsed = mcap::read::parse_record(opcode, &self.bytes[body_start..body_end])
-                        .map(|r| r.into_owned());
+                    let parsed =
+                        mcap::read::parse_record(opcode, &self.bytes[body_start..body_end])
+                            .map(|r| r.into_owned());
                     match parsed {
                         Ok(r) => self.add_record(r),
                         Err(e) => self.warn(

@@ -64,14 +64,20 @@ impl Rosbag2Metadata {
         self.compression_mode
             .as_deref()
             .is_some_and(|m| m.eq_ignore_ascii_case("message"))
-            && self.compression_format.as_deref().is_some_and(|f| !f.is_empty())
+            && self
+                .compression_format
+                .as_deref()
+                .is_some_and(|f| !f.is_empty())
     }
 
     pub fn file_compression(&self) -> bool {
         self.compression_mode
             .as_deref()
             .is_some_and(|m| m.eq_ignore_ascii_case("file"))
-            && self.compression_format.as_deref().is_some_and(|f| !f.is_empty())
+            && self
+                .compression_format
+                .as_deref()
+                .is_some_and(|f| !f.is_empty())
     }
 }
 

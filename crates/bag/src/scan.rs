@@ -84,18 +84,16 @@ impl Decoder {
             Compression::Zstd => {
                 let z = match &mut self.zstd {
                     Some(z) => z,
-                    None => self.zstd.insert(
-                        zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?,
-                    ),
+                    None => self
+                        .zstd
+                        .insert(zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?),
                 };
                 self.buf.reserve(size);
                 let n = z
                     .decompress_to_buffer(data, &mut self.buf)
                     .map_err(|e| format!("zstd: {e}"))?;
                 if n != size {
-                    return Err(format!(
-                        "decompressed to {n} bytes, header says {size}"
-                    ));
+                    return Err(format!("decompressed to {n} bytes, header says {size}"));
                 }
             }
             Compression::Lz4 => {
@@ -168,6 +166,9 @@ pub(crate) struct ScanPlan<'p> {
     pub message_compression: bool,
 }
 
+/// Items of one job keyed by their byte offset (to restore file order), and its warnings.
+type JobOut<T> = (Vec<(u64, Item<T>)>, Vec<Warning>);
+
 enum Job {
     Chunk(usize, usize),
     Loose(usize),
@@ -201,7 +202,7 @@ where
         }
     }
 
-    let results: Vec<(Vec<(u64, Item<T>)>, Vec<Warning>)> = jobs
+    let results: Vec<JobOut<T>> = jobs
         .par_iter()
         .map_init(Decoder::default, |dec, job| match *job {
             Job::Chunk(fi, ci) => scan_chunk(&files[fi], fi, &files[fi].chunks[ci], plan, f, dec),
@@ -218,7 +219,10 @@ where
         warnings.extend(w);
     }
     // Stable: equal log times keep file order. Usually already sorted, which is cheap to check.
-    if !items.windows(2).all(|w| w[0].log_time_ns <= w[1].log_time_ns) {
+    if !items
+        .windows(2)
+        .all(|w| w[0].log_time_ns <= w[1].log_time_ns)
+    {
         items.sort_by_key(|it| it.log_time_ns);
     }
     ScanOut { items, warnings }
@@ -231,7 +235,7 @@ fn scan_chunk<T, F>(
     plan: &ScanPlan<'_>,
     f: &F,
     dec: &mut Decoder,
-) -> (Vec<(u64, Item<T>)>, Vec<Warning>)
+) -> JobOut<T>
 where
     F: Fn(&RawMessage<'_>) -> T + Sync,
 {
@@ -424,7 +428,7 @@ fn scan_loose<T, F>(
     plan: &ScanPlan<'_>,
     f: &F,
     dec: &mut Decoder,
-) -> (Vec<(u64, Item<T>)>, Vec<Warning>)
+) -> JobOut<T>
 where
     F: Fn(&RawMessage<'_>) -> T + Sync,
 {

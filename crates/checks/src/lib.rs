@@ -26,7 +26,14 @@ pub struct Finding {
     pub message: String,
 }
 
-fn finding(code: &str, topic: &str, index: usize, log_time_ns: i64, sev: Severity, message: String) -> Finding {
+fn finding(
+    code: &str,
+    topic: &str,
+    index: usize,
+    log_time_ns: i64,
+    sev: Severity,
+    message: String,
+) -> Finding {
     Finding {
         code: code.to_string(),
         topic: topic.to_string(),
@@ -62,8 +69,10 @@ pub struct ImageMeta {
 pub fn encoding_info(enc: &str) -> Option<(u32, bool)> {
     let e = enc.to_ascii_lowercase();
     let fixed = match e.as_str() {
-        "mono8" | "8uc1" | "8sc1" | "bayer_rggb8" | "bayer_bggr8" | "bayer_gbrg8" | "bayer_grbg8" => (1, false),
-        "mono16" | "16uc1" | "16sc1" | "bayer_rggb16" | "bayer_bggr16" | "bayer_gbrg16" | "bayer_grbg16" => (2, true),
+        "mono8" | "8uc1" | "8sc1" | "bayer_rggb8" | "bayer_bggr8" | "bayer_gbrg8"
+        | "bayer_grbg8" => (1, false),
+        "mono16" | "16uc1" | "16sc1" | "bayer_rggb16" | "bayer_bggr16" | "bayer_gbrg16"
+        | "bayer_grbg16" => (2, true),
         "rgb8" | "bgr8" | "8uc3" | "8sc3" => (3, false),
         "rgba8" | "bgra8" | "8uc4" | "8sc4" => (4, false),
         "rgb16" | "bgr16" | "16uc3" | "16sc3" => (6, true),
@@ -89,7 +98,14 @@ pub fn check_images(topic: &str, images: &[ImageMeta]) -> Vec<Finding> {
     for m in images {
         let (i, t) = (m.at.index, m.at.log_time_ns);
         if m.width == 0 || m.height == 0 {
-            out.push(finding("image_zero_size", topic, i, t, Severity::Error, format!("image is {}x{}", m.width, m.height)));
+            out.push(finding(
+                "image_zero_size",
+                topic,
+                i,
+                t,
+                Severity::Error,
+                format!("image is {}x{}", m.width, m.height),
+            ));
         }
         let info = encoding_info(&m.encoding);
         match info {
@@ -110,7 +126,10 @@ pub fn check_images(topic: &str, images: &[ImageMeta]) -> Vec<Finding> {
                         i,
                         t,
                         Severity::Error,
-                        format!("step {} < width {} x {} bytes per pixel ({}) = {need}", m.step, m.width, bpp, m.encoding),
+                        format!(
+                            "step {} < width {} x {} bytes per pixel ({}) = {need}",
+                            m.step, m.width, bpp, m.encoding
+                        ),
                     ));
                 } else if m.step as u64 > need && m.width > 0 {
                     out.push(finding(
@@ -119,7 +138,11 @@ pub fn check_images(topic: &str, images: &[ImageMeta]) -> Vec<Finding> {
                         i,
                         t,
                         Severity::Note,
-                        format!("step {} > {need}: {} padding bytes per row (allowed)", m.step, m.step as u64 - need),
+                        format!(
+                            "step {} > {need}: {} padding bytes per row (allowed)",
+                            m.step,
+                            m.step as u64 - need
+                        ),
                     ));
                 }
                 if !multibyte && m.is_bigendian > 1 {
@@ -142,7 +165,10 @@ pub fn check_images(topic: &str, images: &[ImageMeta]) -> Vec<Finding> {
                 i,
                 t,
                 Severity::Error,
-                format!("data has {} bytes, step {} x height {} = {expect}", m.data_len, m.step, m.height),
+                format!(
+                    "data has {} bytes, step {} x height {} = {expect}",
+                    m.data_len, m.step, m.height
+                ),
             ));
         }
     }
@@ -161,7 +187,12 @@ pub struct CameraInfoMeta {
 }
 
 /// CameraInfo checks; `images` are the image messages of the camera it describes (may be empty).
-pub fn check_camera_info(topic: &str, infos: &[CameraInfoMeta], image_topic: Option<&str>, images: &[ImageMeta]) -> Vec<Finding> {
+pub fn check_camera_info(
+    topic: &str,
+    infos: &[CameraInfoMeta],
+    image_topic: Option<&str>,
+    images: &[ImageMeta],
+) -> Vec<Finding> {
     let mut out = Vec::new();
     let mut by_stamp: BTreeMap<i64, &ImageMeta> = BTreeMap::new();
     for im in images {
@@ -197,7 +228,10 @@ pub fn check_camera_info(topic: &str, infos: &[CameraInfoMeta], image_topic: Opt
                     i,
                     t,
                     Severity::Error,
-                    format!("distortion model '{}' expects {} coefficients, D has {}", c.distortion_model, ok[0], c.d_len),
+                    format!(
+                        "distortion model '{}' expects {} coefficients, D has {}",
+                        c.distortion_model, ok[0], c.d_len
+                    ),
                 ));
             }
         }
@@ -210,7 +244,10 @@ pub fn check_camera_info(topic: &str, infos: &[CameraInfoMeta], image_topic: Opt
                     i,
                     t,
                     Severity::Error,
-                    format!("frame_id '{}' but the {it} message with the same stamp has '{}'", c.frame_id, im.frame_id),
+                    format!(
+                        "frame_id '{}' but the {it} message with the same stamp has '{}'",
+                        c.frame_id, im.frame_id
+                    ),
                 ));
             }
             if (im.width, im.height) != (c.width, c.height) && c.width != 0 && c.height != 0 {
@@ -220,7 +257,10 @@ pub fn check_camera_info(topic: &str, infos: &[CameraInfoMeta], image_topic: Opt
                     i,
                     t,
                     Severity::Error,
-                    format!("{}x{} but the {it} message with the same stamp is {}x{}", c.width, c.height, im.width, im.height),
+                    format!(
+                        "{}x{} but the {it} message with the same stamp is {}x{}",
+                        c.width, c.height, im.width, im.height
+                    ),
                 ));
             }
         }
@@ -253,7 +293,14 @@ pub fn check_joints(topic: &str, msgs: &[JointMeta], opts: &JointCheckOptions) -
         let mut seen = std::collections::BTreeSet::new();
         for n in &m.names {
             if !seen.insert(n) {
-                out.push(finding("joint_duplicate_name", topic, i, t, Severity::Error, format!("joint '{n}' appears twice")));
+                out.push(finding(
+                    "joint_duplicate_name",
+                    topic,
+                    i,
+                    t,
+                    Severity::Error,
+                    format!("joint '{n}' appears twice"),
+                ));
             }
         }
         for (field, vals) in &m.arrays {
@@ -305,7 +352,11 @@ pub fn check_joints(topic: &str, msgs: &[JointMeta], opts: &JointCheckOptions) -
                         i,
                         t,
                         Severity::Error,
-                        format!("stamp is {:.1} ms old when recorded (limit {:.1} ms)", age as f64 / 1e6, max as f64 / 1e6),
+                        format!(
+                            "stamp is {:.1} ms old when recorded (limit {:.1} ms)",
+                            age as f64 / 1e6,
+                            max as f64 / 1e6
+                        ),
                     ));
                 }
             }
@@ -316,7 +367,10 @@ pub fn check_joints(topic: &str, msgs: &[JointMeta], opts: &JointCheckOptions) -
                     i,
                     t,
                     Severity::Error,
-                    format!("stamp is {:.1} ms after the time it was recorded", -age as f64 / 1e6),
+                    format!(
+                        "stamp is {:.1} ms after the time it was recorded",
+                        -age as f64 / 1e6
+                    ),
                 ));
             }
         }
@@ -357,7 +411,10 @@ pub fn check_clouds(topic: &str, clouds: &[CloudMeta]) -> Vec<Finding> {
                 i,
                 t,
                 Severity::Error,
-                format!("row_step {} < width {} x point_step {}", c.row_step, c.width, c.point_step),
+                format!(
+                    "row_step {} < width {} x point_step {}",
+                    c.row_step, c.width, c.point_step
+                ),
             ));
         }
         let expect = c.row_step as u64 * c.height as u64;
@@ -368,12 +425,22 @@ pub fn check_clouds(topic: &str, clouds: &[CloudMeta]) -> Vec<Finding> {
                 i,
                 t,
                 Severity::Error,
-                format!("data has {} bytes, row_step {} x height {} = {expect}", c.data_len, c.row_step, c.height),
+                format!(
+                    "data has {} bytes, row_step {} x height {} = {expect}",
+                    c.data_len, c.row_step, c.height
+                ),
             ));
         }
         for (name, off, dt, count) in &c.fields {
             match datatype_size(*dt) {
-                None => out.push(finding("cloud_field_bad_datatype", topic, i, t, Severity::Error, format!("field '{name}' has datatype {dt}"))),
+                None => out.push(finding(
+                    "cloud_field_bad_datatype",
+                    topic,
+                    i,
+                    t,
+                    Severity::Error,
+                    format!("field '{name}' has datatype {dt}"),
+                )),
                 Some(sz) => {
                     if off + sz * (*count).max(1) > c.point_step {
                         out.push(finding(
@@ -382,7 +449,11 @@ pub fn check_clouds(topic: &str, clouds: &[CloudMeta]) -> Vec<Finding> {
                             i,
                             t,
                             Severity::Error,
-                            format!("field '{name}' ends at byte {} of a {}-byte point", off + sz * (*count).max(1), c.point_step),
+                            format!(
+                                "field '{name}' ends at byte {} of a {}-byte point",
+                                off + sz * (*count).max(1),
+                                c.point_step
+                            ),
                         ));
                     }
                 }
@@ -394,11 +465,24 @@ pub fn check_clouds(topic: &str, clouds: &[CloudMeta]) -> Vec<Finding> {
 
 /// Stamp checks for any stamped topic: unset (zero) stamps, and stamps before the bag start by
 /// more than `before_start_ns` (only meaningful when stamps and log times share an axis).
-pub fn check_stamps(topic: &str, at: &[At], bag_start_ns: i64, before_start_ns: i64, same_axis: bool) -> Vec<Finding> {
+pub fn check_stamps(
+    topic: &str,
+    at: &[At],
+    bag_start_ns: i64,
+    before_start_ns: i64,
+    same_axis: bool,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     for a in at {
         if a.stamp_ns == 0 {
-            out.push(finding("stamp_zero", topic, a.index, a.log_time_ns, Severity::Error, "header.stamp is 0 (never set)".into()));
+            out.push(finding(
+                "stamp_zero",
+                topic,
+                a.index,
+                a.log_time_ns,
+                Severity::Error,
+                "header.stamp is 0 (never set)".into(),
+            ));
         } else if same_axis && a.stamp_ns < bag_start_ns - before_start_ns {
             out.push(finding(
                 "stamp_before_bag_start",
@@ -406,7 +490,10 @@ pub fn check_stamps(topic: &str, at: &[At], bag_start_ns: i64, before_start_ns: 
                 a.index,
                 a.log_time_ns,
                 Severity::Error,
-                format!("stamp is {:.3} s before the bag starts", (bag_start_ns - a.stamp_ns) as f64 / 1e9),
+                format!(
+                    "stamp is {:.3} s before the bag starts",
+                    (bag_start_ns - a.stamp_ns) as f64 / 1e9
+                ),
             ));
         }
     }
@@ -415,7 +502,12 @@ pub fn check_stamps(topic: &str, at: &[At], bag_start_ns: i64, before_start_ns: 
 
 /// Sorts findings deterministically: topic, index, code.
 pub fn sort_findings(v: &mut [Finding]) {
-    v.sort_by(|a, b| a.topic.cmp(&b.topic).then(a.index.cmp(&b.index)).then(a.code.cmp(&b.code)));
+    v.sort_by(|a, b| {
+        a.topic
+            .cmp(&b.topic)
+            .then(a.index.cmp(&b.index))
+            .then(a.code.cmp(&b.code))
+    });
 }
 
 #[cfg(test)]
@@ -423,31 +515,81 @@ mod tests {
     use super::*;
 
     fn at(i: usize) -> At {
-        At { index: i, log_time_ns: i as i64, stamp_ns: 100 + i as i64 }
+        At {
+            index: i,
+            log_time_ns: i as i64,
+            stamp_ns: 100 + i as i64,
+        }
     }
 
     fn img(i: usize, step: u32, len: usize) -> ImageMeta {
-        ImageMeta { at: at(i), frame_id: "cam".into(), height: 2, width: 4, encoding: "rgb8".into(), is_bigendian: 0, step, data_len: len }
+        ImageMeta {
+            at: at(i),
+            frame_id: "cam".into(),
+            height: 2,
+            width: 4,
+            encoding: "rgb8".into(),
+            is_bigendian: 0,
+            step,
+            data_len: len,
+        }
     }
 
     #[test]
     fn image_checks_find_each_fault_once() {
-        let f = check_images("/img", &[img(0, 12, 24), img(1, 10, 20), img(2, 12, 23), img(3, 16, 32)]);
+        let f = check_images(
+            "/img",
+            &[
+                img(0, 12, 24),
+                img(1, 10, 20),
+                img(2, 12, 23),
+                img(3, 16, 32),
+            ],
+        );
         let codes: Vec<(usize, &str)> = f.iter().map(|x| (x.index, x.code.as_str())).collect();
-        assert_eq!(codes, vec![(1, "image_step_too_small"), (2, "image_data_size_mismatch"), (3, "image_row_padding")]);
+        assert_eq!(
+            codes,
+            vec![
+                (1, "image_step_too_small"),
+                (2, "image_data_size_mismatch"),
+                (3, "image_row_padding")
+            ]
+        );
     }
 
     #[test]
     fn camera_info_checks() {
         let mut k = [400.0, 0.0, 2.0, 0.0, 400.0, 1.0, 0.0, 0.0, 1.0];
-        let ok = CameraInfoMeta { at: at(0), frame_id: "cam".into(), height: 2, width: 4, distortion_model: "plumb_bob".into(), d_len: 5, k };
+        let ok = CameraInfoMeta {
+            at: at(0),
+            frame_id: "cam".into(),
+            height: 2,
+            width: 4,
+            distortion_model: "plumb_bob".into(),
+            d_len: 5,
+            k,
+        };
         k[0] = 0.0;
-        let bad_k = CameraInfoMeta { at: at(1), k, ..ok.clone() };
-        let bad_frame = CameraInfoMeta { at: at(2), frame_id: "other".into(), ..ok.clone() };
+        let bad_k = CameraInfoMeta {
+            at: at(1),
+            k,
+            ..ok.clone()
+        };
+        let bad_frame = CameraInfoMeta {
+            at: at(2),
+            frame_id: "other".into(),
+            ..ok.clone()
+        };
         let images = vec![img(0, 12, 24), img(1, 12, 24), img(2, 12, 24)];
         let f = check_camera_info("/info", &[ok, bad_k, bad_frame], Some("/img"), &images);
         let codes: Vec<(usize, &str)> = f.iter().map(|x| (x.index, x.code.as_str())).collect();
-        assert_eq!(codes, vec![(1, "camera_info_uncalibrated"), (2, "camera_info_frame_mismatch")]);
+        assert_eq!(
+            codes,
+            vec![
+                (1, "camera_info_uncalibrated"),
+                (2, "camera_info_frame_mismatch")
+            ]
+        );
     }
 
     #[test]
@@ -455,19 +597,40 @@ mod tests {
         let m = JointMeta {
             at: at(0),
             names: vec!["a".into(), "b".into(), "a".into()],
-            arrays: vec![("position".into(), vec![0.0, f64::NAN]), ("velocity".into(), vec![])],
+            arrays: vec![
+                ("position".into(), vec![0.0, f64::NAN]),
+                ("velocity".into(), vec![]),
+            ],
         };
         let f = check_joints("/js", &[m], &JointCheckOptions::default());
         let mut codes: Vec<&str> = f.iter().map(|x| x.code.as_str()).collect();
         codes.sort();
-        assert_eq!(codes, vec!["joint_duplicate_name", "joint_length_mismatch", "joint_non_finite"]);
+        assert_eq!(
+            codes,
+            vec![
+                "joint_duplicate_name",
+                "joint_length_mismatch",
+                "joint_non_finite"
+            ]
+        );
     }
 
     #[test]
     fn cloud_checks() {
-        let c = CloudMeta { at: at(0), height: 1, width: 4, point_step: 16, row_step: 64, data_len: 60, fields: vec![("x".into(), 0, 7, 1), ("i".into(), 14, 7, 1)] };
+        let c = CloudMeta {
+            at: at(0),
+            height: 1,
+            width: 4,
+            point_step: 16,
+            row_step: 64,
+            data_len: 60,
+            fields: vec![("x".into(), 0, 7, 1), ("i".into(), 14, 7, 1)],
+        };
         let f = check_clouds("/pc", &[c]);
         let codes: Vec<&str> = f.iter().map(|x| x.code.as_str()).collect();
-        assert_eq!(codes, vec!["cloud_data_size_mismatch", "cloud_field_outside_point"]);
+        assert_eq!(
+            codes,
+            vec!["cloud_data_size_mismatch", "cloud_field_outside_point"]
+        );
     }
 }

@@ -13,7 +13,11 @@ use clap::{Parser, Subcommand};
 pub const EXIT_WARN: u8 = 3;
 
 #[derive(Parser)]
-#[command(name = "bagscope", version, about = "Timing answers for ROS 2 bags (rosbag2 folders and .mcap files), no ROS install needed")]
+#[command(
+    name = "bagscope",
+    version,
+    about = "Timing answers for ROS 2 bags (rosbag2 folders and .mcap files), no ROS install needed"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

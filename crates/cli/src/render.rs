@@ -54,11 +54,13 @@ pub fn table(rows: &[Vec<String>]) -> String {
 }
 
 pub fn opt_f(v: Option<f64>, prec: usize) -> String {
-    v.map(|x| format!("{x:.prec$}")).unwrap_or_else(|| "-".into())
+    v.map(|x| format!("{x:.prec$}"))
+        .unwrap_or_else(|| "-".into())
 }
 
 pub fn opt_ms(v: Option<i64>) -> String {
-    v.map(|x| format!("{:.1}", x as f64 / 1e6)).unwrap_or_else(|| "-".into())
+    v.map(|x| format!("{:.1}", x as f64 / 1e6))
+        .unwrap_or_else(|| "-".into())
 }
 
 pub fn warnings(ws: &[bagscope_core::Warning]) -> String {
@@ -67,7 +69,10 @@ pub fn warnings(ws: &[bagscope_core::Warning]) -> String {
         s.push_str(&format!(
             "warning [{}]{}: {}\n",
             w.code,
-            w.topic.as_ref().map(|t| format!(" {t}")).unwrap_or_default(),
+            w.topic
+                .as_ref()
+                .map(|t| format!(" {t}"))
+                .unwrap_or_default(),
             w.message
         ));
     }

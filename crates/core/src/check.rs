@@ -223,7 +223,10 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
                     index: idx,
                     log_time_ns: it.log_time_ns,
                     severity: bagscope_checks::Severity::Error,
-                    message: format!("payload does not decode as {}: {e}", bag.topics[ti].type_name),
+                    message: format!(
+                        "payload does not decode as {}: {e}",
+                        bag.topics[ti].type_name
+                    ),
                 });
                 undecodable[ti].0 += 1;
                 undecodable[ti].1 = e;
@@ -238,7 +241,10 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
         .min()
         .unwrap_or(0);
     let image_topics: Vec<usize> = (0..n).filter(|&i| kinds[i] == Kind::Image).collect();
-    let image_names: Vec<&str> = image_topics.iter().map(|&i| bag.topics[i].name.as_str()).collect();
+    let image_names: Vec<&str> = image_topics
+        .iter()
+        .map(|&i| bag.topics[i].name.as_str())
+        .collect();
     let mut checked = BTreeMap::new();
     for ti in 0..n {
         let name = &bag.topics[ti].name;
@@ -284,19 +290,35 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
                 .iter()
                 .find(|a| a.stamp_ns != 0)
                 .is_some_and(|a| (a.log_time_ns - a.stamp_ns).abs() < 3_600_000_000_000);
-            let before = if o.before_start_ns > 0 { o.before_start_ns } else { 10_000_000_000 };
-            findings.extend(check_stamps(name, &stamps[ti], bag_start, before, same_axis));
+            let before = if o.before_start_ns > 0 {
+                o.before_start_ns
+            } else {
+                10_000_000_000
+            };
+            findings.extend(check_stamps(
+                name,
+                &stamps[ti],
+                bag_start,
+                before,
+                same_axis,
+            ));
         }
         if undecodable[ti].0 > 0 {
             warnings.push(
                 Warning::new(
                     "decode_error",
-                    format!("{} message(s) could not be decoded: {}", undecodable[ti].0, undecodable[ti].1),
+                    format!(
+                        "{} message(s) could not be decoded: {}",
+                        undecodable[ti].0, undecodable[ti].1
+                    ),
                 )
                 .topic(name),
             );
         }
-        checked.insert(name.clone(), format!("{}: {what}", bag.topics[ti].type_name));
+        checked.insert(
+            name.clone(),
+            format!("{}: {what}", bag.topics[ti].type_name),
+        );
     }
     sort_findings(&mut findings);
     let mut counts = BTreeMap::new();

@@ -9,11 +9,11 @@ pub mod matching;
 pub mod series;
 pub mod sync;
 pub mod timefmt;
-pub use bagscope_synth as synth;
-pub use bagscope_sync as sync_policy;
-pub use bagscope_matching as match_analysis;
 pub use bagscope_checks as check_rules;
 pub use bagscope_clocks as clock_analysis;
+pub use bagscope_matching as match_analysis;
+pub use bagscope_sync as sync_policy;
+pub use bagscope_synth as synth;
 
 pub use bagscope_bag::{Bag, BagError, Warning};
 

@@ -93,22 +93,44 @@ fn decode_topic(
     wanted[topic] = true;
     let is_traj = t.type_name.ends_with("JointTrajectory") && values_field.is_none();
     let is_state = t.type_name.ends_with("JointState") && values_field.is_none();
-    type Row = (i64, Option<i64>, Vec<String>, Vec<f64>, Vec<(i64, Vec<f64>)>);
+    type Row = (
+        i64,
+        Option<i64>,
+        Vec<String>,
+        Vec<f64>,
+        Vec<(i64, Vec<f64>)>,
+    );
     let scan = if is_traj {
         bag.scan(&wanted, |m| -> Result<Row, String> {
             let v: JointTrajectory = decode_typed(m.data).map_err(|e| e.to_string())?;
-            let first = v.points.first().map(|p| p.positions.clone()).unwrap_or_default();
+            let first = v
+                .points
+                .first()
+                .map(|p| p.positions.clone())
+                .unwrap_or_default();
             let pts = v
                 .points
                 .iter()
                 .map(|p| (p.time_from_start.to_ns(), p.positions.clone()))
                 .collect();
-            Ok((m.log_time_ns, Some(v.header.stamp.to_ns()), v.joint_names, first, pts))
+            Ok((
+                m.log_time_ns,
+                Some(v.header.stamp.to_ns()),
+                v.joint_names,
+                first,
+                pts,
+            ))
         })
     } else if is_state {
         bag.scan(&wanted, |m| -> Result<Row, String> {
             let v: JointState = decode_typed(m.data).map_err(|e| e.to_string())?;
-            Ok((m.log_time_ns, Some(v.header.stamp.to_ns()), v.name, v.position, Vec::new()))
+            Ok((
+                m.log_time_ns,
+                Some(v.header.stamp.to_ns()),
+                v.name,
+                v.position,
+                Vec::new(),
+            ))
         })
     } else {
         let schema = schema_for_channel(&t.type_name, &t.schema_encoding, &t.schema_data)
@@ -132,7 +154,10 @@ fn decode_topic(
             };
             let names = match &nf {
                 Some(p) => match v.get_path(p).and_then(Value::as_array) {
-                    Some(a) => a.iter().filter_map(|x| x.as_str().map(String::from)).collect(),
+                    Some(a) => a
+                        .iter()
+                        .filter_map(|x| x.as_str().map(String::from))
+                        .collect(),
                     None => return Err(format!("no string array field '{p}'")),
                 },
                 None => (0..values.len()).map(|i| format!("{vf}[{i}]")).collect(),
@@ -307,7 +332,9 @@ fn prepare(bag: &Bag, a: &MatchArgs) -> Result<Prepared, Error> {
             warnings.push(
                 Warning::new(
                     "clock_unmapped",
-                    format!("{unmapped} stamp(s) fall outside the /clock fit and were left unmapped"),
+                    format!(
+                        "{unmapped} stamp(s) fall outside the /clock fit and were left unmapped"
+                    ),
                 )
                 .topic(name.as_str()),
             );

@@ -25,7 +25,10 @@ pub fn topic_schemas(bag: &Bag) -> Vec<Result<MessageSchema, String>> {
         .iter()
         .map(|t| {
             if !t.message_encoding.is_empty() && t.message_encoding != "cdr" {
-                return Err(format!("message encoding '{}' is not CDR", t.message_encoding));
+                return Err(format!(
+                    "message encoding '{}' is not CDR",
+                    t.message_encoding
+                ));
             }
             schema_for_channel(&t.type_name, &t.schema_encoding, &t.schema_data)
                 .map_err(|e| e.to_string())

@@ -71,17 +71,19 @@ impl SyncCommandReport {
 fn lookup(names: &[String], list: &[(String, i64)], what: &str) -> Result<Vec<i64>, Error> {
     let mut v = vec![0i64; names.len()];
     for (t, d) in list {
-        let i = names
-            .iter()
-            .position(|n| n == t)
-            .ok_or_else(|| Error::Usage(format!("{what} names topic {t}, which is not in --topics")))?;
+        let i = names.iter().position(|n| n == t).ok_or_else(|| {
+            Error::Usage(format!("{what} names topic {t}, which is not in --topics"))
+        })?;
         v[i] = *d;
     }
     Ok(v)
 }
 
+/// Arrivals fed to the synchronizer, the topics as used, and what went wrong reading them.
+type Fed = (Vec<Arrival>, Vec<TopicUsed>, Vec<Warning>);
+
 /// The arrivals of the chosen topics in log-time order, with the per-topic message count.
-fn arrivals(bag: &Bag, names: &[String]) -> Result<(Vec<Arrival>, Vec<TopicUsed>, Vec<Warning>), Error> {
+fn arrivals(bag: &Bag, names: &[String]) -> Result<Fed, Error> {
     let idx: Vec<usize> = names
         .iter()
         .map(|n| bag.topic_index(n))
@@ -90,7 +92,10 @@ fn arrivals(bag: &Bag, names: &[String]) -> Result<(Vec<Arrival>, Vec<TopicUsed>
     let mut slot = vec![usize::MAX; bag.topics.len()];
     for (k, &i) in idx.iter().enumerate() {
         if wanted[i] {
-            return Err(Error::Usage(format!("topic {} given twice", bag.topics[i].name)));
+            return Err(Error::Usage(format!(
+                "topic {} given twice",
+                bag.topics[i].name
+            )));
         }
         wanted[i] = true;
         slot[i] = k;
@@ -280,7 +285,10 @@ struct EvMember<'a> {
 
 fn jsonl(path: &Path, lines: impl Iterator<Item = serde_json::Value>) -> Result<(), Error> {
     let io = |e: std::io::Error| {
-        Error::Analysis(format!("cannot write evidence file {}: {e}", path.display()))
+        Error::Analysis(format!(
+            "cannot write evidence file {}: {e}",
+            path.display()
+        ))
     };
     let f = std::fs::File::create(path).map_err(io)?;
     let mut w = std::io::BufWriter::new(f);
@@ -291,7 +299,12 @@ fn jsonl(path: &Path, lines: impl Iterator<Item = serde_json::Value>) -> Result<
 }
 
 /// One JSON line per emitted set, in emit order.
-fn write_sets(path: &Path, names: &[String], arr: &[Arrival], o: &SyncOutcome) -> Result<(), Error> {
+fn write_sets(
+    path: &Path,
+    names: &[String],
+    arr: &[Arrival],
+    o: &SyncOutcome,
+) -> Result<(), Error> {
     jsonl(path, o.sets.iter().map(|s| {
         let members: Vec<EvMember> = s
             .members
@@ -314,16 +327,24 @@ fn write_sets(path: &Path, names: &[String], arr: &[Arrival], o: &SyncOutcome) -
 }
 
 /// One JSON line per message that never made it into a set, with the reason.
-fn write_drops(path: &Path, names: &[String], arr: &[Arrival], o: &SyncOutcome) -> Result<(), Error> {
-    jsonl(path, o.drops.iter().map(|d| {
-        serde_json::json!({
-            "dropped": {
-                "topic": names[d.topic],
-                "index": d.index,
-                "stamp_ns": d.stamp_ns,
-                "log_time_ns": arr.get(d.arrival_index).map(|a| a.arrival_ns),
-                "reason": d.reason,
-            }
-        })
-    }))
+fn write_drops(
+    path: &Path,
+    names: &[String],
+    arr: &[Arrival],
+    o: &SyncOutcome,
+) -> Result<(), Error> {
+    jsonl(
+        path,
+        o.drops.iter().map(|d| {
+            serde_json::json!({
+                "dropped": {
+                    "topic": names[d.topic],
+                    "index": d.index,
+                    "stamp_ns": d.stamp_ns,
+                    "log_time_ns": arr.get(d.arrival_index).map(|a| a.arrival_ns),
+                    "reason": d.reason,
+                }
+            })
+        }),
+    )
 }

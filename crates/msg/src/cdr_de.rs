@@ -131,7 +131,11 @@ impl<'de, 'a> de::Deserializer<'de> for &mut Deserializer<'a> {
         // Nothing on the wire, matching what cdr::serialize writes.
         v.visit_unit()
     }
-    fn deserialize_newtype_struct<V: Visitor<'de>>(self, _n: &'static str, v: V) -> Result<V::Value> {
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _n: &'static str,
+        v: V,
+    ) -> Result<V::Value> {
         v.visit_newtype_struct(self)
     }
     fn deserialize_seq<V: Visitor<'de>>(self, v: V) -> Result<V::Value> {
@@ -140,21 +144,42 @@ impl<'de, 'a> de::Deserializer<'de> for &mut Deserializer<'a> {
         v.visit_seq(Access { de: self, left: n })
     }
     fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, v: V) -> Result<V::Value> {
-        v.visit_seq(Access { de: self, left: len })
+        v.visit_seq(Access {
+            de: self,
+            left: len,
+        })
     }
-    fn deserialize_tuple_struct<V: Visitor<'de>>(self, _n: &'static str, len: usize, v: V) -> Result<V::Value> {
-        v.visit_seq(Access { de: self, left: len })
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        _n: &'static str,
+        len: usize,
+        v: V,
+    ) -> Result<V::Value> {
+        v.visit_seq(Access {
+            de: self,
+            left: len,
+        })
     }
     fn deserialize_map<V: Visitor<'de>>(self, _v: V) -> Result<V::Value> {
         Err(self.unsupported("map"))
     }
-    fn deserialize_struct<V: Visitor<'de>>(self, _n: &'static str, fields: &'static [&'static str], v: V) -> Result<V::Value> {
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _n: &'static str,
+        fields: &'static [&'static str],
+        v: V,
+    ) -> Result<V::Value> {
         v.visit_seq(Access {
             de: self,
             left: fields.len(),
         })
     }
-    fn deserialize_enum<V: Visitor<'de>>(self, _n: &'static str, variants: &'static [&'static str], v: V) -> Result<V::Value> {
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _n: &'static str,
+        variants: &'static [&'static str],
+        v: V,
+    ) -> Result<V::Value> {
         // Unit-only enums as a u32 discriminant, like IDL enums.
         let at = self.r.pos;
         let idx = lift(self.r.u32())?;

@@ -141,15 +141,27 @@ impl<'a> Reader<'a> {
     }
     pub(crate) fn u16(&mut self) -> RResult<u16> {
         let a = self.arr::<2>()?;
-        Ok(if self.le { u16::from_le_bytes(a) } else { u16::from_be_bytes(a) })
+        Ok(if self.le {
+            u16::from_le_bytes(a)
+        } else {
+            u16::from_be_bytes(a)
+        })
     }
     pub(crate) fn u32(&mut self) -> RResult<u32> {
         let a = self.arr::<4>()?;
-        Ok(if self.le { u32::from_le_bytes(a) } else { u32::from_be_bytes(a) })
+        Ok(if self.le {
+            u32::from_le_bytes(a)
+        } else {
+            u32::from_be_bytes(a)
+        })
     }
     pub(crate) fn u64(&mut self) -> RResult<u64> {
         let a = self.arr::<8>()?;
-        Ok(if self.le { u64::from_le_bytes(a) } else { u64::from_be_bytes(a) })
+        Ok(if self.le {
+            u64::from_le_bytes(a)
+        } else {
+            u64::from_be_bytes(a)
+        })
     }
 
     /// A u32 count, checked so that `count * min_elem` bytes remain.
@@ -278,7 +290,10 @@ impl<'s, 'a> Decoder<'s, 'a> {
             if self.r.remaining() > 0 {
                 self.r.pos += 1;
             }
-            return Ok(Value::Struct(StructValue::new(def.names().clone(), Vec::new())));
+            return Ok(Value::Struct(StructValue::new(
+                def.names().clone(),
+                Vec::new(),
+            )));
         }
         let n = def.fields.len().min(max_fields);
         let mut values = Vec::with_capacity(n);

@@ -29,7 +29,9 @@ pub enum SchemaError {
     #[error("unsupported schema encoding `{0}` (expected ros2msg or ros2idl)")]
     UnsupportedEncoding(String),
     /// Empty schema data and no built-in definition for the type.
-    #[error("no schema for `{0}`: the channel's schema is empty and there is no built-in definition")]
+    #[error(
+        "no schema for `{0}`: the channel's schema is empty and there is no built-in definition"
+    )]
     NoDefinition(String),
 }
 

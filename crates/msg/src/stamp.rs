@@ -30,7 +30,9 @@ pub enum StampSource {
 enum Access {
     None,
     /// `sec` is at this offset from the start of the CDR body.
-    Fixed { body_offset: usize },
+    Fixed {
+        body_offset: usize,
+    },
     /// Preceded by variable-size fields: decode fields `0..=index`.
     Prefix {
         index: usize,
@@ -140,7 +142,8 @@ impl StampLocator {
         let mut rel = Some(0usize);
         let mut budget = 10_000usize;
         for f in &root.fields[..index] {
-            rel = rel.and_then(|r| fixed_advance(schema, &f.ty.base, f.ty.array, r, &mut budget, 0));
+            rel =
+                rel.and_then(|r| fixed_advance(schema, &f.ty.base, f.ty.array, r, &mut budget, 0));
         }
         let access = match rel {
             // Header and Time both start with an int32: 4-byte alignment.

@@ -41,7 +41,9 @@ fn split_ns(ns: i64) -> (i32, u32) {
 }
 
 /// builtin_interfaces/Time.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub struct Time {
     pub sec: i32,
     pub nanosec: u32,
@@ -59,7 +61,9 @@ impl Time {
 }
 
 /// builtin_interfaces/Duration.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub struct Duration {
     pub sec: i32,
     pub nanosec: u32,
@@ -249,7 +253,10 @@ ros_type!(Time, "builtin_interfaces/msg/Time");
 ros_type!(Duration, "builtin_interfaces/msg/Duration");
 ros_type!(Header, "std_msgs/msg/Header");
 ros_type!(JointState, "sensor_msgs/msg/JointState");
-ros_type!(JointTrajectoryPoint, "trajectory_msgs/msg/JointTrajectoryPoint");
+ros_type!(
+    JointTrajectoryPoint,
+    "trajectory_msgs/msg/JointTrajectoryPoint"
+);
 ros_type!(JointTrajectory, "trajectory_msgs/msg/JointTrajectory");
 ros_type!(Clock, "rosgraph_msgs/msg/Clock");
 ros_type!(Image, "sensor_msgs/msg/Image");
@@ -279,5 +286,6 @@ pub fn decode_typed<T: DeserializeOwned>(payload: &[u8]) -> Result<T, TypedError
 /// carry the NUL terminator, matching ROS 2. Fails only for values CDR cannot
 /// represent (Option, non-ASCII `char`, lengths over u32).
 pub fn encode_typed<T: Serialize>(value: &T) -> Result<Vec<u8>, TypedError> {
-    cdr::serialize::<_, _, cdr::CdrLe>(value, cdr::Infinite).map_err(|e| TypedError::Encode(e.to_string()))
+    cdr::serialize::<_, _, cdr::CdrLe>(value, cdr::Infinite)
+        .map_err(|e| TypedError::Encode(e.to_string()))
 }

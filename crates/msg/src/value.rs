@@ -57,7 +57,10 @@ impl StructValue {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
-        self.names.iter().map(|s| s.as_str()).zip(self.values.iter())
+        self.names
+            .iter()
+            .map(|s| s.as_str())
+            .zip(self.values.iter())
     }
 }
 

@@ -7,7 +7,10 @@ use bagscope_msg::{schema_for_channel, SchemaError};
 use common::*;
 
 fn prim(p: Primitive, a: ArrayKind) -> FieldType {
-    FieldType { base: BaseType::Primitive(p), array: a }
+    FieldType {
+        base: BaseType::Primitive(p),
+        array: a,
+    }
 }
 
 #[test]
@@ -45,10 +48,19 @@ fn ros2msg_syntax_features() {
     assert_eq!(f("small").ty, prim(Primitive::Int32, ArrayKind::Bounded(5)));
     assert_eq!(f("many").ty, prim(Primitive::Int32, ArrayKind::Unbounded));
     assert_eq!(f("k").ty, prim(Primitive::Float64, ArrayKind::Fixed(9)));
-    assert_eq!(f("header").ty.base, BaseType::Message("std_msgs/msg/Header".into()));
+    assert_eq!(
+        f("header").ty.base,
+        BaseType::Message("std_msgs/msg/Header".into())
+    );
     assert_eq!(f("p").ty.base, BaseType::Message("my_pkg/msg/Point".into()));
-    assert_eq!(f("t").ty.base, BaseType::Message("builtin_interfaces/msg/Time".into()));
-    assert_eq!(f("v").ty.base, BaseType::Message("geometry_msgs/msg/Vector3".into()));
+    assert_eq!(
+        f("t").ty.base,
+        BaseType::Message("builtin_interfaces/msg/Time".into())
+    );
+    assert_eq!(
+        f("v").ty.base,
+        BaseType::Message("geometry_msgs/msg/Vector3".into())
+    );
     assert_eq!(f("w").ty.base, BaseType::WString { bound: None });
     assert_eq!(f("ok").default.as_deref(), Some("true"));
     // Header, Time, Vector3 came from built-ins; Point from the text.
@@ -76,7 +88,10 @@ fn ros2msg_errors() {
         parse_ros2msg("a/msg/B", "B inner\n"),
         Err(SchemaError::Recursive(_))
     ));
-    assert!(matches!(parse_ros2msg("bad name", ""), Err(SchemaError::BadTypeName(_))));
+    assert!(matches!(
+        parse_ros2msg("bad name", ""),
+        Err(SchemaError::BadTypeName(_))
+    ));
     let sep = "=".repeat(80);
     assert!(matches!(
         parse_ros2msg("a/msg/B", &format!("int32 x\n{sep}\nNOTMSG: a/C\n")),
@@ -89,20 +104,44 @@ fn all_fixture_schemas_parse() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     let cases = [
         ("joint_state_arm", "sensor_msgs/msg/JointState", "ros2msg"),
-        ("joint_trajectory_arm", "trajectory_msgs/msg/JointTrajectory", "ros2msg"),
+        (
+            "joint_trajectory_arm",
+            "trajectory_msgs/msg/JointTrajectory",
+            "ros2msg",
+        ),
         ("clock_sim", "rosgraph_msgs/msg/Clock", "ros2msg"),
         ("camera_info_rerun", "sensor_msgs/msg/CameraInfo", "ros2msg"),
         ("joint_state_rerun", "sensor_msgs/msg/JointState", "ros2msg"),
         ("imu_demo", "sensor_msgs/msg/Imu", "ros2msg"),
-        ("pose_stamped_demo", "geometry_msgs/msg/PoseStamped", "ros2msg"),
+        (
+            "pose_stamped_demo",
+            "geometry_msgs/msg/PoseStamped",
+            "ros2msg",
+        ),
         ("test_arrays", "test_msgs/msg/Arrays", "ros2msg"),
         ("test_basic_types", "test_msgs/msg/BasicTypes", "ros2msg"),
         ("tf_message_rosbags", "tf2_msgs/msg/TFMessage", "ros2msg"),
         ("odometry_rosbags", "nav_msgs/msg/Odometry", "ros2msg"),
-        ("point_cloud2_rerun", "sensor_msgs/msg/PointCloud2", "ros2msg"),
-        ("event_packet", "event_camera_msgs/msg/EventPacket", "ros2idl"),
-        ("add_two_ints_event", "example_interfaces/srv/AddTwoInts_Event", "ros2msg"),
-        ("basic_types_event", "test_msgs/srv/BasicTypes_Event", "ros2msg"),
+        (
+            "point_cloud2_rerun",
+            "sensor_msgs/msg/PointCloud2",
+            "ros2msg",
+        ),
+        (
+            "event_packet",
+            "event_camera_msgs/msg/EventPacket",
+            "ros2idl",
+        ),
+        (
+            "add_two_ints_event",
+            "example_interfaces/srv/AddTwoInts_Event",
+            "ros2msg",
+        ),
+        (
+            "basic_types_event",
+            "test_msgs/srv/BasicTypes_Event",
+            "ros2msg",
+        ),
     ];
     for (file, ty, enc) in cases {
         let data = std::fs::read(dir.join(format!("{file}.schema.txt"))).unwrap();
@@ -136,7 +175,10 @@ fn test_arrays_constants_and_defaults() {
     );
     assert_eq!(
         r.field("basic_types_values").unwrap().ty,
-        FieldType { base: BaseType::Message("test_msgs/msg/BasicTypes".into()), array: ArrayKind::Fixed(3) }
+        FieldType {
+            base: BaseType::Message("test_msgs/msg/BasicTypes".into()),
+            array: ArrayKind::Fixed(3)
+        }
     );
 }
 
@@ -152,20 +194,45 @@ fn nested_bounded_sequences() {
     assert_eq!(r.fields[1].ty.base, BaseType::String { bound: Some(5) });
     assert_eq!(r.fields[1].ty.array, ArrayKind::Bounded(2));
     let inner = s.get("pkg/msg/Inner").unwrap();
-    assert_eq!(inner.fields[0].ty, prim(Primitive::UInt16, ArrayKind::Bounded(4)));
+    assert_eq!(
+        inner.fields[0].ty,
+        prim(Primitive::UInt16, ArrayKind::Bounded(4))
+    );
 }
 
 #[test]
 fn ros2idl_event_packet() {
-    let s = parse_ros2idl("event_camera_msgs/msg/EventPacket", &text("event_packet.schema.txt")).unwrap();
+    let s = parse_ros2idl(
+        "event_camera_msgs/msg/EventPacket",
+        &text("event_packet.schema.txt"),
+    )
+    .unwrap();
     let names: Vec<_> = s.root().fields.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(
         names,
-        ["header", "height", "width", "seq", "time_base", "encoding", "is_bigendian", "events"]
+        [
+            "header",
+            "height",
+            "width",
+            "seq",
+            "time_base",
+            "encoding",
+            "is_bigendian",
+            "events"
+        ]
     );
-    assert_eq!(s.root().fields[3].ty, prim(Primitive::UInt64, ArrayKind::Single));
-    assert_eq!(s.root().fields[6].ty, prim(Primitive::Bool, ArrayKind::Single));
-    assert_eq!(s.root().fields[7].ty, prim(Primitive::UInt8, ArrayKind::Unbounded));
+    assert_eq!(
+        s.root().fields[3].ty,
+        prim(Primitive::UInt64, ArrayKind::Single)
+    );
+    assert_eq!(
+        s.root().fields[6].ty,
+        prim(Primitive::Bool, ArrayKind::Single)
+    );
+    assert_eq!(
+        s.root().fields[7].ty,
+        prim(Primitive::UInt8, ArrayKind::Unbounded)
+    );
     assert_eq!(s.get("std_msgs/msg/Header").unwrap().fields.len(), 2);
 }
 
@@ -238,7 +305,10 @@ module pkg {{ module msg {{ struct Inner {{ uint8 structure_needs_at_least_one_m
     assert_eq!(ty("q").base, BaseType::Message("pkg/msg/Inner".into()));
     assert_eq!(ty("r"), prim(Float64, ArrayKind::Fixed(9)));
     assert_eq!(ty("s"), prim(Int8, ArrayKind::Fixed(4)));
-    assert_eq!(ty("t").base, BaseType::Message("builtin_interfaces/msg/Time".into()));
+    assert_eq!(
+        ty("t").base,
+        BaseType::Message("builtin_interfaces/msg/Time".into())
+    );
     assert_eq!(ty("u").array, ArrayKind::Fixed(3));
     assert_eq!(ty("v"), prim(Int16, ArrayKind::Fixed(4)));
     assert_eq!(r.constants.len(), 3);
@@ -247,15 +317,34 @@ module pkg {{ module msg {{ struct Inner {{ uint8 structure_needs_at_least_one_m
 
 #[test]
 fn service_event_schema() {
-    let s = parse_service_event("example_interfaces/srv/AddTwoInts_Event", "int64 a\nint64 b\n---\nint64 sum\n").unwrap();
+    let s = parse_service_event(
+        "example_interfaces/srv/AddTwoInts_Event",
+        "int64 a\nint64 b\n---\nint64 sum\n",
+    )
+    .unwrap();
     let r = s.root();
     assert_eq!(r.fields.len(), 3);
-    assert_eq!(r.fields[0].ty.base, BaseType::Message("service_msgs/msg/ServiceEventInfo".into()));
+    assert_eq!(
+        r.fields[0].ty.base,
+        BaseType::Message("service_msgs/msg/ServiceEventInfo".into())
+    );
     assert_eq!(r.fields[1].ty.array, ArrayKind::Bounded(1));
-    assert_eq!(r.fields[2].ty.base, BaseType::Message("example_interfaces/srv/AddTwoInts_Response".into()));
-    assert_eq!(s.get("example_interfaces/srv/AddTwoInts_Request").unwrap().fields.len(), 2);
+    assert_eq!(
+        r.fields[2].ty.base,
+        BaseType::Message("example_interfaces/srv/AddTwoInts_Response".into())
+    );
+    assert_eq!(
+        s.get("example_interfaces/srv/AddTwoInts_Request")
+            .unwrap()
+            .fields
+            .len(),
+        2
+    );
     let info = s.get("service_msgs/msg/ServiceEventInfo").unwrap();
-    assert_eq!(info.field("client_gid").unwrap().ty, prim(Primitive::Char, ArrayKind::Fixed(16)));
+    assert_eq!(
+        info.field("client_gid").unwrap().ty,
+        prim(Primitive::Char, ArrayKind::Fixed(16))
+    );
     // Dependency sections after the .srv text, and unqualified types in it.
     let sep = "=".repeat(80);
     let text = format!("Thing t\n---\nbool ok\n{sep}\nMSG: pkg/Thing\nint8 v\n");
@@ -276,19 +365,38 @@ fn builtins_and_channel_fallback() {
         assert_eq!(s.root(), s2.root(), "{n}");
     }
     assert!(builtin::resolve("sensor_msgs/Image").is_some());
-    assert!(builtin::resolve("sensor_msgs/msg/CameraInfo").unwrap().root().field("k").is_some());
+    assert!(builtin::resolve("sensor_msgs/msg/CameraInfo")
+        .unwrap()
+        .root()
+        .field("k")
+        .is_some());
     assert!(builtin::resolve("nope/msg/Nope").is_none());
     let s = schema_for_channel("tf2_msgs/msg/TFMessage", "", b"").unwrap();
     assert_eq!(s.name(), "tf2_msgs/msg/TFMessage");
     let s = schema_for_channel("std_msgs/msg/Empty", "ros2msg", b"").unwrap();
     assert!(s.root().fields.is_empty());
     // Unknown type with empty ros2msg text is an empty message (rosbag2 writes that).
-    assert!(schema_for_channel("test_msgs/msg/Empty", "ros2msg", b"").unwrap().root().fields.is_empty());
-    assert!(matches!(schema_for_channel("x/msg/Y", "", b""), Err(SchemaError::NoDefinition(_))));
-    assert!(matches!(schema_for_channel("x/msg/Y", "jsonschema", b"{}"), Err(SchemaError::UnsupportedEncoding(_))));
-    assert!(matches!(schema_for_channel("x/msg/Y", "ros2msg", &[0xff, 0xfe]), Err(SchemaError::NotUtf8)));
+    assert!(schema_for_channel("test_msgs/msg/Empty", "ros2msg", b"")
+        .unwrap()
+        .root()
+        .fields
+        .is_empty());
+    assert!(matches!(
+        schema_for_channel("x/msg/Y", "", b""),
+        Err(SchemaError::NoDefinition(_))
+    ));
+    assert!(matches!(
+        schema_for_channel("x/msg/Y", "jsonschema", b"{}"),
+        Err(SchemaError::UnsupportedEncoding(_))
+    ));
+    assert!(matches!(
+        schema_for_channel("x/msg/Y", "ros2msg", &[0xff, 0xfe]),
+        Err(SchemaError::NotUtf8)
+    ));
     assert_eq!(schema::canonical_name("a::msg::B").unwrap(), "a/msg/B");
-    assert!(builtin::schema_text("sensor_msgs/msg/JointState").unwrap().contains("MSG: std_msgs/msg/Header"));
+    assert!(builtin::schema_text("sensor_msgs/msg/JointState")
+        .unwrap()
+        .contains("MSG: std_msgs/msg/Header"));
 }
 
 /// Parse every schema dumped from the shared corpus (not checked in):
@@ -297,7 +405,9 @@ fn builtins_and_channel_fallback() {
 #[test]
 #[ignore]
 fn corpus_dump_schemas_parse() {
-    let Ok(dir) = std::env::var("BAGSCOPE_SCHEMA_DIR") else { return };
+    let Ok(dir) = std::env::var("BAGSCOPE_SCHEMA_DIR") else {
+        return;
+    };
     let mut n = 0;
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
@@ -305,7 +415,10 @@ fn corpus_dump_schemas_parse() {
         let parts: Vec<&str> = fname.trim_end_matches(".txt").split("__").collect();
         let raw = parts[0];
         // rebuild pkg/msg/Type from pkg_msg_Type (package names contain `_`).
-        let idx = raw.find("_msg_").or_else(|| raw.find("_srv_")).map(|i| (i, 5));
+        let idx = raw
+            .find("_msg_")
+            .or_else(|| raw.find("_srv_"))
+            .map(|i| (i, 5));
         let ty = match idx {
             Some((i, l)) => format!("{}/{}/{}", &raw[..i], &raw[i + 1..i + l - 1], &raw[i + l..]),
             None => {
@@ -314,7 +427,8 @@ fn corpus_dump_schemas_parse() {
             }
         };
         let data = std::fs::read(&p).unwrap();
-        let s = schema_for_channel(&ty, parts[1], &data).unwrap_or_else(|e| panic!("{fname} ({ty}): {e}"));
+        let s = schema_for_channel(&ty, parts[1], &data)
+            .unwrap_or_else(|e| panic!("{fname} ({ty}): {e}"));
         if let Some(b) = builtin::resolve(&ty) {
             for d in s.definitions() {
                 if let Some(bd) = b.get(&d.name) {

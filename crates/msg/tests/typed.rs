@@ -10,13 +10,22 @@ use serde::Serialize;
 fn check_fixture<T: DeserializeOwned + Serialize + PartialEq + std::fmt::Debug>(file: &str) -> T {
     let p = data(&format!("{file}.0.cdr"));
     let t: T = decode_typed(&p).unwrap_or_else(|e| panic!("{file}: {e}"));
-    let want: serde_json::Value = serde_json::from_slice(&data(&format!("{file}.0.expected.json"))).unwrap();
+    let want: serde_json::Value =
+        serde_json::from_slice(&data(&format!("{file}.0.expected.json"))).unwrap();
     assert_json_close(&serde_json::to_value(&t).unwrap(), &want, file);
     // Re-encoding reproduces the recorded bytes (up to middleware tail padding):
     // the cdr crate aligns relative to the header and writes NUL terminators.
     let enc = encode_typed(&t).unwrap();
-    assert!(p.starts_with(&enc[..]) || enc == p, "{file}: re-encoded bytes differ");
-    assert!(p.len() - enc.len() < 4, "{file}: {} vs {}", p.len(), enc.len());
+    assert!(
+        p.starts_with(&enc[..]) || enc == p,
+        "{file}: re-encoded bytes differ"
+    );
+    assert!(
+        p.len() - enc.len() < 4,
+        "{file}: {} vs {}",
+        p.len(),
+        enc.len()
+    );
     // Every truncation is an error, never a panic.
     for n in 0..enc.len() {
         assert!(decode_typed::<T>(&enc[..n]).is_err(), "{file}@{n}");
@@ -51,22 +60,51 @@ fn cdr_crate_layout_matches_ros() {
         b: f64,
         s: String,
     }
-    let enc = encode_typed(&T { a: 1, b: 2.0, s: "hi".into() }).unwrap();
+    let enc = encode_typed(&T {
+        a: 1,
+        b: 2.0,
+        s: "hi".into(),
+    })
+    .unwrap();
     let mut want = vec![0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0];
     want.extend_from_slice(&2.0f64.to_le_bytes());
     want.extend_from_slice(&[3, 0, 0, 0, b'h', b'i', 0]);
     assert_eq!(enc, want);
-    assert_eq!(decode_typed::<T>(&enc).unwrap(), T { a: 1, b: 2.0, s: "hi".into() });
-    assert_eq!(cdr::deserialize::<T>(&enc).unwrap(), T { a: 1, b: 2.0, s: "hi".into() });
+    assert_eq!(
+        decode_typed::<T>(&enc).unwrap(),
+        T {
+            a: 1,
+            b: 2.0,
+            s: "hi".into()
+        }
+    );
+    assert_eq!(
+        cdr::deserialize::<T>(&enc).unwrap(),
+        T {
+            a: 1,
+            b: 2.0,
+            s: "hi".into()
+        }
+    );
     // Big-endian payloads decode too.
-    let be = cdr::serialize::<_, _, cdr::CdrBe>(&T { a: 1, b: 2.0, s: "hi".into() }, cdr::Infinite).unwrap();
+    let be = cdr::serialize::<_, _, cdr::CdrBe>(
+        &T {
+            a: 1,
+            b: 2.0,
+            s: "hi".into(),
+        },
+        cdr::Infinite,
+    )
+    .unwrap();
     assert_eq!(decode_typed::<T>(&be).unwrap().b, 2.0);
 }
 
 #[test]
 fn hostile_lengths_do_not_allocate() {
     // String length 0xffffffff with 4 bytes left: error, no 4 GiB buffer.
-    let p = [0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0];
+    let p = [
+        0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0,
+    ];
     assert!(decode_typed::<Header>(&p).is_err());
     assert!(decode_typed::<JointState>(&p).is_err());
     let s = schema_for_channel("std_msgs/msg/Header", "", b"").unwrap();
@@ -75,19 +113,38 @@ fn hostile_lengths_do_not_allocate() {
 
 #[test]
 fn time_conversions() {
-    assert_eq!(Time::from_ns(-1), Time { sec: -1, nanosec: 999_999_999 });
+    assert_eq!(
+        Time::from_ns(-1),
+        Time {
+            sec: -1,
+            nanosec: 999_999_999
+        }
+    );
     assert_eq!(Time::from_ns(1_500_000_000).to_ns(), 1_500_000_000);
-    assert_eq!(Duration::from_ns(2_000_000_001), Duration { sec: 2, nanosec: 1 });
+    assert_eq!(
+        Duration::from_ns(2_000_000_001),
+        Duration { sec: 2, nanosec: 1 }
+    );
     assert_eq!(Time::from_ns(i64::MAX).sec, i32::MAX);
 }
 
 fn finite() -> impl Strategy<Value = f64> {
-    prop_oneof![-1e9f64..1e9, Just(0.0), Just(-0.0), Just(f64::MAX), Just(f64::MIN_POSITIVE)]
+    prop_oneof![
+        -1e9f64..1e9,
+        Just(0.0),
+        Just(-0.0),
+        Just(f64::MAX),
+        Just(f64::MIN_POSITIVE)
+    ]
 }
 
 fn header() -> impl Strategy<Value = Header> {
-    (any::<i32>(), 0u32..1_000_000_000, "[a-z_/]{0,12}")
-        .prop_map(|(sec, nanosec, frame_id)| Header { stamp: Time { sec, nanosec }, frame_id })
+    (any::<i32>(), 0u32..1_000_000_000, "[a-z_/]{0,12}").prop_map(|(sec, nanosec, frame_id)| {
+        Header {
+            stamp: Time { sec, nanosec },
+            frame_id,
+        }
+    })
 }
 
 fn joint_state() -> impl Strategy<Value = JointState> {
@@ -98,7 +155,13 @@ fn joint_state() -> impl Strategy<Value = JointState> {
         prop::collection::vec(finite(), 0..8),
         prop::collection::vec(finite(), 0..8),
     )
-        .prop_map(|(header, name, position, velocity, effort)| JointState { header, name, position, velocity, effort })
+        .prop_map(|(header, name, position, velocity, effort)| JointState {
+            header,
+            name,
+            position,
+            velocity,
+            effort,
+        })
 }
 
 fn traj_point() -> impl Strategy<Value = JointTrajectoryPoint> {
@@ -110,46 +173,77 @@ fn traj_point() -> impl Strategy<Value = JointTrajectoryPoint> {
         any::<i32>(),
         0u32..1_000_000_000,
     )
-        .prop_map(|(positions, velocities, accelerations, effort, sec, nanosec)| JointTrajectoryPoint {
-            positions,
-            velocities,
-            accelerations,
-            effort,
-            time_from_start: Duration { sec, nanosec },
-        })
+        .prop_map(
+            |(positions, velocities, accelerations, effort, sec, nanosec)| JointTrajectoryPoint {
+                positions,
+                velocities,
+                accelerations,
+                effort,
+                time_from_start: Duration { sec, nanosec },
+            },
+        )
 }
 
 fn joint_trajectory() -> impl Strategy<Value = JointTrajectory> {
-    (header(), prop::collection::vec("[a-z0-9_]{0,10}", 0..6), prop::collection::vec(traj_point(), 0..5))
-        .prop_map(|(header, joint_names, points)| JointTrajectory { header, joint_names, points })
+    (
+        header(),
+        prop::collection::vec("[a-z0-9_]{0,10}", 0..6),
+        prop::collection::vec(traj_point(), 0..5),
+    )
+        .prop_map(|(header, joint_names, points)| JointTrajectory {
+            header,
+            joint_names,
+            points,
+        })
 }
 
 fn image() -> impl Strategy<Value = Image> {
-    (header(), any::<u32>(), any::<u32>(), "[a-z0-9]{0,8}", any::<u8>(), any::<u32>(), prop::collection::vec(any::<u8>(), 0..300))
-        .prop_map(|(header, height, width, encoding, is_bigendian, step, data)| Image {
-            header,
-            height,
-            width,
-            encoding,
-            is_bigendian,
-            step,
-            data,
-        })
+    (
+        header(),
+        any::<u32>(),
+        any::<u32>(),
+        "[a-z0-9]{0,8}",
+        any::<u8>(),
+        any::<u32>(),
+        prop::collection::vec(any::<u8>(), 0..300),
+    )
+        .prop_map(
+            |(header, height, width, encoding, is_bigendian, step, data)| Image {
+                header,
+                height,
+                width,
+                encoding,
+                is_bigendian,
+                step,
+                data,
+            },
+        )
 }
 
 /// encode_typed → dynamic decode with the built-in schema → same JSON as
 /// the typed value; typed decode round-trips; stamp fast path agrees.
-fn agree<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug + RosMessage>(msg: &T) -> Result<(), TestCaseError> {
+fn agree<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug + RosMessage>(
+    msg: &T,
+) -> Result<(), TestCaseError> {
     let enc = encode_typed(msg).unwrap();
     let back: T = decode_typed(&enc).unwrap();
     prop_assert_eq!(&back, msg);
     let s = builtin::resolve(T::TYPE_NAME).unwrap();
     let v = decode(&s, &enc).unwrap();
-    prop_assert_eq!(serde_json::to_value(&v).unwrap(), serde_json::to_value(msg).unwrap());
+    prop_assert_eq!(
+        serde_json::to_value(&v).unwrap(),
+        serde_json::to_value(msg).unwrap()
+    );
     let loc = StampLocator::for_schema(&s);
-    prop_assert_eq!(loc.read_stamp_ns(&enc).unwrap(), v.get_path_time_ns("header.stamp"));
+    prop_assert_eq!(
+        loc.read_stamp_ns(&enc).unwrap(),
+        v.get_path_time_ns("header.stamp")
+    );
     let fid = loc.read_frame_id(&enc).unwrap();
-    prop_assert_eq!(fid.as_deref(), v.get_path("header.frame_id").and_then(|f| f.as_str()));
+    prop_assert_eq!(
+        fid.as_deref(),
+        v.get_path("header.frame_id").and_then(|f| f.as_str())
+    );
     for n in (0..enc.len()).step_by(3) {
         prop_assert!(decode(&s, &enc[..n]).is_err());
     }

@@ -124,7 +124,11 @@ impl Histogram {
         for &x in values {
             counts[((x - start) / bin) as usize] += 1;
         }
-        Some(Histogram { start_ns: start, bin_width_ns: bin, counts })
+        Some(Histogram {
+            start_ns: start,
+            bin_width_ns: bin,
+            counts,
+        })
     }
 
     pub fn bin_centre(&self, i: usize) -> i64 {
@@ -179,7 +183,13 @@ impl LinearFit {
             let r = (ys[i] - y0) as f64 - (icpt + slope * (xs[i] - x0) as f64);
             ss += r * r;
         }
-        Some(LinearFit { slope, y_at_x0: y0 as f64 + icpt, x0, residual_rms: (ss / nf).sqrt(), n })
+        Some(LinearFit {
+            slope,
+            y_at_x0: y0 as f64 + icpt,
+            x0,
+            residual_rms: (ss / nf).sqrt(),
+            n,
+        })
     }
 
     /// Fit, drop points whose residual exceeds `k` times the residual RMS (at least `floor`), refit.
@@ -233,7 +243,9 @@ mod tests {
 
     #[test]
     fn fit_recovers_line_at_epoch_scale() {
-        let xs: Vec<i64> = (0..100).map(|i| 1_700_000_000_000_000_000 + i * 10_000_000).collect();
+        let xs: Vec<i64> = (0..100)
+            .map(|i| 1_700_000_000_000_000_000 + i * 10_000_000)
+            .collect();
         let ys: Vec<i64> = xs.iter().map(|&x| (x - xs[0]) / 10 * 9 + 5_000).collect();
         let f = LinearFit::fit(&xs, &ys).unwrap();
         assert!((f.slope - 0.9).abs() < 1e-9);

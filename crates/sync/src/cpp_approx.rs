@@ -39,7 +39,11 @@ impl CppApprox {
             queue_size: cfg.queue_size,
             age_penalty: cfg.age_penalty,
             max_interval_ns: cfg.max_interval_ns.unwrap_or(DEFAULT_MAX_INTERVAL_NS),
-            lb: if cfg.lower_bounds_ns.is_empty() { vec![0; n] } else { cfg.lower_bounds_ns.clone() },
+            lb: if cfg.lower_bounds_ns.is_empty() {
+                vec![0; n]
+            } else {
+                cfg.lower_bounds_ns.clone()
+            },
             deque: vec![VecDeque::new(); n],
             past: vec![Vec::new(); n],
             num_non_empty: 0,

@@ -17,7 +17,12 @@ pub(crate) struct CppExact {
 
 impl CppExact {
     pub(crate) fn new(cfg: &SyncConfig) -> Self {
-        CppExact { n: cfg.n_topics, queue_size: cfg.queue_size, tuples: BTreeMap::new(), per_topic: vec![0; cfg.n_topics] }
+        CppExact {
+            n: cfg.n_topics,
+            queue_size: cfg.queue_size,
+            tuples: BTreeMap::new(),
+            per_topic: vec![0; cfg.n_topics],
+        }
     }
 
     fn drop_tuple(&mut self, slots: Slots, why: Removal, tr: &mut Tracker) {

@@ -19,7 +19,11 @@ pub struct DiagnoseHints {
 
 impl Default for DiagnoseHints {
     fn default() -> Self {
-        DiagnoseHints { split_clock_axes: false, headerless_topics: Vec::new(), low_match_rate: 0.9 }
+        DiagnoseHints {
+            split_clock_axes: false,
+            headerless_topics: Vec::new(),
+            low_match_rate: 0.9,
+        }
     }
 }
 
@@ -60,7 +64,12 @@ pub fn diagnose(
     let mut stamps: Vec<Vec<i64>> = vec![Vec::new(); n];
     let mut lags: Vec<Vec<i64>> = vec![Vec::new(); n];
     let mut counts = vec![0usize; n];
-    let mut headerless: Vec<usize> = hints.headerless_topics.iter().copied().filter(|&k| k < n).collect();
+    let mut headerless: Vec<usize> = hints
+        .headerless_topics
+        .iter()
+        .copied()
+        .filter(|&k| k < n)
+        .collect();
     for a in arrivals.iter().filter(|a| a.topic < n) {
         counts[a.topic] += 1;
         match a.stamp_ns {
@@ -82,7 +91,8 @@ pub fn diagnose(
             topics: empty,
         });
     }
-    let headerless_hurts = !(cfg.policy == Policy::ApproxPy && (cfg.allow_headerless || cfg.sync_arrival_time));
+    let headerless_hurts =
+        !(cfg.policy == Policy::ApproxPy && (cfg.allow_headerless || cfg.sync_arrival_time));
     if !headerless.is_empty() && headerless_hurts {
         out.push(Diagnosis {
             kind: DiagnosisKind::HeaderlessTopic,
@@ -116,7 +126,10 @@ pub fn diagnose(
 
     if cfg.policy.is_exact() && !stamps[sparse].is_empty() {
         let sets: Vec<HashSet<i64>> = stamps.iter().map(|s| s.iter().copied().collect()).collect();
-        let shared = sets[sparse].iter().filter(|t| sets.iter().all(|s| s.contains(t))).count();
+        let shared = sets[sparse]
+            .iter()
+            .filter(|t| sets.iter().all(|s| s.contains(t)))
+            .count();
         if (shared as f64) < 0.1 * sets[sparse].len() as f64 {
             out.push(Diagnosis {
                 kind: DiagnosisKind::ExactOnIndependentSensors,
@@ -135,7 +148,14 @@ pub fn diagnose(
     // Queue cliff: topic b must keep its messages while topic a's partner is still in flight.
     let periods: Vec<Option<i64>> = stamps
         .iter()
-        .map(|s| median_ns(&s.windows(2).map(|w| w[1] - w[0]).filter(|&p| p > 0).collect::<Vec<_>>()))
+        .map(|s| {
+            median_ns(
+                &s.windows(2)
+                    .map(|w| w[1] - w[0])
+                    .filter(|&p| p > 0)
+                    .collect::<Vec<_>>(),
+            )
+        })
         .collect();
     let lq: Vec<Option<(i64, i64)>> = lags
         .iter()
@@ -150,7 +170,9 @@ pub fn diagnose(
         let mut worst: Option<(usize, usize, i64, usize)> = None;
         for a in 0..n {
             for b in 0..n {
-                let (Some(la), Some(lb), Some(tb)) = (lq[a], lq[b], periods[b]) else { continue };
+                let (Some(la), Some(lb), Some(tb)) = (lq[a], lq[b], periods[b]) else {
+                    continue;
+                };
                 if a == b || tb <= 0 {
                     continue;
                 }
@@ -211,7 +233,11 @@ pub fn diagnose(
             let p50 = quantile_sorted(&needed, 0.5);
             let p90 = quantile_sorted(&needed, 0.9);
             if tol <= p90 {
-                let name = if cfg.policy == Policy::Approx { "max_interval" } else { "slop" };
+                let name = if cfg.policy == Policy::Approx {
+                    "max_interval"
+                } else {
+                    "slop"
+                };
                 out.push(Diagnosis {
                     kind: DiagnosisKind::SlopBelowPhaseOffset,
                     topics: (0..n).collect(),
@@ -229,10 +255,23 @@ pub fn diagnose(
     }
 
     for (kind, reason, what) in [
-        (DiagnosisKind::ClockEpochChanged, DropReason::ClockEpochChanged, "a backward clock jump"),
-        (DiagnosisKind::OutOfOrder, DropReason::OutOfOrder, "out-of-order stamps within a topic"),
+        (
+            DiagnosisKind::ClockEpochChanged,
+            DropReason::ClockEpochChanged,
+            "a backward clock jump",
+        ),
+        (
+            DiagnosisKind::OutOfOrder,
+            DropReason::OutOfOrder,
+            "out-of-order stamps within a topic",
+        ),
     ] {
-        let mut topics: Vec<usize> = outcome.drops.iter().filter(|d| d.reason == reason).map(|d| d.topic).collect();
+        let mut topics: Vec<usize> = outcome
+            .drops
+            .iter()
+            .filter(|d| d.reason == reason)
+            .map(|d| d.topic)
+            .collect();
         let count = topics.len();
         topics.sort_unstable();
         topics.dedup();

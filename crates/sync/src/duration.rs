@@ -23,8 +23,14 @@ pub fn seconds_to_ns(seconds: f64) -> Result<i64, SyncError> {
 pub fn parse_duration_ns(s: &str) -> Result<i64, SyncError> {
     let err = || SyncError::InvalidDuration(s.to_string());
     let t = s.trim();
-    let units: [(&str, i64); 6] =
-        [("ns", 1), ("us", 1_000), ("µs", 1_000), ("ms", 1_000_000), ("min", 60_000_000_000), ("s", 1_000_000_000)];
+    let units: [(&str, i64); 6] = [
+        ("ns", 1),
+        ("us", 1_000),
+        ("µs", 1_000),
+        ("ms", 1_000_000),
+        ("min", 60_000_000_000),
+        ("s", 1_000_000_000),
+    ];
     let (num, scale) = match units.iter().find(|(u, _)| t.ends_with(u)) {
         Some((u, k)) => (t[..t.len() - u.len()].trim_end(), Some(*k)),
         None => (t, None),
@@ -33,7 +39,9 @@ pub fn parse_duration_ns(s: &str) -> Result<i64, SyncError> {
         return Err(err());
     }
     // Only plain decimal notation (with optional exponent): no "inf", "nan", hex, etc.
-    if !num.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E'))
+    if !num
+        .chars()
+        .all(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E'))
         || !num.chars().any(|c| c.is_ascii_digit())
     {
         return Err(err());
@@ -79,7 +87,17 @@ mod tests {
 
     #[test]
     fn rejects_garbage() {
-        for s in ["", "ms", "abc", "nan", "inf", "1e300", "99999999999999999999ns", "1.2.3", "5 parsecs"] {
+        for s in [
+            "",
+            "ms",
+            "abc",
+            "nan",
+            "inf",
+            "1e300",
+            "99999999999999999999ns",
+            "1.2.3",
+            "5 parsecs",
+        ] {
             assert!(parse_duration_ns(s).is_err(), "{s}");
         }
     }

@@ -60,8 +60,13 @@ pub enum Policy {
 }
 
 impl Policy {
-    pub const ALL: [Policy; 5] =
-        [Policy::Exact, Policy::Approx, Policy::ExactPy, Policy::ExactPyLegacy, Policy::ApproxPy];
+    pub const ALL: [Policy; 5] = [
+        Policy::Exact,
+        Policy::Approx,
+        Policy::ExactPy,
+        Policy::ExactPyLegacy,
+        Policy::ApproxPy,
+    ];
 
     pub fn cli_name(self) -> &'static str {
         match self {
@@ -90,13 +95,20 @@ impl Policy {
         Policy::ALL
             .into_iter()
             .find(|p| p.cli_name() == s || p.golden_name() == s)
-            .or(if s == "py_approximate_time_sweep" { Some(Policy::ApproxPy) } else { None })
+            .or(if s == "py_approximate_time_sweep" {
+                Some(Policy::ApproxPy)
+            } else {
+                None
+            })
             .ok_or_else(|| SyncError::UnknownPolicy(s.to_string()))
     }
 
     /// Exact-stamp policies (sets always have identical stamps).
     pub fn is_exact(self) -> bool {
-        matches!(self, Policy::Exact | Policy::ExactPy | Policy::ExactPyLegacy)
+        matches!(
+            self,
+            Policy::Exact | Policy::ExactPy | Policy::ExactPyLegacy
+        )
     }
 }
 
@@ -166,15 +178,24 @@ impl SyncConfig {
         if self.n_topics < 2 || self.n_topics > MAX_TOPICS {
             return Err(SyncError::TopicCount(self.n_topics));
         }
-        for (name, v) in [("lower_bounds_ns", &self.lower_bounds_ns), ("queue_offset_ns", &self.queue_offset_ns)] {
+        for (name, v) in [
+            ("lower_bounds_ns", &self.lower_bounds_ns),
+            ("queue_offset_ns", &self.queue_offset_ns),
+        ] {
             if !v.is_empty() && v.len() != self.n_topics {
-                return Err(SyncError::ParamLength { name, expected: self.n_topics, got: v.len() });
+                return Err(SyncError::ParamLength {
+                    name,
+                    expected: self.n_topics,
+                    got: v.len(),
+                });
             }
         }
         if self.policy == Policy::Approx {
             if self.queue_size == 0 {
                 // Upstream asserts queue_size > 0; the overflow path is undefined otherwise.
-                return Err(SyncError::InvalidParam("approx requires queue_size > 0".into()));
+                return Err(SyncError::InvalidParam(
+                    "approx requires queue_size > 0".into(),
+                ));
             }
             if !self.age_penalty.is_finite() || self.age_penalty < 0.0 {
                 return Err(SyncError::InvalidParam(format!(
@@ -183,7 +204,9 @@ impl SyncConfig {
                 )));
             }
             if self.lower_bounds_ns.iter().any(|&b| b < 0) {
-                return Err(SyncError::InvalidParam("lower_bounds_ns must be >= 0".into()));
+                return Err(SyncError::InvalidParam(
+                    "lower_bounds_ns must be >= 0".into(),
+                ));
             }
         }
         Ok(())
@@ -291,8 +314,16 @@ pub struct SyncOutcome {
 #[derive(Debug, Clone, PartialEq)]
 pub enum SyncError {
     TopicCount(usize),
-    TopicOutOfRange { arrival_index: usize, topic: usize, n_topics: usize },
-    ParamLength { name: &'static str, expected: usize, got: usize },
+    TopicOutOfRange {
+        arrival_index: usize,
+        topic: usize,
+        n_topics: usize,
+    },
+    ParamLength {
+        name: &'static str,
+        expected: usize,
+        got: usize,
+    },
     InvalidParam(String),
     UnknownPolicy(String),
     InvalidDuration(String),
@@ -348,7 +379,11 @@ pub fn emulate(cfg: &SyncConfig, arrivals: &[Arrival]) -> Result<SyncOutcome, Sy
     cfg.validate()?;
     for (i, a) in arrivals.iter().enumerate() {
         if a.topic >= cfg.n_topics {
-            return Err(SyncError::TopicOutOfRange { arrival_index: i, topic: a.topic, n_topics: cfg.n_topics });
+            return Err(SyncError::TopicOutOfRange {
+                arrival_index: i,
+                topic: a.topic,
+                n_topics: cfg.n_topics,
+            });
         }
     }
     let mut tr = track::Tracker::new(cfg, arrivals);

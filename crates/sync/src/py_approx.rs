@@ -20,7 +20,11 @@ impl PyApprox {
             n,
             queue_size: cfg.queue_size,
             slop: cfg.slop_ns as i128,
-            offsets: if cfg.queue_offset_ns.is_empty() { vec![0; n] } else { cfg.queue_offset_ns.clone() },
+            offsets: if cfg.queue_offset_ns.is_empty() {
+                vec![0; n]
+            } else {
+                cfg.queue_offset_ns.clone()
+            },
             queues: vec![Vec::new(); n],
             cand: vec![Vec::new(); n],
         }
@@ -116,7 +120,11 @@ impl Engine for PyApprox {
         }
         while self.queues[i].len() > self.queue_size {
             // del my_queue[min(my_queue)]: may evict the message just added.
-            let (p, _) = match self.queues[i].iter().enumerate().min_by_key(|(_, &(k, _))| k) {
+            let (p, _) = match self.queues[i]
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, &(k, _))| k)
+            {
                 Some((p, e)) => (p, *e),
                 None => break,
             };
@@ -143,9 +151,16 @@ impl Engine for PyApprox {
         }
         // The arriving topic contributes key_time (unshifted); with a non-zero offset this is
         // usually not a key of its queue and nothing can match (upstream behaviour).
-        let Some(own) = self.find(i, key_time) else { return };
-        let lists: Vec<&Vec<i64>> = (0..self.n).filter(|&j| j != i).map(|j| &self.cand[j]).collect();
-        let Some(combo) = self.first_combo(&lists, key_time) else { return };
+        let Some(own) = self.find(i, key_time) else {
+            return;
+        };
+        let lists: Vec<&Vec<i64>> = (0..self.n)
+            .filter(|&j| j != i)
+            .map(|j| &self.cand[j])
+            .collect();
+        let Some(combo) = self.first_combo(&lists, key_time) else {
+            return;
+        };
         let mut members = Vec::with_capacity(self.n);
         let mut positions = Vec::with_capacity(self.n);
         let mut it = combo.into_iter();
@@ -217,13 +232,18 @@ mod tests {
         for _ in 0..3000 {
             let n_lists = 1 + rnd(5) as usize;
             let slop = 1 + rnd(12);
-            let lists: Vec<Vec<i64>> =
-                (0..n_lists).map(|_| (0..1 + rnd(4)).map(|_| rnd(21) - 10).collect()).collect();
+            let lists: Vec<Vec<i64>> = (0..n_lists)
+                .map(|_| (0..1 + rnd(4)).map(|_| rnd(21) - 10).collect())
+                .collect();
             let mut cfg = SyncConfig::new(Policy::ApproxPy, n_lists + 1, 5);
             cfg.slop_ns = slop;
             let e = PyApprox::new(&cfg);
             let refs: Vec<&Vec<i64>> = lists.iter().collect();
-            assert_eq!(e.first_combo(&refs, 0), brute(&lists, 0, slop), "{lists:?} slop {slop}");
+            assert_eq!(
+                e.first_combo(&refs, 0),
+                brute(&lists, 0, slop),
+                "{lists:?} slop {slop}"
+            );
         }
     }
 }

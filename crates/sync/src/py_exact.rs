@@ -13,7 +13,11 @@ pub(crate) struct PyExact {
 
 impl PyExact {
     pub(crate) fn new(cfg: &SyncConfig, legacy: bool) -> Self {
-        PyExact { legacy, queue_size: cfg.queue_size, queues: vec![BTreeMap::new(); cfg.n_topics] }
+        PyExact {
+            legacy,
+            queue_size: cfg.queue_size,
+            queues: vec![BTreeMap::new(); cfg.n_topics],
+        }
     }
 }
 
@@ -32,7 +36,11 @@ impl Engine for PyExact {
         if !self.queues.iter().all(|q| q.contains_key(&t)) {
             return;
         }
-        let ais: Vec<usize> = self.queues.iter_mut().filter_map(|q| q.remove(&t)).collect();
+        let ais: Vec<usize> = self
+            .queues
+            .iter_mut()
+            .filter_map(|q| q.remove(&t))
+            .collect();
         tr.emit(&ais);
         if !self.legacy {
             for q in self.queues.iter_mut() {

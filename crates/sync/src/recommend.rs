@@ -30,7 +30,14 @@ pub struct RecommendInput {
 
 impl RecommendInput {
     pub fn new(policy: Policy, topics: Vec<TopicSeries>) -> Self {
-        RecommendInput { topics, policy, speed_mps: None, fx_px: None, depth_m: None, pixel_budget: None }
+        RecommendInput {
+            topics,
+            policy,
+            speed_mps: None,
+            fx_px: None,
+            depth_m: None,
+            pixel_budget: None,
+        }
     }
 }
 
@@ -119,13 +126,23 @@ impl Runner {
             _ => cfg.slop_ns = slop_ns,
         }
         // Invalid combinations (C++ approx with q = 0) count as matching nothing.
-        let sets = emulate(&cfg, &self.arrivals).map(|o| o.sets.len()).unwrap_or(0);
-        CurvePoint { slop_ns, queue_size, sets, match_rate: match_rate(sets, &self.counts) }
+        let sets = emulate(&cfg, &self.arrivals)
+            .map(|o| o.sets.len())
+            .unwrap_or(0);
+        CurvePoint {
+            slop_ns,
+            queue_size,
+            sets,
+            match_rate: match_rate(sets, &self.counts),
+        }
     }
 }
 
 fn abs_dev_quantile(periods: &[i64], median: i64, q: f64) -> i64 {
-    let mut d: Vec<i64> = periods.iter().map(|p| p.saturating_sub(median).saturating_abs()).collect();
+    let mut d: Vec<i64> = periods
+        .iter()
+        .map(|p| p.saturating_sub(median).saturating_abs())
+        .collect();
     d.sort_unstable();
     quantile_sorted(&d, q)
 }
@@ -133,12 +150,19 @@ fn abs_dev_quantile(periods: &[i64], median: i64, q: f64) -> i64 {
 fn sorted_periods(stamps: &[i64]) -> Vec<i64> {
     let mut s = stamps.to_vec();
     s.sort_unstable();
-    s.windows(2).map(|w| w[1].saturating_sub(w[0])).filter(|&p| p > 0).collect()
+    s.windows(2)
+        .map(|w| w[1].saturating_sub(w[0]))
+        .filter(|&p| p > 0)
+        .collect()
 }
 
 fn lag_quantiles(t: &TopicSeries) -> (i64, i64) {
-    let mut lags: Vec<i64> =
-        t.stamps_ns.iter().zip(&t.arrival_ns).map(|(&s, &a)| a.saturating_sub(s)).collect();
+    let mut lags: Vec<i64> = t
+        .stamps_ns
+        .iter()
+        .zip(&t.arrival_ns)
+        .map(|(&s, &a)| a.saturating_sub(s))
+        .collect();
     lags.sort_unstable();
     (quantile_sorted(&lags, 0.01), quantile_sorted(&lags, 0.99))
 }
@@ -169,7 +193,11 @@ fn cost(input: &RecommendInput, slop_ns: i64) -> SlopCost {
         (Some(e), Some(fx), Some(d)) if d > 0.0 => Some(fx * e / d),
         _ => None,
     };
-    SlopCost { slop_ns, alignment_error_m: err_m, pixels }
+    SlopCost {
+        slop_ns,
+        alignment_error_m: err_m,
+        pixels,
+    }
 }
 
 /// Sweep slop and queue size by emulation and recommend both. See [`RecommendRule`].
@@ -179,31 +207,49 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
         return Err(SyncError::TopicCount(n));
     }
     if !matches!(input.policy, Policy::ApproxPy | Policy::Approx) {
-        return Err(SyncError::InvalidParam("recommend supports approx-py and approx".into()));
+        return Err(SyncError::InvalidParam(
+            "recommend supports approx-py and approx".into(),
+        ));
     }
     for (k, t) in input.topics.iter().enumerate() {
         if t.stamps_ns.len() != t.arrival_ns.len() {
-            return Err(SyncError::InvalidParam(format!("topic {k}: stamps and arrivals differ in length")));
+            return Err(SyncError::InvalidParam(format!(
+                "topic {k}: stamps and arrivals differ in length"
+            )));
         }
     }
     // Periods from sorted stamps: robust to out-of-order delivery.
-    let periods: Vec<Vec<i64>> = input.topics.iter().map(|t| sorted_periods(&t.stamps_ns)).collect();
+    let periods: Vec<Vec<i64>> = input
+        .topics
+        .iter()
+        .map(|t| sorted_periods(&t.stamps_ns))
+        .collect();
     let mut medians = Vec::with_capacity(n);
     for (k, p) in periods.iter().enumerate() {
         match median_ns(p) {
             Some(m) if m > 0 => medians.push(m),
-            _ => return Err(SyncError::InvalidParam(format!("topic {k}: needs two distinct stamps"))),
+            _ => {
+                return Err(SyncError::InvalidParam(format!(
+                    "topic {k}: needs two distinct stamps"
+                )))
+            }
         }
     }
     let fast = (0..n).min_by_key(|&k| (medians[k], k)).unwrap_or(0);
     let t_fast = medians[fast];
     let half = t_fast / 2;
     let fast_dev = abs_dev_quantile(&periods[fast], t_fast, 0.95);
-    let other_dev =
-        (0..n).filter(|&k| k != fast).map(|k| abs_dev_quantile(&periods[k], medians[k], 0.95)).max().unwrap_or(0);
+    let other_dev = (0..n)
+        .filter(|&k| k != fast)
+        .map(|k| abs_dev_quantile(&periods[k], medians[k], 0.95))
+        .max()
+        .unwrap_or(0);
     let jitter_margin = (fast_dev / 2 + other_dev / 2).min(half);
     let rule_slop = half + jitter_margin;
-    let others: Vec<&[i64]> = (0..n).filter(|&k| k != fast).map(|k| input.topics[k].stamps_ns.as_slice()).collect();
+    let others: Vec<&[i64]> = (0..n)
+        .filter(|&k| k != fast)
+        .map(|k| input.topics[k].stamps_ns.as_slice())
+        .collect();
     let sweeps = phase_sweeps(&input.topics[fast].stamps_ns, &others);
 
     // Queue from receive lag: topic b must hold its messages while a's partner is in flight.
@@ -237,34 +283,52 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
         n,
         arrivals: merged
             .iter()
-            .map(|&(a, k, i)| Arrival { topic: k, stamp_ns: Some(input.topics[k].stamps_ns[i]), arrival_ns: a })
+            .map(|&(a, k, i)| Arrival {
+                topic: k,
+                stamp_ns: Some(input.topics[k].stamps_ns[i]),
+                arrival_ns: a,
+            })
             .collect(),
         counts: input.topics.iter().map(|t| t.stamps_ns.len()).collect(),
     };
 
     let step = (t_fast.saturating_mul(3) / 2 / SLOP_GRID_POINTS).max(1);
-    let mut grid: Vec<i64> = (1..=SLOP_GRID_POINTS).map(|i| i.saturating_mul(step)).collect();
+    let mut grid: Vec<i64> = (1..=SLOP_GRID_POINTS)
+        .map(|i| i.saturating_mul(step))
+        .collect();
     grid.extend([half, rule_slop]);
     grid.sort_unstable();
     grid.dedup();
-    let slop_curve_at = |q: usize| -> Vec<CurvePoint> { grid.iter().map(|&s| runner.run(s, q)).collect() };
+    let slop_curve_at =
+        |q: usize| -> Vec<CurvePoint> { grid.iter().map(|&s| runner.run(s, q)).collect() };
     let plateau_min = |curve: &[CurvePoint]| -> (f64, Option<i64>) {
         let best = curve.iter().map(|c| c.match_rate).fold(0.0, f64::max);
-        let min = curve.iter().find(|c| best > 0.0 && c.match_rate >= PLATEAU_FRACTION * best).map(|c| c.slop_ns);
+        let min = curve
+            .iter()
+            .find(|c| best > 0.0 && c.match_rate >= PLATEAU_FRACTION * best)
+            .map(|c| c.slop_ns);
         (best, min)
     };
 
     let max_q = (queue_min + queue_margin + 4).max(2 * queue_min + 2);
-    let queue_curve_at = |slop: i64| -> Vec<CurvePoint> { (1..=max_q).map(|q| runner.run(slop, q)).collect() };
-    let rate_at = |curve: &[CurvePoint], s: i64| curve.iter().find(|c| c.slop_ns == s).map(|c| c.match_rate);
+    let queue_curve_at =
+        |slop: i64| -> Vec<CurvePoint> { (1..=max_q).map(|q| runner.run(slop, q)).collect() };
+    let rate_at =
+        |curve: &[CurvePoint], s: i64| curve.iter().find(|c| c.slop_ns == s).map(|c| c.match_rate);
     // If the lag rule's queue is below the measured plateau at `slop` (e.g. C++ approx, which
     // holds a set until it is proven, needs more history), take the measured knee instead.
     let bump_queue = |q: usize, slop: i64, notes: &mut Vec<String>| -> (usize, Vec<CurvePoint>) {
         let curve = queue_curve_at(slop);
         let best = curve.iter().map(|c| c.match_rate).fold(0.0, f64::max);
-        let here = curve.iter().find(|c| c.queue_size == q).map_or(0.0, |c| c.match_rate);
+        let here = curve
+            .iter()
+            .find(|c| c.queue_size == q)
+            .map_or(0.0, |c| c.match_rate);
         if here < PLATEAU_FRACTION * best {
-            if let Some(c) = curve.iter().find(|c| c.match_rate >= PLATEAU_FRACTION * best) {
+            if let Some(c) = curve
+                .iter()
+                .find(|c| c.match_rate >= PLATEAU_FRACTION * best)
+            {
                 if c.queue_size > q {
                     notes.push(format!(
                         "queue {q} is below the measured plateau at slop {slop} ns: raised to {}",
@@ -291,7 +355,9 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
     if let (Some(m), Some(r)) = (min_slop, rate_at(&slop_curve, slop_ns)) {
         if r < PLATEAU_FRACTION * plateau && m > slop_ns {
             slop_ns = m;
-            notes.push("rule slop below the measured plateau: raised to the measured minimum".into());
+            notes.push(
+                "rule slop below the measured plateau: raised to the measured minimum".into(),
+            );
         }
     }
     let (q2, queue_curve) = bump_queue(queue_size, slop_ns, &mut notes);
@@ -299,16 +365,29 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
     let at = runner.run(slop_ns, queue_size);
     // q = 0 is legal for approx-py (matches nothing); C++ approx rejects it (rate 0).
     let minus = |q: usize| Some(runner.run(slop_ns, q).match_rate);
-    let max_slop_for_pixel_budget_ns = match (input.pixel_budget, input.speed_mps, input.fx_px, input.depth_m) {
+    let max_slop_for_pixel_budget_ns = match (
+        input.pixel_budget,
+        input.speed_mps,
+        input.fx_px,
+        input.depth_m,
+    ) {
         (Some(b), Some(v), Some(fx), Some(d)) if v > 0.0 && fx > 0.0 && d > 0.0 => {
             let s = b * d / (fx * v) * 1e9;
-            if s.is_finite() && s < i64::MAX as f64 { Some(s as i64) } else { None }
+            if s.is_finite() && s < i64::MAX as f64 {
+                Some(s as i64)
+            } else {
+                None
+            }
         }
         _ => None,
     };
     Ok(Recommendation {
         policy: input.policy,
-        recommendation: RecommendationCore { slop_ns, queue_size, match_rate: at.match_rate },
+        recommendation: RecommendationCore {
+            slop_ns,
+            queue_size,
+            match_rate: at.match_rate,
+        },
         rule: RecommendRule {
             fast_topic: fast,
             fast_period_ns: t_fast,

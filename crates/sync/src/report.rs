@@ -61,7 +61,9 @@ pub fn summarize(cfg: &SyncConfig, arrivals: &[Arrival], outcome: &SyncOutcome) 
         *drops.entry(d.reason.as_str().to_string()).or_default() += 1;
         if let Some(t) = per_topic.get_mut(d.topic) {
             t.dropped += 1;
-            *t.by_reason.entry(d.reason.as_str().to_string()).or_default() += 1;
+            *t.by_reason
+                .entry(d.reason.as_str().to_string())
+                .or_default() += 1;
         }
     }
     let mut spans = Vec::with_capacity(outcome.sets.len());

@@ -108,7 +108,11 @@ impl Tracker {
             set.members.push(self.index[ai]);
             set.stamps_ns.push(self.sync_t[ai].unwrap_or(0));
             // An emulator bug would show up as a non-pending member; keep the first fate.
-            debug_assert_eq!(self.fate[ai], Fate::Pending, "message used twice or after removal");
+            debug_assert_eq!(
+                self.fate[ai],
+                Fate::Pending,
+                "message used twice or after removal"
+            );
             if self.fate[ai] == Fate::Pending {
                 self.fate[ai] = Fate::Used;
             }

@@ -10,8 +10,15 @@ fn golden_dir() -> Option<PathBuf> {
     if d.join("vectors").is_dir() {
         Some(d)
     } else {
-        assert!(std::env::var_os("CI").is_none(), "golden vectors missing at {} (CI is set)", d.display());
-        eprintln!("note: golden vectors not found at {}; skipping", d.display());
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "golden vectors missing at {} (CI is set)",
+            d.display()
+        );
+        eprintln!(
+            "note: golden vectors not found at {}; skipping",
+            d.display()
+        );
         None
     }
 }
@@ -21,10 +28,17 @@ fn arrivals_of(v: &Value) -> (Vec<Arrival>, Vec<(usize, i64)>) {
     let mut ids = Vec::new();
     for a in v["arrivals"].as_array().unwrap() {
         let topic = a["topic"].as_u64().unwrap() as usize;
-        let headerless = a.get("headerless").and_then(Value::as_bool).unwrap_or(false);
+        let headerless = a
+            .get("headerless")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         out.push(Arrival {
             topic,
-            stamp_ns: if headerless { None } else { Some(a["stamp_ns"].as_i64().unwrap()) },
+            stamp_ns: if headerless {
+                None
+            } else {
+                Some(a["stamp_ns"].as_i64().unwrap())
+            },
             arrival_ns: a["arrival_ns"].as_i64().unwrap(),
         });
         ids.push((topic, a["id"].as_i64().unwrap()));
@@ -33,7 +47,9 @@ fn arrivals_of(v: &Value) -> (Vec<Arrival>, Vec<(usize, i64)>) {
 }
 
 fn i64_list(v: &Value) -> Vec<i64> {
-    v.as_array().map(|a| a.iter().map(|x| x.as_i64().unwrap()).collect()).unwrap_or_default()
+    v.as_array()
+        .map(|a| a.iter().map(|x| x.as_i64().unwrap()).collect())
+        .unwrap_or_default()
 }
 
 fn config(policy: Policy, n: usize, p: &Value) -> SyncConfig {
@@ -42,7 +58,10 @@ fn config(policy: Policy, n: usize, p: &Value) -> SyncConfig {
         c.age_penalty = ap;
     }
     c.max_interval_ns = p.get("max_interval_duration_ns").and_then(Value::as_i64);
-    c.lower_bounds_ns = p.get("inter_message_lower_bounds_ns").map(i64_list).unwrap_or_default();
+    c.lower_bounds_ns = p
+        .get("inter_message_lower_bounds_ns")
+        .map(i64_list)
+        .unwrap_or_default();
     if let Some(s) = p.get("slop").and_then(Value::as_f64) {
         c.slop_ns = seconds_to_ns(s).unwrap();
         if let Some(e) = p.get("slop_ns_effective").and_then(Value::as_i64) {
@@ -50,20 +69,35 @@ fn config(policy: Policy, n: usize, p: &Value) -> SyncConfig {
         }
     }
     c.queue_offset_ns = p.get("queue_offset").map(i64_list).unwrap_or_default();
-    c.allow_headerless = p.get("allow_headerless").and_then(Value::as_bool).unwrap_or(false);
-    c.sync_arrival_time = p.get("sync_arrival_time").and_then(Value::as_bool).unwrap_or(false);
+    c.allow_headerless = p
+        .get("allow_headerless")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    c.sync_arrival_time = p
+        .get("sync_arrival_time")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     c
 }
 
 /// Sets as vector ids (topic order), and emit-after-arrival indices.
 fn sets_as_ids(o: &SyncOutcome, ids: &[(usize, i64)]) -> (Vec<Vec<i64>>, Vec<u64>) {
-    let sets = o.sets.iter().map(|s| s.member_arrivals.iter().map(|&ai| ids[ai].1).collect()).collect();
+    let sets = o
+        .sets
+        .iter()
+        .map(|s| s.member_arrivals.iter().map(|&ai| ids[ai].1).collect())
+        .collect();
     let emit = o.sets.iter().map(|s| s.emit_after_arrival as u64).collect();
     (sets, emit)
 }
 
 fn expected(v: &Value) -> (Vec<Vec<i64>>, Vec<u64>) {
-    let sets = v["expected_sets"].as_array().unwrap().iter().map(i64_list).collect();
+    let sets = v["expected_sets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(i64_list)
+        .collect();
     let emit = v["expected_emit_after_arrival"]
         .as_array()
         .map(|a| a.iter().map(|x| x.as_u64().unwrap()).collect())
@@ -82,7 +116,12 @@ fn golden_vectors() {
     files.sort();
     let mut pass: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut failures = Vec::new();
-    let mut check = |label: &str, name: &str, policy: Policy, v: &Value, p: &Value, exp: (Vec<Vec<i64>>, Vec<u64>)| {
+    let mut check = |label: &str,
+                     name: &str,
+                     policy: Policy,
+                     v: &Value,
+                     p: &Value,
+                     exp: (Vec<Vec<i64>>, Vec<u64>)| {
         let (arr, ids) = arrivals_of(v);
         let cfg = config(policy, v["topics"].as_u64().unwrap() as usize, p);
         let got = emulate(&cfg, &arr).map(|o| sets_as_ids(&o, &ids));
@@ -90,7 +129,9 @@ fn golden_vectors() {
         e.1 += 1;
         match got {
             Ok(g) if g.0 == exp.0 && (exp.1.is_empty() || g.1 == exp.1) => e.0 += 1,
-            other => failures.push(format!("{name} [{label}]: got {other:?}\n   expected {exp:?}")),
+            other => failures.push(format!(
+                "{name} [{label}]: got {other:?}\n   expected {exp:?}"
+            )),
         }
     };
     for f in &files {
@@ -104,17 +145,36 @@ fn golden_vectors() {
                 let mut p = v["params"].clone();
                 p["slop"] = s["slop"].clone();
                 p["slop_ns_effective"] = s["slop_ns_effective"].clone();
-                check("py_approximate_time (sweep points)", &format!("{name}#{k}"), policy, &v, &p, expected(s));
+                check(
+                    "py_approximate_time (sweep points)",
+                    &format!("{name}#{k}"),
+                    policy,
+                    &v,
+                    &p,
+                    expected(s),
+                );
             }
         }
         if let Some(c) = v.get("cpp_approximate_time_same_arrivals") {
-            check("cpp_approximate_time (sweep arrivals)", &name, Policy::Approx, &v, &c["params"], expected(c));
+            check(
+                "cpp_approximate_time (sweep arrivals)",
+                &name,
+                Policy::Approx,
+                &v,
+                &c["params"],
+                expected(c),
+            );
         }
     }
     for (k, (ok, n)) in &pass {
         println!("golden {k}: {ok}/{n}");
     }
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// The `.truth.json` files express the same cases with CLI policy names and per-topic indices
@@ -137,7 +197,9 @@ fn golden_truth_files_use_per_topic_indices() {
     for f in names {
         let t: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
         let src = dir.join("vectors").join(t["source"].as_str().unwrap());
-        let Ok(text) = std::fs::read_to_string(&src) else { continue };
+        let Ok(text) = std::fs::read_to_string(&src) else {
+            continue;
+        };
         let v: Value = serde_json::from_str(&text).unwrap();
         let policy = Policy::parse(t["policy"].as_str().unwrap()).unwrap();
         let n_topics = t["topics"].as_array().unwrap().len();
@@ -155,8 +217,17 @@ fn golden_truth_files_use_per_topic_indices() {
         cfg.allow_headerless = t["allow_headerless"].as_bool().unwrap_or(false);
         let (arr, _) = arrivals_of(&v);
         let o = emulate(&cfg, &arr).unwrap();
-        let got: Vec<Vec<i64>> = o.sets.iter().map(|s| s.members.iter().map(|&m| m as i64).collect()).collect();
-        let exp: Vec<Vec<i64>> = t["expected_sets"].as_array().unwrap().iter().map(i64_list).collect();
+        let got: Vec<Vec<i64>> = o
+            .sets
+            .iter()
+            .map(|s| s.members.iter().map(|&m| m as i64).collect())
+            .collect();
+        let exp: Vec<Vec<i64>> = t["expected_sets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(i64_list)
+            .collect();
         n += 1;
         if got != exp {
             failures.push(f.display().to_string());
@@ -165,5 +236,3 @@ fn golden_truth_files_use_per_topic_indices() {
     println!("truth files: {}/{n}", n - failures.len());
     assert!(failures.is_empty(), "{failures:?}");
 }
-
-

@@ -6,18 +6,42 @@ use std::collections::HashSet;
 
 fn arb_arrivals(n: usize) -> impl Strategy<Value = Vec<Arrival>> {
     // Small stamp range so that equal stamps, duplicates and out-of-order data are common.
-    prop::collection::vec((0..n, prop::option::weighted(0.95, -2i64..60), 0i64..100), 0..80).prop_map(|v| {
+    prop::collection::vec(
+        (0..n, prop::option::weighted(0.95, -2i64..60), 0i64..100),
+        0..80,
+    )
+    .prop_map(|v| {
         v.into_iter()
-            .map(|(topic, s, a)| Arrival { topic, stamp_ns: s.map(|x| x * 1_000_000), arrival_ns: a * 1_000_000 })
+            .map(|(topic, s, a)| Arrival {
+                topic,
+                stamp_ns: s.map(|x| x * 1_000_000),
+                arrival_ns: a * 1_000_000,
+            })
             .collect()
     })
 }
 
 fn arb_case() -> impl Strategy<Value = (SyncConfig, Vec<Arrival>)> {
-    (2usize..=4, 0usize..5, 0usize..6, 0i64..30, any::<bool>(), any::<bool>(), prop::option::of(0i64..20))
+    (
+        2usize..=4,
+        0usize..5,
+        0usize..6,
+        0i64..30,
+        any::<bool>(),
+        any::<bool>(),
+        prop::option::of(0i64..20),
+    )
         .prop_flat_map(|(n, p, q, slop_ms, hl, sat, mi)| {
             let policy = Policy::ALL[p];
-            let mut cfg = SyncConfig::new(policy, n, if policy == Policy::Approx { q.max(1) } else { q });
+            let mut cfg = SyncConfig::new(
+                policy,
+                n,
+                if policy == Policy::Approx {
+                    q.max(1)
+                } else {
+                    q
+                },
+            );
             cfg.slop_ns = slop_ms * 1_000_000;
             cfg.allow_headerless = hl;
             cfg.sync_arrival_time = sat && policy == Policy::ApproxPy;

@@ -1,17 +1,27 @@
 //! Drop reasons, summaries and diagnoses on small hand-made cases.
 
 use bagscope_sync::{
-    diagnose, emulate, summarize, Arrival, DiagnoseHints, DiagnosisKind, DropReason, Policy, SyncConfig,
+    diagnose, emulate, summarize, Arrival, DiagnoseHints, DiagnosisKind, DropReason, Policy,
+    SyncConfig,
 };
 
 const MS: i64 = 1_000_000;
 
 fn a(topic: usize, stamp_ms: i64, arrival_ms: i64) -> Arrival {
-    Arrival { topic, stamp_ns: Some(stamp_ms * MS), arrival_ns: arrival_ms * MS }
+    Arrival {
+        topic,
+        stamp_ns: Some(stamp_ms * MS),
+        arrival_ns: arrival_ms * MS,
+    }
 }
 
 fn reasons(cfg: &SyncConfig, arr: &[Arrival]) -> Vec<(usize, usize, DropReason)> {
-    emulate(cfg, arr).unwrap().drops.iter().map(|d| (d.topic, d.index, d.reason)).collect()
+    emulate(cfg, arr)
+        .unwrap()
+        .drops
+        .iter()
+        .map(|d| (d.topic, d.index, d.reason))
+        .collect()
 }
 
 #[test]
@@ -26,7 +36,12 @@ fn py_self_eviction_is_queue_evicted() {
 
 #[test]
 fn duplicates_overwrite_in_python_and_exact() {
-    for p in [Policy::ApproxPy, Policy::ExactPy, Policy::ExactPyLegacy, Policy::Exact] {
+    for p in [
+        Policy::ApproxPy,
+        Policy::ExactPy,
+        Policy::ExactPyLegacy,
+        Policy::Exact,
+    ] {
         let mut cfg = SyncConfig::new(p, 2, 5);
         cfg.slop_ns = 5 * MS;
         let r = reasons(&cfg, &[a(0, 0, 0), a(0, 0, 1), a(1, 0, 2)]);
@@ -34,9 +49,25 @@ fn duplicates_overwrite_in_python_and_exact() {
     }
     // C++ approx keeps both and uses the first; the second is discarded later.
     let cfg = SyncConfig::new(Policy::Approx, 2, 5);
-    let o = emulate(&cfg, &[a(0, 0, 0), a(0, 0, 1), a(1, 0, 2), a(0, 100, 3), a(1, 100, 4)]).unwrap();
+    let o = emulate(
+        &cfg,
+        &[
+            a(0, 0, 0),
+            a(0, 0, 1),
+            a(1, 0, 2),
+            a(0, 100, 3),
+            a(1, 100, 4),
+        ],
+    )
+    .unwrap();
     assert_eq!(o.sets[0].members, vec![0, 0]);
-    assert!(o.drops.iter().any(|d| d.index == 1 && d.reason == DropReason::DuplicateStamp), "{:?}", o.drops);
+    assert!(
+        o.drops
+            .iter()
+            .any(|d| d.index == 1 && d.reason == DropReason::DuplicateStamp),
+        "{:?}",
+        o.drops
+    );
 }
 
 #[test]
@@ -44,12 +75,26 @@ fn exact_purge_and_out_of_order() {
     // topic 0: 0, 100; topic 1: 100, then 0 (out of order).
     let arr = [a(0, 0, 0), a(0, 100, 1), a(1, 100, 2), a(1, 0, 3)];
     let r = reasons(&SyncConfig::new(Policy::ExactPy, 2, 5), &arr);
-    assert_eq!(r, vec![(0, 0, DropReason::SkewExceeded), (1, 1, DropReason::NeverMatched)]);
+    assert_eq!(
+        r,
+        vec![
+            (0, 0, DropReason::SkewExceeded),
+            (1, 1, DropReason::NeverMatched)
+        ]
+    );
     let o = emulate(&SyncConfig::new(Policy::ExactPyLegacy, 2, 5), &arr).unwrap();
     assert_eq!(o.sets.len(), 2);
     // C++ approx: a late older message behind newer ones.
     let cfg = SyncConfig::new(Policy::Approx, 2, 3);
-    let arr = [a(0, 100, 0), a(0, 50, 1), a(1, 100, 2), a(0, 200, 3), a(1, 200, 4), a(0, 300, 5), a(1, 300, 6)];
+    let arr = [
+        a(0, 100, 0),
+        a(0, 50, 1),
+        a(1, 100, 2),
+        a(0, 200, 3),
+        a(1, 200, 4),
+        a(0, 300, 5),
+        a(1, 300, 6),
+    ];
     let r = reasons(&cfg, &arr);
     assert!(r.contains(&(0, 1, DropReason::OutOfOrder)), "{r:?}");
 }
@@ -69,22 +114,49 @@ fn backward_jump_is_clock_epoch_changed_for_python_stall() {
     }
     let o = emulate(&cfg, &arr).unwrap();
     assert!(o.sets.is_empty());
-    assert!(o.drops.iter().any(|d| d.reason == DropReason::ClockEpochChanged), "{:?}", o.drops);
+    assert!(
+        o.drops
+            .iter()
+            .any(|d| d.reason == DropReason::ClockEpochChanged),
+        "{:?}",
+        o.drops
+    );
     let d = diagnose(&cfg, &arr, &o, &DiagnoseHints::default());
-    assert!(d.iter().any(|d| d.kind == DiagnosisKind::ClockEpochChanged), "{d:?}");
+    assert!(
+        d.iter().any(|d| d.kind == DiagnosisKind::ClockEpochChanged),
+        "{d:?}"
+    );
 }
 
 #[test]
 fn topic_empty_and_headerless() {
     let mut cfg = SyncConfig::new(Policy::ApproxPy, 3, 5);
     cfg.slop_ns = 10 * MS;
-    let arr = [a(0, 0, 0), a(1, 0, 1), Arrival { topic: 1, stamp_ns: None, arrival_ns: 2 }];
+    let arr = [
+        a(0, 0, 0),
+        a(1, 0, 1),
+        Arrival {
+            topic: 1,
+            stamp_ns: None,
+            arrival_ns: 2,
+        },
+    ];
     let o = emulate(&cfg, &arr).unwrap();
     let r: Vec<DropReason> = o.drops.iter().map(|d| d.reason).collect();
-    assert_eq!(r, vec![DropReason::TopicEmpty, DropReason::TopicEmpty, DropReason::HeaderlessRejected]);
+    assert_eq!(
+        r,
+        vec![
+            DropReason::TopicEmpty,
+            DropReason::TopicEmpty,
+            DropReason::HeaderlessRejected
+        ]
+    );
     let d = diagnose(&cfg, &arr, &o, &DiagnoseHints::default());
     let kinds: Vec<DiagnosisKind> = d.iter().map(|d| d.kind).collect();
-    assert_eq!(kinds, vec![DiagnosisKind::TopicEmpty, DiagnosisKind::HeaderlessTopic]);
+    assert_eq!(
+        kinds,
+        vec![DiagnosisKind::TopicEmpty, DiagnosisKind::HeaderlessTopic]
+    );
     let rep = summarize(&cfg, &arr, &o);
     assert_eq!(rep.match_rate, 0.0);
     assert_eq!(rep.drops.get("topic_empty"), Some(&2));
@@ -111,7 +183,12 @@ fn negative_stamp_and_bad_config() {
     assert!("bogus".parse::<Policy>().is_err());
 }
 
-fn two_streams(image_lag_ms: i64, lidar_lag_ms: i64, lidar_offset_ms: i64, exact_equal: bool) -> Vec<Arrival> {
+fn two_streams(
+    image_lag_ms: i64,
+    lidar_lag_ms: i64,
+    lidar_offset_ms: i64,
+    exact_equal: bool,
+) -> Vec<Arrival> {
     let mut v = Vec::new();
     for k in 0..200 {
         let s = k * 50;
@@ -132,7 +209,11 @@ fn diagnoses_for_low_match_rate() {
     let cfg = SyncConfig::new(Policy::ExactPy, 2, 10);
     let o = emulate(&cfg, &arr).unwrap();
     let d = diagnose(&cfg, &arr, &o, &DiagnoseHints::default());
-    assert!(d.iter().any(|d| d.kind == DiagnosisKind::ExactOnIndependentSensors), "{d:?}");
+    assert!(
+        d.iter()
+            .any(|d| d.kind == DiagnosisKind::ExactOnIndependentSensors),
+        "{d:?}"
+    );
 
     // Queue below the cliff: lidar 80 ms later than image, queue 1.
     let arr = two_streams(10, 90, 7, false);
@@ -141,16 +222,31 @@ fn diagnoses_for_low_match_rate() {
     let o = emulate(&cfg, &arr).unwrap();
     assert!(summarize(&cfg, &arr, &o).match_rate < 0.5);
     let d = diagnose(&cfg, &arr, &o, &DiagnoseHints::default());
-    assert!(d.iter().any(|d| d.kind == DiagnosisKind::QueueBelowCliff && d.topics == vec![1, 0]), "{d:?}");
+    assert!(
+        d.iter()
+            .any(|d| d.kind == DiagnosisKind::QueueBelowCliff && d.topics == vec![1, 0]),
+        "{d:?}"
+    );
 
     // Slop below the phase offset (lidar 20 ms from the nearest image, slop 10 ms).
     let arr = two_streams(10, 12, 20, false);
     let mut cfg = SyncConfig::new(Policy::ApproxPy, 2, 10);
     cfg.slop_ns = 10 * MS;
     let o = emulate(&cfg, &arr).unwrap();
-    let d = diagnose(&cfg, &arr, &o, &DiagnoseHints { split_clock_axes: true, ..Default::default() });
+    let d = diagnose(
+        &cfg,
+        &arr,
+        &o,
+        &DiagnoseHints {
+            split_clock_axes: true,
+            ..Default::default()
+        },
+    );
     let kinds: Vec<DiagnosisKind> = d.iter().map(|d| d.kind).collect();
-    assert!(kinds.contains(&DiagnosisKind::SlopBelowPhaseOffset), "{d:?}");
+    assert!(
+        kinds.contains(&DiagnosisKind::SlopBelowPhaseOffset),
+        "{d:?}"
+    );
     assert!(kinds.contains(&DiagnosisKind::SplitClockAxes), "{d:?}");
 
     // A healthy configuration gets no cause-finding diagnoses.
@@ -179,7 +275,11 @@ fn perf_two_topics_million_messages() {
         arr.push(a(0, 0, 0));
         arr.last_mut().unwrap().stamp_ns = Some(s);
         arr.last_mut().unwrap().arrival_ns = s + MS;
-        arr.push(Arrival { topic: 1, stamp_ns: Some(s + 3 * MS), arrival_ns: s + 3 * MS + 20 * MS });
+        arr.push(Arrival {
+            topic: 1,
+            stamp_ns: Some(s + 3 * MS),
+            arrival_ns: s + 3 * MS + 20 * MS,
+        });
     }
     arr.sort_by_key(|x| (x.arrival_ns, x.topic));
     for p in Policy::ALL {

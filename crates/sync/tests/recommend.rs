@@ -25,7 +25,14 @@ impl Rng {
 const MS: i64 = 1_000_000;
 const BASE: i64 = 1_000_000_000_000;
 
-fn stream(rng: &mut Rng, period: i64, phase: i64, lag: i64, dur: i64, bimodal: bool) -> TopicSeries {
+fn stream(
+    rng: &mut Rng,
+    period: i64,
+    phase: i64,
+    lag: i64,
+    dur: i64,
+    bimodal: bool,
+) -> TopicSeries {
     let mut s = TopicSeries::default();
     let mut k = 0i64;
     while k * period < dur {
@@ -53,14 +60,21 @@ fn merged(topics: &[TopicSeries]) -> Vec<Arrival> {
         m.extend(t.arrival_ns.iter().enumerate().map(|(i, &a)| (a, k, i)));
     }
     m.sort_unstable();
-    m.into_iter().map(|(a, k, i)| Arrival { topic: k, stamp_ns: Some(topics[k].stamps_ns[i]), arrival_ns: a }).collect()
+    m.into_iter()
+        .map(|(a, k, i)| Arrival {
+            topic: k,
+            stamp_ns: Some(topics[k].stamps_ns[i]),
+            arrival_ns: a,
+        })
+        .collect()
 }
 
 fn check(seed: u64, lidar_phase: Option<i64>, bimodal: bool, policy: Policy) {
     let mut rng = Rng(seed);
     let image_phase = (rng.unit() * 50.0 * MS as f64) as i64;
     // Some(x): lidar stamps x after an image stamp; None: independent random phase.
-    let lidar_phase = lidar_phase.map_or((rng.unit() * 100.0 * MS as f64) as i64, |x| image_phase + x);
+    let lidar_phase =
+        lidar_phase.map_or((rng.unit() * 100.0 * MS as f64) as i64, |x| image_phase + x);
     let dur = 20_000 * MS;
     let image = stream(&mut rng, 50 * MS, image_phase, 10 * MS, dur, bimodal);
     let lidar = stream(&mut rng, 100 * MS, lidar_phase, 90 * MS, dur, false);
@@ -70,9 +84,15 @@ fn check(seed: u64, lidar_phase: Option<i64>, bimodal: bool, policy: Policy) {
     input.fx_px = Some(600.0);
     input.depth_m = Some(5.0);
     let r = recommend(&input).unwrap();
-    let ctx = format!("seed {seed} bimodal {bimodal} {policy}: {:?} {:?}", r.recommendation, r.rule);
+    let ctx = format!(
+        "seed {seed} bimodal {bimodal} {policy}: {:?} {:?}",
+        r.recommendation, r.rule
+    );
     let ratio = r.recommendation.slop_ns as f64 / (25 * MS) as f64;
-    println!("ratio {ratio:.3} q {} rate {:.3} min_slop {:?} notes {:?}", r.recommendation.queue_size, r.recommendation.match_rate, r.min_slop_ns, r.rule.notes);
+    println!(
+        "ratio {ratio:.3} q {} rate {:.3} min_slop {:?} notes {:?}",
+        r.recommendation.queue_size, r.recommendation.match_rate, r.min_slop_ns, r.rule.notes
+    );
     let hi = if bimodal { 1.6 } else { 1.3 };
     assert!((0.9..=hi).contains(&ratio), "slop ratio {ratio} {ctx}");
     assert!(r.recommendation.queue_size >= 2, "{ctx}");
@@ -137,10 +157,24 @@ fn image20_lidar10_cpp_approx_with_max_interval() {
 
 #[test]
 fn recommend_rejects_bad_input() {
-    let t = TopicSeries { stamps_ns: vec![1], arrival_ns: vec![1] };
-    assert!(recommend(&RecommendInput::new(Policy::ApproxPy, vec![t.clone(), t.clone()])).is_err());
+    let t = TopicSeries {
+        stamps_ns: vec![1],
+        arrival_ns: vec![1],
+    };
+    assert!(recommend(&RecommendInput::new(
+        Policy::ApproxPy,
+        vec![t.clone(), t.clone()]
+    ))
+    .is_err());
     assert!(recommend(&RecommendInput::new(Policy::ApproxPy, vec![t.clone()])).is_err());
     assert!(recommend(&RecommendInput::new(Policy::Exact, vec![t.clone(), t])).is_err());
-    let bad = TopicSeries { stamps_ns: vec![1, 2], arrival_ns: vec![1] };
-    assert!(recommend(&RecommendInput::new(Policy::ApproxPy, vec![bad.clone(), bad])).is_err());
+    let bad = TopicSeries {
+        stamps_ns: vec![1, 2],
+        arrival_ns: vec![1],
+    };
+    assert!(recommend(&RecommendInput::new(
+        Policy::ApproxPy,
+        vec![bad.clone(), bad]
+    ))
+    .is_err());
 }

@@ -105,16 +105,29 @@ fn q(j: usize, t_rel_s: f64, window: [f64; 2]) -> f64 {
 
 pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
     let mut rng = ChaCha8Rng::seed_from_u64(o.seed);
-    let noise = Normal::new(0.0, o.noise_rad.max(0.0)).map_err(|e| SynthError::Param(e.to_string()))?;
+    let noise =
+        Normal::new(0.0, o.noise_rad.max(0.0)).map_err(|e| SynthError::Param(e.to_string()))?;
     let joints: Vec<String> = (1..=6).map(|i| format!("joint_{i}")).collect();
     let order = [2usize, 0, 1, 5, 3, 4];
     let resp_names: Vec<String> = order.iter().map(|&i| joints[i].clone()).collect();
     let window = [2.0, o.duration_s - 1.5];
     let topics = vec![
-        TopicSpec { name: "/arm_cmd".into(), type_name: "trajectory_msgs/msg/JointTrajectory".into() },
-        TopicSpec { name: "/joint_states".into(), type_name: "sensor_msgs/msg/JointState".into() },
-        TopicSpec { name: "/gripper_cmd".into(), type_name: "std_msgs/msg/Float64".into() },
-        TopicSpec { name: "/clock".into(), type_name: "rosgraph_msgs/msg/Clock".into() },
+        TopicSpec {
+            name: "/arm_cmd".into(),
+            type_name: "trajectory_msgs/msg/JointTrajectory".into(),
+        },
+        TopicSpec {
+            name: "/joint_states".into(),
+            type_name: "sensor_msgs/msg/JointState".into(),
+        },
+        TopicSpec {
+            name: "/gripper_cmd".into(),
+            type_name: "std_msgs/msg/Float64".into(),
+        },
+        TopicSpec {
+            name: "/clock".into(),
+            type_name: "rosgraph_msgs/msg/Clock".into(),
+        },
     ];
     let with_clock = o.clock != ClockMode::Wall;
     let rtf = if with_clock { o.sim_rtf } else { 1.0 };
@@ -136,7 +149,8 @@ pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
     };
     let mut cmd_times = Vec::new(); // (wall_ns, stamp_ns, rel_s on the command clock)
     for k in 0..n_cmd {
-        let wall = WALL_START_NS + 30_000_000 + k * cmd_period_wall + rng.random_range(-300_000..300_000);
+        let wall =
+            WALL_START_NS + 30_000_000 + k * cmd_period_wall + rng.random_range(-300_000..300_000);
         let (stamp, rel_s) = if cmd_on_sim {
             let s = sim_of(wall);
             (s, s as f64 / 1e9)
@@ -146,7 +160,10 @@ pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
         cmd_times.push((wall, stamp, rel_s));
         let positions: Vec<f64> = (0..6).map(|j| q(j, rel_s, window)).collect();
         let m = JointTrajectory {
-            header: Header { stamp: Time::from_ns(stamp), frame_id: String::new() },
+            header: Header {
+                stamp: Time::from_ns(stamp),
+                frame_id: String::new(),
+            },
             joint_names: joints.clone(),
             points: vec![JointTrajectoryPoint {
                 positions,
@@ -155,7 +172,12 @@ pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
             }],
         };
         let log = wall + lag(&mut rng);
-        msgs.push(Message { topic: 0, log_time_ns: log, publish_time_ns: log - 200_000, data: encode_typed(&m)? });
+        msgs.push(Message {
+            topic: 0,
+            log_time_ns: log,
+            publish_time_ns: log - 200_000,
+            data: encode_typed(&m)?,
+        });
     }
 
     let delay_ns = (o.delay_s * 1e9) as i64;
@@ -164,16 +186,25 @@ pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
         ResponseKind::Event => {
             for &(wall, stamp, rel_s) in &cmd_times {
                 let st = stamp + delay_ns + rng.random_range(-200_000..200_000);
-                let pos_by_joint: Vec<f64> =
-                    (0..6).map(|j| q(j, rel_s, window) + o.bias_rad[j] + noise.sample(&mut rng)).collect();
+                let pos_by_joint: Vec<f64> = (0..6)
+                    .map(|j| q(j, rel_s, window) + o.bias_rad[j] + noise.sample(&mut rng))
+                    .collect();
                 let m = JointState {
-                    header: Header { stamp: Time::from_ns(st), frame_id: String::new() },
+                    header: Header {
+                        stamp: Time::from_ns(st),
+                        frame_id: String::new(),
+                    },
                     name: resp_names.clone(),
                     position: order.iter().map(|&j| pos_by_joint[j]).collect(),
                     ..Default::default()
                 };
                 let log = wall + (st - stamp) + lag(&mut rng);
-                msgs.push(Message { topic: 1, log_time_ns: log, publish_time_ns: log - 200_000, data: encode_typed(&m)? });
+                msgs.push(Message {
+                    topic: 1,
+                    log_time_ns: log,
+                    publish_time_ns: log - 200_000,
+                    data: encode_typed(&m)?,
+                });
                 n_resp += 1;
             }
         }
@@ -182,7 +213,10 @@ pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
             let period_wall = (10_000_000.0 / if resp_on_sim { rtf } else { 1.0 }) as i64;
             let mut k = 0i64;
             loop {
-                let wall = WALL_START_NS + k * period_wall + rng.random_range(-400_000..400_000) + 5_000_000;
+                let wall = WALL_START_NS
+                    + k * period_wall
+                    + rng.random_range(-400_000..400_000)
+                    + 5_000_000;
                 if wall >= WALL_START_NS + dur_ns {
                     break;
                 }
@@ -199,14 +233,22 @@ pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
                     .map(|j| q(j, cmd_rel_s, window) + o.bias_rad[j] + noise.sample(&mut rng))
                     .collect();
                 let m = JointState {
-                    header: Header { stamp: Time::from_ns(stamp), frame_id: String::new() },
+                    header: Header {
+                        stamp: Time::from_ns(stamp),
+                        frame_id: String::new(),
+                    },
                     name: resp_names.clone(),
                     position: order.iter().map(|&j| pos_by_joint[j]).collect(),
                     velocity: vec![0.0; 6],
                     effort: vec![0.0; 6],
                 };
                 let log = wall + lag(&mut rng);
-                msgs.push(Message { topic: 1, log_time_ns: log, publish_time_ns: log - 200_000, data: encode_typed(&m)? });
+                msgs.push(Message {
+                    topic: 1,
+                    log_time_ns: log,
+                    publish_time_ns: log - 200_000,
+                    data: encode_typed(&m)?,
+                });
                 n_resp += 1;
             }
         }
@@ -216,19 +258,37 @@ pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
     let n_grip = dur_ns / 200_000_000;
     for k in 0..n_grip {
         let wall = WALL_START_NS + k * 200_000_000;
-        let m = Float64 { data: if (k / 10) % 2 == 0 { 0.0 } else { 0.04 } };
-        msgs.push(Message { topic: 2, log_time_ns: wall, publish_time_ns: wall, data: encode_typed(&m)? });
+        let m = Float64 {
+            data: if (k / 10) % 2 == 0 { 0.0 } else { 0.04 },
+        };
+        msgs.push(Message {
+            topic: 2,
+            log_time_ns: wall,
+            publish_time_ns: wall,
+            data: encode_typed(&m)?,
+        });
     }
     let mut n_clock = 0u64;
     if with_clock {
         for k in 0..dur_ns / 10_000_000 {
             let wall = WALL_START_NS + k * 10_000_000;
-            let m = Clock { clock: Time::from_ns(sim_of(wall)) };
-            msgs.push(Message { topic: 3, log_time_ns: wall, publish_time_ns: wall, data: encode_typed(&m)? });
+            let m = Clock {
+                clock: Time::from_ns(sim_of(wall)),
+            };
+            msgs.push(Message {
+                topic: 3,
+                log_time_ns: wall,
+                publish_time_ns: wall,
+                data: encode_typed(&m)?,
+            });
             n_clock += 1;
         }
     }
-    let topics = if with_clock { topics } else { topics.into_iter().take(3).collect() };
+    let topics = if with_clock {
+        topics
+    } else {
+        topics.into_iter().take(3).collect()
+    };
     write_rosbag2(&dir.join(&o.name), &o.name, &topics, msgs, o.zstd)?;
 
     let axis = |sim: bool| if sim { "sim" } else { "wall" }.to_string();

@@ -27,13 +27,24 @@ pub enum SynthError {
 }
 
 /// Named scenarios, each a fixed set of options: the bags shipped in `bags/` are made from these.
-pub const SCENARIOS: &[&str] = &["arm_wall", "arm_sim", "arm_split", "arm_ack", "sensors", "sensors_bimodal"];
+pub const SCENARIOS: &[&str] = &[
+    "arm_wall",
+    "arm_sim",
+    "arm_split",
+    "arm_ack",
+    "sensors",
+    "sensors_bimodal",
+];
 
 /// Writes scenario `name` into `dir/name/` and its truth into `dir/name.truth.json`.
 pub fn generate(name: &str, dir: &Path, seed: u64) -> Result<PathBuf, SynthError> {
     let truth = match name {
         "arm_wall" | "arm_sim" | "arm_split" | "arm_ack" => {
-            let mut o = ArmOptions { name: name.to_string(), seed, ..Default::default() };
+            let mut o = ArmOptions {
+                name: name.to_string(),
+                seed,
+                ..Default::default()
+            };
             match name {
                 "arm_sim" => {
                     o.clock = ClockMode::Sim;
@@ -53,7 +64,11 @@ pub fn generate(name: &str, dir: &Path, seed: u64) -> Result<PathBuf, SynthError
             serde_json::to_string_pretty(&arm::generate(dir, &o)?)
         }
         "sensors" | "sensors_bimodal" => {
-            let mut o = SensorOptions { name: name.to_string(), seed, ..Default::default() };
+            let mut o = SensorOptions {
+                name: name.to_string(),
+                seed,
+                ..Default::default()
+            };
             if name == "sensors_bimodal" {
                 o.bimodal_offset_s = Some(0.012);
                 o.faults = false;
@@ -61,7 +76,10 @@ pub fn generate(name: &str, dir: &Path, seed: u64) -> Result<PathBuf, SynthError
             serde_json::to_string_pretty(&sensors::generate(dir, &o)?)
         }
         other => {
-            return Err(SynthError::UnknownScenario(other.to_string(), SCENARIOS.join(", ")));
+            return Err(SynthError::UnknownScenario(
+                other.to_string(),
+                SCENARIOS.join(", "),
+            ));
         }
     }
     .map_err(|e| SynthError::Param(e.to_string()))?;

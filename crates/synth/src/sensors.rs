@@ -81,10 +81,22 @@ const H: u32 = 12;
 pub fn generate(dir: &Path, o: &SensorOptions) -> Result<SensorTruth, SynthError> {
     let mut rng = ChaCha8Rng::seed_from_u64(o.seed);
     let topics = vec![
-        TopicSpec { name: "/camera/image_raw".into(), type_name: "sensor_msgs/msg/Image".into() },
-        TopicSpec { name: "/camera/camera_info".into(), type_name: "sensor_msgs/msg/CameraInfo".into() },
-        TopicSpec { name: "/lidar/points".into(), type_name: "sensor_msgs/msg/PointCloud2".into() },
-        TopicSpec { name: "/imu/data".into(), type_name: "sensor_msgs/msg/Imu".into() },
+        TopicSpec {
+            name: "/camera/image_raw".into(),
+            type_name: "sensor_msgs/msg/Image".into(),
+        },
+        TopicSpec {
+            name: "/camera/camera_info".into(),
+            type_name: "sensor_msgs/msg/CameraInfo".into(),
+        },
+        TopicSpec {
+            name: "/lidar/points".into(),
+            type_name: "sensor_msgs/msg/PointCloud2".into(),
+        },
+        TopicSpec {
+            name: "/imu/data".into(),
+            type_name: "sensor_msgs/msg/Imu".into(),
+        },
     ];
     let dur_ns = (o.duration_s * 1e9) as i64;
     let mut msgs = Vec::new();
@@ -97,7 +109,8 @@ pub fn generate(dir: &Path, o: &SensorOptions) -> Result<SensorTruth, SynthError
     let n_img = dur_ns / 50_000_000;
     for k in 0..n_img {
         let ku = k as usize;
-        let mut stamp = WALL_START_NS + 7_000_000 + k * 50_000_000 + rng.random_range(-300_000..300_000);
+        let mut stamp =
+            WALL_START_NS + 7_000_000 + k * 50_000_000 + rng.random_range(-300_000..300_000);
         let capture = stamp;
         if let Some(off) = o.bimodal_offset_s {
             if k % 3 == 2 {
@@ -105,7 +118,10 @@ pub fn generate(dir: &Path, o: &SensorOptions) -> Result<SensorTruth, SynthError
                 bimodal_frames.push(ku);
             }
         }
-        let header = Header { stamp: Time::from_ns(stamp), frame_id: "camera_optical".into() };
+        let header = Header {
+            stamp: Time::from_ns(stamp),
+            frame_id: "camera_optical".into(),
+        };
         let mut step = W;
         let mut data = vec![(k % 251) as u8; (W * H) as usize];
         if step_bad.contains(&ku) {
@@ -127,8 +143,23 @@ pub fn generate(dir: &Path, o: &SensorOptions) -> Result<SensorTruth, SynthError
         };
         // Receive lag is counted from the capture, so a later stamp shows a smaller lag.
         let log = capture + (o.image_lag_s * 1e9) as i64 + rng.random_range(-1_000_000..1_000_000);
-        msgs.push(Message { topic: 0, log_time_ns: log, publish_time_ns: log - 300_000, data: encode_typed(&img)? });
-        let mut k9 = [400.0, 0.0, W as f64 / 2.0, 0.0, 400.0, H as f64 / 2.0, 0.0, 0.0, 1.0];
+        msgs.push(Message {
+            topic: 0,
+            log_time_ns: log,
+            publish_time_ns: log - 300_000,
+            data: encode_typed(&img)?,
+        });
+        let mut k9 = [
+            400.0,
+            0.0,
+            W as f64 / 2.0,
+            0.0,
+            400.0,
+            H as f64 / 2.0,
+            0.0,
+            0.0,
+            1.0,
+        ];
         if k0_bad.contains(&ku) {
             k9[0] = 0.0;
         }
@@ -144,24 +175,51 @@ pub fn generate(dir: &Path, o: &SensorOptions) -> Result<SensorTruth, SynthError
             d: vec![0.0; 5],
             k: k9,
             r: [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0],
-            p: [400.0, 0.0, W as f64 / 2.0, 0.0, 0.0, 400.0, H as f64 / 2.0, 0.0, 0.0, 0.0, 1.0, 0.0],
+            p: [
+                400.0,
+                0.0,
+                W as f64 / 2.0,
+                0.0,
+                0.0,
+                400.0,
+                H as f64 / 2.0,
+                0.0,
+                0.0,
+                0.0,
+                1.0,
+                0.0,
+            ],
             ..Default::default()
         };
         let log_i = log + 200_000 + rng.random_range(0..300_000);
-        msgs.push(Message { topic: 1, log_time_ns: log_i, publish_time_ns: log_i - 300_000, data: encode_typed(&info)? });
+        msgs.push(Message {
+            topic: 1,
+            log_time_ns: log_i,
+            publish_time_ns: log_i - 300_000,
+            data: encode_typed(&info)?,
+        });
     }
     let n_lidar = dur_ns / 100_000_000;
     for k in 0..n_lidar {
-        let stamp = WALL_START_NS + 23_000_000 + k * 100_000_000 + rng.random_range(-500_000..500_000);
+        let stamp =
+            WALL_START_NS + 23_000_000 + k * 100_000_000 + rng.random_range(-500_000..500_000);
         let n_pts = 32u32;
         let pc = PointCloud2 {
-            header: Header { stamp: Time::from_ns(stamp), frame_id: "lidar".into() },
+            header: Header {
+                stamp: Time::from_ns(stamp),
+                frame_id: "lidar".into(),
+            },
             height: 1,
             width: n_pts,
             fields: ["x", "y", "z", "intensity"]
                 .iter()
                 .enumerate()
-                .map(|(i, n)| PointField { name: (*n).into(), offset: 4 * i as u32, datatype: 7, count: 1 })
+                .map(|(i, n)| PointField {
+                    name: (*n).into(),
+                    offset: 4 * i as u32,
+                    datatype: 7,
+                    count: 1,
+                })
                 .collect(),
             is_bigendian: false,
             point_step: 16,
@@ -170,17 +228,31 @@ pub fn generate(dir: &Path, o: &SensorOptions) -> Result<SensorTruth, SynthError
             is_dense: true,
         };
         let log = stamp + (o.lidar_lag_s * 1e9) as i64 + rng.random_range(-2_000_000..2_000_000);
-        msgs.push(Message { topic: 2, log_time_ns: log, publish_time_ns: log - 300_000, data: encode_typed(&pc)? });
+        msgs.push(Message {
+            topic: 2,
+            log_time_ns: log,
+            publish_time_ns: log - 300_000,
+            data: encode_typed(&pc)?,
+        });
     }
     let n_imu = dur_ns / 10_000_000;
     for k in 0..n_imu {
-        let stamp = WALL_START_NS + 3_000_000 + k * 10_000_000 + rng.random_range(-200_000..200_000);
+        let stamp =
+            WALL_START_NS + 3_000_000 + k * 10_000_000 + rng.random_range(-200_000..200_000);
         let imu = Imu {
-            header: Header { stamp: Time::from_ns(stamp), frame_id: "imu".into() },
+            header: Header {
+                stamp: Time::from_ns(stamp),
+                frame_id: "imu".into(),
+            },
             ..Default::default()
         };
         let log = stamp + 2_000_000 + rng.random_range(0..500_000);
-        msgs.push(Message { topic: 3, log_time_ns: log, publish_time_ns: log - 100_000, data: encode_typed(&imu)? });
+        msgs.push(Message {
+            topic: 3,
+            log_time_ns: log,
+            publish_time_ns: log - 100_000,
+            data: encode_typed(&imu)?,
+        });
     }
     write_rosbag2(&dir.join(&o.name), &o.name, &topics, msgs, o.zstd)?;
 
@@ -211,8 +283,14 @@ pub fn generate(dir: &Path, o: &SensorOptions) -> Result<SensorTruth, SynthError
         approx_pair_half_fast_period_s: 0.025,
         queue_rule_min,
         imu_lidar_half_fast_period_s: 0.005,
-        image_faults: ImageFaults { step_too_small: step_bad, data_size_mismatch: size_bad },
-        camera_info_faults: CameraInfoFaults { uncalibrated_k0_zero: k0_bad, frame_id_mismatch: frame_bad },
+        image_faults: ImageFaults {
+            step_too_small: step_bad,
+            data_size_mismatch: size_bad,
+        },
+        camera_info_faults: CameraInfoFaults {
+            uncalibrated_k0_zero: k0_bad,
+            frame_id_mismatch: frame_bad,
+        },
         bimodal_offset_s: o.bimodal_offset_s,
         bimodal_frames,
         generator: format!("bagscope synth sensors --seed {}", o.seed),

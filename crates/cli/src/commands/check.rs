@@ -28,12 +28,17 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     if let Some(p) = &a.limits {
         let text = std::fs::read_to_string(p)
             .with_context(|| format!("cannot read limits file {}", p.display()))?;
-        let m: BTreeMap<String, (f64, f64)> = serde_json::from_str(&text)
-            .with_context(|| format!("limits file must be {{\"joint\": [min, max]}}: {}", p.display()))?;
+        let m: BTreeMap<String, (f64, f64)> = serde_json::from_str(&text).with_context(|| {
+            format!(
+                "limits file must be {{\"joint\": [min, max]}}: {}",
+                p.display()
+            )
+        })?;
         o.joints.limits = m;
     }
     if let Some(s) = &a.max_command_age {
-        o.joints.max_command_age_ns = Some(parse_duration_ns(s).map_err(|e| anyhow::anyhow!("{e}"))?);
+        o.joints.max_command_age_ns =
+            Some(parse_duration_ns(s).map_err(|e| anyhow::anyhow!("{e}"))?);
     }
     o.joints.future_tolerance_ns = 5_000_000;
     let r = check(&a.bag, &o)?;
@@ -62,9 +67,19 @@ fn text(r: &CheckReport) -> String {
         s.push_str("\nno findings\n");
     } else {
         s.push_str(&format!("\n{} finding(s):\n", r.findings.len()));
-        let mut rows = vec![vec!["code".to_string(), "topic".into(), "index".into(), "message".into()]];
+        let mut rows = vec![vec![
+            "code".to_string(),
+            "topic".into(),
+            "index".into(),
+            "message".into(),
+        ]];
         for f in &r.findings {
-            rows.push(vec![f.code.clone(), f.topic.clone(), f.index.to_string(), f.message.clone()]);
+            rows.push(vec![
+                f.code.clone(),
+                f.topic.clone(),
+                f.index.to_string(),
+                f.message.clone(),
+            ]);
         }
         s.push_str(&render::table(&rows));
     }

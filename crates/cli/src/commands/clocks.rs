@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
-use bagscope_core::clocks::{clocks, ClocksCommandReport};
 use bagscope_core::clock_analysis::ClocksOptions;
+use bagscope_core::clocks::{clocks, ClocksCommandReport};
 
 use crate::render::{self, opt_f, opt_ms, table};
 

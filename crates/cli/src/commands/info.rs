@@ -35,7 +35,10 @@ fn text(r: &InfoReport) -> String {
         r.compression
     ));
     s.push_str(&format!("duration:  {} s\n", secs(r.duration_ns)));
-    s.push_str(&format!("start:     {} ({} ns)\n", r.start_time, r.start_ns));
+    s.push_str(&format!(
+        "start:     {} ({} ns)\n",
+        r.start_time, r.start_ns
+    ));
     s.push_str(&format!("end:       {} ({} ns)\n", r.end_time, r.end_ns));
     s.push_str(&format!("messages:  {}\n\n", r.message_count));
     let mut rows = vec![vec![
@@ -49,7 +52,10 @@ fn text(r: &InfoReport) -> String {
         "last_s".into(),
     ]];
     for t in &r.topics {
-        let rel = |v: Option<i64>| v.map(|x| secs(x - r.start_ns)).unwrap_or_else(|| "-".into());
+        let rel = |v: Option<i64>| {
+            v.map(|x| secs(x - r.start_ns))
+                .unwrap_or_else(|| "-".into())
+        };
         rows.push(vec![
             t.topic.clone(),
             t.type_name.clone(),

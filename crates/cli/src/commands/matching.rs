@@ -118,8 +118,12 @@ fn to_args(c: &Common) -> anyhow::Result<MatchArgs> {
     if let Some(p) = &c.limits {
         let text = std::fs::read_to_string(p)
             .with_context(|| format!("cannot read limits file {}", p.display()))?;
-        let m: BTreeMap<String, (f64, f64)> = serde_json::from_str(&text)
-            .with_context(|| format!("limits file must be {{\"joint\": [min, max]}}: {}", p.display()))?;
+        let m: BTreeMap<String, (f64, f64)> = serde_json::from_str(&text).with_context(|| {
+            format!(
+                "limits file must be {{\"joint\": [min, max]}}: {}",
+                p.display()
+            )
+        })?;
         o.limits = m;
     }
     Ok(MatchArgs {

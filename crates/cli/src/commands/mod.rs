@@ -1,6 +1,6 @@
-pub mod info;
-pub mod synth;
-pub mod sync;
-pub mod matching;
 pub mod check;
 pub mod clocks;
+pub mod info;
+pub mod matching;
+pub mod sync;
+pub mod synth;

@@ -107,14 +107,23 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
 
 fn text(r: &SyncCommandReport) -> String {
     let mut s = format!("bag: {}\n", r.bag);
-    let mut rows = vec![vec!["input".to_string(), "topic".into(), "type".into(), "messages".into(), "time from".into()]];
+    let mut rows = vec![vec![
+        "input".to_string(),
+        "topic".into(),
+        "type".into(),
+        "messages".into(),
+        "time from".into(),
+    ]];
     for (k, t) in r.topics.iter().enumerate() {
         rows.push(vec![
             k.to_string(),
             t.topic.clone(),
             t.type_name.clone(),
             t.messages.to_string(),
-            serde_json::to_value(t.stamp_source).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
+            serde_json::to_value(t.stamp_source)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default(),
         ]);
     }
     s.push_str(&table(&rows));
@@ -123,7 +132,9 @@ fn text(r: &SyncCommandReport) -> String {
             "\npolicy {} queue {}{}: {} sets, match rate {:.3}\n",
             r.policy,
             r.queue_size,
-            r.slop_ns.map(|x| format!(" slop {:.1} ms", x as f64 / 1e6)).unwrap_or_default(),
+            r.slop_ns
+                .map(|x| format!(" slop {:.1} ms", x as f64 / 1e6))
+                .unwrap_or_default(),
             rep.sets,
             rep.match_rate
         ));
@@ -164,10 +175,15 @@ fn text(r: &SyncCommandReport) -> String {
             rec.rule.queue_min
         ));
         if let Some(m) = rec.min_slop_ns {
-            s.push_str(&format!("this recording alone needs slop >= {:.1} ms\n", m as f64 / 1e6));
+            s.push_str(&format!(
+                "this recording alone needs slop >= {:.1} ms\n",
+                m as f64 / 1e6
+            ));
         }
         if let Some(c) = rec.match_rate_at_queue_min_minus_1 {
-            s.push_str(&format!("cliff: match rate {c:.3} one below the queue minimum\n"));
+            s.push_str(&format!(
+                "cliff: match rate {c:.3} one below the queue minimum\n"
+            ));
         }
     }
     for d in &r.diagnoses {

@@ -101,9 +101,13 @@ impl Primitive {
 pub enum BaseType {
     Primitive(Primitive),
     /// `string` / `string<=N`.
-    String { bound: Option<usize> },
+    String {
+        bound: Option<usize>,
+    },
     /// `wstring` / `wstring<=N`.
-    WString { bound: Option<usize> },
+    WString {
+        bound: Option<usize>,
+    },
     /// Nested message, canonical name `pkg/msg/Type` (or `pkg/srv/Type_Request`…).
     Message(String),
 }
@@ -324,7 +328,9 @@ impl MessageSchema {
 
     fn compute_min_size(&self, name: &str, depth: usize) -> usize {
         // Depth cap is belt and braces: the graph is already known acyclic.
-        let Some(def) = self.defs.get(name) else { return 1 };
+        let Some(def) = self.defs.get(name) else {
+            return 1;
+        };
         if def.fields.is_empty() || depth > 256 {
             return 1;
         }
@@ -391,17 +397,27 @@ impl MessageSchema {
     }
 }
 
-fn unreachable_def(n: &str, _defs: &BTreeMap<String, MessageDef>) -> Result<MessageDef, SchemaError> {
+fn unreachable_def(
+    n: &str,
+    _defs: &BTreeMap<String, MessageDef>,
+) -> Result<MessageDef, SchemaError> {
     // Only reachable if a name was pushed without being put in the pool.
-    builtin::def(n).cloned().ok_or_else(|| SchemaError::UnresolvedType {
-        missing: n.to_string(),
-        used_by: String::new(),
-    })
+    builtin::def(n)
+        .cloned()
+        .ok_or_else(|| SchemaError::UnresolvedType {
+            missing: n.to_string(),
+            used_by: String::new(),
+        })
 }
 
 fn write_def_text(out: &mut String, d: &MessageDef) {
     for c in &d.constants {
-        out.push_str(&format!("{} {}={}\n", type_text(&c.ty), c.name, quote_if_string(&c.ty, &c.value)));
+        out.push_str(&format!(
+            "{} {}={}\n",
+            type_text(&c.ty),
+            c.name,
+            quote_if_string(&c.ty, &c.value)
+        ));
     }
     for f in &d.fields {
         out.push_str(&type_text(&f.ty));

@@ -31,7 +31,10 @@ fn lex(text: &str, section: &str) -> Result<Lexed, SchemaError> {
     for (ln, line) in text.lines().enumerate() {
         let t = line.trim();
         // Section separators/headers and preprocessor lines carry no types.
-        if (t.len() >= 3 && t.bytes().all(|b| b == b'=')) || t.starts_with("IDL:") || t.starts_with('#') {
+        if (t.len() >= 3 && t.bytes().all(|b| b == b'='))
+            || t.starts_with("IDL:")
+            || t.starts_with('#')
+        {
             continue;
         }
         lex_line(line, ln + 1, &mut toks, &mut lines, section)?;
@@ -123,7 +126,11 @@ fn lex_line(
         }
         if c.is_ascii_digit() || (c == '.' && b.get(i + 1).is_some_and(|d| d.is_ascii_digit())) {
             let st = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == '.' || ((b[i] == '-' || b[i] == '+') && matches!(b[i - 1], 'e' | 'E'))) {
+            while i < b.len()
+                && (b[i].is_ascii_alphanumeric()
+                    || b[i] == '.'
+                    || ((b[i] == '-' || b[i] == '+') && matches!(b[i - 1], 'e' | 'E')))
+            {
                 i += 1;
             }
             push(Tok::Num(b[st..i].iter().collect()));
@@ -441,7 +448,10 @@ impl<'a> Parser<'a> {
             Some(t) => t,
             None => FieldType::single(BaseType::Primitive(Primitive::Int64)),
         };
-        self.consts.entry(owner).or_default().push(Constant { name, ty, value });
+        self.consts
+            .entry(owner)
+            .or_default()
+            .push(Constant { name, ty, value });
         Ok(())
     }
 

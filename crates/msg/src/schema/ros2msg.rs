@@ -61,8 +61,16 @@ pub fn parse_service_event(type_name: &str, text: &str) -> Result<MessageSchema,
         event.clone(),
         vec![
             field("info", BaseType::Message(info), ArrayKind::Single),
-            field("request", BaseType::Message(req_name), ArrayKind::Bounded(1)),
-            field("response", BaseType::Message(resp_name), ArrayKind::Bounded(1)),
+            field(
+                "request",
+                BaseType::Message(req_name),
+                ArrayKind::Bounded(1),
+            ),
+            field(
+                "response",
+                BaseType::Message(resp_name),
+                ArrayKind::Bounded(1),
+            ),
         ],
         vec![],
     );
@@ -292,7 +300,9 @@ fn parse_base(s: &str, pkg: &str) -> Result<BaseType, String> {
         _ => {}
     }
     if s.contains('/') {
-        return canonical_name(s).map(BaseType::Message).map_err(|e| e.to_string());
+        return canonical_name(s)
+            .map(BaseType::Message)
+            .map_err(|e| e.to_string());
     }
     if !s.is_empty()
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
