@@ -18,8 +18,10 @@ pub enum BagError {
     Empty { path: PathBuf },
     #[error("invalid metadata.yaml ({reason}): {path}")]
     Metadata { path: PathBuf, reason: String },
-    #[error("unsupported storage '{storage}' (only mcap is read so far): {path}")]
+    #[error("unsupported storage '{storage}' (mcap and sqlite3 are read): {path}")]
     UnsupportedStorage { path: PathBuf, storage: String },
+    #[error("cannot read sqlite3 bag file {path}: {reason}")]
+    Sqlite { path: PathBuf, reason: String },
     #[error("no bag files found: {path}")]
     NoFiles { path: PathBuf },
     #[error("unknown topic '{topic}' (the bag has: {available}): {path}")]

@@ -2,7 +2,11 @@
 //! `.mcap` files, compressed chunks (zstd, lz4), rosbag2 per-message and per-file compression, and
 //! files cut off by a crash. Reading is memory-mapped and parallel across chunks; damage is
 //! reported as structured [`Warning`]s and everything still readable is recovered.
+//!
+//! rosbag2's sqlite3 storage (`.db3`, Humble and older) is read through the same interface
+//! (see [`db3`]): read-only, streamed in timestamp order, with no publish time.
 
+pub mod db3;
 mod error;
 mod mcap_file;
 pub mod metadata;
@@ -13,6 +17,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use db3::{Db3File, TopicAggregate};
 pub use error::{BagError, Result, Warning};
 pub use mcap_file::{ChannelRec, Compression, McapFile, SchemaRec};
 pub use metadata::Rosbag2Metadata;
@@ -34,12 +39,17 @@ pub struct Topic {
     /// QoS profiles as recorded (YAML text), for replay.
     #[serde(skip)]
     pub offered_qos_profiles: Option<String>,
+    /// RIHS01 type hash as recorded (Iron and later), for writers.
+    #[serde(skip)]
+    pub type_description_hash: Option<String>,
 }
 
-/// An opened bag: one or more MCAP files read as one, in log-time order.
+/// An opened bag: one or more MCAP files, or one or more rosbag2 sqlite3 (`.db3`) files, read
+/// as one, in log-time order. Exactly one of `files` / `db3_files` is non-empty.
 pub struct Bag {
     pub path: PathBuf,
     pub files: Vec<McapFile>,
+    pub db3_files: Vec<Db3File>,
     pub topics: Vec<Topic>,
     pub metadata: Option<Rosbag2Metadata>,
     /// rosbag2 `compression_mode: MESSAGE`: every payload is its own zstd frame.
@@ -47,6 +57,8 @@ pub struct Bag {
     pub warnings: Vec<Warning>,
     /// (file index, channel id) → topic index.
     channel_topic: Vec<BTreeMap<u16, usize>>,
+    /// (db3 file index, topic id) → topic index.
+    db3_topic: Vec<BTreeMap<i64, usize>>,
 }
 
 impl std::fmt::Debug for Bag {
@@ -54,6 +66,7 @@ impl std::fmt::Debug for Bag {
         f.debug_struct("Bag")
             .field("path", &self.path)
             .field("files", &self.files)
+            .field("db3_files", &self.db3_files.len())
             .field("topics", &self.topics.len())
             .finish()
     }
@@ -67,7 +80,8 @@ pub struct Scan<T> {
 }
 
 impl Bag {
-    /// Opens a rosbag2 folder, a folder of `.mcap` files, or a single `.mcap` file.
+    /// Opens a rosbag2 folder, a folder of `.mcap` or `.db3` files, or a single `.mcap` or
+    /// `.db3` file (recognised by its content, not its name).
     pub fn open(path: impl AsRef<Path>) -> Result<Bag> {
         let path = path.as_ref();
         let meta = std::fs::metadata(path).map_err(|source| BagError::Io {
@@ -80,7 +94,7 @@ impl Bag {
             let yaml = path.join("metadata.yaml");
             if yaml.exists() {
                 let m = Rosbag2Metadata::read(&yaml)?;
-                if !m.storage_identifier.is_empty() && m.storage_identifier != "mcap" {
+                if !matches!(m.storage_identifier.as_str(), "" | "mcap" | "sqlite3") {
                     return Err(BagError::UnsupportedStorage {
                         path: path.to_path_buf(),
                         storage: m.storage_identifier.clone(),
@@ -89,8 +103,12 @@ impl Bag {
                 let mut v = Vec::new();
                 for rel in &m.relative_file_paths {
                     let p = path.join(rel);
+                    // Dashing/Eloquent wrote paths prefixed with the bag folder's name.
+                    let alt = Path::new(rel).file_name().map(|n| path.join(n));
                     if p.exists() {
                         v.push(p);
+                    } else if let Some(a) = alt.filter(|a| a.exists()) {
+                        v.push(a);
                     } else {
                         warnings.push(
                             Warning::new(
@@ -102,22 +120,28 @@ impl Bag {
                         );
                     }
                 }
+                // Bag files in the folder that metadata.yaml does not list are not read (as
+                // rosbag2 would not), but the user should know they are there.
+                for extra in list_bag_files(path, "")? {
+                    if !v.contains(&extra) {
+                        warnings.push(
+                            Warning::new(
+                                "unlisted_file",
+                                "file is in the bag folder but not listed in metadata.yaml: not read",
+                            )
+                            .file(extra.display().to_string()),
+                        );
+                    }
+                }
                 metadata = Some(m);
                 v
             } else {
-                let mut v: Vec<PathBuf> = std::fs::read_dir(path)
-                    .map_err(|source| BagError::Io {
-                        path: path.to_path_buf(),
-                        source,
-                    })?
-                    .filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| {
-                        let n = p.to_string_lossy();
-                        n.ends_with(".mcap") || n.ends_with(".mcap.zstd")
-                    })
-                    .collect();
-                v.sort();
-                v
+                let mcap = list_bag_files(path, "mcap")?;
+                if mcap.is_empty() {
+                    list_bag_files(path, "db3")?
+                } else {
+                    mcap
+                }
             }
         } else {
             vec![path.to_path_buf()]
@@ -127,14 +151,43 @@ impl Bag {
                 path: path.to_path_buf(),
             });
         }
+        if metadata
+            .as_ref()
+            .is_some_and(|m| m.storage_identifier == "sqlite3" && m.file_compression())
+        {
+            return Err(BagError::UnsupportedStorage {
+                path: path.to_path_buf(),
+                storage: "sqlite3 with file compression (decompress the .db3.zstd files with `zstd -d` first)".into(),
+            });
+        }
+        let sqlite: Vec<bool> = file_paths.iter().map(|p| db3::is_sqlite(p)).collect();
         let mut files = Vec::new();
-        for p in &file_paths {
-            let f = if p.to_string_lossy().ends_with(".zstd") {
-                open_file_compressed(p)?
-            } else {
-                McapFile::open(p)?
-            };
-            files.push(f);
+        let mut db3_files = Vec::new();
+        if sqlite.iter().all(|s| *s) {
+            for p in &file_paths {
+                db3_files.push(Db3File::open(p)?);
+            }
+        } else {
+            for (p, is_db) in file_paths.iter().zip(&sqlite) {
+                if *is_db {
+                    // One bag, one storage: rosbag2 never mixes them.
+                    warnings.push(
+                        Warning::new(
+                            "mixed_storage",
+                            "sqlite3 file in a bag of MCAP files: not read",
+                        )
+                        .file(p.display().to_string())
+                        .loss(),
+                    );
+                    continue;
+                }
+                let f = if p.to_string_lossy().ends_with(".zstd") {
+                    open_file_compressed(p)?
+                } else {
+                    McapFile::open(p)?
+                };
+                files.push(f);
+            }
         }
         let message_compression = metadata
             .as_ref()
@@ -142,13 +195,16 @@ impl Bag {
         let mut bag = Bag {
             path: path.to_path_buf(),
             files,
+            db3_files,
             topics: Vec::new(),
             metadata,
             message_compression,
             warnings,
             channel_topic: Vec::new(),
+            db3_topic: Vec::new(),
         };
         bag.merge_topics();
+        bag.check_db3_metadata();
         Ok(bag)
     }
 
@@ -186,12 +242,25 @@ impl Bag {
                             .unwrap_or_else(|| Arc::from(&[][..])),
                         metadata_count: None,
                         offered_qos_profiles: ch.metadata.get("offered_qos_profiles").cloned(),
+                        type_description_hash: ch.metadata.get("topic_type_hash").cloned(),
                     });
                     topics.len() - 1
                 });
                 map.insert(ch.id, ti);
             }
             self.channel_topic.push(map);
+        }
+        for f in &self.db3_files {
+            let mut map = BTreeMap::new();
+            for t in &f.topics {
+                let key = (t.name.clone(), t.type_name.clone());
+                let ti = *index.entry(key).or_insert_with(|| {
+                    topics.push(db3_topic(f, t));
+                    topics.len() - 1
+                });
+                map.insert(t.id, ti);
+            }
+            self.db3_topic.push(map);
         }
         // Topics only metadata.yaml knows about (declared, never written) are kept: they are the
         // zero-count topics users need to see.
@@ -215,6 +284,7 @@ impl Bag {
                         schema_data: Arc::from(&[][..]),
                         metadata_count: Some(t.message_count),
                         offered_qos_profiles: None,
+                        type_description_hash: md.type_description_hash.clone(),
                     }),
                 }
             }
@@ -239,12 +309,23 @@ impl Bag {
     }
 
     pub fn size_bytes(&self) -> u64 {
-        self.files.iter().map(|f| f.size()).sum()
+        self.files.iter().map(|f| f.size()).sum::<u64>()
+            + self.db3_files.iter().map(|f| f.size).sum::<u64>()
     }
 
     /// Storage identifier as rosbag2 names it.
     pub fn storage(&self) -> &str {
-        "mcap"
+        if self.db3_files.is_empty() {
+            "mcap"
+        } else {
+            "sqlite3"
+        }
+    }
+
+    /// False when the storage records no publish time (sqlite3): then every
+    /// [`RawMessage::publish_time_ns`] is `None`.
+    pub fn has_publish_time(&self) -> bool {
+        self.db3_files.is_empty()
     }
 
     /// Open-time warnings of the bag and all its files.
@@ -253,7 +334,88 @@ impl Bag {
         for f in &self.files {
             v.extend(f.warnings.iter().cloned());
         }
+        for f in &self.db3_files {
+            v.extend(f.warnings.iter().cloned());
+        }
         v
+    }
+
+    /// Per-topic message count and first / last log time from SQL aggregates (sqlite3 bags
+    /// only: `None` for MCAP). Indexed like `topics`; `None` for topics without messages.
+    pub fn topic_aggregates(&self) -> Option<Vec<Option<TopicAggregate>>> {
+        if self.db3_files.is_empty() {
+            return None;
+        }
+        let mut out: Vec<Option<TopicAggregate>> = vec![None; self.topics.len()];
+        for (f, map) in self.db3_files.iter().zip(&self.db3_topic) {
+            for (id, a) in &f.aggregates {
+                let Some(&ti) = map.get(id) else { continue };
+                out[ti] = Some(match out[ti] {
+                    None => *a,
+                    Some(b) => TopicAggregate {
+                        count: a.count + b.count,
+                        first_ns: a.first_ns.min(b.first_ns),
+                        last_ns: a.last_ns.max(b.last_ns),
+                    },
+                });
+            }
+        }
+        Some(out)
+    }
+
+    /// sqlite3 bags: compares metadata.yaml with the databases (per topic, per file, in
+    /// total). MCAP bags are checked by `info` from what it counts.
+    fn check_db3_metadata(&mut self) {
+        let Some(m) = &self.metadata else { return };
+        if self.db3_files.is_empty() || self.open_warnings().iter().any(|w| w.data_loss) {
+            return;
+        }
+        let mut found = Vec::new();
+        let aggs = self.topic_aggregates().unwrap_or_default();
+        for (t, a) in self.topics.iter().zip(&aggs) {
+            let count = a.map_or(0, |a| a.count);
+            if let Some(mc) = t.metadata_count {
+                if mc != count {
+                    // Same text as `info`'s own check, so the two deduplicate.
+                    found.push(
+                        Warning::new(
+                            "metadata_count_mismatch",
+                            format!("metadata.yaml says {mc} messages, the files hold {count}"),
+                        )
+                        .topic(&t.name),
+                    );
+                }
+            }
+        }
+        for fe in &m.files {
+            let Some(mc) = fe.message_count else { continue };
+            let name = Path::new(&fe.path).file_name();
+            let Some(f) = self.db3_files.iter().find(|f| f.path.file_name() == name) else {
+                continue;
+            };
+            let n = f.message_count();
+            if n != mc {
+                found.push(
+                    Warning::new(
+                        "metadata_count_mismatch",
+                        format!("metadata.yaml says this file holds {mc} messages, the database holds {n}"),
+                    )
+                    .file(f.path.display().to_string()),
+                );
+            }
+        }
+        if let Some(mc) = m.message_count {
+            let n: u64 = self.db3_files.iter().map(Db3File::message_count).sum();
+            if n != mc {
+                found.push(Warning::new(
+                    "metadata_count_mismatch",
+                    format!(
+                        "metadata.yaml says {mc} messages in total, the database files hold {n}"
+                    ),
+                ));
+            }
+        }
+        self.warnings.extend(found);
     }
 
     /// Runs `f` on every message of the wanted topics, in parallel across chunks, and returns
@@ -280,6 +442,17 @@ impl Bag {
     {
         let mut wanted = topics.to_vec();
         wanted.resize(self.topics.len(), false);
+        if !self.db3_files.is_empty() {
+            let mut items = Vec::new();
+            let warnings = self.db3_stream(&wanted, needs_payload, |m| {
+                items.push(Item {
+                    log_time_ns: m.log_time_ns,
+                    topic: m.topic,
+                    value: f(m),
+                })
+            });
+            return Scan { items, warnings };
+        }
         let ct = |fi: usize, ch: u16| self.channel_topic.get(fi).and_then(|m| m.get(&ch)).copied();
         let plan = scan::ScanPlan {
             topics: &wanted,
@@ -297,6 +470,99 @@ impl Bag {
         }
     }
 
+    /// Streams every message of the wanted topics to `f` with bounded memory (one chunk or one
+    /// row per file at a time), for writers that must not hold the whole bag. Order: log-time
+    /// order for sqlite3 bags; file order for MCAP (log-time order for bags recorded in order,
+    /// which is what rosbag2 writes). Returns the warnings of the walk.
+    pub fn visit<F>(&self, topics: &[bool], f: F) -> Vec<Warning>
+    where
+        F: FnMut(&RawMessage<'_>) + Send,
+    {
+        let mut wanted = topics.to_vec();
+        wanted.resize(self.topics.len(), false);
+        if !self.db3_files.is_empty() {
+            return self.db3_stream(&wanted, true, f);
+        }
+        let ct = |fi: usize, ch: u16| self.channel_topic.get(fi).and_then(|m| m.get(&ch)).copied();
+        let plan = scan::ScanPlan {
+            topics: &wanted,
+            channel_topic: &ct,
+            needs_payload: true,
+            message_compression: self.message_compression,
+        };
+        // The walk is sequential; the mutex only satisfies the scanner's `Fn + Sync` bound.
+        let f = std::sync::Mutex::new(f);
+        let mut warnings = scan::visit_files(&self.files, &plan, &|m| {
+            if let Ok(mut g) = f.lock() {
+                (*g)(m)
+            }
+        });
+        warnings.sort();
+        warnings.dedup();
+        warnings
+    }
+
+    /// The sqlite3 side of scans: rows merged across files in timestamp order.
+    fn db3_stream(
+        &self,
+        wanted: &[bool],
+        needs_payload: bool,
+        mut f: impl FnMut(&RawMessage<'_>),
+    ) -> Vec<Warning> {
+        let ids: Vec<Vec<i64>> = self
+            .db3_topic
+            .iter()
+            .map(|m| {
+                m.iter()
+                    .filter(|(_, t)| wanted.get(**t).copied().unwrap_or(false))
+                    .map(|(id, _)| *id)
+                    .collect()
+            })
+            .collect();
+        let decompress = self.message_compression && needs_payload;
+        let mut buf = Vec::new();
+        let mut bad: BTreeMap<usize, usize> = BTreeMap::new();
+        let mut warnings = db3::stream(&self.db3_files, &ids, needs_payload, |row| {
+            let Some(&topic) = self.db3_topic[row.file].get(&row.topic_id) else {
+                return;
+            };
+            let mut data = row.data;
+            if decompress {
+                buf.clear();
+                match zstd::stream::read::Decoder::new(data)
+                    .and_then(|mut d| d.read_to_end(&mut buf))
+                {
+                    Ok(_) => data = &buf,
+                    Err(_) => {
+                        *bad.entry(row.file).or_default() += 1;
+                        return;
+                    }
+                }
+            }
+            f(&RawMessage {
+                topic,
+                channel_id: u16::try_from(row.topic_id).unwrap_or(u16::MAX),
+                sequence: 0,
+                log_time_ns: row.timestamp,
+                publish_time_ns: None,
+                data,
+            });
+        });
+        for (fi, n) in bad {
+            warnings.push(
+                Warning::new(
+                    "corrupt_message",
+                    format!("{n} message payload(s) are not valid zstd frames (rosbag2 message compression): skipped"),
+                )
+                .file(self.db3_files[fi].path.display().to_string())
+                .loss(),
+            );
+        }
+        warnings.sort();
+        warnings.dedup();
+        warnings
+    }
+
     /// All topics selected.
     pub fn all_topics(&self) -> Vec<bool> {
         vec![true; self.topics.len()]
@@ -310,6 +576,62 @@ impl Bag {
         }
         Ok(v)
     }
+}
+
+/// A bag topic from a `topics` row: the schema comes from `message_definitions` when it holds
+/// a usable definition, else stays empty so bagscope-msg falls back to its built-ins.
+fn db3_topic(f: &Db3File, t: &db3::Db3Topic) -> Topic {
+    // Service events (`pkg/srv/X_Event`) are stored under the service name with the `.srv`
+    // text, which is what the event parser wants.
+    let service = t
+        .type_name
+        .strip_suffix("_Event")
+        .filter(|s| s.contains("/srv/"));
+    let def = f
+        .definitions
+        .get(&t.type_name)
+        .or_else(|| service.and_then(|s| f.definitions.get(s)))
+        .filter(|d| {
+            !d.text.trim().is_empty() && matches!(d.encoding.as_str(), "ros2msg" | "ros2idl")
+        });
+    let nonempty = |s: &str| (!s.is_empty()).then(|| s.to_string());
+    Topic {
+        name: t.name.clone(),
+        type_name: t.type_name.clone(),
+        message_encoding: t.serialization_format.clone(),
+        schema_name: t.type_name.clone(),
+        // Empty encoding (not "ros2msg") when there is no text: an unknown type must fail as
+        // "no definition" rather than parse as an empty message.
+        schema_encoding: def.map(|d| d.encoding.clone()).unwrap_or_default(),
+        schema_data: def
+            .map(|d| Arc::from(d.text.as_bytes()))
+            .unwrap_or_else(|| Arc::from(&[][..])),
+        metadata_count: None,
+        offered_qos_profiles: nonempty(&t.offered_qos_profiles),
+        type_description_hash: nonempty(&t.type_description_hash)
+            .or_else(|| def.and_then(|d| nonempty(&d.type_description_hash))),
+    }
+}
+
+/// Bag files directly in `dir` with extension `ext` (`""`: any bag file), sorted by name.
+fn list_bag_files(dir: &Path, ext: &str) -> Result<Vec<PathBuf>> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|source| BagError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let n = p.to_string_lossy();
+            match ext {
+                "mcap" => n.ends_with(".mcap") || n.ends_with(".mcap.zstd"),
+                "db3" => n.ends_with(".db3"),
+                _ => n.ends_with(".mcap") || n.ends_with(".mcap.zstd") || n.ends_with(".db3"),
+            }
+        })
+        .collect();
+    v.sort();
+    Ok(v)
 }
 
 /// rosbag2 `compression_mode: FILE` writes `NAME.mcap.zstd`: decompress by streaming into memory

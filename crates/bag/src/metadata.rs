@@ -23,6 +23,15 @@ pub struct Rosbag2Metadata {
     pub message_count: Option<u64>,
     pub ros_distro: Option<String>,
     pub topics_with_message_count: Vec<TopicWithCount>,
+    /// Per-file entries (rosbag2 >= Foxy); used to cross-check split sets.
+    pub files: Vec<FileEntry>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct FileEntry {
+    pub path: String,
+    pub message_count: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

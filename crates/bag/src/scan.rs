@@ -21,7 +21,9 @@ pub struct RawMessage<'a> {
     pub channel_id: u16,
     pub sequence: u32,
     pub log_time_ns: i64,
-    pub publish_time_ns: i64,
+    /// `None` when the storage records no publish time (rosbag2 sqlite3), or when only log
+    /// times were read from message indexes. Never substitute 0: it is not a time.
+    pub publish_time_ns: Option<i64>,
     pub data: &'a [u8],
 }
 
@@ -143,6 +145,12 @@ pub(crate) fn walk_chunk_records(buf: &[u8], mut f: impl FnMut(u8, &[u8])) -> us
     pos
 }
 
+/// rosbag2's per-message compression without a `metadata.yaml` to say so (a bare `.mcap`): a
+/// CDR payload starts with its encapsulation header `00 0x`, a zstd frame with `28 b5 2f fd`.
+fn is_zstd_frame(payload: &[u8]) -> bool {
+    payload.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
+}
+
 fn message_header(body: &[u8]) -> Option<(u16, u32, u64, u64)> {
     Some((
         u16_at(body, 0)?,
@@ -179,15 +187,12 @@ pub(crate) struct ScanOut<T> {
     pub warnings: Vec<Warning>,
 }
 
-pub(crate) fn scan_files<T, F>(files: &[McapFile], plan: &ScanPlan<'_>, f: &F) -> ScanOut<T>
-where
-    T: Send,
-    F: Fn(&RawMessage<'_>) -> T + Sync,
-{
+/// Chunks (and loose messages) to read, in file order; chunks whose index proves they hold
+/// none of the wanted topics are left out.
+fn plan_jobs(files: &[McapFile], plan: &ScanPlan<'_>) -> Vec<Job> {
     let mut jobs = Vec::new();
     for (fi, file) in files.iter().enumerate() {
         for (ci, c) in file.chunks.iter().enumerate() {
-            // Skip chunks whose index proves they hold none of the wanted topics.
             if c.indexes_complete
                 && !c.indexes.iter().any(|ix| {
                     (plan.channel_topic)(fi, ix.channel_id).is_some_and(|t| plan.topics[t])
@@ -201,6 +206,35 @@ where
             jobs.push(Job::Loose(fi));
         }
     }
+    jobs
+}
+
+/// Sequential, streaming walk: `f` sees every wanted message in file order (record order
+/// within a chunk), one chunk in memory at a time. For writers that must not hold the bag.
+pub(crate) fn visit_files<F>(files: &[McapFile], plan: &ScanPlan<'_>, f: &F) -> Vec<Warning>
+where
+    F: Fn(&RawMessage<'_>) + Sync,
+{
+    let mut dec = Decoder::default();
+    let mut warnings = Vec::new();
+    for job in plan_jobs(files, plan) {
+        let (_, w) = match job {
+            Job::Chunk(fi, ci) => {
+                scan_chunk(&files[fi], fi, &files[fi].chunks[ci], plan, f, &mut dec)
+            }
+            Job::Loose(fi) => scan_loose(&files[fi], fi, plan, f, &mut dec),
+        };
+        warnings.extend(w);
+    }
+    warnings
+}
+
+pub(crate) fn scan_files<T, F>(files: &[McapFile], plan: &ScanPlan<'_>, f: &F) -> ScanOut<T>
+where
+    T: Send,
+    F: Fn(&RawMessage<'_>) -> T + Sync,
+{
+    let jobs = plan_jobs(files, plan);
 
     let results: Vec<JobOut<T>> = jobs
         .par_iter()
@@ -262,7 +296,7 @@ where
                     channel_id: ix.channel_id,
                     sequence: 0,
                     log_time_ns: to_ns(log),
-                    publish_time_ns: to_ns(log),
+                    publish_time_ns: None,
                     data: &[],
                 };
                 out.push((
@@ -333,7 +367,7 @@ where
         }
         let off = body.as_ptr() as usize - data.as_ptr() as usize;
         let mut payload = &body[22..];
-        if plan.message_compression && plan.needs_payload {
+        if (plan.message_compression || is_zstd_frame(payload)) && plan.needs_payload {
             msg_buf.clear();
             match zstd::stream::read::Decoder::new(payload)
                 .and_then(|mut d| d.read_to_end(&mut msg_buf))
@@ -351,7 +385,7 @@ where
             channel_id: ch,
             sequence: seq,
             log_time_ns: to_ns(log),
-            publish_time_ns: to_ns(publ),
+            publish_time_ns: Some(to_ns(publ)),
             data: payload,
         };
         out.push((
@@ -448,7 +482,7 @@ where
             continue;
         }
         let mut payload = &body[22..];
-        if plan.message_compression && plan.needs_payload {
+        if (plan.message_compression || is_zstd_frame(payload)) && plan.needs_payload {
             match dec.decompress_message(payload) {
                 Ok(p) => payload = p,
                 Err(_) => {
@@ -462,7 +496,7 @@ where
             channel_id: ch,
             sequence: seq,
             log_time_ns: to_ns(log),
-            publish_time_ns: to_ns(publ),
+            publish_time_ns: Some(to_ns(publ)),
             data: payload,
         };
         out.push((

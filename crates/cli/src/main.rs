@@ -37,8 +37,25 @@ enum Command {
     Compare(commands::matching::CompareArgs),
     /// Message contract checks (images, camera info, joints, point clouds, stamps).
     Check(commands::check::Args),
+    /// Rewrite a bag (e.g. a Humble-era .db3 sqlite3 bag) as one rosbag2-compatible MCAP file.
+    Convert(commands::convert::Args),
     /// Write synthetic bags with known ground truth (*.truth.json beside each bag).
     Synth(commands::synth::Args),
+    /// What tf2_ros::MessageFilter would have done: per message, was the transform to the target
+    /// frame available at its stamp, after how long, or why not; TF edges' rates and gaps.
+    Tf(commands::tf::Args),
+    /// Histograms of stamp differences to the nearest partner, periods and lag, modes marked.
+    Hist(commands::hist::Args),
+    /// Run every analysis that applies and write index.html, report.md (+ PNGs) and report.json.
+    Report(commands::report::Args),
+    /// Messages as Parquet / CSV tables (one per topic, fields flattened), or with
+    /// --timing-only one table of every message's times.
+    #[cfg(feature = "export")]
+    Export(commands::export::Args),
+    /// info + clocks (+ report) over many bags in parallel: per-bag JSON, a hive-partitioned
+    /// timing table and a summary table; resumable.
+    #[cfg(feature = "export")]
+    Batch(commands::batch::Args),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +63,14 @@ fn main() -> ExitCode {
     let res = match cli.command {
         Command::Info(a) => commands::info::run(a),
         Command::Synth(a) => commands::synth::run(a),
+        Command::Tf(a) => commands::tf::run(a),
+        Command::Hist(a) => commands::hist::run(a),
+        Command::Report(a) => commands::report::run(a),
+        #[cfg(feature = "export")]
+        Command::Export(a) => commands::export::run(a),
+        #[cfg(feature = "export")]
+        Command::Batch(a) => commands::batch::run(a),
+        Command::Convert(a) => commands::convert::run(a),
         Command::Sync(a) => commands::sync::run(a),
         Command::Clocks(a) => commands::clocks::run(a),
         Command::Check(a) => commands::check::run(a),

@@ -56,9 +56,21 @@ pub fn topic_times(bag: &Bag) -> (Vec<TopicTimes>, Vec<Warning>) {
 }
 
 pub fn clocks(path: &Path, opts: &ClocksOptions) -> Result<ClocksCommandReport, Error> {
+    clocks_data(path, opts).map(|d| d.report)
+}
+
+/// What `clocks` computes plus the inputs plots need (per-topic times, the /clock map).
+pub struct ClocksData {
+    pub report: ClocksCommandReport,
+    pub times: Vec<TopicTimes>,
+    pub clock_map: Option<bagscope_clocks::ClockMap>,
+}
+
+pub fn clocks_data(path: &Path, opts: &ClocksOptions) -> Result<ClocksData, Error> {
     let bag = Bag::open(path)?;
     let (times, mut warnings) = topic_times(&bag);
     let r = analyze(&times, opts);
+    let clock_map = r.clock_map.clone();
     for w in &r.warnings {
         let code = serde_json::to_value(w.code)
             .ok()
@@ -70,7 +82,7 @@ pub fn clocks(path: &Path, opts: &ClocksOptions) -> Result<ClocksCommandReport, 
     }
     warnings.sort();
     warnings.dedup();
-    Ok(ClocksCommandReport {
+    let report = ClocksCommandReport {
         bag: path.display().to_string(),
         recorder_axis: r.recorder_axis,
         split: r.split,
@@ -78,5 +90,10 @@ pub fn clocks(path: &Path, opts: &ClocksOptions) -> Result<ClocksCommandReport, 
         topics: r.topics,
         sim_clock: r.sim_clock,
         warnings,
+    };
+    Ok(ClocksData {
+        report,
+        times,
+        clock_map,
     })
 }

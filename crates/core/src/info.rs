@@ -211,6 +211,15 @@ pub fn info(path: &std::path::Path) -> Result<InfoReport, Error> {
                 has_summary: f.has_summary,
                 profile: f.profile.clone(),
             })
+            // sqlite3 bags: one row per database file (no chunks, no summary).
+            .chain(bag.db3_files.iter().map(|f| FileInfo {
+                path: f.path.display().to_string(),
+                size_bytes: f.size,
+                chunks: 0,
+                chunk_compression: Vec::new(),
+                has_summary: false,
+                profile: String::new(),
+            }))
             .collect(),
         size_bytes: bag.size_bytes(),
         compression,

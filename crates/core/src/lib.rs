@@ -2,18 +2,30 @@
 //! time series an analysis needs, runs the analysis crate and returns a `Serialize` report.
 //! The CLI only parses arguments and renders these reports.
 
+#[cfg(feature = "frames")]
+pub mod batch;
 pub mod check;
 pub mod clocks;
+pub mod convert;
+#[cfg(feature = "frames")]
+pub mod export;
+pub mod hist;
 pub mod info;
 pub mod matching;
+pub mod report;
 pub mod series;
+pub mod suite;
 pub mod sync;
+pub mod tf;
 pub mod timefmt;
 pub use bagscope_checks as check_rules;
 pub use bagscope_clocks as clock_analysis;
+#[cfg(feature = "frames")]
+pub use bagscope_frames as frames;
 pub use bagscope_matching as match_analysis;
 pub use bagscope_sync as sync_policy;
 pub use bagscope_synth as synth;
+pub use bagscope_tf as tf_analysis;
 
 pub use bagscope_bag::{Bag, BagError, Warning};
 
@@ -25,4 +37,8 @@ pub enum Error {
     Usage(String),
     #[error("{0}")]
     Analysis(String),
+    /// Writing a table (Parquet / CSV) failed.
+    #[cfg(feature = "frames")]
+    #[error(transparent)]
+    Frames(#[from] bagscope_frames::FramesError),
 }

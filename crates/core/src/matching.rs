@@ -363,6 +363,14 @@ fn prepare(bag: &Bag, a: &MatchArgs) -> Result<Prepared, Error> {
 }
 
 pub fn match_bag(path: &Path, a: &MatchArgs) -> Result<MatchCommandReport, Error> {
+    match_bag_series(path, a).map(|(r, _, _)| r)
+}
+
+/// `match_bag` plus the command and response series as matched (one clock axis), for plots.
+pub fn match_bag_series(
+    path: &Path,
+    a: &MatchArgs,
+) -> Result<(MatchCommandReport, JointSeries, JointSeries), Error> {
     let bag = Bag::open(path)?;
     let p = prepare(&bag, a)?;
     let mut report = match_series(&p.cmd, &p.resp, &a.options)
@@ -371,7 +379,7 @@ pub fn match_bag(path: &Path, a: &MatchArgs) -> Result<MatchCommandReport, Error
     let mut warnings = p.warnings;
     warnings.sort();
     warnings.dedup();
-    Ok(MatchCommandReport {
+    let r = MatchCommandReport {
         bag: path.display().to_string(),
         command_topic: a.command.clone(),
         response_topic: a.response.clone(),
@@ -380,7 +388,8 @@ pub fn match_bag(path: &Path, a: &MatchArgs) -> Result<MatchCommandReport, Error
         time_source: p.time_source,
         report,
         warnings,
-    })
+    };
+    Ok((r, p.cmd, p.resp))
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -393,6 +402,17 @@ pub struct CompareCommandReport {
 
 /// Sim-vs-real: the same commands replayed in each run; each run aligned to its first command.
 pub fn compare(paths: &[&Path], a: &MatchArgs) -> Result<CompareCommandReport, Error> {
+    compare_series(paths, a).map(|(r, _)| r)
+}
+
+/// Each run's (name, command, response) series as compared, for plots.
+pub type RunSeries = Vec<(String, JointSeries, JointSeries)>;
+
+/// `compare` plus each run's series.
+pub fn compare_series(
+    paths: &[&Path],
+    a: &MatchArgs,
+) -> Result<(CompareCommandReport, RunSeries), Error> {
     let mut runs = Vec::new();
     let mut warnings = BTreeMap::new();
     for p in paths {
@@ -403,9 +423,10 @@ pub fn compare(paths: &[&Path], a: &MatchArgs) -> Result<CompareCommandReport, E
         runs.push((name, prep.cmd, prep.resp));
     }
     let report = compare_runs(&runs, &a.options);
-    Ok(CompareCommandReport {
+    let r = CompareCommandReport {
         runs: paths.iter().map(|p| p.display().to_string()).collect(),
         report,
         warnings,
-    })
+    };
+    Ok((r, runs))
 }

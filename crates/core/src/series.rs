@@ -12,6 +12,8 @@ pub struct TopicSeries {
     pub type_name: String,
     pub source: StampSource,
     pub log_time_ns: Vec<i64>,
+    /// Same length as `log_time_ns`, or empty when the storage records no publish time
+    /// (rosbag2 sqlite3): analyses then skip publish-time statistics.
     pub publish_time_ns: Vec<i64>,
     /// Same length as `log_time_ns` when `source` is not `None`, else empty.
     pub stamp_ns: Vec<i64>,
@@ -74,22 +76,32 @@ pub fn scan_series(bag: &Bag, wanted: &[bool]) -> (Vec<TopicSeries>, Vec<Warning
             stamp_errors: 0,
         })
         .collect();
+    // A missing publish time must not become 0 (it would read as a huge lag): a topic with any
+    // message lacking one gets no publish times at all.
+    let mut no_publish = vec![false; out.len()];
     for it in &scan.items {
         let s = &mut out[it.topic];
         let (publish, stamp) = &it.value;
         match stamp {
             Ok(Some(ns)) => {
                 s.log_time_ns.push(it.log_time_ns);
-                s.publish_time_ns.push(*publish);
+                s.publish_time_ns.push(publish.unwrap_or(0));
+                no_publish[it.topic] |= publish.is_none();
                 s.stamp_ns.push(*ns);
             }
             Ok(None) if s.source == StampSource::None => {
                 s.log_time_ns.push(it.log_time_ns);
-                s.publish_time_ns.push(*publish);
+                s.publish_time_ns.push(publish.unwrap_or(0));
+                no_publish[it.topic] |= publish.is_none();
             }
             // A stamp we should have found but could not read: keep the message out of the
             // stamp arrays (so they stay aligned) and count it.
             _ => s.stamp_errors += 1,
+        }
+    }
+    for (s, none) in out.iter_mut().zip(no_publish) {
+        if none {
+            s.publish_time_ns = Vec::new();
         }
     }
     let mut warnings = bag.open_warnings();

@@ -36,6 +36,25 @@ pub struct SyncOptions {
     pub evidence: Option<PathBuf>,
     /// Dropped messages go to their own file: the evidence file holds exactly one line per set.
     pub evidence_drops: Option<PathBuf>,
+    /// Freshness: reject a set whose anchor is older than this when it completes.
+    pub max_age_ns: Option<i64>,
+    /// The reference member for `max_age_ns` (default: the first topic).
+    pub anchor: Option<String>,
+    /// Reject sets whose members cannot all be transformed into this frame at their stamps.
+    pub tf_target: Option<String>,
+    /// TF topics for `tf_target` (default `/tf`, `/tf_static`).
+    pub tf_topics: Vec<String>,
+    pub tf_cache_ns: Option<i64>,
+}
+
+/// Freshness checks applied after the policy (see `bagscope_sync::apply_freshness`).
+#[derive(Debug, Clone, Serialize)]
+pub struct SyncFreshness {
+    pub anchor_topic: String,
+    pub tf_target: Option<String>,
+    pub tf_topics: Vec<String>,
+    #[serde(flatten)]
+    pub report: bagscope_sync::FreshnessReport,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -59,6 +78,8 @@ pub struct SyncCommandReport {
     pub diagnoses: Vec<Diagnosis>,
     #[serde(flatten)]
     pub recommendation: Option<Recommendation>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub freshness: Option<SyncFreshness>,
     pub warnings: Vec<Warning>,
 }
 
@@ -236,12 +257,14 @@ pub fn sync(path: &Path, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
         None
     };
 
+    let mut freshness = None;
     let (report, diagnoses) = if o.recommend {
         (None, Vec::new())
     } else {
         let outcome = emulate(&cfg, &arr).map_err(|e| Error::Analysis(e.to_string()))?;
+        freshness = freshness_check(&bag, o, &arr, &outcome, &mut warnings)?;
         if let Some(p) = &o.evidence {
-            write_sets(p, &o.topics, &arr, &outcome)?;
+            write_sets(p, &o.topics, &arr, &outcome, freshness.as_ref())?;
         }
         if let Some(p) = &o.evidence_drops {
             write_drops(p, &o.topics, &arr, &outcome)?;
@@ -271,8 +294,88 @@ pub fn sync(path: &Path, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
         report,
         diagnoses,
         recommendation,
+        freshness,
         warnings,
     })
+}
+
+/// `--max-age` / `--tf-target`: which emitted sets a callback checking freshness would reject.
+fn freshness_check(
+    bag: &Bag,
+    o: &SyncOptions,
+    arr: &[Arrival],
+    outcome: &SyncOutcome,
+    warnings: &mut Vec<Warning>,
+) -> Result<Option<SyncFreshness>, Error> {
+    if o.max_age_ns.is_none() && o.tf_target.is_none() {
+        return Ok(None);
+    }
+    let anchor_topic = o.anchor.clone().unwrap_or_else(|| o.topics[0].clone());
+    let anchor = o
+        .topics
+        .iter()
+        .position(|t| *t == anchor_topic)
+        .ok_or_else(|| Error::Usage(format!("--anchor {anchor_topic} is not in --topics")))?;
+    let tf_topics: Vec<String> = if o.tf_topics.is_empty() {
+        crate::tf::DEFAULT_TF_TOPICS
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    } else {
+        o.tf_topics.clone()
+    };
+    // ok[set][member]
+    let mut ok: Vec<Vec<bool>> = Vec::new();
+    if let Some(target) = &o.tf_target {
+        let st = crate::tf::sync_tf(bag, &tf_topics, &o.topics)?;
+        warnings.extend(st.warnings);
+        let mut queries = Vec::new();
+        for s in &outcome.sets {
+            for (k, (&idx, &ai)) in s.members.iter().zip(&s.member_arrivals).enumerate() {
+                queries.push(bagscope_tf::Query {
+                    asof_log_ns: s.emit_arrival_ns,
+                    frame_id: st
+                        .frames
+                        .get(k)
+                        .and_then(|f| f.get(idx))
+                        .cloned()
+                        .unwrap_or_default(),
+                    stamp_ns: arr
+                        .get(ai)
+                        .and_then(|a| a.stamp_ns)
+                        .unwrap_or(s.stamps_ns[k]),
+                });
+            }
+        }
+        let cache = o.tf_cache_ns.unwrap_or(bagscope_tf::DEFAULT_CACHE_NS);
+        let res = bagscope_tf::availability(target, cache, &st.tf, &queries);
+        let mut it = res.into_iter();
+        for s in &outcome.sets {
+            ok.push(
+                s.members
+                    .iter()
+                    .map(|_| it.next().is_some_and(|r| r.is_ok()))
+                    .collect(),
+            );
+        }
+    }
+    let cfg = bagscope_sync::FreshnessConfig {
+        anchor,
+        max_age_ns: o.max_age_ns,
+    };
+    let frame_ok =
+        |set: usize, k: usize| ok.get(set).and_then(|v| v.get(k)).copied().unwrap_or(true);
+    let report = bagscope_sync::apply_freshness(outcome, &cfg, &frame_ok);
+    Ok(Some(SyncFreshness {
+        anchor_topic,
+        tf_target: o.tf_target.clone(),
+        tf_topics: if o.tf_target.is_some() {
+            tf_topics
+        } else {
+            Vec::new()
+        },
+        report,
+    }))
 }
 
 #[derive(Serialize)]
@@ -304,8 +407,18 @@ fn write_sets(
     names: &[String],
     arr: &[Arrival],
     o: &SyncOutcome,
+    fresh: Option<&SyncFreshness>,
 ) -> Result<(), Error> {
-    jsonl(path, o.sets.iter().map(|s| {
+    let rejected: std::collections::BTreeMap<usize, bagscope_sync::SetRejection> = fresh
+        .map(|f| {
+            f.report
+                .rejected_sets
+                .iter()
+                .map(|r| (r.set, r.reason))
+                .collect()
+        })
+        .unwrap_or_default();
+    jsonl(path, o.sets.iter().enumerate().map(|(i, s)| {
         let members: Vec<EvMember> = s
             .members
             .iter()
@@ -318,11 +431,16 @@ fn write_sets(
                 log_time_ns: arr[ai].arrival_ns,
             })
             .collect();
-        serde_json::json!({
+        let mut line = serde_json::json!({
             "members": members,
             "span_ns": s.stamps_ns.iter().max().copied().unwrap_or(0) - s.stamps_ns.iter().min().copied().unwrap_or(0),
             "emit_log_time_ns": s.emit_arrival_ns,
-        })
+        });
+        // Only with --max-age / --tf-target, so plain evidence files keep their format.
+        if let Some(r) = rejected.get(&i) {
+            line["rejected"] = serde_json::json!(r);
+        }
+        line
     }))
 }
 

@@ -48,8 +48,9 @@ pub struct StampLocator {
     access: Access,
 }
 
-fn align(rel: usize, n: usize) -> usize {
-    rel.div_ceil(n) * n
+/// `rel` rounded up to a multiple of `n`; `None` on overflow (hostile fixed-array sizes).
+fn align(rel: usize, n: usize) -> Option<usize> {
+    rel.div_ceil(n).checked_mul(n)
 }
 
 /// Advance `rel` over a field if its size does not depend on the data.
@@ -73,7 +74,7 @@ fn fixed_advance(
     };
     if let BaseType::Primitive(p) = base {
         // Elements of one primitive type are contiguous after one alignment.
-        return align(rel, p.size()).checked_add(p.size().checked_mul(count)?);
+        return align(rel, p.size())?.checked_add(p.size().checked_mul(count)?);
     }
     let mut rel = rel;
     for _ in 0..count {
@@ -84,7 +85,7 @@ fn fixed_advance(
             BaseType::Message(m) => {
                 let def = schema.get(m)?;
                 if def.fields.is_empty() {
-                    rel + 1
+                    rel.checked_add(1)?
                 } else {
                     let mut r = rel;
                     for f in &def.fields {
@@ -145,11 +146,9 @@ impl StampLocator {
             rel =
                 rel.and_then(|r| fixed_advance(schema, &f.ty.base, f.ty.array, r, &mut budget, 0));
         }
-        let access = match rel {
-            // Header and Time both start with an int32: 4-byte alignment.
-            Some(r) => Access::Fixed {
-                body_offset: align(r, 4),
-            },
+        // Header and Time both start with an int32: 4-byte alignment.
+        let access = match rel.and_then(|r| align(r, 4)) {
+            Some(body_offset) => Access::Fixed { body_offset },
             None => Access::Prefix {
                 index,
                 schema: Arc::new(schema.clone()),
@@ -223,8 +222,10 @@ impl StampLocator {
                     path: path.clone(),
                     kind,
                 };
-                // frame_id follows the 8-byte stamp; already 4-aligned.
-                r.take(body_offset + 8).map_err(fail)?;
+                // frame_id follows the 8-byte stamp; already 4-aligned. Two steps: a hostile
+                // schema's offset may be near usize::MAX.
+                r.take(*body_offset).map_err(fail)?;
+                r.take(8).map_err(fail)?;
                 Ok(Some(r.string().map_err(fail)?))
             }
             Access::Prefix { index, schema } => {
@@ -233,5 +234,25 @@ impl StampLocator {
                 Ok(v.get_path(&p).and_then(|v| v.as_str()).map(str::to_string))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::schema::parse_ros2msg;
+
+    /// Regression (fuzz, tests/data/regressions/schema_parse/huge_fixed_array): a fixed array
+    /// of ~usize::MAX bytes before the header overflowed the offset arithmetic (a panic in
+    /// debug builds; in release the offset wrapped to 0 and the stamp was read from the wrong
+    /// bytes without any error).
+    #[test]
+    fn huge_fixed_array_before_the_header_is_not_a_fixed_offset() {
+        let text = "uint8[18446744073709551615] pad\nstd_msgs/Header header\n";
+        let s = parse_ros2msg("fuzz_pkg/msg/Huge", text).unwrap();
+        let loc = s.stamp_locator();
+        assert_eq!(loc.fixed_offset(), None);
+        let payload = [0u8, 1, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0];
+        assert!(loc.read_stamp_ns(&payload).is_err());
+        assert!(loc.read_frame_id(&payload).is_err());
     }
 }

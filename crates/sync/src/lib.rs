@@ -20,6 +20,7 @@ mod cpp_approx;
 mod cpp_exact;
 mod diagnose;
 mod duration;
+mod freshness;
 mod py_approx;
 mod py_exact;
 mod recommend;
@@ -31,6 +32,7 @@ use std::fmt;
 
 pub use diagnose::{diagnose, DiagnoseHints, Diagnosis, DiagnosisKind};
 pub use duration::{parse_duration_ns, seconds_to_ns};
+pub use freshness::{apply_freshness, FreshnessConfig, FreshnessReport, RejectedSet, SetRejection};
 pub use recommend::{
     recommend, CurvePoint, RecommendInput, RecommendRule, Recommendation, RecommendationCore,
     SlopCost, TopicSeries,

@@ -46,6 +46,9 @@ pub struct ArmOptions {
     pub bias_rad: [f64; 6],
     pub noise_rad: f64,
     pub zstd: bool,
+    /// Optional TF (odom->base_link dynamic, world->odom static); messages then carry
+    /// frame_id `base_link`.
+    pub tf: Option<crate::tf::TfSynth>,
 }
 
 impl Default for ArmOptions {
@@ -61,6 +64,7 @@ impl Default for ArmOptions {
             bias_rad: [0.0; 6],
             noise_rad: 0.002,
             zstd: true,
+            tf: None,
         }
     }
 }
@@ -86,6 +90,8 @@ pub struct ArmTruth {
     pub noise_rad: f64,
     pub counts: std::collections::BTreeMap<String, u64>,
     pub generator: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tf: Option<crate::tf::TfTruth>,
 }
 
 pub const WALL_START_NS: i64 = 1_764_460_800_000_000_000;
@@ -105,6 +111,12 @@ fn q(j: usize, t_rel_s: f64, window: [f64; 2]) -> f64 {
 
 pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
     let mut rng = ChaCha8Rng::seed_from_u64(o.seed);
+    // Header frame ids stay empty without TF (the shipped bags), as before.
+    let frame = if o.tf.is_some() {
+        "base_link".to_string()
+    } else {
+        String::new()
+    };
     let noise =
         Normal::new(0.0, o.noise_rad.max(0.0)).map_err(|e| SynthError::Param(e.to_string()))?;
     let joints: Vec<String> = (1..=6).map(|i| format!("joint_{i}")).collect();
@@ -162,7 +174,7 @@ pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
         let m = JointTrajectory {
             header: Header {
                 stamp: Time::from_ns(stamp),
-                frame_id: String::new(),
+                frame_id: frame.clone(),
             },
             joint_names: joints.clone(),
             points: vec![JointTrajectoryPoint {
@@ -192,7 +204,7 @@ pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
                 let m = JointState {
                     header: Header {
                         stamp: Time::from_ns(st),
-                        frame_id: String::new(),
+                        frame_id: frame.clone(),
                     },
                     name: resp_names.clone(),
                     position: order.iter().map(|&j| pos_by_joint[j]).collect(),
@@ -235,7 +247,7 @@ pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
                 let m = JointState {
                     header: Header {
                         stamp: Time::from_ns(stamp),
-                        frame_id: String::new(),
+                        frame_id: frame.clone(),
                     },
                     name: resp_names.clone(),
                     position: order.iter().map(|&j| pos_by_joint[j]).collect(),
@@ -289,6 +301,22 @@ pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
     } else {
         topics.into_iter().take(3).collect()
     };
+    let mut topics = topics;
+    let tf = match &o.tf {
+        Some(t) => Some(crate::tf::add_tf(
+            t,
+            &mut topics,
+            &mut msgs,
+            WALL_START_NS,
+            WALL_START_NS + dur_ns + 100_000_000,
+            if resp_on_sim { rtf } else { 1.0 },
+            // TF shares the joint states' clock.
+            &|w| if resp_on_sim { sim_of(w) } else { w },
+            ("odom", "base_link"),
+            &[("world", "odom"), ("base_link", "tool0")],
+        )?),
+        None => None,
+    };
     write_rosbag2(&dir.join(&o.name), &o.name, &topics, msgs, o.zstd)?;
 
     let axis = |sim: bool| if sim { "sim" } else { "wall" }.to_string();
@@ -325,5 +353,6 @@ pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
         noise_rad: o.noise_rad,
         counts,
         generator: format!("bagscope synth arm --seed {}", o.seed),
+        tf,
     })
 }

@@ -3,12 +3,15 @@
 
 pub mod arm;
 pub mod sensors;
+pub mod suite;
+pub mod tf;
 mod writer;
 
 use std::path::{Path, PathBuf};
 
 pub use arm::{ArmOptions, ArmTruth, ClockMode, ResponseKind};
 pub use sensors::{SensorOptions, SensorTruth};
+pub use tf::{TfSynth, TfTruth};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SynthError {
@@ -36,13 +39,47 @@ pub const SCENARIOS: &[&str] = &[
     "sensors_bimodal",
 ];
 
+/// Scenarios with TF (not in `all`, so `bags/` is unchanged): `arm_tf` is `arm_wall` with
+/// odom->base_link at 100 Hz on `/tf`; `sensors_tf` is `sensors` with it at 50 Hz.
+pub const TF_SCENARIOS: &[&str] = &["arm_tf", "sensors_tf"];
+
+/// Overrides of the TF option; any field set turns TF on for an arm or sensor scenario.
+#[derive(Debug, Clone, Default)]
+pub struct TfOverride {
+    pub rate_hz: Option<f64>,
+    pub topic: Option<String>,
+}
+
 /// Writes scenario `name` into `dir/name/` and its truth into `dir/name.truth.json`.
 pub fn generate(name: &str, dir: &Path, seed: u64) -> Result<PathBuf, SynthError> {
+    generate_with(name, dir, seed, &TfOverride::default())
+}
+
+/// The TF option for scenario `name`: its default (TF scenarios), changed by `ov`.
+fn tf_option(name: &str, default_hz: f64, ov: &TfOverride) -> Option<TfSynth> {
+    let on = name.ends_with("_tf") || ov.rate_hz.is_some() || ov.topic.is_some();
+    on.then(|| {
+        let mut t = TfSynth::new(ov.rate_hz.unwrap_or(default_hz));
+        if let Some(topic) = &ov.topic {
+            t.topic = topic.clone();
+        }
+        t
+    })
+}
+
+/// [`generate`] with TF overrides (`--tf-rate`, `--tf-topic`).
+pub fn generate_with(
+    name: &str,
+    dir: &Path,
+    seed: u64,
+    ov: &TfOverride,
+) -> Result<PathBuf, SynthError> {
     let truth = match name {
-        "arm_wall" | "arm_sim" | "arm_split" | "arm_ack" => {
+        "arm_wall" | "arm_sim" | "arm_split" | "arm_ack" | "arm_tf" => {
             let mut o = ArmOptions {
                 name: name.to_string(),
                 seed,
+                tf: tf_option(name, 100.0, ov),
                 ..Default::default()
             };
             match name {
@@ -63,10 +100,11 @@ pub fn generate(name: &str, dir: &Path, seed: u64) -> Result<PathBuf, SynthError
             }
             serde_json::to_string_pretty(&arm::generate(dir, &o)?)
         }
-        "sensors" | "sensors_bimodal" => {
+        "sensors" | "sensors_bimodal" | "sensors_tf" => {
             let mut o = SensorOptions {
                 name: name.to_string(),
                 seed,
+                tf: tf_option(name, 50.0, ov),
                 ..Default::default()
             };
             if name == "sensors_bimodal" {
@@ -78,7 +116,7 @@ pub fn generate(name: &str, dir: &Path, seed: u64) -> Result<PathBuf, SynthError
         other => {
             return Err(SynthError::UnknownScenario(
                 other.to_string(),
-                SCENARIOS.join(", "),
+                [SCENARIOS, TF_SCENARIOS].concat().join(", "),
             ));
         }
     }

@@ -27,6 +27,8 @@ pub struct SensorOptions {
     /// Seed the contract faults (bad step, bad data size, uncalibrated K, wrong frame).
     pub faults: bool,
     pub zstd: bool,
+    /// Optional TF (odom->base_link dynamic; base_link->camera_optical, lidar, imu static).
+    pub tf: Option<crate::tf::TfSynth>,
 }
 
 impl Default for SensorOptions {
@@ -40,6 +42,7 @@ impl Default for SensorOptions {
             lidar_lag_s: 0.090,
             faults: true,
             zstd: true,
+            tf: None,
         }
     }
 }
@@ -73,6 +76,8 @@ pub struct SensorTruth {
     pub bimodal_offset_s: Option<f64>,
     pub bimodal_frames: Vec<usize>,
     pub generator: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tf: Option<crate::tf::TfTruth>,
 }
 
 const W: u32 = 16;
@@ -254,6 +259,25 @@ pub fn generate(dir: &Path, o: &SensorOptions) -> Result<SensorTruth, SynthError
             data: encode_typed(&imu)?,
         });
     }
+    let mut topics = topics;
+    let tf = match &o.tf {
+        Some(t) => Some(crate::tf::add_tf(
+            t,
+            &mut topics,
+            &mut msgs,
+            WALL_START_NS,
+            WALL_START_NS + dur_ns + 200_000_000,
+            1.0,
+            &|w| w,
+            ("odom", "base_link"),
+            &[
+                ("base_link", "camera_optical"),
+                ("base_link", "imu"),
+                ("base_link", "lidar"),
+            ],
+        )?),
+        None => None,
+    };
     write_rosbag2(&dir.join(&o.name), &o.name, &topics, msgs, o.zstd)?;
 
     let s = |x: &str| x.to_string();
@@ -294,5 +318,6 @@ pub fn generate(dir: &Path, o: &SensorOptions) -> Result<SensorTruth, SynthError
         bimodal_offset_s: o.bimodal_offset_s,
         bimodal_frames,
         generator: format!("bagscope synth sensors --seed {}", o.seed),
+        tf,
     })
 }

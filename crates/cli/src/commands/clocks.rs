@@ -14,6 +14,9 @@ pub struct Args {
     /// A gap is an interval longer than this many median periods.
     #[arg(long, default_value_t = 3.0)]
     pub gap_factor: f64,
+    /// Also write per-topic lag plots (over time, histogram with modes) as PNGs into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub plots: Option<PathBuf>,
     #[arg(long)]
     pub json: bool,
 }
@@ -24,7 +27,14 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         gap_factor: a.gap_factor,
         ..Default::default()
     };
-    let r = clocks(&a.bag, &o)?;
+    let r = match &a.plots {
+        Some(dir) => {
+            let (r, files) = bagscope_core::report::clocks_with_plots(&a.bag, &o, dir)?;
+            eprintln!("wrote {} plot(s) to {}", files.len(), dir.display());
+            r
+        }
+        None => clocks(&a.bag, &o)?,
+    };
     if a.json {
         render::json(&r)?;
     } else {

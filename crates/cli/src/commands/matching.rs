@@ -74,6 +74,9 @@ pub struct Args {
     pub bag: PathBuf,
     #[command(flatten)]
     pub common: Common,
+    /// Also write plots (command/response per joint, error over time, error vs shift) as PNGs into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub plots: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -83,6 +86,9 @@ pub struct CompareArgs {
     pub runs: Vec<PathBuf>,
     #[command(flatten)]
     pub common: Common,
+    /// Also write a side-by-side plot of the runs' corrected responses as a PNG into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub plots: Option<PathBuf>,
 }
 
 fn dur(s: &str) -> anyhow::Result<i64> {
@@ -144,7 +150,14 @@ fn to_args(c: &Common) -> anyhow::Result<MatchArgs> {
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
     let args = to_args(&a.common)?;
-    let r = match_bag(&a.bag, &args)?;
+    let r = match &a.plots {
+        Some(dir) => {
+            let (r, files) = bagscope_core::report::match_with_plots(&a.bag, &args, dir)?;
+            eprintln!("wrote {} plot(s) to {}", files.len(), dir.display());
+            r
+        }
+        None => match_bag(&a.bag, &args)?,
+    };
     if a.common.json {
         render::json(&r)?;
     } else {
@@ -156,7 +169,14 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
 pub fn run_compare(a: CompareArgs) -> anyhow::Result<u8> {
     let args = to_args(&a.common)?;
     let paths: Vec<&std::path::Path> = a.runs.iter().map(|p| p.as_path()).collect();
-    let r = compare(&paths, &args)?;
+    let r = match &a.plots {
+        Some(dir) => {
+            let (r, files) = bagscope_core::report::compare_with_plots(&paths, &args, dir)?;
+            eprintln!("wrote {} plot(s) to {}", files.len(), dir.display());
+            r
+        }
+        None => compare(&paths, &args)?,
+    };
     render::json(&r)?;
     Ok(0)
 }

@@ -1,6 +1,14 @@
+#[cfg(feature = "export")]
+pub mod batch;
 pub mod check;
 pub mod clocks;
+pub mod convert;
+#[cfg(feature = "export")]
+pub mod export;
+pub mod hist;
 pub mod info;
 pub mod matching;
+pub mod report;
 pub mod sync;
 pub mod synth;
+pub mod tf;

@@ -57,6 +57,23 @@ pub struct Args {
     /// Write one JSON line per dropped message, with its reason.
     #[arg(long)]
     pub evidence_drops: Option<PathBuf>,
+    /// Reject a set whose anchor is older than this when it completes (emit log time - anchor
+    /// stamp): counted as `stale_at_emit`, apart from the pairing drops.
+    #[arg(long, value_parser = parse_dur)]
+    pub max_age: Option<i64>,
+    /// The set member --max-age measures from (default: the first topic).
+    #[arg(long)]
+    pub anchor: Option<String>,
+    /// Reject sets whose members cannot all be transformed into FRAME at their own stamps with
+    /// the TF received by the time the set completes (`frame_unavailable`).
+    #[arg(long, value_name = "FRAME")]
+    pub tf_target: Option<String>,
+    /// TF topics for --tf-target (default /tf,/tf_static; a name ending in tf_static is static).
+    #[arg(long, value_delimiter = ',')]
+    pub tf_topics: Vec<String>,
+    /// tf2 buffer cache length for --tf-target (default 10 s).
+    #[arg(long, value_parser = parse_dur)]
+    pub tf_buffer: Option<i64>,
     #[arg(long)]
     pub json: bool,
 }
@@ -95,6 +112,11 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         pixel_budget: a.pixel_budget,
         evidence: a.evidence,
         evidence_drops: a.evidence_drops,
+        max_age_ns: a.max_age,
+        anchor: a.anchor,
+        tf_target: a.tf_target,
+        tf_topics: a.tf_topics,
+        tf_cache_ns: a.tf_buffer,
     };
     let r = sync(&a.bag, &o)?;
     if a.json {
@@ -185,6 +207,26 @@ fn text(r: &SyncCommandReport) -> String {
                 "cliff: match rate {c:.3} one below the queue minimum\n"
             ));
         }
+    }
+    if let Some(f) = &r.freshness {
+        s.push_str(&format!(
+            "freshness (anchor {}{}{}): {} of {} sets accepted",
+            f.anchor_topic,
+            f.report
+                .max_age_ns
+                .map(|m| format!(", max age {:.1} ms", m as f64 / 1e6))
+                .unwrap_or_default(),
+            f.tf_target
+                .as_ref()
+                .map(|t| format!(", tf target {t}"))
+                .unwrap_or_default(),
+            f.report.accepted_sets,
+            f.report.emitted_sets
+        ));
+        for (k, v) in &f.report.rejected {
+            s.push_str(&format!(" {k}={v}"));
+        }
+        s.push('\n');
     }
     for d in &r.diagnoses {
         s.push_str(&format!("diagnosis: {}\n", d.message));

@@ -1,0 +1,132 @@
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use bagscope_core::batch::{batch, BatchOptions, Progress, Status};
+
+use crate::render;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Directories (searched recursively: a folder with metadata.yaml is one bag, a .mcap /
+    /// .db3 outside one is one bag), bag paths, or quoted glob patterns ('runs/**/*.mcap').
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Output directory: bags/<name>/{info,clocks}.json, timing/bag=<name>/part-0.parquet,
+    /// summary.parquet, batch.json.
+    #[arg(short = 'o', long)]
+    pub out: PathBuf,
+    /// Bags processed at once (default: the number of CPUs).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Also write `bagscope report` per bag into bags/<name>/report/.
+    #[arg(long)]
+    pub report: bool,
+    /// Redo bags whose outputs are newer than the bag (default: skip them).
+    #[arg(long)]
+    pub force: bool,
+    /// Print batch.json's content at the end.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn size(b: u64) -> String {
+    let b = b as f64;
+    if b >= 1e9 {
+        format!("{:.1} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.1} MB", b / 1e6)
+    } else {
+        format!("{:.1} kB", b / 1e3)
+    }
+}
+
+pub fn run(a: Args) -> anyhow::Result<u8> {
+    let o = BatchOptions {
+        inputs: a.inputs,
+        out_dir: a.out,
+        jobs: a
+            .jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        report: a.report,
+        force: a.force,
+    };
+    // A bar (bags, bytes, rate, ETA) on a terminal; one plain line per bag otherwise (logs).
+    let tty = std::io::stderr().is_terminal();
+    let bar = indicatif::ProgressBar::hidden();
+    let progress = |p: Progress<'_>| match p {
+        Progress::Start { total, total_bytes } => {
+            if tty {
+                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                bar.set_length(total_bytes);
+                if let Ok(st) = indicatif::ProgressStyle::with_template(
+                    "{bar:30} {msg} bags  {bytes}/{total_bytes}  {bytes_per_sec}  ETA {eta}",
+                ) {
+                    bar.set_style(st);
+                }
+                bar.set_message(format!("0/{total}"));
+            } else {
+                eprintln!("batch: {total} bag(s), {}", size(total_bytes));
+            }
+        }
+        Progress::Done {
+            outcome,
+            done,
+            total,
+            done_bytes,
+            ..
+        } => {
+            let status = match outcome.status {
+                Status::Ok if outcome.data_loss => "ok (data loss)",
+                Status::Ok => "ok",
+                Status::Skipped => "skipped (up to date)",
+                Status::Failed => "FAILED",
+            };
+            let line = format!(
+                "[{done}/{total}] {status} {} ({}, {:.2} s){}",
+                outcome.name,
+                size(outcome.size_bytes),
+                outcome.seconds,
+                outcome
+                    .reason
+                    .as_ref()
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default()
+            );
+            if tty {
+                if outcome.status == Status::Failed {
+                    bar.println(line);
+                }
+                bar.set_position(done_bytes);
+                bar.set_message(format!("{done}/{total}"));
+            } else {
+                eprintln!("{line}");
+            }
+        }
+    };
+    let r = batch(&o, &progress)?;
+    bar.finish_and_clear();
+    let ok = r.bags.iter().filter(|b| b.status == Status::Ok).count();
+    let skipped = r.bags.iter().filter(|b| b.status == Status::Skipped).count();
+    let failed: Vec<_> = r.failed().collect();
+    if a.json {
+        render::json(&r)?;
+    } else {
+        let mut s = format!(
+            "{} bag(s): {ok} done, {skipped} skipped (up to date), {} failed; summary.parquet: {} row(s) in {}\n",
+            r.bags.len(),
+            failed.len(),
+            r.summary_rows,
+            r.out_dir
+        );
+        for f in &failed {
+            s.push_str(&format!(
+                "failed: {} ({}): {}\n",
+                f.name,
+                f.path,
+                f.reason.as_deref().unwrap_or("")
+            ));
+        }
+        render::print(&s)?;
+    }
+    Ok(if r.warn() { crate::EXIT_WARN } else { 0 })
+}

@@ -1,0 +1,88 @@
+use std::path::PathBuf;
+
+use bagscope_core::export::{export, ExportOptions, ExportReport};
+use bagscope_core::frames::Format;
+
+use crate::render::{self, table};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A rosbag2 folder, a folder of .mcap files, one .mcap file or a .db3 bag.
+    pub bag: PathBuf,
+    /// Topics to export, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',')]
+    pub topics: Vec<String>,
+    /// Output: OUT.parquet / OUT.csv (several topics: OUT.<topic>.parquet beside it), or a
+    /// directory (DIR/<topic>.parquet; with --timing-only DIR/timing.parquet).
+    #[arg(short = 'o', long)]
+    pub out: PathBuf,
+    /// Field paths to keep, comma-separated (header.frame_id,position); a path keeps
+    /// everything under it. Default: all fields.
+    #[arg(long, value_delimiter = ',')]
+    pub fields: Vec<String>,
+    /// Arrays of numbers as one column per element (position_0, position_1, …).
+    #[arg(long)]
+    pub explode: bool,
+    /// One table of all topics' times (bag, topic, type, log/publish/stamp, axis, size).
+    #[arg(long)]
+    pub timing_only: bool,
+    /// Format when -o is a directory.
+    #[arg(long, value_parser = ["parquet", "csv"], default_value = "parquet")]
+    pub format: String,
+    /// Rows per row group (memory is bounded by about twice this, or 128 MiB of payload).
+    #[arg(long, default_value_t = 65_536)]
+    pub row_group_rows: usize,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: Args) -> anyhow::Result<u8> {
+    let o = ExportOptions {
+        topics: a.topics,
+        fields: a.fields,
+        explode: a.explode,
+        timing_only: a.timing_only,
+        format: if a.format == "csv" {
+            Format::Csv
+        } else {
+            Format::Parquet
+        },
+        row_group_rows: a.row_group_rows,
+        ..Default::default()
+    };
+    let r = export(&a.bag, &a.out, &o)?;
+    if a.json {
+        render::json(&r)?;
+    } else {
+        render::print(&text(&r))?;
+    }
+    Ok(if r.data_loss() { crate::EXIT_WARN } else { 0 })
+}
+
+fn text(r: &ExportReport) -> String {
+    let mut rows = vec![vec![
+        "file".to_string(),
+        "topics".into(),
+        "rows".into(),
+        "columns".into(),
+    ]];
+    for t in &r.tables {
+        rows.push(vec![
+            t.path.clone().unwrap_or_default(),
+            if t.topics.len() > 3 {
+                format!("{} topics", t.topics.len())
+            } else {
+                t.topics.join(",")
+            },
+            t.rows.to_string(),
+            t.columns.len().to_string(),
+        ]);
+    }
+    let mut s = format!("bag: {}\n", r.bag);
+    s.push_str(&table(&rows));
+    if !r.warnings.is_empty() {
+        s.push('\n');
+        s.push_str(&render::warnings(&r.warnings));
+    }
+    s
+}

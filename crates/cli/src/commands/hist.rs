@@ -1,0 +1,88 @@
+use std::path::PathBuf;
+
+use bagscope_core::hist::{hist, DistKind, HistOptions, HistReport};
+
+use crate::render::{self, opt_ms, table};
+
+#[derive(clap::Args)]
+pub struct Args {
+    pub bag: PathBuf,
+    /// Topics; stamp differences go from the first to each other one (nearest partner).
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub topics: Vec<String>,
+    /// Write the histograms to this .png or .svg file.
+    #[arg(short = 'o', long)]
+    pub output: Option<PathBuf>,
+    /// Number of bins (between the 0.1 % and 99.9 % quantiles).
+    #[arg(long, default_value_t = 60)]
+    pub bins: usize,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: Args) -> anyhow::Result<u8> {
+    let o = HistOptions {
+        topics: a.topics,
+        output: a.output,
+        bins: a.bins,
+    };
+    let r = hist(&a.bag, &o)?;
+    if a.json {
+        render::json(&r)?;
+    } else {
+        render::print(&text(&r))?;
+    }
+    Ok(if r.data_loss() { crate::EXIT_WARN } else { 0 })
+}
+
+fn text(r: &HistReport) -> String {
+    let mut s = format!("bag: {}\n\n", r.bag);
+    let mut rows = vec![vec![
+        "distribution".to_string(),
+        "n".into(),
+        "p50_ms".into(),
+        "p99_ms".into(),
+        "bimodal".into(),
+        "modes_ms".into(),
+    ]];
+    for d in &r.distributions {
+        let what = match d.kind {
+            DistKind::StampDiff => format!(
+                "stamp {} -> {}",
+                d.topic,
+                d.partner.as_deref().unwrap_or("?")
+            ),
+            DistKind::Period => format!("period {}", d.topic),
+            DistKind::Lag => format!("lag {}", d.topic),
+        };
+        rows.push(vec![
+            what,
+            d.summary.map(|x| x.count).unwrap_or(0).to_string(),
+            opt_ms(d.summary.map(|x| x.p50)),
+            opt_ms(d.summary.map(|x| x.p99)),
+            if d.bimodal { "YES" } else { "no" }.into(),
+            if d.modes_ns.is_empty() {
+                "-".into()
+            } else {
+                d.modes_ns
+                    .iter()
+                    .map(|m| format!("{:.2}", *m as f64 / 1e6))
+                    .collect::<Vec<_>>()
+                    .join("/")
+            },
+        ]);
+    }
+    s.push_str(&table(&rows));
+    for d in r.distributions.iter().filter(|d| d.note.is_some()) {
+        s.push_str(&format!(
+            "note: {}: {}\n",
+            d.title(),
+            d.note.as_deref().unwrap_or("")
+        ));
+    }
+    if let Some(p) = &r.plot {
+        s.push_str(&format!("\nwrote {p}\n"));
+    }
+    s.push_str(&render::warnings(&r.warnings));
+    s
+}

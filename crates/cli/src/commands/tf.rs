@@ -1,0 +1,135 @@
+use std::path::PathBuf;
+
+use bagscope_core::sync_policy::parse_duration_ns;
+use bagscope_core::tf::{tf, TfCommandReport, TfOptions, DEFAULT_TF_TOPICS};
+
+use crate::render::{self, opt_ms, table};
+
+#[derive(clap::Args)]
+pub struct Args {
+    pub bag: PathBuf,
+    /// Frame every message must be transformable into (tf2_ros::MessageFilter target frame).
+    #[arg(long)]
+    pub target_frame: String,
+    /// Topics whose messages go through the filter (each has its own filter and queue).
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub topics: Vec<String>,
+    /// MessageFilter queue size (waiting messages per topic; 0 = unbounded).
+    #[arg(long = "queue", default_value_t = 10)]
+    pub queue: usize,
+    /// tf2 buffer cache length ('10', '10s', '500ms').
+    #[arg(long, default_value = "10s", value_parser = parse_dur)]
+    pub buffer: i64,
+    /// TF topics; a name ending in `tf_static` is latched static TF.
+    #[arg(long, value_delimiter = ',', default_values_t = DEFAULT_TF_TOPICS.map(String::from))]
+    pub tf_topics: Vec<String>,
+    /// Write one JSON line per message with its readiness, wait and reason.
+    #[arg(long)]
+    pub evidence: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_dur(s: &str) -> Result<i64, String> {
+    parse_duration_ns(s).map_err(|e| e.to_string())
+}
+
+pub fn run(a: Args) -> anyhow::Result<u8> {
+    let o = TfOptions {
+        target_frame: a.target_frame,
+        topics: a.topics,
+        queue_size: a.queue,
+        cache_ns: a.buffer,
+        tf_topics: a.tf_topics,
+        evidence: a.evidence,
+    };
+    let r = tf(&a.bag, &o)?;
+    if a.json {
+        render::json(&r)?;
+    } else {
+        render::print(&text(&r))?;
+    }
+    Ok(if r.data_loss() { crate::EXIT_WARN } else { 0 })
+}
+
+fn text(r: &TfCommandReport) -> String {
+    let mut s = format!(
+        "bag: {}\ntarget frame {}, queue {}, buffer {:.1} s\n",
+        r.bag,
+        r.target_frame,
+        r.queue_size,
+        r.cache_ns as f64 / 1e9
+    );
+    let tfs: Vec<String> = r
+        .tf_topics
+        .iter()
+        .map(|t| {
+            format!(
+                "{}{} ({} msgs{})",
+                t.topic,
+                if t.is_static { " [static]" } else { "" },
+                t.messages,
+                if t.present { "" } else { ", absent" }
+            )
+        })
+        .collect();
+    s.push_str(&format!("TF topics: {}\n\n", tfs.join(", ")));
+    let mut rows = vec![vec![
+        "topic".to_string(),
+        "messages".into(),
+        "on arrival".into(),
+        "after wait".into(),
+        "wait p50 ms".into(),
+        "wait p99 ms".into(),
+        "wait max ms".into(),
+        "dropped".into(),
+        "frames".into(),
+    ]];
+    for t in &r.topics {
+        let w = t.wait_ns.as_ref();
+        rows.push(vec![
+            t.topic.clone(),
+            t.messages.to_string(),
+            t.ready_on_arrival.to_string(),
+            t.ready_after_wait.to_string(),
+            opt_ms(w.map(|w| w.p50)),
+            opt_ms(w.map(|w| w.p99)),
+            opt_ms(w.map(|w| w.max)),
+            t.dropped.to_string(),
+            t.frames.join(" "),
+        ]);
+    }
+    s.push_str(&table(&rows));
+    for t in &r.topics {
+        if !t.drops.is_empty() {
+            let d: Vec<String> = t.drops.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            s.push_str(&format!("drops {}: {}\n", t.topic, d.join(" ")));
+        }
+    }
+    let mut rows = vec![vec![
+        "parent".to_string(),
+        "child".into(),
+        "kind".into(),
+        "samples".into(),
+        "rate Hz".into(),
+        "max period ms".into(),
+        "gaps".into(),
+    ]];
+    for e in &r.tree.edges {
+        rows.push(vec![
+            e.parent.clone(),
+            e.child.clone(),
+            if e.is_static { "static" } else { "dynamic" }.into(),
+            e.samples.to_string(),
+            e.rate_hz
+                .map(|h| format!("{h:.2}"))
+                .unwrap_or_else(|| "-".into()),
+            opt_ms(e.period_ns.as_ref().map(|p| p.max)),
+            e.gaps_total.to_string(),
+        ]);
+    }
+    s.push_str("\nframe edges:\n");
+    s.push_str(&table(&rows));
+    s.push_str(&render::warnings(&r.warnings));
+    s
+}

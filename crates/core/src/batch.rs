@@ -1,0 +1,620 @@
+//! `bagscope batch`: info, clocks (and optionally report) over many bags in parallel, with
+//! per-bag JSON, one hive-partitioned timing table and a summary table.
+//!
+//! Layout under OUT_DIR:
+//! * `bags/<name>/info.json`, `bags/<name>/clocks.json` (and `bags/<name>/report/` with
+//!   `--report`): exactly what `bagscope info --json` / `clocks --json` print;
+//! * `timing/bag=<name>/part-0.parquet`: the `--timing-only` export without its `bag` column
+//!   (the partition directory carries it);
+//! * `summary.parquet`: one row per bag and topic, built from the per-bag JSON files (so the
+//!   two always agree, for bags done in this run or an earlier one);
+//! * `batch.json`: every bag's outcome (ok / skipped / failed with the reason).
+//!
+//! Resumable: a bag whose outputs all exist and are newer than every file of the bag is
+//! skipped. Outputs are written to temporary names and renamed, so an interrupted bag is redone.
+//! A bag that fails (cannot be opened, or anything else) is recorded and the others go on.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Instant, SystemTime};
+
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use bagscope_clocks::ClocksOptions;
+use bagscope_frames::{frame, Col, Format, TableWriter};
+
+use crate::export::{export, sanitize, ExportOptions};
+use crate::Error;
+
+#[derive(Debug, Clone)]
+pub struct BatchOptions {
+    /// Directories (searched recursively), bag paths, or glob patterns (`*`, `?`, `**`).
+    pub inputs: Vec<PathBuf>,
+    pub out_dir: PathBuf,
+    /// Bags processed at once (each bag's own scan is parallel too).
+    pub jobs: usize,
+    /// Also run `bagscope report` per bag into `bags/<name>/report/`.
+    pub report: bool,
+    /// Redo bags whose outputs are up to date.
+    pub force: bool,
+}
+
+/// A bag found under the inputs.
+#[derive(Debug, Clone, Serialize)]
+pub struct BagJob {
+    /// Unique, path-safe name: the path below the input's parent, `/` → `.`.
+    pub name: String,
+    pub path: PathBuf,
+    pub size_bytes: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Ok,
+    Skipped,
+    Failed,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BagOutcome {
+    pub name: String,
+    pub path: String,
+    pub size_bytes: u64,
+    pub status: Status,
+    /// Why it failed.
+    pub reason: Option<String>,
+    /// Warnings about lost or suspect data (info or clocks).
+    pub data_loss: bool,
+    pub seconds: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BatchReport {
+    pub out_dir: String,
+    pub bags: Vec<BagOutcome>,
+    pub summary_rows: u64,
+}
+
+impl BatchReport {
+    pub fn failed(&self) -> impl Iterator<Item = &BagOutcome> {
+        self.bags.iter().filter(|b| b.status == Status::Failed)
+    }
+
+    /// Exit 3: a bag failed or lost data.
+    pub fn warn(&self) -> bool {
+        self.bags
+            .iter()
+            .any(|b| b.status == Status::Failed || b.data_loss)
+    }
+}
+
+/// Progress events, from the worker threads.
+#[derive(Debug)]
+pub enum Progress<'a> {
+    Start { total: usize, total_bytes: u64 },
+    Done {
+        outcome: &'a BagOutcome,
+        done: usize,
+        total: usize,
+        done_bytes: u64,
+        total_bytes: u64,
+    },
+}
+
+const MAX_DEPTH: usize = 64;
+
+fn is_bag_file(p: &Path) -> bool {
+    let n = p.to_string_lossy();
+    n.ends_with(".mcap") || n.ends_with(".mcap.zstd") || n.ends_with(".db3")
+}
+
+/// Bags under `dir`: a directory holding `metadata.yaml` is one bag; a bag file (`.mcap`,
+/// `.mcap.zstd`, `.db3`) outside such a directory is one bag. Symlinked directories are not
+/// followed (no loops).
+fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if dir.join("metadata.yaml").is_file() {
+        out.push(dir.to_path_buf());
+        return;
+    }
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<(PathBuf, std::fs::FileType)> = rd
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_type().ok().map(|t| (e.path(), t)))
+        .collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (p, t) in entries {
+        if t.is_dir() {
+            walk(&p, depth + 1, out);
+        } else if (t.is_file() || t.is_symlink()) && is_bag_file(&p) && p.is_file() {
+            out.push(p);
+        }
+    }
+}
+
+/// `*` and `?` within one path component, `**` across components.
+fn glob_match(pat: &[u8], s: &[u8]) -> bool {
+    match pat.first() {
+        None => s.is_empty(),
+        Some(b'*') if pat.get(1) == Some(&b'*') => {
+            let rest = pat[2..].strip_prefix(b"/").unwrap_or(&pat[2..]);
+            (0..=s.len()).any(|i| glob_match(rest, &s[i..]))
+        }
+        Some(b'*') => {
+            let mut i = 0;
+            loop {
+                if glob_match(&pat[1..], &s[i..]) {
+                    return true;
+                }
+                if i >= s.len() || s[i] == b'/' {
+                    return false;
+                }
+                i += 1;
+            }
+        }
+        Some(b'?') => !s.is_empty() && s[0] != b'/' && glob_match(&pat[1..], &s[1..]),
+        Some(c) => s.first() == Some(c) && glob_match(&pat[1..], &s[1..]),
+    }
+}
+
+fn has_glob(p: &str) -> bool {
+    p.contains(['*', '?'])
+}
+
+/// Expands one input to (root used for naming, bag paths).
+fn expand(input: &Path) -> Result<Vec<(PathBuf, PathBuf)>, Error> {
+    let s = input.to_string_lossy().to_string();
+    if !input.exists() && has_glob(&s) {
+        // The literal prefix before the first wildcard component is where the walk starts.
+        let comps: Vec<&str> = s.split('/').collect();
+        let k = comps.iter().position(|c| has_glob(c)).unwrap_or(comps.len());
+        let base = comps[..k].join("/");
+        let base = if base.is_empty() && s.starts_with('/') {
+            PathBuf::from("/")
+        } else if base.is_empty() {
+            PathBuf::from(".")
+        } else {
+            PathBuf::from(base)
+        };
+        let mut found = Vec::new();
+        let mut cands = Vec::new();
+        collect_all(&base, 0, &mut cands);
+        for c in cands {
+            let cs = c.to_string_lossy().to_string();
+            let cs = cs.strip_prefix("./").unwrap_or(&cs).to_string();
+            let ps = s.strip_prefix("./").unwrap_or(&s);
+            if glob_match(ps.as_bytes(), cs.as_bytes()) {
+                let mut bags = Vec::new();
+                if c.is_dir() {
+                    walk(&c, 0, &mut bags);
+                } else if is_bag_file(&c) {
+                    bags.push(c.clone());
+                }
+                let root = c.parent().map(Path::to_path_buf).unwrap_or_default();
+                found.extend(bags.into_iter().map(|b| (root.clone(), b)));
+            }
+        }
+        return Ok(found);
+    }
+    let meta = std::fs::metadata(input).map_err(|source| {
+        Error::Bag(bagscope_bag::BagError::Io {
+            path: input.to_path_buf(),
+            source,
+        })
+    })?;
+    let root = input.parent().map(Path::to_path_buf).unwrap_or_default();
+    if meta.is_dir() {
+        let mut bags = Vec::new();
+        walk(input, 0, &mut bags);
+        Ok(bags.into_iter().map(|b| (root.clone(), b)).collect())
+    } else {
+        Ok(vec![(root, input.to_path_buf())])
+    }
+}
+
+/// Every file and directory under `dir` (for glob matching), bounded in depth.
+fn collect_all(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.filter_map(|e| e.ok()) {
+        let p = e.path();
+        out.push(p.clone());
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            collect_all(&p, depth + 1, out);
+        }
+    }
+}
+
+fn bag_files(p: &Path) -> Vec<PathBuf> {
+    if p.is_dir() {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(p)
+            .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+            .unwrap_or_default();
+        v.push(p.to_path_buf());
+        v
+    } else {
+        vec![p.to_path_buf()]
+    }
+}
+
+fn mtime(p: &Path) -> Option<SystemTime> {
+    std::fs::metadata(p).and_then(|m| m.modified()).ok()
+}
+
+/// Finds the bags under the inputs, sorted by path, with unique names.
+pub fn discover(inputs: &[PathBuf]) -> Result<Vec<BagJob>, Error> {
+    let mut found: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for i in inputs {
+        found.extend(expand(i)?);
+    }
+    found.sort_by(|a, b| a.1.cmp(&b.1));
+    found.dedup_by(|a, b| a.1 == b.1);
+    let mut names = BTreeSet::new();
+    let mut jobs = Vec::new();
+    for (root, path) in found {
+        let rel = path.strip_prefix(&root).unwrap_or(&path);
+        let mut rel = rel.to_string_lossy().to_string();
+        for ext in [".mcap.zstd", ".mcap"] {
+            if let Some(s) = rel.strip_suffix(ext) {
+                rel = s.to_string();
+                break;
+            }
+        }
+        let base = sanitize(&rel);
+        let mut name = base.clone();
+        let mut k = 1;
+        while !names.insert(name.clone()) {
+            k += 1;
+            name = format!("{base}~{k}");
+        }
+        let size_bytes = bag_files(&path)
+            .iter()
+            .filter(|f| f.is_file())
+            .filter_map(|f| std::fs::metadata(f).ok())
+            .map(|m| m.len())
+            .sum();
+        jobs.push(BagJob {
+            name,
+            path,
+            size_bytes,
+        });
+    }
+    Ok(jobs)
+}
+
+struct Outputs {
+    dir: PathBuf,
+    info: PathBuf,
+    clocks: PathBuf,
+    timing: PathBuf,
+    report: PathBuf,
+}
+
+fn outputs(out_dir: &Path, name: &str) -> Outputs {
+    let dir = out_dir.join("bags").join(name);
+    Outputs {
+        info: dir.join("info.json"),
+        clocks: dir.join("clocks.json"),
+        report: dir.join("report"),
+        timing: out_dir
+            .join("timing")
+            .join(format!("bag={name}"))
+            .join("part-0.parquet"),
+        dir,
+    }
+}
+
+fn up_to_date(job: &BagJob, out: &Outputs, report: bool) -> bool {
+    let newest_input = bag_files(&job.path).iter().filter_map(|f| mtime(f)).max();
+    let mut outs = vec![&out.info, &out.clocks, &out.timing];
+    let report_json = out.report.join("report.json");
+    if report {
+        outs.push(&report_json);
+    }
+    let Some(newest_input) = newest_input else {
+        return false;
+    };
+    outs.iter()
+        .all(|o| mtime(o).is_some_and(|t| t >= newest_input))
+}
+
+fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, text + "\n")
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Runs one bag; `Err` is the failure reason.
+fn process(job: &BagJob, o: &BatchOptions) -> Result<bool, String> {
+    let out = outputs(&o.out_dir, &job.name);
+    std::fs::create_dir_all(&out.dir).map_err(|e| format!("{}: {e}", out.dir.display()))?;
+    let info = crate::info::info(&job.path).map_err(|e| e.to_string())?;
+    let clocks = crate::clocks::clocks(&job.path, &ClocksOptions::default())
+        .map_err(|e| e.to_string())?;
+    let eo = ExportOptions {
+        timing_only: true,
+        bag_column: false,
+        bag_name: Some(job.name.clone()),
+        ..Default::default()
+    };
+    let ex = export(&job.path, &out.timing, &eo).map_err(|e| e.to_string())?;
+    let mut loss = info.data_loss() || clocks.data_loss() || ex.data_loss();
+    if o.report {
+        let ro = crate::report::ReportOptions {
+            out_dir: Some(out.report.clone()),
+            ..Default::default()
+        };
+        let r = crate::report::report(&job.path, &ro).map_err(|e| format!("report: {e}"))?;
+        loss |= r.data_loss();
+    }
+    // JSON last: the skip check needs every output, so a bag cut short is redone.
+    write_json(&out.clocks, &clocks)?;
+    write_json(&out.info, &info)?;
+    Ok(loss)
+}
+
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// Data loss recorded in an earlier run's info.json / clocks.json.
+fn json_loss(out: &Outputs) -> bool {
+    [&out.info, &out.clocks].iter().any(|p| {
+        read_json(p).is_some_and(|v| {
+            v["warnings"]
+                .as_array()
+                .is_some_and(|w| w.iter().any(|w| w["data_loss"].as_bool() == Some(true)))
+        })
+    })
+}
+
+fn read_json(p: &Path) -> Option<Json> {
+    serde_json::from_slice(&std::fs::read(p).ok()?).ok()
+}
+
+pub fn batch(
+    o: &BatchOptions,
+    progress: &(dyn Fn(Progress<'_>) + Sync),
+) -> Result<BatchReport, Error> {
+    let jobs = discover(&o.inputs)?;
+    std::fs::create_dir_all(&o.out_dir).map_err(|source| {
+        Error::Bag(bagscope_bag::BagError::Io {
+            path: o.out_dir.clone(),
+            source,
+        })
+    })?;
+    let total = jobs.len();
+    let total_bytes: u64 = jobs.iter().map(|j| j.size_bytes).sum();
+    progress(Progress::Start { total, total_bytes });
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let done_bytes = AtomicU64::new(0);
+    let results: Mutex<Vec<Option<BagOutcome>>> = Mutex::new(vec![None; total]);
+    let workers = o.jobs.clamp(1, total.max(1));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(job) = jobs.get(i) else { break };
+                let t0 = Instant::now();
+                let out = outputs(&o.out_dir, &job.name);
+                let (status, reason, data_loss) = if !o.force && up_to_date(job, &out, o.report) {
+                    (Status::Skipped, None, json_loss(&out))
+                } else {
+                    // A panic is a bug, but must not take the other bags down with it.
+                    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        process(job, o)
+                    })) {
+                        Ok(Ok(loss)) => (Status::Ok, None, loss),
+                        Ok(Err(e)) => (Status::Failed, Some(e), false),
+                        Err(p) => (
+                            Status::Failed,
+                            Some(format!("internal error: {}", panic_text(p.as_ref()))),
+                            false,
+                        ),
+                    }
+                };
+                if status == Status::Failed {
+                    // No stale outputs of an earlier success may stand for this run's failure.
+                    let _ = std::fs::remove_file(&out.info);
+                    let _ = std::fs::remove_file(&out.clocks);
+                    if let Some(d) = out.timing.parent() {
+                        let _ = std::fs::remove_dir_all(d);
+                    }
+                }
+                let outcome = BagOutcome {
+                    name: job.name.clone(),
+                    path: job.path.display().to_string(),
+                    size_bytes: job.size_bytes,
+                    status,
+                    reason,
+                    data_loss,
+                    seconds: t0.elapsed().as_secs_f64(),
+                };
+                let d = done.fetch_add(1, Ordering::SeqCst) + 1;
+                let db = done_bytes.fetch_add(job.size_bytes, Ordering::SeqCst) + job.size_bytes;
+                progress(Progress::Done {
+                    outcome: &outcome,
+                    done: d,
+                    total,
+                    done_bytes: db,
+                    total_bytes,
+                });
+                if let Ok(mut r) = results.lock() {
+                    r[i] = Some(outcome);
+                }
+            });
+        }
+    });
+    let bags: Vec<BagOutcome> = results
+        .into_inner()
+        .unwrap_or_default()
+        .into_iter()
+        .flatten()
+        .collect();
+    let summary_rows = write_summary(&o.out_dir, &bags)?;
+    let report = BatchReport {
+        out_dir: o.out_dir.display().to_string(),
+        bags,
+        summary_rows,
+    };
+    write_json(&o.out_dir.join("batch.json"), &report).map_err(Error::Analysis)?;
+    Ok(report)
+}
+
+/// Summary table columns, in order (also the README's documentation of them).
+pub const SUMMARY_COLUMNS: [&str; 24] = [
+    "bag",
+    "topic",
+    "type",
+    "storage",
+    "bag_duration_ns",
+    "recorder_axis",
+    "split",
+    "count",
+    "rate_hz",
+    "first_log_time_ns",
+    "last_log_time_ns",
+    "median_period_ns",
+    "largest_gap_ns",
+    "clock_axis",
+    "stamp_source",
+    "lag_p50_ns",
+    "lag_p95_ns",
+    "lag_p99_ns",
+    "lag_max_ns",
+    "gap_count",
+    "backward_jumps",
+    "warnings",
+    "bag_warnings",
+    "data_loss",
+];
+
+/// Builds `summary.parquet` from the per-bag JSON of every bag that did not fail, sorted by
+/// (bag, topic, type). `warnings` counts the distinct info + clocks warnings naming the
+/// topic; `bag_warnings` those naming no topic.
+fn write_summary(out_dir: &Path, bags: &[BagOutcome]) -> Result<u64, Error> {
+    // Column name → values, in SUMMARY_COLUMNS order.
+    enum V {
+        S(Vec<Option<String>>),
+        I(Vec<Option<i64>>),
+        F(Vec<Option<f64>>),
+        B(Vec<Option<bool>>),
+    }
+    let mut cols: Vec<(&str, V)> = SUMMARY_COLUMNS
+        .iter()
+        .map(|&n| {
+            let v = match n {
+                "bag" | "topic" | "type" | "storage" | "recorder_axis" | "clock_axis"
+                | "stamp_source" => V::S(Vec::new()),
+                "rate_hz" => V::F(Vec::new()),
+                "split" | "data_loss" => V::B(Vec::new()),
+                _ => V::I(Vec::new()),
+            };
+            (n, v)
+        })
+        .collect();
+    let mut ok: Vec<&BagOutcome> = bags.iter().filter(|b| b.status != Status::Failed).collect();
+    ok.sort_by(|a, b| a.name.cmp(&b.name));
+    for b in ok {
+        let out = outputs(out_dir, &b.name);
+        let (Some(info), Some(clocks)) = (read_json(&out.info), read_json(&out.clocks)) else {
+            continue;
+        };
+        // Distinct warnings of both reports (bag damage appears in both).
+        let warns: BTreeSet<String> = info["warnings"]
+            .as_array()
+            .into_iter()
+            .chain(clocks["warnings"].as_array())
+            .flatten()
+            .map(|w| w.to_string())
+            .collect();
+        let warns: Vec<Json> = warns
+            .iter()
+            .filter_map(|w| serde_json::from_str(w).ok())
+            .collect();
+        let bag_warnings = warns.iter().filter(|w| w["topic"].is_null()).count() as i64;
+        let data_loss = warns.iter().any(|w| w["data_loss"].as_bool() == Some(true));
+        let mut topics: Vec<&Json> = info["topics"].as_array().into_iter().flatten().collect();
+        topics.sort_by_key(|t| (t["topic"].to_string(), t["type"].to_string()));
+        for t in topics {
+            let ck = clocks["topics"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|x| x["topic"] == t["topic"] && x["type_name"] == t["type"])
+                .cloned()
+                .unwrap_or(Json::Null);
+            let topic_warnings = warns
+                .iter()
+                .filter(|w| !w["topic"].is_null() && w["topic"] == t["topic"])
+                .count() as i64;
+            for (name, v) in cols.iter_mut() {
+                let j = match *name {
+                    "bag" => Json::from(b.name.clone()),
+                    "topic" => t["topic"].clone(),
+                    "type" => t["type"].clone(),
+                    "storage" => info["storage"].clone(),
+                    "bag_duration_ns" => info["duration_ns"].clone(),
+                    "recorder_axis" => clocks["recorder_axis"].clone(),
+                    "split" => clocks["split"].clone(),
+                    "count" | "rate_hz" | "first_log_time_ns" | "last_log_time_ns"
+                    | "median_period_ns" | "largest_gap_ns" => t[*name].clone(),
+                    "clock_axis" => ck["axis"].clone(),
+                    "stamp_source" => ck["source"].clone(),
+                    "lag_p50_ns" => ck["lag_ns"]["p50"].clone(),
+                    "lag_p95_ns" => ck["lag_ns"]["p95"].clone(),
+                    "lag_p99_ns" => ck["lag_ns"]["p99"].clone(),
+                    "lag_max_ns" => ck["lag_ns"]["max"].clone(),
+                    "gap_count" => ck["gap_count"].clone(),
+                    "backward_jumps" => ck["backward_jumps"]
+                        .as_array()
+                        .map_or(Json::Null, |a| Json::from(a.len())),
+                    "warnings" => Json::from(topic_warnings),
+                    "bag_warnings" => Json::from(bag_warnings),
+                    "data_loss" => Json::from(data_loss),
+                    _ => Json::Null,
+                };
+                match v {
+                    V::S(x) => x.push(j.as_str().map(str::to_string)),
+                    V::I(x) => x.push(j.as_i64()),
+                    V::F(x) => x.push(j.as_f64()),
+                    V::B(x) => x.push(j.as_bool()),
+                }
+            }
+        }
+    }
+    let df = frame(
+        cols.into_iter()
+            .map(|(n, v)| {
+                let c = match v {
+                    V::S(x) => Col::Str(x),
+                    V::I(x) => Col::I64(x),
+                    V::F(x) => Col::F64(x),
+                    V::B(x) => Col::Bool(x),
+                };
+                (n.to_string(), c)
+            })
+            .collect(),
+    )?;
+    let mut w = TableWriter::new(&out_dir.join("summary.parquet"), Format::Parquet);
+    w.write(&df)?;
+    Ok(w.finish(&df)?)
+}

@@ -1,0 +1,312 @@
+//! `bagscope convert IN OUT.mcap`: rewrite any bag bagscope reads (sqlite3 `.db3` included) as
+//! one rosbag2-compatible MCAP file: `ros2` profile, zstd chunks, message indexes, summary,
+//! `ros2msg` schemas, `offered_qos_profiles` channel metadata and the `rosbag2` Metadata record.
+//!
+//! Messages are streamed (one chunk or one row per input file at a time), never collected.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use bagscope_bag::{Bag, Warning};
+
+use crate::Error;
+
+#[derive(Debug, Clone, Default)]
+pub struct ConvertOptions {
+    /// Replace OUT when it exists.
+    pub force: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ConvertTopic {
+    pub topic: String,
+    #[serde(rename = "type")]
+    pub type_name: String,
+    pub count: u64,
+    /// Where the written schema came from: `bag` (embedded in the input), `builtin`, or `none`
+    /// (an empty schema was written: the type is unknown to bagscope).
+    pub schema_source: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ConvertReport {
+    pub input: String,
+    pub output: String,
+    pub input_storage: String,
+    pub message_count: u64,
+    pub start_ns: Option<i64>,
+    pub end_ns: Option<i64>,
+    /// False when the input stores no publish time (sqlite3): publish time was then written
+    /// equal to log time, as rosbag2 does for such sources.
+    pub publish_time_from_input: bool,
+    pub topics: Vec<ConvertTopic>,
+    pub warnings: Vec<Warning>,
+}
+
+impl ConvertReport {
+    pub fn data_loss(&self) -> bool {
+        self.warnings.iter().any(|w| w.data_loss)
+    }
+}
+
+fn io_err(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Analysis(format!("cannot write {}: {e}", path.display()))
+}
+
+/// Per-topic bookkeeping while writing.
+#[derive(Default, Clone)]
+struct Tally {
+    count: u64,
+    first: Option<i64>,
+    last: Option<i64>,
+}
+
+pub fn convert(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<ConvertReport, Error> {
+    let bag = Bag::open(input)?;
+    if output.exists() && !opts.force {
+        return Err(Error::Usage(format!(
+            "{} exists (pass --force to replace it)",
+            output.display()
+        )));
+    }
+    if let Ok(out) = output.canonicalize() {
+        let inputs = bag
+            .files
+            .iter()
+            .map(|f| f.path.clone())
+            .chain(bag.db3_files.iter().map(|f| f.path.clone()))
+            .chain([input.to_path_buf()]);
+        for p in inputs {
+            if p.canonicalize().is_ok_and(|p| p == out) {
+                return Err(Error::Usage(format!(
+                    "{} is part of the input bag: refusing to overwrite it",
+                    output.display()
+                )));
+            }
+        }
+    }
+    // Written beside OUT and renamed at the end, so an interrupted run leaves no half file
+    // under the requested name.
+    let tmp: PathBuf = {
+        let mut s = output.as_os_str().to_os_string();
+        s.push(".partial");
+        s.into()
+    };
+    let res = write(&bag, &tmp, output);
+    match res {
+        Ok(mut report) => {
+            std::fs::rename(&tmp, output).map_err(|e| io_err(output, e))?;
+            report.input = input.display().to_string();
+            Ok(report)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+fn write(bag: &Bag, tmp: &Path, output: &Path) -> Result<ConvertReport, Error> {
+    let file = File::create(tmp).map_err(|e| io_err(tmp, e))?;
+    let opts = mcap::WriteOptions::new()
+        .profile("ros2")
+        .library(concat!("bagscope ", env!("CARGO_PKG_VERSION")))
+        .compression(Some(mcap::Compression::Zstd))
+        .chunk_size(Some(4 * 1024 * 1024));
+    let mut w = opts
+        .create(BufWriter::new(file))
+        .map_err(|e| io_err(tmp, e))?;
+    let mut warnings = bag.open_warnings();
+
+    let mut channel = Vec::with_capacity(bag.topics.len());
+    let mut sources = Vec::with_capacity(bag.topics.len());
+    for t in &bag.topics {
+        let (enc, data, source): (String, Vec<u8>, &str) = if !t.schema_data.is_empty() {
+            let enc = if t.schema_encoding.is_empty() {
+                "ros2msg".to_string()
+            } else {
+                t.schema_encoding.clone()
+            };
+            (enc, t.schema_data.to_vec(), "bag")
+        } else if let Some(text) = bagscope_msg::schema::builtin::schema_text(&t.type_name) {
+            ("ros2msg".into(), text.into_bytes(), "builtin")
+        } else {
+            warnings.push(
+                Warning::new(
+                    "schema_unknown",
+                    format!(
+                        "no definition for {} in the bag or built in: written with an empty schema (readers cannot decode it)",
+                        t.type_name
+                    ),
+                )
+                .topic(&t.name),
+            );
+            ("ros2msg".into(), Vec::new(), "none")
+        };
+        sources.push(source);
+        let sid = w
+            .add_schema(&t.type_name, &enc, &data)
+            .map_err(|e| io_err(tmp, e))?;
+        // rosbag2 always writes this key (empty when unknown); players read QoS from it.
+        let mut md = BTreeMap::new();
+        md.insert(
+            "offered_qos_profiles".to_string(),
+            t.offered_qos_profiles.clone().unwrap_or_default(),
+        );
+        if let Some(h) = &t.type_description_hash {
+            md.insert("topic_type_hash".to_string(), h.clone());
+        }
+        let enc = if t.message_encoding.is_empty() {
+            "cdr"
+        } else {
+            &t.message_encoding
+        };
+        channel.push(
+            w.add_channel(sid, &t.name, enc, &md)
+                .map_err(|e| io_err(tmp, e))?,
+        );
+    }
+
+    let mut tally = vec![Tally::default(); bag.topics.len()];
+    let mut write_err: Option<String> = None;
+    let mut clamped = 0u64;
+    let scan_warnings = bag.visit(&bag.all_topics(), |m| {
+        if write_err.is_some() {
+            return;
+        }
+        let t = &mut tally[m.topic];
+        t.count += 1;
+        t.first = Some(t.first.map_or(m.log_time_ns, |f| f.min(m.log_time_ns)));
+        t.last = Some(t.last.map_or(m.log_time_ns, |l| l.max(m.log_time_ns)));
+        let log = m.log_time_ns;
+        let publ = m.publish_time_ns.unwrap_or(log);
+        if log < 0 || publ < 0 {
+            clamped += 1;
+        }
+        let header = mcap::records::MessageHeader {
+            channel_id: channel[m.topic],
+            sequence: m.sequence,
+            log_time: log.max(0) as u64,
+            publish_time: publ.max(0) as u64,
+        };
+        if let Err(e) = w.write_to_known_channel(&header, m.data) {
+            write_err = Some(e.to_string());
+        }
+    });
+    if let Some(e) = write_err {
+        return Err(io_err(tmp, e));
+    }
+    warnings.extend(scan_warnings);
+    if clamped > 0 {
+        warnings.push(Warning::new(
+            "negative_time",
+            format!(
+                "{clamped} message(s) have a negative time, which MCAP cannot store: written as 0"
+            ),
+        ));
+    }
+
+    let message_count: u64 = tally.iter().map(|t| t.count).sum();
+    let start = tally.iter().filter_map(|t| t.first).min();
+    let end = tally.iter().filter_map(|t| t.last).max();
+    let file_name = output
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let yaml = rosbag2_metadata_yaml(bag, &tally, &file_name, start, end);
+    w.write_metadata(&mcap::records::Metadata {
+        name: "rosbag2".into(),
+        metadata: BTreeMap::from([("serialized_metadata".to_string(), yaml)]),
+    })
+    .map_err(|e| io_err(tmp, e))?;
+    w.finish().map_err(|e| io_err(tmp, e))?;
+    drop(w);
+
+    let mut topics: Vec<ConvertTopic> = bag
+        .topics
+        .iter()
+        .zip(&tally)
+        .zip(&sources)
+        .map(|((t, n), s)| ConvertTopic {
+            topic: t.name.clone(),
+            type_name: t.type_name.clone(),
+            count: n.count,
+            schema_source: s.to_string(),
+        })
+        .collect();
+    topics.sort_by(|a, b| a.topic.cmp(&b.topic).then(a.type_name.cmp(&b.type_name)));
+    warnings.sort();
+    warnings.dedup();
+    Ok(ConvertReport {
+        input: String::new(),
+        output: output.display().to_string(),
+        input_storage: bag.storage().to_string(),
+        message_count,
+        start_ns: start,
+        end_ns: end,
+        publish_time_from_input: bag.has_publish_time(),
+        topics,
+        warnings,
+    })
+}
+
+/// Double-quoted YAML scalar: JSON string syntax is valid YAML and keeps newlines (QoS
+/// profiles are multi-line YAML text), where single quotes would fold them into spaces.
+fn q(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "''".into())
+}
+
+/// rosbag2's `BagMetadata` as YAML (what rosbag2's MCAP plugin stores in the `rosbag2` Metadata
+/// record, `serialized_metadata`): lets `ros2 bag reindex` / `info` recover it from the file.
+fn rosbag2_metadata_yaml(
+    bag: &Bag,
+    tally: &[Tally],
+    file_name: &str,
+    start: Option<i64>,
+    end: Option<i64>,
+) -> String {
+    let total: u64 = tally.iter().map(|t| t.count).sum();
+    let start = start.unwrap_or(0);
+    let duration = end.map_or(0, |e| e - start);
+    let mut y = String::new();
+    y.push_str("version: 9\nstorage_identifier: mcap\n");
+    y.push_str(&format!("duration:\n  nanoseconds: {duration}\n"));
+    y.push_str(&format!(
+        "starting_time:\n  nanoseconds_since_epoch: {start}\n"
+    ));
+    y.push_str(&format!("message_count: {total}\n"));
+    y.push_str("topics_with_message_count:\n");
+    if bag.topics.is_empty() {
+        y.push_str("  []\n");
+    }
+    for (t, n) in bag.topics.iter().zip(tally) {
+        y.push_str(&format!(
+            "  - topic_metadata:\n      name: {}\n      type: {}\n      serialization_format: {}\n      offered_qos_profiles: {}\n      type_description_hash: {}\n    message_count: {}\n",
+            q(&t.name),
+            q(&t.type_name),
+            q(if t.message_encoding.is_empty() { "cdr" } else { &t.message_encoding }),
+            q(t.offered_qos_profiles.as_deref().unwrap_or("")),
+            q(t.type_description_hash.as_deref().unwrap_or("")),
+            n.count
+        ));
+    }
+    y.push_str("compression_format: ''\ncompression_mode: ''\n");
+    y.push_str(&format!("relative_file_paths:\n  - {}\n", q(file_name)));
+    y.push_str(&format!(
+        "files:\n  - path: {}\n    starting_time:\n      nanoseconds_since_epoch: {start}\n    duration:\n      nanoseconds: {duration}\n    message_count: {total}\n",
+        q(file_name)
+    ));
+    y.push_str("custom_data: ~\n");
+    let distro = bag
+        .metadata
+        .as_ref()
+        .and_then(|m| m.ros_distro.clone())
+        .or_else(|| bag.db3_files.iter().find_map(|f| f.ros_distro.clone()))
+        .unwrap_or_default();
+    y.push_str(&format!("ros_distro: {}\n", q(&distro)));
+    y
+}

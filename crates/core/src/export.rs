@@ -1,0 +1,593 @@
+//! `bagscope export`: a bag's messages as tables (Parquet or CSV, or polars DataFrames).
+//!
+//! Two passes. Pass 1 is the clocks analysis (`bagscope clocks`: every topic's log times and
+//! stamps, 24 bytes a message, the same memory `clocks` needs) for each topic's clock axis.
+//! Pass 2 streams the wanted topics with [`Bag::visit`] (one chunk decompressed at a time) and
+//! decodes each message into a per-table buffer that is written as a row group whenever it
+//! holds `2 × row_group_rows` rows or `2 × row_group_bytes` payload bytes: the older half is
+//! written, the newer half kept, so rows recorded slightly out of order still come out sorted
+//! by (log time, file order). Memory is bounded by the buffers, not by the bag.
+//!
+//! Output naming: `-o X.parquet` with one topic (or `--timing-only`) is that file; with several
+//! topics each goes to `X.<topic>.parquet` beside it (`/camera/image_raw` → `camera.image_raw`);
+//! `-o DIR` (no `.parquet` / `.csv` extension) writes `DIR/<topic>.parquet` (or
+//! `DIR/timing.parquet`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use bagscope_bag::{Bag, Warning};
+use bagscope_clocks::{analyze, ClocksOptions};
+use bagscope_frames::message::MessageColumns;
+use bagscope_frames::polars::prelude::DataFrame;
+use bagscope_frames::{frame, Col, Format, Sink, TableWriter};
+use bagscope_msg::{MessageSchema, StampLocator, Value};
+
+use crate::clocks::topic_times;
+use crate::series::{locators, topic_schemas};
+use crate::Error;
+
+#[derive(Debug, Clone)]
+pub struct ExportOptions {
+    /// Topics to export (empty: all, sorted by name).
+    pub topics: Vec<String>,
+    /// Field paths to keep (`header.frame_id`, `position`); empty: all fields.
+    pub fields: Vec<String>,
+    /// Arrays of numbers as one column per element instead of a list column.
+    pub explode: bool,
+    /// One table of all topics' times (the fleet table) instead of per-topic message tables.
+    pub timing_only: bool,
+    /// Format when the output path has no `.parquet` / `.csv` extension (a directory).
+    pub format: Format,
+    /// Whether the timing table has a `bag` column (batch leaves it out: its hive partition
+    /// directory `bag=NAME` carries it, and Spark rejects a column in both places).
+    pub bag_column: bool,
+    /// Value of the `bag` column (default: the bag's file or folder name).
+    pub bag_name: Option<String>,
+    pub row_group_rows: usize,
+    pub row_group_bytes: usize,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        ExportOptions {
+            topics: Vec::new(),
+            fields: Vec::new(),
+            explode: false,
+            timing_only: false,
+            format: Format::Parquet,
+            bag_column: true,
+            bag_name: None,
+            row_group_rows: 65_536,
+            row_group_bytes: 64 << 20,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ExportedTable {
+    /// `None` for in-memory exports.
+    pub path: Option<String>,
+    pub topics: Vec<String>,
+    pub rows: u64,
+    pub columns: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ExportReport {
+    pub bag: String,
+    pub tables: Vec<ExportedTable>,
+    pub warnings: Vec<Warning>,
+}
+
+impl ExportReport {
+    pub fn data_loss(&self) -> bool {
+        self.warnings.iter().any(|w| w.data_loss)
+    }
+}
+
+/// Writes the tables to files (see the module docs for naming).
+pub fn export(path: &Path, out: &Path, o: &ExportOptions) -> Result<ExportReport, Error> {
+    let bag = Bag::open(path)?;
+    let plan = plan(&bag, o)?;
+    let (format, paths) = output_paths(out, &plan, o)?;
+    let sinks = paths
+        .iter()
+        .map(|p| Sink::File(TableWriter::new(p, format)))
+        .collect();
+    let (report, _) = run(&bag, o, &plan, sinks, format)?;
+    Ok(report)
+}
+
+/// The timing table (`--timing-only`) of a bag as a DataFrame.
+pub fn timing_frame(path: &Path, o: &ExportOptions) -> Result<(DataFrame, ExportReport), Error> {
+    let o = ExportOptions {
+        timing_only: true,
+        ..o.clone()
+    };
+    let bag = Bag::open(path)?;
+    let plan = plan(&bag, &o)?;
+    let (report, mut frames) = run(&bag, &o, &plan, vec![Sink::Memory(None)], Format::Parquet)?;
+    let df = frames.pop().flatten().unwrap_or_default();
+    Ok((df, report))
+}
+
+/// One DataFrame per exported topic (topic name, frame), sorted by topic. Holds every row in
+/// memory: for large bags, use [`export`].
+pub fn topic_frames(
+    path: &Path,
+    o: &ExportOptions,
+) -> Result<(Vec<(String, DataFrame)>, ExportReport), Error> {
+    let o = ExportOptions {
+        timing_only: false,
+        ..o.clone()
+    };
+    let bag = Bag::open(path)?;
+    let plan = plan(&bag, &o)?;
+    let sinks = plan.tables.iter().map(|_| Sink::Memory(None)).collect();
+    let (report, frames) = run(&bag, &o, &plan, sinks, Format::Parquet)?;
+    let out = plan
+        .tables
+        .iter()
+        .zip(frames)
+        .map(|(t, f)| (bag.topics[t[0]].name.clone(), f.unwrap_or_default()))
+        .collect();
+    Ok((out, report))
+}
+
+/// `/camera/image_raw` → `camera.image_raw`: safe in file names and hive partition values.
+pub fn sanitize(name: &str) -> String {
+    let s: String = name
+        .trim_start_matches('/')
+        .chars()
+        .map(|c| match c {
+            '/' => '.',
+            c if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') => c,
+            _ => '_',
+        })
+        .collect();
+    if s.is_empty() || s.chars().all(|c| c == '.') {
+        "_".into()
+    } else {
+        s
+    }
+}
+
+/// Which bag topics go into which table.
+struct Plan {
+    /// Per table, the bag topic indices it holds (one for message tables).
+    tables: Vec<Vec<usize>>,
+    /// Per bag topic: its table, if exported.
+    table_of: Vec<Option<usize>>,
+    /// Per table, its topic name (message tables).
+    names: Vec<String>,
+    bag_name: String,
+}
+
+fn plan(bag: &Bag, o: &ExportOptions) -> Result<Plan, Error> {
+    let mut wanted: Vec<usize> = if o.topics.is_empty() {
+        (0..bag.topics.len()).collect()
+    } else {
+        let mut v = Vec::new();
+        for t in &o.topics {
+            v.push(bag.topic_index(t)?);
+        }
+        v
+    };
+    wanted.sort_by(|a, b| {
+        let (x, y) = (&bag.topics[*a], &bag.topics[*b]);
+        x.name.cmp(&y.name).then(x.type_name.cmp(&y.type_name))
+    });
+    wanted.dedup();
+    let tables: Vec<Vec<usize>> = if o.timing_only {
+        vec![wanted]
+    } else {
+        wanted.into_iter().map(|t| vec![t]).collect()
+    };
+    let mut table_of = vec![None; bag.topics.len()];
+    for (i, t) in tables.iter().enumerate() {
+        for &ti in t {
+            table_of[ti] = Some(i);
+        }
+    }
+    let names = tables
+        .iter()
+        .map(|t| t.first().map_or(String::new(), |&ti| bag.topics[ti].name.clone()))
+        .collect();
+    Ok(Plan {
+        tables,
+        table_of,
+        names,
+        bag_name: o
+            .bag_name
+            .clone()
+            .unwrap_or_else(|| crate::report::bag_name(&bag.path)),
+    })
+}
+
+fn output_paths(out: &Path, plan: &Plan, o: &ExportOptions) -> Result<(Format, Vec<PathBuf>), Error> {
+    let file_format = Format::from_path(out);
+    let format = file_format.unwrap_or(o.format);
+    if o.timing_only {
+        return Ok(match file_format {
+            Some(f) => (f, vec![out.to_path_buf()]),
+            None => (format, vec![out.join(format!("timing.{}", format.ext()))]),
+        });
+    }
+    // Unique sanitised names (two topics may sanitise alike: `/a/b` and `/a.b`).
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut paths = Vec::new();
+    for name in &plan.names {
+        let mut s = sanitize(name);
+        let n = seen.entry(s.clone()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            s = format!("{s}~{n}");
+        }
+        let p = match file_format {
+            Some(_) if plan.tables.len() == 1 => out.to_path_buf(),
+            Some(f) => {
+                let stem = out
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().to_string())
+                    .unwrap_or_default();
+                out.with_file_name(format!("{stem}.{s}.{}", f.ext()))
+            }
+            None => out.join(format!("{s}.{}", format.ext())),
+        };
+        paths.push(p);
+    }
+    Ok((format, paths))
+}
+
+/// One buffered row: sort key (log time, arrival order), payload bytes, data.
+struct Row<R> {
+    log_time_ns: i64,
+    seq: u64,
+    bytes: usize,
+    data: R,
+}
+
+/// Rows of one table waiting to be written.
+struct Buffer<R> {
+    rows: Vec<Row<R>>,
+    bytes: usize,
+    written_max: Option<i64>,
+    /// Rows older than something already written (the bag is far out of log-time order).
+    late: u64,
+}
+
+impl<R> Buffer<R> {
+    fn new() -> Self {
+        Buffer {
+            rows: Vec::new(),
+            bytes: 0,
+            written_max: None,
+            late: 0,
+        }
+    }
+
+    fn push(&mut self, row: Row<R>) {
+        if self.written_max.is_some_and(|m| row.log_time_ns < m) {
+            self.late += 1;
+        }
+        self.bytes += row.bytes;
+        self.rows.push(row);
+    }
+
+    /// Sorts and takes the older half (or everything).
+    fn take(&mut self, all: bool) -> Vec<Row<R>> {
+        self.rows
+            .sort_unstable_by_key(|r| (r.log_time_ns, r.seq));
+        let n = if all {
+            self.rows.len()
+        } else {
+            self.rows.len() / 2
+        };
+        let rest = self.rows.split_off(n);
+        let done = std::mem::replace(&mut self.rows, rest);
+        self.bytes = self.rows.iter().map(|r| r.bytes).sum();
+        if let Some(last) = done.last() {
+            self.written_max = Some(self.written_max.map_or(last.log_time_ns, |m| m.max(last.log_time_ns)));
+        }
+        done
+    }
+}
+
+struct TimingRow {
+    topic: u32,
+    publish: Option<i64>,
+    stamp: Option<i64>,
+    size: u32,
+}
+
+struct MsgRow {
+    publish: Option<i64>,
+    stamp: Option<i64>,
+    value: Option<Value>,
+}
+
+enum Table {
+    Timing(Buffer<TimingRow>),
+    Message {
+        buf: Buffer<MsgRow>,
+        cols: MessageColumns,
+        schema: Option<MessageSchema>,
+        axis: String,
+    },
+}
+
+/// Per-topic facts the tables repeat on every row.
+struct TopicMeta {
+    names: Vec<String>,
+    types: Vec<String>,
+    axes: Vec<String>,
+}
+
+fn timing_df(bag: &str, with_bag: bool, m: &TopicMeta, rows: &[Row<TimingRow>]) -> Result<DataFrame, Error> {
+    let idx: Vec<u32> = rows.iter().map(|r| r.data.topic).collect();
+    let mut cols = Vec::new();
+    if with_bag {
+        cols.push((
+            "bag".to_string(),
+            Col::Dict {
+                dict: vec![bag.to_string()],
+                idx: vec![0; rows.len()],
+            },
+        ));
+    }
+    cols.extend([
+        ("topic".to_string(), Col::Dict { dict: m.names.clone(), idx: idx.clone() }),
+        ("type".to_string(), Col::Dict { dict: m.types.clone(), idx: idx.clone() }),
+        ("log_time_ns".to_string(), Col::I64(rows.iter().map(|r| Some(r.log_time_ns)).collect())),
+        ("publish_time_ns".to_string(), Col::I64(rows.iter().map(|r| r.data.publish).collect())),
+        ("header_stamp_ns".to_string(), Col::I64(rows.iter().map(|r| r.data.stamp).collect())),
+        ("clock_axis".to_string(), Col::Dict { dict: m.axes.clone(), idx }),
+        ("size_bytes".to_string(), Col::I64(rows.iter().map(|r| Some(r.data.size as i64)).collect())),
+    ]);
+    Ok(frame(cols)?)
+}
+
+fn message_df(cols: &mut MessageColumns, axis: &str, rows: &[Row<MsgRow>]) -> Result<DataFrame, Error> {
+    let base = vec![
+        ("log_time_ns".to_string(), Col::I64(rows.iter().map(|r| Some(r.log_time_ns)).collect())),
+        ("publish_time_ns".to_string(), Col::I64(rows.iter().map(|r| r.data.publish).collect())),
+        ("header_stamp_ns".to_string(), Col::I64(rows.iter().map(|r| r.data.stamp).collect())),
+        (
+            "clock_axis".to_string(),
+            Col::Dict {
+                dict: vec![axis.to_string()],
+                idx: vec![0; rows.len()],
+            },
+        ),
+    ];
+    let values: Vec<Option<&Value>> = rows.iter().map(|r| r.data.value.as_ref()).collect();
+    Ok(cols.frame(base, &values)?)
+}
+
+type Frames = Vec<Option<DataFrame>>;
+
+fn run(
+    bag: &Bag,
+    o: &ExportOptions,
+    plan: &Plan,
+    mut sinks: Vec<Sink>,
+    format: Format,
+) -> Result<(ExportReport, Frames), Error> {
+    // Pass 1: clock axes, as `bagscope clocks` computes them (all topics: /clock decides sim).
+    let (times, mut warnings) = topic_times(bag);
+    let clocks = analyze(&times, &ClocksOptions::default());
+    drop(times);
+    let axis_of = |ti: usize| -> String {
+        let t = &bag.topics[ti];
+        clocks
+            .topics
+            .iter()
+            .find(|c| c.topic == t.name && c.type_name == t.type_name)
+            .map(|c| c.axis.name().to_string())
+            .unwrap_or_else(|| "none".into())
+    };
+    let meta = TopicMeta {
+        names: bag.topics.iter().map(|t| t.name.clone()).collect(),
+        types: bag.topics.iter().map(|t| t.type_name.clone()).collect(),
+        axes: (0..bag.topics.len()).map(axis_of).collect(),
+    };
+    let schemas = topic_schemas(bag);
+    let locs: Vec<StampLocator> = locators(&schemas);
+    let text_nested = format == Format::Csv;
+
+    let mut tables: Vec<Table> = Vec::new();
+    for t in &plan.tables {
+        if o.timing_only {
+            tables.push(Table::Timing(Buffer::new()));
+            continue;
+        }
+        let ti = t[0];
+        let schema = schemas[ti].as_ref().ok().cloned();
+        let cols = match &schema {
+            Some(s) => MessageColumns::new(s, &o.fields, o.explode, text_nested)
+                .map_err(|e| Error::Usage(format!("{}: {e}", bag.topics[ti].name)))?,
+            None if o.fields.is_empty() => MessageColumns::empty(text_nested),
+            None => {
+                return Err(Error::Usage(format!(
+                    "{}: no usable schema, so no fields to select",
+                    bag.topics[ti].name
+                )))
+            }
+        };
+        tables.push(Table::Message {
+            buf: Buffer::new(),
+            cols,
+            schema,
+            axis: meta.axes[ti].clone(),
+        });
+    }
+
+    let mut wanted = vec![false; bag.topics.len()];
+    for t in plan.tables.iter().flatten() {
+        wanted[*t] = true;
+    }
+    let cap_rows = o.row_group_rows.max(1);
+    let cap_bytes = o.row_group_bytes.max(1);
+    let mut decode_errors: BTreeMap<usize, u64> = BTreeMap::new();
+    let mut failed: Option<Error> = None;
+    let mut seq = 0u64;
+    let bag_name = plan.bag_name.as_str();
+
+    let flush = |table: &mut Table, sink: &mut Sink, all: bool| -> Result<(), Error> {
+        let df = match table {
+            Table::Timing(buf) => {
+                let rows = buf.take(all);
+                if rows.is_empty() {
+                    return Ok(());
+                }
+                timing_df(bag_name, o.bag_column, &meta, &rows)?
+            }
+            Table::Message { buf, cols, axis, .. } => {
+                let rows = buf.take(all);
+                if rows.is_empty() {
+                    return Ok(());
+                }
+                message_df(cols, axis, &rows)?
+            }
+        };
+        sink.write(df)?;
+        Ok(())
+    };
+
+    // Pass 2: stream.
+    let mut visit_warnings = bag.visit(&wanted, |m| {
+        if failed.is_some() {
+            return;
+        }
+        let Some(k) = plan.table_of.get(m.topic).copied().flatten() else {
+            return;
+        };
+        let stamp = locs[m.topic].read_stamp_ns(m.data).ok().flatten();
+        seq += 1;
+        let full = match &mut tables[k] {
+            Table::Timing(buf) => {
+                buf.push(Row {
+                    log_time_ns: m.log_time_ns,
+                    seq,
+                    bytes: 40,
+                    data: TimingRow {
+                        topic: m.topic as u32,
+                        publish: m.publish_time_ns,
+                        stamp,
+                        size: u32::try_from(m.data.len()).unwrap_or(u32::MAX),
+                    },
+                });
+                buf.rows.len() >= 2 * cap_rows
+            }
+            Table::Message { buf, schema, .. } => {
+                let value = match schema {
+                    Some(s) => match bagscope_msg::decode(s, m.data) {
+                        Ok(v) => Some(v),
+                        Err(_) => {
+                            *decode_errors.entry(m.topic).or_default() += 1;
+                            None
+                        }
+                    },
+                    None => None,
+                };
+                buf.push(Row {
+                    log_time_ns: m.log_time_ns,
+                    seq,
+                    bytes: m.data.len() + 64,
+                    data: MsgRow {
+                        publish: m.publish_time_ns,
+                        stamp,
+                        value,
+                    },
+                });
+                buf.rows.len() >= 2 * cap_rows || buf.bytes >= 2 * cap_bytes
+            }
+        };
+        if full {
+            if let Err(e) = flush(&mut tables[k], &mut sinks[k], false) {
+                failed = Some(e);
+            }
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    warnings.append(&mut visit_warnings);
+
+    let mut out_tables = Vec::new();
+    let mut frames = Vec::new();
+    for ((k, table), sink) in tables.iter_mut().enumerate().zip(sinks) {
+        let mut sink = sink;
+        flush(table, &mut sink, true)?;
+        let late = match table {
+            Table::Timing(b) => b.late,
+            Table::Message { buf, .. } => buf.late,
+        };
+        let topics: Vec<String> = plan.tables[k]
+            .iter()
+            .map(|t| bag.topics[*t].name.clone())
+            .collect();
+        if late > 0 {
+            warnings.push(Warning::new(
+                "export_unsorted",
+                format!(
+                    "{late} row(s) arrived later in the file than a row group of newer messages: rows are sorted by log time within row groups only (raise the row-group size)"
+                ),
+            ).topic(topics.join(",")));
+        }
+        if let Table::Message { cols, .. } = table {
+            if cols.truncated > 0 {
+                warnings.push(
+                    Warning::new(
+                        "export_truncated",
+                        format!(
+                            "{} array element(s) beyond the exploded width (the longest array of the first row group) were left out",
+                            cols.truncated
+                        ),
+                    )
+                    .topic(topics.join(",")),
+                );
+            }
+        }
+        let path = match &sink {
+            Sink::File(w) => Some(w.path().display().to_string()),
+            Sink::Memory(_) => None,
+        };
+        let empty = match table {
+            Table::Timing(_) => timing_df(bag_name, o.bag_column, &meta, &[])?,
+            Table::Message { cols, axis, .. } => message_df(cols, axis, &[])?,
+        };
+        let columns = bagscope_frames::column_names(&empty);
+        let (rows, df) = sink.finish(empty)?;
+        frames.push(df);
+        out_tables.push(ExportedTable {
+            path,
+            topics,
+            rows,
+            columns,
+        });
+    }
+    for (ti, n) in decode_errors {
+        warnings.push(
+            Warning::new(
+                "undecodable_message",
+                format!("{n} message(s) could not be decoded with the topic's schema: their field columns are null"),
+            )
+            .topic(&bag.topics[ti].name)
+            .loss(),
+        );
+    }
+    warnings.sort();
+    warnings.dedup();
+    Ok((
+        ExportReport {
+            bag: bag.path.display().to_string(),
+            tables: out_tables,
+            warnings,
+        },
+        frames,
+    ))
+}

@@ -1,0 +1,383 @@
+//! `bagscope hist`: distributions of stamp differences to the nearest partner, of inter-arrival
+//! periods and of lag (log_time − stamp), binned and with their modes. Also the per-message lag
+//! series that the clocks plots and the report draw.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use bagscope_bag::Warning;
+use bagscope_clocks::{
+    lag_modes_ns, Axis, ClockMap, LagBasis, ModeOptions, TopicClock, TopicTimes,
+};
+use bagscope_stats::NsSummary;
+
+use crate::clocks::{clocks_data, ClocksData};
+use crate::Error;
+
+const WALL_MIN_NS: i64 = 100_000_000 * 1_000_000_000;
+
+#[derive(Debug, Clone)]
+pub struct HistOptions {
+    /// First topic is the reference: stamp differences go from it to each other topic.
+    pub topics: Vec<String>,
+    /// Write the histograms here (`.png` or `.svg`).
+    pub output: Option<PathBuf>,
+    /// Number of bins between the 0.1 % and 99.9 % quantiles.
+    pub bins: usize,
+}
+
+impl Default for HistOptions {
+    fn default() -> Self {
+        HistOptions {
+            topics: Vec::new(),
+            output: None,
+            bins: 60,
+        }
+    }
+}
+
+/// Fixed-width bins over the central 99.8 % of the values; the rest are counted, not drawn,
+/// so one outlier cannot stretch the axis (or allocate billions of bins).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Bins {
+    pub start_ns: i64,
+    pub bin_width_ns: i64,
+    pub counts: Vec<u64>,
+    pub below: u64,
+    pub above: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DistKind {
+    /// Partner's nearest stamp − this topic's stamp.
+    StampDiff,
+    /// Consecutive log-time differences.
+    Period,
+    /// log_time − stamp (stamps mapped to the recorder's axis where needed).
+    Lag,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Distribution {
+    pub kind: DistKind,
+    pub topic: String,
+    /// The other topic of a stamp difference.
+    pub partner: Option<String>,
+    pub summary: Option<NsSummary>,
+    /// Mode centres, ascending (one when unimodal).
+    pub modes_ns: Vec<i64>,
+    /// More than one mode.
+    pub bimodal: bool,
+    pub bins: Option<Bins>,
+    /// Why the distribution is empty or what it was computed on.
+    pub note: Option<String>,
+}
+
+impl Distribution {
+    pub fn title(&self) -> String {
+        match (self.kind, &self.partner) {
+            (DistKind::StampDiff, Some(p)) => format!("stamp {} → nearest {}", self.topic, p),
+            (DistKind::StampDiff, None) => format!("stamp {} → nearest partner", self.topic),
+            (DistKind::Period, _) => format!("inter-arrival period {}", self.topic),
+            (DistKind::Lag, _) => format!("lag (log_time − stamp) {}", self.topic),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HistReport {
+    pub bag: String,
+    pub topics: Vec<String>,
+    pub distributions: Vec<Distribution>,
+    /// The figure written, if any.
+    pub plot: Option<String>,
+    pub warnings: Vec<Warning>,
+}
+
+impl HistReport {
+    pub fn data_loss(&self) -> bool {
+        self.warnings.iter().any(|w| w.data_loss)
+    }
+}
+
+/// Quantile of sorted values, nearest rank (bins need no interpolation).
+fn q(sorted: &[i64], p: f64) -> i64 {
+    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+pub fn bins_of(values: &[i64], nbins: usize) -> Option<Bins> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_unstable();
+    let lo = q(&v, 0.001);
+    let hi = q(&v, 0.999);
+    let nb = nbins.clamp(1, 10_000) as i128;
+    // i128: the span of wall-clock differences can exceed i64.
+    let span = hi as i128 - lo as i128 + 1;
+    let width = ((span + nb - 1) / nb).clamp(1, i64::MAX as i128) as i64;
+    let n = (span + width as i128 - 1) / width as i128;
+    let mut counts = vec![0u64; n.clamp(1, 10_001) as usize];
+    let (mut below, mut above) = (0u64, 0u64);
+    for &x in &v {
+        if x < lo {
+            below += 1;
+        } else if x > hi {
+            above += 1;
+        } else {
+            let i = ((x as i128 - lo as i128) / width as i128) as usize;
+            let last = counts.len() - 1;
+            counts[i.min(last)] += 1;
+        }
+    }
+    Some(Bins {
+        start_ns: lo,
+        bin_width_ns: width,
+        counts,
+        below,
+        above,
+    })
+}
+
+pub fn distribution(
+    kind: DistKind,
+    topic: &str,
+    partner: Option<&str>,
+    values: &[i64],
+    nbins: usize,
+    note: Option<String>,
+) -> Distribution {
+    let modes = lag_modes_ns(values, &ModeOptions::default());
+    Distribution {
+        kind,
+        topic: topic.to_string(),
+        partner: partner.map(str::to_string),
+        summary: NsSummary::of(values),
+        bimodal: modes.len() > 1,
+        modes_ns: modes,
+        bins: bins_of(values, nbins),
+        note,
+    }
+}
+
+/// For each stamp of `a`: the nearest stamp of `b` minus it (binary search on sorted `b`).
+pub fn nearest_diffs(a: &[i64], b: &[i64]) -> Vec<i64> {
+    let mut sb = b.to_vec();
+    sb.sort_unstable();
+    if sb.is_empty() {
+        return Vec::new();
+    }
+    a.iter()
+        .map(|&t| {
+            let i = sb.partition_point(|&x| x < t);
+            let after = sb.get(i).copied();
+            let before = i.checked_sub(1).map(|j| sb[j]);
+            let best = match (before, after) {
+                (Some(p), Some(n)) => {
+                    // Ties go to the earlier partner: deterministic.
+                    if (t as i128 - p as i128) <= (n as i128 - t as i128) {
+                        p
+                    } else {
+                        n
+                    }
+                }
+                (Some(p), None) => p,
+                (None, Some(n)) => n,
+                (None, None) => t,
+            };
+            best.saturating_sub(t)
+        })
+        .collect()
+}
+
+/// Per-message (log_time, lag) of one topic, as the clocks analysis defines lag: stamps on the
+/// recorder's axis are used directly, sim stamps of a wall-time recording are mapped through
+/// `/clock`, anything else is left out.
+pub fn lag_series(
+    t: &TopicTimes,
+    tc: &TopicClock,
+    recorder: Axis,
+    map: Option<&ClockMap>,
+) -> (Vec<i64>, Vec<i64>) {
+    let mut xs = Vec::new();
+    let mut ys = Vec::new();
+    let Some(basis) = tc.lag_basis else {
+        return (xs, ys);
+    };
+    for (&log, &s) in t.log_time_ns.iter().zip(&t.stamp_ns) {
+        let wall = s >= WALL_MIN_NS;
+        let on_log = match (wall, recorder) {
+            (true, Axis::Wall) => Some(s),
+            (false, Axis::Sim) if s != 0 && tc.axis == Axis::Sim => Some(s),
+            (false, Axis::Wall) if s != 0 && basis == LagBasis::MappedThroughClock => {
+                map.and_then(|m| m.sim_to_log_ns(s, Some(log)))
+            }
+            _ => None,
+        };
+        if let Some(v) = on_log {
+            xs.push(log);
+            ys.push(log.saturating_sub(v));
+        }
+    }
+    (xs, ys)
+}
+
+/// The lag distribution of every topic that has one, in the clocks report's topic order.
+pub fn lag_distributions(d: &ClocksData, nbins: usize) -> Vec<(Distribution, Vec<i64>, Vec<i64>)> {
+    let mut out = Vec::new();
+    for tc in &d.report.topics {
+        let Some(t) = d.times.iter().find(|t| t.topic == tc.topic) else {
+            continue;
+        };
+        let (x, y) = lag_series(t, tc, d.report.recorder_axis, d.clock_map.as_ref());
+        if y.is_empty() {
+            continue;
+        }
+        let note = tc
+            .clock_offset_ns
+            .map(|_| "stamps are on an offset clock: values include the offset".to_string());
+        let dist = distribution(DistKind::Lag, &tc.topic, None, &y, nbins, note);
+        out.push((dist, x, y));
+    }
+    out
+}
+
+pub fn hist(path: &Path, o: &HistOptions) -> Result<HistReport, Error> {
+    if o.topics.is_empty() {
+        return Err(Error::Usage("--topics needs at least one topic".into()));
+    }
+    let d = clocks_data(path, &Default::default())?;
+    let mut warnings = d.report.warnings.clone();
+    warnings.retain(|w| w.data_loss || w.topic.as_ref().is_none_or(|t| o.topics.contains(t)));
+    let find = |name: &str| {
+        d.times
+            .iter()
+            .find(|t| t.topic == name)
+            .ok_or_else(|| Error::Usage(format!("topic {name} is not in the bag")))
+    };
+    let chosen: Vec<&TopicTimes> = o.topics.iter().map(|n| find(n)).collect::<Result<_, _>>()?;
+    let mut dists = Vec::new();
+    // Stamp differences: the first topic against each other one.
+    if let Some((a, rest)) = chosen.split_first() {
+        for b in rest {
+            let (sa, na) = stamps_or_log(a);
+            let (sb, nb) = stamps_or_log(b);
+            let diffs = nearest_diffs(sa, sb);
+            let mut notes: Vec<String> = Vec::new();
+            for (t, used_log) in [(a, na), (b, nb)] {
+                if used_log {
+                    notes.push(format!("{} has no stamps: log time used", t.topic));
+                }
+            }
+            let axis = |v: &[i64]| v.iter().find(|&&x| x != 0).map(|&x| x >= WALL_MIN_NS);
+            if let (Some(x), Some(y)) = (axis(sa), axis(sb)) {
+                if x != y {
+                    notes.push("stamps on different clocks (wall vs sim/relative)".into());
+                }
+            }
+            let note = (!notes.is_empty()).then(|| notes.join("; "));
+            dists.push(distribution(
+                DistKind::StampDiff,
+                &a.topic,
+                Some(&b.topic),
+                &diffs,
+                o.bins,
+                note,
+            ));
+        }
+    }
+    let lags = lag_distributions(&d, o.bins);
+    for t in &chosen {
+        let periods = bagscope_stats::diffs(&t.log_time_ns);
+        dists.push(distribution(
+            DistKind::Period,
+            &t.topic,
+            None,
+            &periods,
+            o.bins,
+            None,
+        ));
+        match lags.iter().find(|(l, _, _)| l.topic == t.topic) {
+            Some((l, _, _)) => dists.push(l.clone()),
+            None => {
+                let tc = d.report.topics.iter().find(|c| c.topic == t.topic);
+                let note = tc
+                    .and_then(|c| c.lag_note.clone())
+                    .unwrap_or_else(|| "no stamps on the recorder's axis".into());
+                dists.push(distribution(
+                    DistKind::Lag,
+                    &t.topic,
+                    None,
+                    &[],
+                    o.bins,
+                    Some(note),
+                ));
+            }
+        }
+    }
+    let mut r = HistReport {
+        bag: path.display().to_string(),
+        topics: o.topics.clone(),
+        distributions: dists,
+        plot: None,
+        warnings,
+    };
+    if let Some(out) = &o.output {
+        let fig = crate::report::hist_figure(&r);
+        fig.write(out).map_err(|e| Error::Analysis(e.to_string()))?;
+        r.plot = Some(out.display().to_string());
+    }
+    Ok(r)
+}
+
+fn stamps_or_log(t: &TopicTimes) -> (&[i64], bool) {
+    if t.stamp_ns.len() == t.log_time_ns.len() && !t.stamp_ns.is_empty() {
+        (&t.stamp_ns, false)
+    } else {
+        (&t.log_time_ns, true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_partner_by_binary_search() {
+        let a = [0, 100, 200, 1000];
+        let b = [90, 205, 150];
+        assert_eq!(nearest_diffs(&a, &b), vec![90, -10, 5, -795]);
+        assert!(nearest_diffs(&a, &[]).is_empty());
+        assert_eq!(nearest_diffs(&[i64::MIN], &[i64::MAX]), vec![i64::MAX]);
+    }
+
+    #[test]
+    fn bins_cover_the_centre_and_count_the_rest() {
+        let mut v: Vec<i64> = (0..10_000).map(|i| i % 100).collect();
+        v.push(i64::MAX);
+        v.push(i64::MIN);
+        let b = bins_of(&v, 50).unwrap();
+        assert_eq!(b.below + b.above, 2);
+        assert_eq!(b.counts.iter().sum::<u64>(), 10_000);
+        assert!(b.counts.len() <= 51);
+        assert!(bins_of(&[], 10).is_none());
+        let one = bins_of(&[5, 5, 5], 0).unwrap();
+        assert_eq!(one.counts, vec![3]);
+    }
+
+    #[test]
+    fn bimodal_distribution_reports_both_modes() {
+        let v: Vec<i64> = (0..400)
+            .map(|i| if i % 3 == 0 { 22_000_000 } else { 10_000_000 } + (i % 7) * 100_000)
+            .collect();
+        let d = distribution(DistKind::Lag, "/cam", None, &v, 60, None);
+        assert!(d.bimodal);
+        assert_eq!(d.modes_ns.len(), 2);
+        assert!((d.modes_ns[0] - 10_300_000).abs() < 500_000);
+        assert!((d.modes_ns[1] - 22_300_000).abs() < 500_000);
+    }
+}

@@ -1,0 +1,1585 @@
+//! Plots and `bagscope report`: runs the existing commands (info, clocks, sync, match, check) on
+//! one bag and writes a self-contained `index.html`, a `report.md` with PNGs beside it, and a
+//! `report.json` with every number shown. Figures are built here from plain series and drawn by
+//! `bagscope-report`; nothing in this module re-implements an analysis.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use bagscope_bag::Warning;
+use bagscope_clocks::ClocksOptions;
+use bagscope_matching::JointSeries;
+use bagscope_report::{Figure, HistChart, Line, LineChart, Marker, Scale};
+use bagscope_sync::Policy;
+
+use crate::check::{check, CheckOptions, CheckReport};
+use crate::clocks::{clocks_data, ClocksCommandReport, ClocksData};
+use crate::hist::{lag_distributions, DistKind, Distribution, HistReport};
+use crate::info::{info, InfoReport};
+use crate::matching::{
+    compare_series, match_bag_series, CompareCommandReport, MatchArgs, MatchCommandReport,
+};
+use crate::sync::{sync, SyncCommandReport, SyncOptions};
+use crate::Error;
+
+/// One figure with a stable id (file stem and HTML element id suffix).
+#[derive(Debug, Clone)]
+pub struct Plot {
+    pub id: String,
+    pub title: String,
+    pub figure: Figure,
+}
+
+fn draw_err(e: bagscope_report::ReportError) -> Error {
+    Error::Analysis(e.to_string())
+}
+
+/// A file-name-safe id from a topic name: `/camera/image_raw` → `camera_image_raw`.
+pub fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('_') && !out.is_empty() {
+            out.push('_');
+        }
+    }
+    let t = out.trim_end_matches('_').to_string();
+    if t.is_empty() {
+        "x".into()
+    } else {
+        t
+    }
+}
+
+// ------------------------------------------------------------------ figures
+
+fn scale_for(values: &[i64]) -> Scale {
+    // Distributions spanning seconds read better in seconds than in thousands of ms.
+    let span = match (values.iter().min(), values.iter().max()) {
+        (Some(&a), Some(&b)) => b as i128 - a as i128,
+        _ => 0,
+    };
+    if span > 5_000_000_000 {
+        Scale::Seconds
+    } else {
+        Scale::Millis
+    }
+}
+
+/// A histogram panel of one distribution, modes marked.
+pub fn dist_chart(d: &Distribution) -> Figure {
+    let (start, width, counts, outside) = match &d.bins {
+        Some(b) => (
+            b.start_ns,
+            b.bin_width_ns,
+            b.counts.clone(),
+            b.below + b.above,
+        ),
+        None => (0, 1, Vec::new(), 0),
+    };
+    let edge = [
+        start,
+        start.saturating_add(width.saturating_mul(counts.len() as i64)),
+    ];
+    let mut notes = Vec::new();
+    if d.bimodal {
+        notes.push(format!("{} modes", d.modes_ns.len()));
+    }
+    if outside > 0 {
+        notes.push(format!("{outside} outside"));
+    }
+    if d.bins.is_none() {
+        notes.push("no data".into());
+    }
+    Figure::Hist(HistChart {
+        title: d.title(),
+        x_label: match d.kind {
+            DistKind::StampDiff => "partner stamp − stamp",
+            DistKind::Period => "period",
+            DistKind::Lag => "log_time − stamp",
+        }
+        .into(),
+        x_scale: scale_for(&edge),
+        start_ns: start,
+        bin_width_ns: width,
+        counts,
+        modes_ns: d.modes_ns.clone(),
+        note: (!notes.is_empty()).then(|| notes.join(", ")),
+    })
+}
+
+/// All distributions of a `hist` run, two panels per row.
+pub fn hist_figure(r: &HistReport) -> Figure {
+    Figure::Grid {
+        title: format!("{}: {}", bag_name(Path::new(&r.bag)), r.topics.join(", ")),
+        cols: 2,
+        panels: r.distributions.iter().map(dist_chart).collect(),
+    }
+}
+
+fn lag_plot(d: &Distribution, x: &[i64], y: &[i64]) -> Plot {
+    let t0 = x.first().copied().unwrap_or(0);
+    let over_time = Figure::Line(LineChart {
+        title: format!("lag over time {}", d.topic),
+        x_label: "log time since first message".into(),
+        y_label: "log_time − stamp".into(),
+        x_scale: Scale::Seconds,
+        y_scale: match scale_for(y) {
+            Scale::Seconds => Scale::Seconds,
+            _ => Scale::Millis,
+        },
+        lines: vec![Line {
+            label: String::new(),
+            x_ns: x.iter().map(|v| v.saturating_sub(t0)).collect(),
+            y: y.iter().map(|&v| v as f64).collect(),
+            points: true,
+        }],
+        markers: Vec::new(),
+    });
+    Plot {
+        id: format!("lag-{}", slug(&d.topic)),
+        title: format!("Lag of {}", d.topic),
+        figure: Figure::Grid {
+            title: format!("{} lag (log_time − stamp)", d.topic),
+            cols: 2,
+            panels: vec![over_time, dist_chart(d)],
+        },
+    }
+}
+
+/// Per topic with a lag: lag over time and its histogram with the modes marked.
+pub fn clock_plots(d: &ClocksData) -> Vec<Plot> {
+    lag_distributions(d, 60)
+        .iter()
+        .map(|(dist, x, y)| lag_plot(dist, x, y))
+        .collect()
+}
+
+/// One joint's (time, value) samples, in time order.
+fn joint_track(s: &JointSeries, joint: &str) -> (Vec<i64>, Vec<f64>) {
+    let mut pts: Vec<(i64, f64)> = Vec::new();
+    for (k, names) in s.names.iter().enumerate() {
+        let (Some(&t), Some(vals)) = (s.stamp_ns.get(k), s.values.get(k)) else {
+            continue;
+        };
+        if let Some(v) = names
+            .iter()
+            .position(|n| n == joint)
+            .and_then(|i| vals.get(i))
+        {
+            pts.push((t, *v));
+        }
+    }
+    pts.sort_by_key(|p| p.0);
+    pts.into_iter().unzip()
+}
+
+/// Linear interpolation inside the sampled span; `None` outside it.
+fn interp(t: &[i64], v: &[f64], x: i64) -> Option<f64> {
+    let i = t.partition_point(|&a| a < x);
+    if i < t.len() && t[i] == x {
+        return v.get(i).copied();
+    }
+    if i == 0 || i >= t.len() {
+        return None;
+    }
+    let (t0, t1) = (t[i - 1], t[i]);
+    let f = (x as i128 - t0 as i128) as f64 / (t1 as i128 - t0 as i128) as f64;
+    Some(v[i - 1] + (v[i] - v[i - 1]) * f)
+}
+
+/// Response − command at each command time, the response read `shift_ns` later.
+fn tracking_error(
+    ct: &[i64],
+    cv: &[f64],
+    rt: &[i64],
+    rv: &[f64],
+    shift_ns: i64,
+    t0: i64,
+) -> (Vec<i64>, Vec<f64>) {
+    ct.iter()
+        .zip(cv)
+        .filter_map(|(&t, &c)| {
+            interp(rt, rv, t.saturating_add(shift_ns)).map(|r| (t.saturating_sub(t0), r - c))
+        })
+        .unzip()
+}
+
+fn ms(ns: i64) -> String {
+    format!("{:.1} ms", ns as f64 / 1e6)
+}
+
+/// Command and response per joint before and after the delay shift, the tracking error over
+/// time, and the error-vs-shift curve with the chosen delay marked.
+pub fn match_plots(
+    r: &MatchCommandReport,
+    cmd: &JointSeries,
+    resp: &JointSeries,
+    prefix: &str,
+) -> Vec<Plot> {
+    let delay = r.report.delay_ns;
+    let t0 = cmd.stamp_ns.iter().min().copied().unwrap_or(0);
+    let rel = |t: &[i64], shift: i64| -> Vec<i64> {
+        t.iter()
+            .map(|&x| x.saturating_sub(shift).saturating_sub(t0))
+            .collect()
+    };
+    let joints = &r.report.joints.matched;
+    let mut panels = Vec::new();
+    let mut before = Vec::new();
+    let mut after = Vec::new();
+    for j in joints {
+        let (ct, cv) = joint_track(cmd, j);
+        let (rt, rv) = joint_track(resp, j);
+        panels.push(Figure::Line(LineChart {
+            title: j.clone(),
+            x_label: "time since first command".into(),
+            y_label: "position".into(),
+            x_scale: Scale::Seconds,
+            y_scale: Scale::Raw,
+            lines: vec![
+                Line {
+                    label: "command".into(),
+                    x_ns: rel(&ct, 0),
+                    y: cv.clone(),
+                    points: false,
+                },
+                Line {
+                    label: "response".into(),
+                    x_ns: rel(&rt, 0),
+                    y: rv.clone(),
+                    points: false,
+                },
+                Line {
+                    label: format!("response − {}", ms(delay)),
+                    x_ns: rel(&rt, delay),
+                    y: rv.clone(),
+                    points: false,
+                },
+            ],
+            markers: Vec::new(),
+        }));
+        let (bx, by) = tracking_error(&ct, &cv, &rt, &rv, 0, t0);
+        let (ax, ay) = tracking_error(&ct, &cv, &rt, &rv, delay, t0);
+        before.push(Line {
+            label: j.clone(),
+            x_ns: bx,
+            y: by,
+            points: false,
+        });
+        after.push(Line {
+            label: j.clone(),
+            x_ns: ax,
+            y: ay,
+            points: false,
+        });
+    }
+    let name = format!("{} → {}", r.command_topic, r.response_topic);
+    let mut out = vec![Plot {
+        id: format!("{prefix}joints"),
+        title: format!("Command and response per joint, {name}"),
+        figure: Figure::Grid {
+            title: format!("{name}: command, response, response shifted by the delay"),
+            cols: 2,
+            panels,
+        },
+    }];
+    let err_chart = |title: String, lines: Vec<Line>| {
+        Figure::Line(LineChart {
+            title,
+            x_label: "time since first command".into(),
+            y_label: "response − command".into(),
+            x_scale: Scale::Seconds,
+            y_scale: Scale::Raw,
+            lines,
+            markers: Vec::new(),
+        })
+    };
+    out.push(Plot {
+        id: format!("{prefix}error"),
+        title: format!("Tracking error over time, {name}"),
+        figure: Figure::Grid {
+            title: format!("{name}: error before and after the delay shift"),
+            cols: 1,
+            panels: vec![
+                err_chart("before (no shift)".into(), before),
+                err_chart(format!("after shifting by {}", ms(delay)), after),
+            ],
+        },
+    });
+    let curve = &r.report.delay.error_curve;
+    if !curve.is_empty() {
+        let mut lines = vec![Line {
+            label: "RMS error".into(),
+            x_ns: curve.iter().map(|p| p.0).collect(),
+            y: curve.iter().map(|p| p.1).collect(),
+            points: false,
+        }];
+        let deb = &r.report.delay.error_curve_debiased;
+        if !deb.is_empty() {
+            lines.push(Line {
+                label: "RMS error, bias removed".into(),
+                x_ns: deb.iter().map(|p| p.0).collect(),
+                y: deb.iter().map(|p| p.1).collect(),
+                points: false,
+            });
+        }
+        out.push(Plot {
+            id: format!("{prefix}delay-curve"),
+            title: format!("Error vs shift, {name}"),
+            figure: Figure::Line(LineChart {
+                title: format!("{name}: error vs shift"),
+                x_label: "shift".into(),
+                y_label: "RMS error".into(),
+                x_scale: Scale::Millis,
+                y_scale: Scale::Raw,
+                lines,
+                markers: vec![Marker {
+                    x_ns: delay,
+                    label: format!("delay {}", ms(delay)),
+                }],
+            }),
+        });
+    }
+    out
+}
+
+/// Runs side by side (one column per run): each run's command and its response shifted by that
+/// run's own delay, time relative to the run's first command.
+pub fn compare_plots(r: &CompareCommandReport, runs: &crate::matching::RunSeries) -> Vec<Plot> {
+    let mut joints: Vec<String> = Vec::new();
+    for (_, c, _) in runs {
+        for names in &c.names {
+            for n in names {
+                if !joints.contains(n) {
+                    joints.push(n.clone());
+                }
+            }
+        }
+    }
+    joints.sort();
+    let mut panels = Vec::new();
+    for j in &joints {
+        for (name, c, resp) in runs {
+            let delay = r
+                .report
+                .runs
+                .iter()
+                .find(|s| &s.name == name)
+                .and_then(|s| s.delay_ns)
+                .unwrap_or(0);
+            let t0 = c.stamp_ns.iter().min().copied().unwrap_or(0);
+            let (ct, cv) = joint_track(c, j);
+            let (rt, rv) = joint_track(resp, j);
+            let rel = |t: &[i64], s: i64| -> Vec<i64> {
+                t.iter()
+                    .map(|&x| x.saturating_sub(s).saturating_sub(t0))
+                    .collect()
+            };
+            panels.push(Figure::Line(LineChart {
+                title: format!("{} {j}", bag_name(Path::new(name))),
+                x_label: "time since first command".into(),
+                y_label: "position".into(),
+                x_scale: Scale::Seconds,
+                y_scale: Scale::Raw,
+                lines: vec![
+                    Line {
+                        label: "command".into(),
+                        x_ns: rel(&ct, 0),
+                        y: cv,
+                        points: false,
+                    },
+                    Line {
+                        label: format!("response − {}", ms(delay)),
+                        x_ns: rel(&rt, delay),
+                        y: rv,
+                        points: false,
+                    },
+                ],
+                markers: Vec::new(),
+            }));
+        }
+    }
+    vec![Plot {
+        id: "compare-runs".into(),
+        title: "Corrected responses of the runs side by side".into(),
+        figure: Figure::Grid {
+            title: "runs side by side: command and delay-corrected response".into(),
+            cols: runs.len().max(1),
+            panels,
+        },
+    }]
+}
+
+/// Writes each plot as `DIR/<id>.png`; returns the paths written.
+pub fn write_plots(dir: &Path, plots: &[Plot]) -> Result<Vec<String>, Error> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::Analysis(format!("cannot create {}: {e}", dir.display())))?;
+    let mut out = Vec::new();
+    for p in plots {
+        let path = dir.join(format!("{}.png", p.id));
+        p.figure.write(&path).map_err(draw_err)?;
+        out.push(path.display().to_string());
+    }
+    Ok(out)
+}
+
+/// `bagscope clocks --plots DIR`.
+pub fn clocks_with_plots(
+    path: &Path,
+    opts: &ClocksOptions,
+    dir: &Path,
+) -> Result<(ClocksCommandReport, Vec<String>), Error> {
+    let d = clocks_data(path, opts)?;
+    let files = write_plots(dir, &clock_plots(&d))?;
+    Ok((d.report, files))
+}
+
+/// `bagscope match --plots DIR`.
+pub fn match_with_plots(
+    path: &Path,
+    a: &MatchArgs,
+    dir: &Path,
+) -> Result<(MatchCommandReport, Vec<String>), Error> {
+    let (r, c, s) = match_bag_series(path, a)?;
+    let files = write_plots(dir, &match_plots(&r, &c, &s, "match-"))?;
+    Ok((r, files))
+}
+
+/// `bagscope compare --plots DIR`.
+pub fn compare_with_plots(
+    paths: &[&Path],
+    a: &MatchArgs,
+    dir: &Path,
+) -> Result<(CompareCommandReport, Vec<String>), Error> {
+    let (r, runs) = compare_series(paths, a)?;
+    let files = write_plots(dir, &compare_plots(&r, &runs))?;
+    Ok((r, files))
+}
+
+// ------------------------------------------------------------------ report
+
+#[derive(Debug, Clone, Default)]
+pub struct ReportOptions {
+    /// Default: `reports/<bag name>/`.
+    pub out_dir: Option<PathBuf>,
+    /// Command/response pairs to match; default: every JointTrajectory → JointState pair.
+    pub pairs: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SyncEntry {
+    /// `exact` (Image + CameraInfo of one namespace) or `approximate` (sensor pair).
+    pub kind: String,
+    pub topics: Vec<String>,
+    pub report: Option<SyncCommandReport>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MatchEntry {
+    pub command: String,
+    pub response: String,
+    pub report: Option<MatchCommandReport>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DelayVerdict {
+    pub command: String,
+    pub response: String,
+    pub delay_ns: i64,
+    pub delay_ms: f64,
+    pub method: String,
+    pub error_before_rms: f64,
+    pub error_after_rms: f64,
+    pub clock_mapping: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SyncVerdict {
+    pub kind: String,
+    pub topics: Vec<String>,
+    pub policy: String,
+    pub match_rate: Option<f64>,
+    pub slop_ns: Option<i64>,
+    pub queue_size: Option<usize>,
+}
+
+/// The first screen: the facts a reader (or a truth file) checks first.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verdicts {
+    pub duration_ns: i64,
+    pub message_count: u64,
+    pub topic_count: usize,
+    pub recorder_axis: String,
+    /// topic → clock axis (wall, sim, relative, zero, none, mixed).
+    pub clock_axes: BTreeMap<String, String>,
+    pub split: bool,
+    pub sim_clock_rate: Option<f64>,
+    pub delays: Vec<DelayVerdict>,
+    /// Check finding code → count.
+    pub faults: BTreeMap<String, usize>,
+    pub sync: Vec<SyncVerdict>,
+    /// Topics whose lag has more than one mode → mode centres (ns).
+    pub multimodal_lag: BTreeMap<String, Vec<i64>>,
+    pub data_loss: bool,
+    pub warning_count: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlotRef {
+    pub id: String,
+    pub title: String,
+    pub section: String,
+    pub png: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub bag: String,
+    pub name: String,
+    pub verdicts: Verdicts,
+    pub info: InfoReport,
+    pub clocks: ClocksCommandReport,
+    pub lag_distributions: Vec<Distribution>,
+    pub sync: Vec<SyncEntry>,
+    #[serde(rename = "match")]
+    pub matching: Vec<MatchEntry>,
+    pub check: Option<CheckReport>,
+    pub check_error: Option<String>,
+    /// Every warning of every underlying report, deduplicated and sorted.
+    pub warnings: Vec<Warning>,
+    pub sections: Vec<String>,
+    pub plots: Vec<PlotRef>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ReportOutcome {
+    pub out_dir: String,
+    pub files: Vec<String>,
+    pub report: Report,
+}
+
+impl ReportOutcome {
+    pub fn data_loss(&self) -> bool {
+        self.report.verdicts.data_loss
+    }
+}
+
+pub const SECTIONS: [&str; 8] = [
+    "verdicts", "summary", "clocks", "lag", "sync", "match", "checks", "warnings",
+];
+
+/// `arm_split` for `bags/arm_split` and for `bags/arm_split.mcap`.
+pub fn bag_name(path: &Path) -> String {
+    let p = if path.extension().is_some_and(|e| e == "mcap") {
+        path.file_stem()
+    } else {
+        path.file_name()
+    };
+    p.map(|s| s.to_string_lossy().to_string())
+        .filter(|s| !s.is_empty() && s != "." && s != "..")
+        .unwrap_or_else(|| "bag".into())
+}
+
+fn norm_type(t: &str) -> String {
+    t.replace("/msg/", "/")
+}
+
+fn namespace(topic: &str) -> &str {
+    topic.rsplit_once('/').map(|(a, _)| a).unwrap_or("")
+}
+
+/// Image + CameraInfo in one namespace (exact), and every pair of Image / PointCloud2 / Imu
+/// topics not already paired exactly (approximate), sorted by topic name.
+fn sensor_pairs(info: &InfoReport) -> Vec<(String, Vec<String>)> {
+    let of = |ty: &str| -> Vec<String> {
+        let mut v: Vec<String> = info
+            .topics
+            .iter()
+            .filter(|t| norm_type(&t.type_name) == ty && t.count > 0)
+            .map(|t| t.topic.clone())
+            .collect();
+        v.sort();
+        v
+    };
+    let images = of("sensor_msgs/Image");
+    let infos = of("sensor_msgs/CameraInfo");
+    let mut out = Vec::new();
+    for ci in &infos {
+        let ns = namespace(ci);
+        let mut cands: Vec<&String> = images.iter().filter(|i| namespace(i) == ns).collect();
+        // Prefer image_raw, as `check` does.
+        cands.sort_by_key(|i| (!i.ends_with("image_raw"), (*i).clone()));
+        if let Some(img) = cands.first() {
+            out.push(("exact".to_string(), vec![(*img).clone(), ci.clone()]));
+        }
+    }
+    let mut sensors: Vec<String> = images.clone();
+    sensors.extend(of("sensor_msgs/PointCloud2"));
+    sensors.extend(of("sensor_msgs/Imu"));
+    sensors.sort();
+    sensors.dedup();
+    for (i, a) in sensors.iter().enumerate() {
+        for b in &sensors[i + 1..] {
+            out.push(("approximate".to_string(), vec![a.clone(), b.clone()]));
+        }
+    }
+    out
+}
+
+fn sync_opts(topics: Vec<String>, exact: bool) -> SyncOptions {
+    SyncOptions {
+        topics,
+        policy: if exact {
+            Policy::Exact
+        } else {
+            Policy::ApproxPy
+        },
+        queue_size: 10,
+        slop_ns: None,
+        age_penalty: None,
+        max_interval_ns: None,
+        lower_bounds_ns: Vec::new(),
+        queue_offsets_ns: Vec::new(),
+        allow_headerless: false,
+        sync_arrival_time: false,
+        recommend: !exact,
+        speed_mps: None,
+        fx_px: None,
+        depth_m: None,
+        pixel_budget: None,
+        evidence: None,
+        evidence_drops: None,
+        max_age_ns: None,
+        anchor: None,
+        tf_target: None,
+        tf_topics: Vec::new(),
+        tf_cache_ns: None,
+    }
+}
+
+fn match_pairs(info: &InfoReport) -> Vec<(String, String)> {
+    let of = |ty: &str| -> Vec<String> {
+        let mut v: Vec<String> = info
+            .topics
+            .iter()
+            .filter(|t| norm_type(&t.type_name) == ty)
+            .map(|t| t.topic.clone())
+            .collect();
+        v.sort();
+        v
+    };
+    let mut out = Vec::new();
+    for c in of("trajectory_msgs/JointTrajectory") {
+        for r in of("sensor_msgs/JointState") {
+            out.push((c.clone(), r));
+        }
+    }
+    out
+}
+
+fn axis_name<T: Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// `bagscope report`: every analysis that applies, written as HTML, Markdown and JSON.
+pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
+    let name = bag_name(path);
+    let out_dir = o
+        .out_dir
+        .clone()
+        .unwrap_or_else(|| Path::new("reports").join(&name));
+    let info_r = info(path)?;
+    let cd = clocks_data(path, &ClocksOptions::default())?;
+    let mut plots: Vec<(String, Plot)> = Vec::new();
+    let lags = lag_distributions(&cd, 60);
+    for (d, x, y) in &lags {
+        plots.push(("lag".into(), lag_plot(d, x, y)));
+    }
+
+    let mut sync_entries = Vec::new();
+    for (kind, topics) in sensor_pairs(&info_r) {
+        let res = sync(path, &sync_opts(topics.clone(), kind == "exact"));
+        sync_entries.push(SyncEntry {
+            kind,
+            topics,
+            error: res.as_ref().err().map(|e| e.to_string()),
+            report: res.ok(),
+        });
+    }
+
+    let pairs = if o.pairs.is_empty() {
+        match_pairs(&info_r)
+    } else {
+        o.pairs.clone()
+    };
+    let mut match_entries = Vec::new();
+    for (i, (c, r)) in pairs.iter().enumerate() {
+        let args = MatchArgs {
+            command: c.clone(),
+            response: r.clone(),
+            ..Default::default()
+        };
+        match match_bag_series(path, &args) {
+            Ok((rep, cs, rs)) => {
+                for p in match_plots(&rep, &cs, &rs, &format!("match-{i}-")) {
+                    plots.push(("match".into(), p));
+                }
+                match_entries.push(MatchEntry {
+                    command: c.clone(),
+                    response: r.clone(),
+                    report: Some(rep),
+                    error: None,
+                });
+            }
+            Err(e) => match_entries.push(MatchEntry {
+                command: c.clone(),
+                response: r.clone(),
+                report: None,
+                error: Some(e.to_string()),
+            }),
+        }
+    }
+
+    let check_opts = CheckOptions {
+        // As `bagscope check` does: joint stamps up to 5 ms ahead of the recorder are jitter.
+        joints: bagscope_checks::JointCheckOptions {
+            future_tolerance_ns: 5_000_000,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let (check_r, check_error) = match check(path, &check_opts) {
+        Ok(r) => (Some(r), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+
+    let mut warnings: Vec<Warning> = info_r.warnings.clone();
+    warnings.extend(cd.report.warnings.iter().cloned());
+    for s in sync_entries.iter().filter_map(|s| s.report.as_ref()) {
+        warnings.extend(s.warnings.iter().cloned());
+    }
+    for m in match_entries.iter().filter_map(|m| m.report.as_ref()) {
+        warnings.extend(m.warnings.iter().cloned());
+    }
+    if let Some(c) = &check_r {
+        warnings.extend(c.warnings.iter().cloned());
+    }
+    warnings.sort();
+    warnings.dedup();
+
+    let clocks_r = cd.report.clone();
+    let verdicts = Verdicts {
+        duration_ns: info_r.duration_ns,
+        message_count: info_r.message_count,
+        topic_count: info_r.topics.len(),
+        recorder_axis: axis_name(&clocks_r.recorder_axis),
+        clock_axes: clocks_r
+            .topics
+            .iter()
+            .map(|t| (t.topic.clone(), axis_name(&t.axis)))
+            .collect(),
+        split: clocks_r.split,
+        sim_clock_rate: clocks_r.sim_clock.as_ref().map(|c| c.rate),
+        delays: match_entries
+            .iter()
+            .filter_map(|m| m.report.as_ref())
+            .map(|m| DelayVerdict {
+                command: m.command_topic.clone(),
+                response: m.response_topic.clone(),
+                delay_ns: m.report.delay_ns,
+                delay_ms: m.report.delay_ns as f64 / 1e6,
+                method: m.report.method.clone(),
+                error_before_rms: m.report.error_before.rms,
+                error_after_rms: m.report.error_after.rms,
+                clock_mapping: m.report.clock_mapping.as_ref().map(|c| c.note.clone()),
+            })
+            .collect(),
+        faults: check_r
+            .as_ref()
+            .map(|c| c.counts.clone())
+            .unwrap_or_default(),
+        sync: sync_entries
+            .iter()
+            .map(|s| {
+                let r = s.report.as_ref();
+                let rec = r.and_then(|r| r.recommendation.as_ref());
+                SyncVerdict {
+                    kind: s.kind.clone(),
+                    topics: s.topics.clone(),
+                    policy: r.map(|r| axis_name(&r.policy)).unwrap_or_default(),
+                    match_rate: rec
+                        .map(|x| x.recommendation.match_rate)
+                        .or_else(|| r.and_then(|r| r.report.as_ref()).map(|x| x.match_rate)),
+                    slop_ns: rec.map(|x| x.recommendation.slop_ns),
+                    queue_size: rec.map(|x| x.recommendation.queue_size),
+                }
+            })
+            .collect(),
+        multimodal_lag: clocks_r
+            .topics
+            .iter()
+            .filter(|t| t.lag_modes_ns.len() > 1)
+            .map(|t| (t.topic.clone(), t.lag_modes_ns.clone()))
+            .collect(),
+        data_loss: warnings.iter().any(|w| w.data_loss),
+        warning_count: warnings.len(),
+    };
+
+    let report = Report {
+        bag: path.display().to_string(),
+        name,
+        verdicts,
+        info: info_r,
+        clocks: clocks_r,
+        lag_distributions: lags.into_iter().map(|(d, _, _)| d).collect(),
+        sync: sync_entries,
+        matching: match_entries,
+        check: check_r,
+        check_error,
+        warnings,
+        sections: SECTIONS.iter().map(|s| s.to_string()).collect(),
+        plots: plots
+            .iter()
+            .map(|(sec, p)| PlotRef {
+                id: p.id.clone(),
+                title: p.title.clone(),
+                section: sec.clone(),
+                png: format!("{}.png", p.id),
+            })
+            .collect(),
+    };
+
+    // Render SVGs first: a drawing failure leaves no half-written report behind.
+    let mut svgs: BTreeMap<String, String> = BTreeMap::new();
+    for (_, p) in &plots {
+        svgs.insert(p.id.clone(), p.figure.to_svg().map_err(draw_err)?);
+    }
+    let io =
+        |p: &Path, e: std::io::Error| Error::Analysis(format!("cannot write {}: {e}", p.display()));
+    std::fs::create_dir_all(&out_dir).map_err(|e| io(&out_dir, e))?;
+    let mut files = Vec::new();
+    for (_, p) in &plots {
+        let f = out_dir.join(format!("{}.png", p.id));
+        p.figure.write(&f).map_err(draw_err)?;
+        files.push(f.display().to_string());
+    }
+    let html = render_html(&report, &svgs);
+    let md = render_md(&report);
+    let json = serde_json::to_string_pretty(&report)
+        .map_err(|e| Error::Analysis(format!("cannot serialise the report: {e}")))?;
+    for (f, text) in [
+        ("index.html", html),
+        ("report.md", md),
+        ("report.json", json + "\n"),
+    ] {
+        let p = out_dir.join(f);
+        std::fs::write(&p, text).map_err(|e| io(&p, e))?;
+        files.push(p.display().to_string());
+    }
+    Ok(ReportOutcome {
+        out_dir: out_dir.display().to_string(),
+        files,
+        report,
+    })
+}
+
+// ------------------------------------------------------------------ rendering
+
+fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            _ => o.push(c),
+        }
+    }
+    o
+}
+
+fn secs(ns: i64) -> String {
+    format!("{:.3} s", ns as f64 / 1e9)
+}
+
+fn opt_ms(v: Option<i64>) -> String {
+    v.map(ms).unwrap_or_else(|| "–".into())
+}
+
+fn modes_text(m: &[i64]) -> String {
+    m.iter().map(|&x| ms(x)).collect::<Vec<_>>().join(", ")
+}
+
+/// Rows shared by the HTML and Markdown renderings: (label, value, element id).
+fn verdict_rows(r: &Report) -> Vec<(String, String, Option<String>)> {
+    let v = &r.verdicts;
+    let mut rows = Vec::new();
+    let axes: Vec<String> = v
+        .clock_axes
+        .iter()
+        .map(|(t, a)| format!("{t}: {a}"))
+        .collect();
+    rows.push((
+        "Clock axes".to_string(),
+        format!("recorder on {} time; {}", v.recorder_axis, axes.join(", ")),
+        Some("v-axes".into()),
+    ));
+    rows.push((
+        "Split clock axes".into(),
+        if v.split {
+            "YES: stamped topics are on different clocks; cross-topic matching needs a /clock mapping".into()
+        } else {
+            "no".into()
+        },
+        Some("v-split".into()),
+    ));
+    rows.push((
+        "Sim clock".into(),
+        match v.sim_clock_rate {
+            Some(rate) => format!("yes, real-time factor {rate:.3}"),
+            None => "none".into(),
+        },
+        None,
+    ));
+    if v.delays.is_empty() {
+        let why = r
+            .matching
+            .iter()
+            .filter_map(|m| {
+                m.error
+                    .as_ref()
+                    .map(|e| format!("{} → {}: {e}", m.command, m.response))
+            })
+            .collect::<Vec<_>>();
+        rows.push((
+            "Delay".into(),
+            if why.is_empty() {
+                "no command/response pair found".into()
+            } else {
+                why.join("; ")
+            },
+            None,
+        ));
+    }
+    for (i, d) in v.delays.iter().enumerate() {
+        rows.push((
+            format!("Delay {} → {}", d.command, d.response),
+            format!(
+                "{} ({}; RMS error {:.4} → {:.4} after the shift){}",
+                ms(d.delay_ns),
+                d.method,
+                d.error_before_rms,
+                d.error_after_rms,
+                d.clock_mapping
+                    .as_ref()
+                    .map(|n| format!("; {n}"))
+                    .unwrap_or_default()
+            ),
+            Some(format!("delay-{i}")),
+        ));
+    }
+    rows.push((
+        "Faults".into(),
+        if v.faults.is_empty() {
+            match &r.check_error {
+                Some(e) => format!("checks failed: {e}"),
+                None => "none found".into(),
+            }
+        } else {
+            v.faults
+                .iter()
+                .map(|(c, n)| format!("{c} ×{n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        },
+        Some("v-faults".into()),
+    ));
+    for s in &v.sync {
+        let what = match (s.slop_ns, s.queue_size) {
+            (Some(slop), Some(q)) => format!(
+                "{}: slop {}, queue_size {} (match rate {:.3})",
+                s.policy,
+                ms(slop),
+                q,
+                s.match_rate.unwrap_or(0.0)
+            ),
+            _ => format!(
+                "{}: match rate {}",
+                s.policy,
+                s.match_rate
+                    .map(|m| format!("{m:.3}"))
+                    .unwrap_or_else(|| "–".into())
+            ),
+        };
+        rows.push((
+            format!("Sync {} ({})", s.topics.join(" + "), s.kind),
+            what,
+            None,
+        ));
+    }
+    for (t, m) in &v.multimodal_lag {
+        rows.push((format!("Multimodal lag {t}"), modes_text(m), None));
+    }
+    rows.push((
+        "Data loss".into(),
+        if v.data_loss {
+            "YES (exit code 3)"
+        } else {
+            "no"
+        }
+        .into(),
+        Some("v-data-loss".into()),
+    ));
+    rows
+}
+
+const CSS: &str = "body{font-family:sans-serif;margin:1.5em auto;max-width:1200px;color:#222;padding:0 1em}\
+h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}\
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}\
+th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}\
+.verdicts td:first-child{font-weight:bold;white-space:nowrap}.yes{color:#b00;font-weight:bold}\
+figure{margin:1em 0}figure svg{max-width:100%;height:auto}figcaption{color:#555;font-size:.9em}\
+.warn{color:#8a5300}.loss{color:#b00}.err{color:#b00}";
+
+fn table_html(s: &mut String, head: &[&str], rows: &[Vec<String>]) {
+    s.push_str("<table><tr>");
+    for h in head {
+        let _ = write!(s, "<th>{}</th>", esc(h));
+    }
+    s.push_str("</tr>");
+    for r in rows {
+        s.push_str("<tr>");
+        for c in r {
+            let num = c.parse::<f64>().is_ok() || c.ends_with(" ms") || c.ends_with(" s");
+            let _ = write!(
+                s,
+                "<td{}>{}</td>",
+                if num { " class=\"num\"" } else { "" },
+                esc(c)
+            );
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</table>\n");
+}
+
+fn topic_rows(r: &Report) -> Vec<Vec<String>> {
+    r.info
+        .topics
+        .iter()
+        .map(|t| {
+            vec![
+                t.topic.clone(),
+                t.type_name.clone(),
+                t.count.to_string(),
+                t.rate_hz
+                    .map(|x| format!("{x:.2}"))
+                    .unwrap_or_else(|| "–".into()),
+            ]
+        })
+        .collect()
+}
+
+fn clock_rows(r: &Report) -> Vec<Vec<String>> {
+    r.clocks
+        .topics
+        .iter()
+        .map(|t| {
+            vec![
+                t.topic.clone(),
+                axis_name(&t.axis),
+                axis_name(&t.source),
+                opt_ms(t.lag_ns.map(|l| l.p50)),
+                opt_ms(t.lag_ns.map(|l| l.p99)),
+                if t.lag_modes_ns.is_empty() {
+                    "–".into()
+                } else {
+                    modes_text(&t.lag_modes_ns)
+                },
+                t.backward_jumps.len().to_string(),
+                t.gap_count.to_string(),
+            ]
+        })
+        .collect()
+}
+
+const CLOCK_HEAD: [&str; 8] = [
+    "topic",
+    "axis",
+    "time from",
+    "lag p50",
+    "lag p99",
+    "lag modes",
+    "jumps",
+    "gaps",
+];
+
+fn sync_rows(e: &SyncEntry) -> Vec<Vec<String>> {
+    let Some(r) = &e.report else {
+        return vec![vec!["error".into(), e.error.clone().unwrap_or_default()]];
+    };
+    let mut rows = vec![vec!["policy".into(), axis_name(&r.policy)]];
+    if let Some(rec) = &r.recommendation {
+        rows.push(vec![
+            "recommended slop".into(),
+            ms(rec.recommendation.slop_ns),
+        ]);
+        rows.push(vec![
+            "recommended queue_size".into(),
+            rec.recommendation.queue_size.to_string(),
+        ]);
+        rows.push(vec![
+            "match rate".into(),
+            format!("{:.3}", rec.recommendation.match_rate),
+        ]);
+        rows.push(vec![
+            "½ fast period".into(),
+            ms(rec.rule.half_fast_period_ns),
+        ]);
+        rows.push(vec!["queue minimum".into(), rec.rule.queue_min.to_string()]);
+    }
+    if let Some(s) = &r.report {
+        rows.push(vec!["sets".into(), s.sets.to_string()]);
+        rows.push(vec!["match rate".into(), format!("{:.3}", s.match_rate)]);
+        for (k, n) in &s.drops {
+            rows.push(vec![format!("dropped ({k})"), n.to_string()]);
+        }
+        rows.push(vec!["span p50".into(), opt_ms(s.span_ns.map(|x| x.p50))]);
+    }
+    for d in &r.diagnoses {
+        rows.push(vec!["diagnosis".into(), d.message.clone()]);
+    }
+    rows
+}
+
+fn match_rows(m: &MatchCommandReport) -> Vec<Vec<String>> {
+    let rep = &m.report;
+    let mut rows = vec![vec![
+        "all".to_string(),
+        format!("{:.4}", rep.error_before.rms),
+        format!("{:.4}", rep.error_after.rms),
+    ]];
+    for (j, b) in &rep.error_before.per_joint {
+        rows.push(vec![
+            j.clone(),
+            format!("{b:.4}"),
+            rep.error_after
+                .per_joint
+                .get(j)
+                .map(|x| format!("{x:.4}"))
+                .unwrap_or_else(|| "–".into()),
+        ]);
+    }
+    rows
+}
+
+fn finding_rows(c: &CheckReport) -> Vec<Vec<String>> {
+    c.findings
+        .iter()
+        .take(50)
+        .map(|f| {
+            vec![
+                f.code.clone(),
+                f.topic.clone(),
+                f.index.to_string(),
+                f.message.clone(),
+            ]
+        })
+        .collect()
+}
+
+fn warning_rows(r: &Report) -> Vec<Vec<String>> {
+    r.warnings
+        .iter()
+        .map(|w| {
+            vec![
+                w.code.clone(),
+                w.topic.clone().unwrap_or_default(),
+                if w.data_loss { "yes" } else { "" }.into(),
+                w.message.clone(),
+            ]
+        })
+        .collect()
+}
+
+fn figs_html(
+    s: &mut String,
+    r: &Report,
+    svgs: &BTreeMap<String, String>,
+    section: &str,
+    prefix: &str,
+) {
+    for p in r
+        .plots
+        .iter()
+        .filter(|p| p.section == section && p.id.starts_with(prefix))
+    {
+        let _ = writeln!(
+            s,
+            "<figure id=\"plot-{}\" class=\"plot\">{}<figcaption>{}</figcaption></figure>",
+            esc(&p.id),
+            svgs.get(&p.id).map(String::as_str).unwrap_or(""),
+            esc(&p.title)
+        );
+    }
+}
+
+fn render_html(r: &Report, svgs: &BTreeMap<String, String>) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>bagscope report: {}</title><style>{CSS}</style></head><body>\n<h1>bagscope report: {}</h1>\n<p>{}</p>",
+        esc(&r.name),
+        esc(&r.name),
+        esc(&r.bag)
+    );
+    // Verdicts first: the facts a reader checks before anything else.
+    s.push_str("<section id=\"verdicts\"><h2>Verdicts</h2><table class=\"verdicts\">\n");
+    for (label, value, id) in verdict_rows(r) {
+        let cls = if value.starts_with("YES") {
+            " class=\"yes\""
+        } else {
+            ""
+        };
+        let _ = write!(s, "<tr><td>{}</td><td>", esc(&label));
+        match id {
+            Some(id) if id.starts_with("delay-") => {
+                let i: usize = id[6..].parse().unwrap_or(0);
+                let d = &r.verdicts.delays[i.min(r.verdicts.delays.len().saturating_sub(1))];
+                let rest = value.strip_prefix(&ms(d.delay_ns)).unwrap_or(&value);
+                let _ = write!(
+                    s,
+                    "<span id=\"{id}\" class=\"delay\" data-delay-ns=\"{}\">{}</span>{}",
+                    d.delay_ns,
+                    esc(&ms(d.delay_ns)),
+                    esc(rest)
+                );
+            }
+            Some(id) => {
+                let _ = write!(s, "<span id=\"{id}\"{cls}>{}</span>", esc(&value));
+            }
+            None => s.push_str(&esc(&value)),
+        }
+        s.push_str("</td></tr>\n");
+    }
+    s.push_str("</table></section>\n");
+
+    let i = &r.info;
+    let _ = writeln!(
+        s,
+        "<section id=\"summary\"><h2>Bag summary</h2><p>duration {}, {} messages in {} topics, storage {}, compression {}</p>",
+        secs(i.duration_ns),
+        i.message_count,
+        i.topics.len(),
+        esc(&i.storage),
+        esc(&i.compression)
+    );
+    table_html(
+        &mut s,
+        &["topic", "type", "count", "rate [Hz]"],
+        &topic_rows(r),
+    );
+    s.push_str("</section>\n");
+
+    let c = &r.clocks;
+    let _ = writeln!(
+        s,
+        "<section id=\"clocks\"><h2>Clocks</h2><p>recorder (log time) on {} time; split clock axes: {}</p>",
+        axis_name(&c.recorder_axis),
+        if c.split { "<b class=\"yes\">YES</b>" } else { "no" }
+    );
+    if let Some(sc) = &c.sim_clock {
+        let _ = writeln!(
+            s,
+            "<p>sim clock {}: real-time factor {:.4}, jitter {:.2} ms, {} epoch(s), {} pause(s)</p>",
+            esc(&sc.topic),
+            sc.rate,
+            sc.residual_jitter_ns / 1e6,
+            sc.epochs.len(),
+            sc.pauses.len()
+        );
+    }
+    table_html(&mut s, &CLOCK_HEAD, &clock_rows(r));
+    s.push_str("</section>\n");
+
+    s.push_str("<section id=\"lag\"><h2>Lag per topic</h2>\n");
+    if !r.plots.iter().any(|p| p.section == "lag") {
+        s.push_str("<p>No topic has stamps on the recorder's clock: no lag to show.</p>\n");
+    }
+    figs_html(&mut s, r, svgs, "lag", "");
+    s.push_str("</section>\n");
+
+    s.push_str("<section id=\"sync\"><h2>Synchronization</h2>\n");
+    if r.sync.is_empty() {
+        s.push_str(
+            "<p>No sensor pairs (Image + CameraInfo, Image / PointCloud2 / Imu) in this bag.</p>\n",
+        );
+    }
+    for e in &r.sync {
+        let _ = writeln!(
+            s,
+            "<h3>{} ({})</h3>",
+            esc(&e.topics.join(" + ")),
+            esc(&e.kind)
+        );
+        table_html(&mut s, &["", "value"], &sync_rows(e));
+    }
+    s.push_str("</section>\n");
+
+    s.push_str("<section id=\"match\"><h2>Command → response</h2>\n");
+    if r.matching.is_empty() {
+        s.push_str("<p>No command/response pair (JointTrajectory → JointState) in this bag; use --pair CMD:RESP.</p>\n");
+    }
+    for (k, m) in r.matching.iter().enumerate() {
+        let _ = writeln!(s, "<h3>{} → {}</h3>", esc(&m.command), esc(&m.response));
+        match &m.report {
+            Some(rep) => {
+                let _ = writeln!(
+                    s,
+                    "<p>{}</p><p>delay {} ({}); times: {}</p>",
+                    esc(&rep.report.summary),
+                    esc(&ms(rep.report.delay_ns)),
+                    esc(&rep.report.method),
+                    esc(&rep.time_source)
+                );
+                if let Some(cm) = &rep.report.clock_mapping {
+                    let _ = writeln!(s, "<p>clock mapping: {}</p>", esc(&cm.note));
+                }
+                table_html(
+                    &mut s,
+                    &["joint", "RMS before", "RMS after"],
+                    &match_rows(rep),
+                );
+                figs_html(&mut s, r, svgs, "match", &format!("match-{k}-"));
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "<p class=\"err\">{}</p>",
+                    esc(m.error.as_deref().unwrap_or(""))
+                );
+            }
+        }
+    }
+    s.push_str("</section>\n");
+
+    s.push_str("<section id=\"checks\"><h2>Checks</h2>\n");
+    match (&r.check, &r.check_error) {
+        (Some(c), _) if c.findings.is_empty() => {
+            s.push_str("<p>No findings.</p>\n");
+        }
+        (Some(c), _) => {
+            let counts: Vec<Vec<String>> = c
+                .counts
+                .iter()
+                .map(|(k, n)| vec![k.clone(), n.to_string()])
+                .collect();
+            table_html(&mut s, &["code", "count"], &counts);
+            table_html(
+                &mut s,
+                &["code", "topic", "index", "message"],
+                &finding_rows(c),
+            );
+        }
+        (None, e) => {
+            let _ = writeln!(
+                s,
+                "<p class=\"err\">{}</p>",
+                esc(e.as_deref().unwrap_or(""))
+            );
+        }
+    }
+    s.push_str("</section>\n");
+
+    s.push_str("<section id=\"warnings\"><h2>Warnings</h2>\n");
+    if r.warnings.is_empty() {
+        s.push_str("<p>None.</p>\n");
+    } else {
+        table_html(
+            &mut s,
+            &["code", "topic", "data loss", "message"],
+            &warning_rows(r),
+        );
+    }
+    s.push_str("</section>\n</body></html>\n");
+    s
+}
+
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn table_md(s: &mut String, head: &[&str], rows: &[Vec<String>]) {
+    let _ = writeln!(
+        s,
+        "| {} |",
+        head.iter()
+            .map(|h| md_cell(h))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    let _ = writeln!(s, "|{}", "---|".repeat(head.len()));
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "| {} |",
+            r.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | ")
+        );
+    }
+    s.push('\n');
+}
+
+fn figs_md(s: &mut String, r: &Report, section: &str, prefix: &str) {
+    for p in r
+        .plots
+        .iter()
+        .filter(|p| p.section == section && p.id.starts_with(prefix))
+    {
+        let _ = writeln!(s, "![{}]({})\n", md_cell(&p.title), p.png);
+    }
+}
+
+fn render_md(r: &Report) -> String {
+    let mut s = format!(
+        "# bagscope report: {}\n\n`{}`\n\n## Verdicts\n\n",
+        r.name, r.bag
+    );
+    let rows: Vec<Vec<String>> = verdict_rows(r)
+        .into_iter()
+        .map(|(l, v, _)| vec![l, v])
+        .collect();
+    table_md(&mut s, &["", ""], &rows);
+    let i = &r.info;
+    let _ = writeln!(
+        s,
+        "## Bag summary\n\nduration {}, {} messages in {} topics, storage {}, compression {}\n",
+        secs(i.duration_ns),
+        i.message_count,
+        i.topics.len(),
+        i.storage,
+        i.compression
+    );
+    table_md(
+        &mut s,
+        &["topic", "type", "count", "rate [Hz]"],
+        &topic_rows(r),
+    );
+    let _ = writeln!(
+        s,
+        "## Clocks\n\nrecorder (log time) on {} time; split clock axes: {}\n",
+        axis_name(&r.clocks.recorder_axis),
+        if r.clocks.split { "**YES**" } else { "no" }
+    );
+    if let Some(sc) = &r.clocks.sim_clock {
+        let _ = writeln!(
+            s,
+            "sim clock {}: real-time factor {:.4}, {} epoch(s), {} pause(s)\n",
+            sc.topic,
+            sc.rate,
+            sc.epochs.len(),
+            sc.pauses.len()
+        );
+    }
+    table_md(&mut s, &CLOCK_HEAD, &clock_rows(r));
+    s.push_str("## Lag per topic\n\n");
+    figs_md(&mut s, r, "lag", "");
+    s.push_str("## Synchronization\n\n");
+    if r.sync.is_empty() {
+        s.push_str("No sensor pairs in this bag.\n\n");
+    }
+    for e in &r.sync {
+        let _ = writeln!(s, "### {} ({})\n", e.topics.join(" + "), e.kind);
+        table_md(&mut s, &["", "value"], &sync_rows(e));
+    }
+    s.push_str("## Command → response\n\n");
+    if r.matching.is_empty() {
+        s.push_str("No command/response pair in this bag.\n\n");
+    }
+    for (k, m) in r.matching.iter().enumerate() {
+        let _ = writeln!(s, "### {} → {}\n", m.command, m.response);
+        match &m.report {
+            Some(rep) => {
+                let _ = writeln!(
+                    s,
+                    "{}\n\ndelay {} ({})\n",
+                    rep.report.summary,
+                    ms(rep.report.delay_ns),
+                    rep.report.method
+                );
+                table_md(
+                    &mut s,
+                    &["joint", "RMS before", "RMS after"],
+                    &match_rows(rep),
+                );
+                figs_md(&mut s, r, "match", &format!("match-{k}-"));
+            }
+            None => {
+                let _ = writeln!(s, "error: {}\n", m.error.as_deref().unwrap_or(""));
+            }
+        }
+    }
+    s.push_str("## Checks\n\n");
+    match (&r.check, &r.check_error) {
+        (Some(c), _) if c.findings.is_empty() => s.push_str("No findings.\n\n"),
+        (Some(c), _) => table_md(
+            &mut s,
+            &["code", "topic", "index", "message"],
+            &finding_rows(c),
+        ),
+        (None, e) => {
+            let _ = writeln!(s, "error: {}\n", e.as_deref().unwrap_or(""));
+        }
+    }
+    s.push_str("## Warnings\n\n");
+    if r.warnings.is_empty() {
+        s.push_str("None.\n");
+    } else {
+        table_md(
+            &mut s,
+            &["code", "topic", "data loss", "message"],
+            &warning_rows(r),
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_and_names() {
+        assert_eq!(slug("/camera/image_raw"), "camera_image_raw");
+        assert_eq!(slug("///"), "x");
+        assert_eq!(bag_name(Path::new("bags/arm_split")), "arm_split");
+        assert_eq!(bag_name(Path::new("x/run.mcap")), "run");
+        assert_eq!(bag_name(Path::new("/")), "bag");
+    }
+
+    #[test]
+    fn interpolation_stays_inside_the_samples() {
+        let t = [0, 10, 20];
+        let v = [0.0, 1.0, 3.0];
+        assert_eq!(interp(&t, &v, 5), Some(0.5));
+        assert_eq!(interp(&t, &v, 20), Some(3.0));
+        assert_eq!(interp(&t, &v, 21), None);
+        assert_eq!(interp(&t, &v, -1), None);
+        assert_eq!(interp(&[], &[], 0), None);
+    }
+
+    #[test]
+    fn escaping() {
+        assert_eq!(esc("<a & \"b\">"), "&lt;a &amp; &quot;b&quot;&gt;");
+    }
+}

@@ -1,0 +1,337 @@
+//! `bagscope tf`: what a `tf2_ros::MessageFilter` would have done live, from the bag's TF topics.
+//! Also the TF reading shared with `bagscope sync --tf-target`.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use bagscope_bag::{Bag, Warning};
+use bagscope_msg::types::TFMessage;
+use bagscope_msg::{decode_typed, StampSource};
+use bagscope_tf::{
+    analyze_tree, is_static_topic, run_filter, DataMessage, Event, FilterConfig, Readiness,
+    TfMessage, TfTransform, TopicReadiness, TreeReport,
+};
+
+use crate::series::{locators, topic_schemas};
+use crate::Error;
+
+pub const DEFAULT_TF_TOPICS: [&str; 2] = ["/tf", "/tf_static"];
+
+#[derive(Debug, Clone)]
+pub struct TfOptions {
+    pub target_frame: String,
+    pub topics: Vec<String>,
+    /// MessageFilter queue size (0 = unbounded).
+    pub queue_size: usize,
+    /// Buffer cache length.
+    pub cache_ns: i64,
+    /// TF topics; a name ending in `tf_static` is latched static TF.
+    pub tf_topics: Vec<String>,
+    /// One JSON line per data message with its readiness.
+    pub evidence: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TfTopicUsed {
+    pub topic: String,
+    pub is_static: bool,
+    pub present: bool,
+    pub messages: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TfCommandReport {
+    pub bag: String,
+    pub target_frame: String,
+    pub queue_size: usize,
+    pub cache_ns: i64,
+    pub tf_topics: Vec<TfTopicUsed>,
+    pub topics: Vec<TopicReadiness>,
+    pub max_waiting: usize,
+    pub tf_inserts: bagscope_tf::buffer::InsertStats,
+    pub tree: TreeReport,
+    pub warnings: Vec<Warning>,
+}
+
+impl TfCommandReport {
+    pub fn data_loss(&self) -> bool {
+        self.warnings.iter().any(|w| w.data_loss)
+    }
+}
+
+/// What one scanned message turned into.
+enum Item {
+    Tf(Result<Vec<TfTransform>, ()>),
+    Data(Result<(i64, String), ()>),
+}
+
+/// TF messages of `tf_topics` (absent topics reported, not an error) and, for each of `data`,
+/// its messages with their stamp and frame id; all in log-time order.
+pub(crate) struct TfRead {
+    pub tf_used: Vec<TfTopicUsed>,
+    /// (log time, data topic slot, stamp, frame) or TF messages, in bag order.
+    pub events: Vec<Event>,
+    pub warnings: Vec<Warning>,
+}
+
+pub(crate) fn read_tf(bag: &Bag, tf_topics: &[String], data: &[String]) -> Result<TfRead, Error> {
+    let data_idx: Vec<usize> = data
+        .iter()
+        .map(|n| bag.topic_index(n))
+        .collect::<Result<_, _>>()?;
+    let mut warnings = bag.open_warnings();
+    // slot[i] = (is_tf, index into tf_topics or data)
+    let mut slot: Vec<Option<(bool, usize)>> = vec![None; bag.topics.len()];
+    let mut tf_used = Vec::new();
+    for (k, name) in tf_topics.iter().enumerate() {
+        let present = bag.topic_index(name).ok();
+        if let Some(i) = present {
+            if slot[i].is_some() {
+                return Err(Error::Usage(format!("topic {name} given twice")));
+            }
+            slot[i] = Some((true, k));
+            if bag.topics[i].type_name != "tf2_msgs/msg/TFMessage" {
+                return Err(Error::Usage(format!(
+                    "{name} is a {}, not tf2_msgs/msg/TFMessage",
+                    bag.topics[i].type_name
+                )));
+            }
+        } else {
+            warnings.push(
+                Warning::new(
+                    "tf_topic_missing",
+                    "TF topic not in the bag: treated as empty",
+                )
+                .topic(name),
+            );
+        }
+        tf_used.push(TfTopicUsed {
+            topic: name.clone(),
+            is_static: is_static_topic(name),
+            present: present.is_some(),
+            messages: 0,
+        });
+    }
+    for (k, &i) in data_idx.iter().enumerate() {
+        if slot[i].is_some() {
+            return Err(Error::Usage(format!(
+                "topic {} given twice",
+                bag.topics[i].name
+            )));
+        }
+        slot[i] = Some((false, k));
+    }
+    let wanted: Vec<bool> = slot.iter().map(Option::is_some).collect();
+    let schemas = topic_schemas(bag);
+    let locs = locators(&schemas);
+    let scan = bag.scan(&wanted, |m| match slot[m.topic] {
+        Some((true, _)) => Item::Tf(
+            decode_typed::<TFMessage>(m.data)
+                .map(|t| {
+                    t.transforms
+                        .into_iter()
+                        .map(|x| TfTransform {
+                            parent: x.header.frame_id,
+                            child: x.child_frame_id,
+                            stamp_ns: x.header.stamp.to_ns(),
+                        })
+                        .collect()
+                })
+                .map_err(|_| ()),
+        ),
+        _ => {
+            let loc = &locs[m.topic];
+            let stamp = loc.read_stamp_ns(m.data).ok().flatten();
+            let frame = loc.read_frame_id(m.data).ok().flatten();
+            // A readable stamp keeps the message (and the per-topic indices aligned with the
+            // sync scan); an unreadable frame id becomes "" (the filter drops it).
+            Item::Data(stamp.map(|s| (s, frame.unwrap_or_default())).ok_or(()))
+        }
+    });
+    warnings.extend(scan.warnings);
+    let mut bad = vec![0usize; bag.topics.len()];
+    let mut events = Vec::with_capacity(scan.items.len());
+    for it in scan.items {
+        let Some((_, k)) = slot[it.topic] else {
+            continue;
+        };
+        match it.value {
+            Item::Tf(Ok(transforms)) => {
+                tf_used[k].messages += 1;
+                events.push(Event::Tf(TfMessage {
+                    log_time_ns: it.log_time_ns,
+                    source: k,
+                    is_static: tf_used[k].is_static,
+                    transforms,
+                }));
+            }
+            Item::Data(Ok((stamp_ns, frame_id))) => events.push(Event::Data(DataMessage {
+                topic: k,
+                frame_id,
+                stamp_ns,
+                log_time_ns: it.log_time_ns,
+            })),
+            _ => bad[it.topic] += 1,
+        }
+    }
+    for (i, &n) in bad.iter().enumerate() {
+        if n > 0 {
+            warnings.push(
+                Warning::new(
+                    "undecodable",
+                    format!("{n} message(s) whose TF payload or header (stamp, frame_id) could not be read were left out"),
+                )
+                .topic(&bag.topics[i].name)
+                .loss(),
+            );
+        }
+    }
+    for &i in &data_idx {
+        if locs[i].source() != StampSource::HeaderStamp {
+            warnings.push(
+                Warning::new(
+                    "headerless",
+                    "topic has no std_msgs/Header: tf2_ros::MessageFilter cannot take it",
+                )
+                .topic(&bag.topics[i].name),
+            );
+        }
+    }
+    Ok(TfRead {
+        tf_used,
+        events,
+        warnings,
+    })
+}
+
+pub fn tf(path: &Path, o: &TfOptions) -> Result<TfCommandReport, Error> {
+    if o.topics.is_empty() {
+        return Err(Error::Usage("--topics needs at least one topic".into()));
+    }
+    if o.target_frame.trim_start_matches('/').is_empty() {
+        return Err(Error::Usage("--target-frame must not be empty".into()));
+    }
+    if o.cache_ns <= 0 {
+        return Err(Error::Usage("--buffer must be positive".into()));
+    }
+    let bag = Bag::open(path)?;
+    let read = read_tf(&bag, &o.tf_topics, &o.topics)?;
+    let mut warnings = read.warnings;
+    let cfg = FilterConfig {
+        target_frame: o.target_frame.clone(),
+        queue_size: o.queue_size,
+        cache_ns: o.cache_ns,
+    };
+    let r = run_filter(&cfg, &o.topics, &read.events);
+    let tf_msgs: Vec<TfMessage> = read
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Tf(m) => Some(m.clone()),
+            Event::Data(_) => None,
+        })
+        .collect();
+    let tree = analyze_tree(&o.tf_topics, &tf_msgs);
+    if let Some(p) = &o.evidence {
+        write_evidence(p, &o.topics, &r.decisions)?;
+    }
+    if tf_msgs.is_empty() {
+        warnings.push(Warning::new(
+            "no_tf",
+            "no TF messages on the given TF topics: every lookup fails (see --tf-topics)",
+        ));
+    }
+    for f in &tree.findings {
+        warnings.push(Warning::new(&f.code, f.message.clone()));
+    }
+    warnings.sort();
+    warnings.dedup();
+    Ok(TfCommandReport {
+        bag: path.display().to_string(),
+        target_frame: o.target_frame.clone(),
+        queue_size: o.queue_size,
+        cache_ns: o.cache_ns,
+        tf_topics: read.tf_used,
+        topics: r.topics,
+        max_waiting: r.max_waiting,
+        tf_inserts: r.tf_inserts,
+        tree,
+        warnings,
+    })
+}
+
+fn write_evidence(
+    path: &Path,
+    names: &[String],
+    d: &[bagscope_tf::MessageDecision],
+) -> Result<(), Error> {
+    use std::io::Write;
+    let io = |e: std::io::Error| {
+        Error::Analysis(format!(
+            "cannot write evidence file {}: {e}",
+            path.display()
+        ))
+    };
+    let f = std::fs::File::create(path).map_err(io)?;
+    let mut w = std::io::BufWriter::new(f);
+    for x in d {
+        let line = serde_json::json!({
+            "topic": names.get(x.topic),
+            "index": x.index,
+            "frame_id": x.frame_id,
+            "stamp_ns": x.stamp_ns,
+            "log_time_ns": x.log_time_ns,
+            "readiness": x.readiness,
+            "decided_log_time_ns": x.decided_log_time_ns,
+            "wait_ns": x.wait_ns,
+            "reason": x.reason,
+        });
+        writeln!(w, "{line}").map_err(io)?;
+    }
+    w.flush().map_err(io)
+}
+
+/// For `sync --tf-target`: per sync topic, the frame id of each message in per-topic order,
+/// and the TF messages (log-time order).
+pub(crate) struct SyncTf {
+    pub frames: Vec<Vec<String>>,
+    pub tf: Vec<TfMessage>,
+    pub warnings: Vec<Warning>,
+}
+
+pub(crate) fn sync_tf(bag: &Bag, tf_topics: &[String], topics: &[String]) -> Result<SyncTf, Error> {
+    let read = read_tf(bag, tf_topics, topics)?;
+    let mut frames = vec![Vec::new(); topics.len()];
+    let mut tf = Vec::new();
+    for e in read.events {
+        match e {
+            Event::Tf(m) => tf.push(m),
+            Event::Data(d) => {
+                if let Some(f) = frames.get_mut(d.topic) {
+                    f.push(d.frame_id);
+                }
+            }
+        }
+    }
+    // Only open/scan warnings matter here; the sync scan reports the same bag problems.
+    let warnings = read
+        .warnings
+        .into_iter()
+        .filter(|w| w.code == "tf_topic_missing" || w.code == "undecodable")
+        .collect();
+    Ok(SyncTf {
+        frames,
+        tf,
+        warnings,
+    })
+}
+
+/// Used by the CLI's text rendering.
+pub fn readiness_name(r: Readiness) -> &'static str {
+    match r {
+        Readiness::ReadyOnArrival => "ready_on_arrival",
+        Readiness::ReadyAfterWait => "ready_after_wait",
+        Readiness::Dropped => "dropped",
+    }
+}

@@ -1,0 +1,264 @@
+//! The transform tree over the whole bag: one entry per (parent, child, static) edge with its
+//! rate and gaps, plus structural problems (several parents for one child, two publishers
+//! fighting over one child, a child both static and dynamic).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use bagscope_stats::{median_ns, NsSummary};
+use serde::Serialize;
+
+use crate::{strip_slash, TfMessage};
+
+/// Gaps listed per edge at most (the count is always complete).
+const MAX_GAPS_LISTED: usize = 20;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Gap {
+    pub from_stamp_ns: i64,
+    pub to_stamp_ns: i64,
+    pub length_ns: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EdgeReport {
+    pub parent: String,
+    pub child: String,
+    pub is_static: bool,
+    /// TF topics that carried this edge, sorted.
+    pub topics: Vec<String>,
+    pub samples: usize,
+    pub first_stamp_ns: i64,
+    pub last_stamp_ns: i64,
+    /// (samples − 1) / stamp span; `None` for static edges or fewer than two distinct stamps.
+    pub rate_hz: Option<f64>,
+    /// Intervals between consecutive distinct stamps (sorted by stamp).
+    pub period_ns: Option<NsSummary>,
+    /// An interval longer than this is a gap: 3 × the median period.
+    pub gap_threshold_ns: Option<i64>,
+    pub gaps_total: usize,
+    pub gaps: Vec<Gap>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Finding {
+    /// `multiple_parents`, `competing_publishers`, `static_and_dynamic`.
+    pub code: String,
+    pub child: String,
+    pub parents: Vec<String>,
+    pub topics: Vec<String>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TreeReport {
+    pub frames: Vec<String>,
+    /// Sorted by (parent, child, is_static).
+    pub edges: Vec<EdgeReport>,
+    /// Sorted by (code, child).
+    pub findings: Vec<Finding>,
+    pub tf_messages: usize,
+    pub transforms: usize,
+}
+
+#[derive(Default)]
+struct EdgeAcc {
+    topics: BTreeSet<String>,
+    stamps: Vec<i64>,
+}
+
+#[derive(Default)]
+struct ChildAcc {
+    parents: BTreeSet<String>,
+    topics: BTreeSet<String>,
+    is_static: BTreeSet<bool>,
+    /// Parent sequence in arrival order, to count switches back and forth.
+    last_parent: Option<String>,
+    switches: usize,
+}
+
+/// `tf_topics[m.source]` names each message's topic (unknown indices show as `?`).
+pub fn analyze_tree(tf_topics: &[String], msgs: &[TfMessage]) -> TreeReport {
+    let mut edges: BTreeMap<(String, String, bool), EdgeAcc> = BTreeMap::new();
+    let mut children: BTreeMap<String, ChildAcc> = BTreeMap::new();
+    let mut frames = BTreeSet::new();
+    let mut transforms = 0usize;
+    for m in msgs {
+        let topic = tf_topics
+            .get(m.source)
+            .cloned()
+            .unwrap_or_else(|| "?".to_string());
+        for t in &m.transforms {
+            transforms += 1;
+            let (p, c) = (strip_slash(&t.parent), strip_slash(&t.child));
+            if p.is_empty() || c.is_empty() || p == c {
+                continue;
+            }
+            frames.insert(p.to_string());
+            frames.insert(c.to_string());
+            let e = edges
+                .entry((p.to_string(), c.to_string(), m.is_static))
+                .or_default();
+            e.topics.insert(topic.clone());
+            e.stamps.push(t.stamp_ns);
+            let ch = children.entry(c.to_string()).or_default();
+            ch.parents.insert(p.to_string());
+            ch.topics.insert(topic.clone());
+            ch.is_static.insert(m.is_static);
+            if ch.last_parent.as_deref().is_some_and(|lp| lp != p) {
+                ch.switches += 1;
+            }
+            ch.last_parent = Some(p.to_string());
+        }
+    }
+    let edges = edges
+        .into_iter()
+        .map(|((parent, child, is_static), acc)| edge_report(parent, child, is_static, acc))
+        .collect();
+    let mut findings = Vec::new();
+    for (child, ch) in &children {
+        let parents: Vec<String> = ch.parents.iter().cloned().collect();
+        let topics: Vec<String> = ch.topics.iter().cloned().collect();
+        let f = |code: &str, message: String| Finding {
+            code: code.to_string(),
+            child: child.clone(),
+            parents: parents.clone(),
+            topics: topics.clone(),
+            message,
+        };
+        if parents.len() > 1 {
+            findings.push(f(
+                "multiple_parents",
+                format!(
+                    "frame {child} has {} parents ({}): a frame has one parent in tf2; lookups follow whichever was received last before the stamp",
+                    parents.len(),
+                    parents.join(", ")
+                ),
+            ));
+        }
+        // Alternating back and forth, or the same child on two dynamic TF topics, is two
+        // publishers overwriting each other.
+        let dyn_topics = ch.topics.len() > 1 && !ch.is_static.contains(&true);
+        if ch.switches >= 2 || dyn_topics {
+            findings.push(f(
+                "competing_publishers",
+                format!(
+                    "frame {child} is published by more than one source ({} parent switches, topics {}): transforms jump between them",
+                    ch.switches,
+                    topics.join(", ")
+                ),
+            ));
+        }
+        if ch.is_static.len() > 1 {
+            findings.push(f(
+                "static_and_dynamic",
+                format!("frame {child} arrives on both static and dynamic TF: tf2 keeps the kind of the first one received"),
+            ));
+        }
+    }
+    findings.sort();
+    TreeReport {
+        frames: frames.into_iter().collect(),
+        edges,
+        findings,
+        tf_messages: msgs.len(),
+        transforms,
+    }
+}
+
+fn edge_report(parent: String, child: String, is_static: bool, acc: EdgeAcc) -> EdgeReport {
+    let mut s = acc.stamps;
+    let samples = s.len();
+    s.sort_unstable();
+    s.dedup();
+    let (first, last) = (
+        s.first().copied().unwrap_or(0),
+        s.last().copied().unwrap_or(0),
+    );
+    let periods: Vec<i64> = s.windows(2).map(|w| w[1].saturating_sub(w[0])).collect();
+    let dynamic = !is_static && !periods.is_empty();
+    let threshold = if dynamic {
+        median_ns(&periods).map(|m| m.saturating_mul(3))
+    } else {
+        None
+    };
+    let mut gaps = Vec::new();
+    let mut gaps_total = 0;
+    if let Some(th) = threshold {
+        for w in s.windows(2) {
+            let len = w[1].saturating_sub(w[0]);
+            if len > th {
+                gaps_total += 1;
+                if gaps.len() < MAX_GAPS_LISTED {
+                    gaps.push(Gap {
+                        from_stamp_ns: w[0],
+                        to_stamp_ns: w[1],
+                        length_ns: len,
+                    });
+                }
+            }
+        }
+    }
+    let span = last.saturating_sub(first);
+    EdgeReport {
+        parent,
+        child,
+        is_static,
+        topics: acc.topics.into_iter().collect(),
+        samples,
+        first_stamp_ns: first,
+        last_stamp_ns: last,
+        rate_hz: (dynamic && span > 0).then(|| periods.len() as f64 * 1e9 / span as f64),
+        period_ns: if dynamic {
+            NsSummary::of(&periods)
+        } else {
+            None
+        },
+        gap_threshold_ns: threshold,
+        gaps_total,
+        gaps,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::TfTransform;
+
+    fn m(source: usize, is_static: bool, parent: &str, child: &str, stamp: i64) -> TfMessage {
+        TfMessage {
+            log_time_ns: stamp,
+            source,
+            is_static,
+            transforms: vec![TfTransform {
+                parent: parent.into(),
+                child: child.into(),
+                stamp_ns: stamp,
+            }],
+        }
+    }
+
+    #[test]
+    fn rates_gaps_and_findings() {
+        let topics = vec!["/tf".to_string(), "/tf_static".into(), "/tf2".into()];
+        let mut v = vec![m(1, true, "base_link", "lidar", 0)];
+        for k in 0..100 {
+            if !(40..60).contains(&k) {
+                v.push(m(0, false, "odom", "base_link", k * 20_000_000));
+            }
+        }
+        // Two publishers alternating parents for one child.
+        for k in 0..6 {
+            let p = if k % 2 == 0 { "a" } else { "b" };
+            v.push(m(2 * (k % 2), false, p, "fought", k as i64));
+        }
+        let r = analyze_tree(&topics, &v);
+        let e = r.edges.iter().find(|e| e.child == "base_link").unwrap();
+        assert_eq!(e.samples, 80);
+        assert_eq!(e.gaps_total, 1);
+        assert_eq!(e.gaps[0].length_ns, 21 * 20_000_000);
+        assert!((e.rate_hz.unwrap() - 79.0 / 1.98).abs() < 1e-9);
+        let codes: Vec<&str> = r.findings.iter().map(|f| f.code.as_str()).collect();
+        assert_eq!(codes, vec!["competing_publishers", "multiple_parents"]);
+        assert!(r.edges.iter().any(|e| e.is_static && e.rate_hz.is_none()));
+    }
+}

@@ -1,0 +1,611 @@
+//! The exit-code and error-message contract, per command (documented in TESTING.md and the
+//! README's Tour):
+//!
+//! * **0** ok; **1** error (the message says what failed, the offending value and the path);
+//!   **2** usage (clap: unknown flag, missing or malformed argument); **3** finished, but with
+//!   warnings about lost or suspect data (`check`: also findings).
+//! * A closed stdout (`bagscope info … | head -c 10`) exits 0 quietly: no error text.
+//! * Nothing ever panics.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_bagscope")
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn bag(name: &str) -> String {
+    root().join("bags").join(name).display().to_string()
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(args: &[&str]) -> Out {
+    let o = Command::new(bin()).args(args).output().unwrap();
+    let out = Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    };
+    assert!(
+        !out.stderr.contains("panicked"),
+        "{args:?} panicked: {}",
+        out.stderr
+    );
+    out
+}
+
+fn tempdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("bagscope-exit-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A copy of `bags/arm_wall` cut in the middle of its data section (a recorder killed
+/// mid-write), as a bag folder without metadata.yaml.
+fn truncated_bag(tag: &str) -> PathBuf {
+    let dir = tempdir(tag).join("cut_bag");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bytes = std::fs::read(root().join("bags/arm_wall/arm_wall.mcap")).unwrap();
+    std::fs::write(dir.join("cut.mcap"), &bytes[..bytes.len() / 2]).unwrap();
+    dir
+}
+
+fn assert_code(o: &Out, want: i32, what: &str) {
+    assert_eq!(
+        o.code, want,
+        "{what}: exit {} (want {want})\nstderr: {}\nstdout: {}",
+        o.code, o.stderr, o.stdout
+    );
+}
+
+/// Exit 1 with one `bagscope: error:` line naming every `needles` item, nothing on stdout.
+fn assert_error(o: &Out, needles: &[&str], what: &str) {
+    assert_code(o, 1, what);
+    assert!(
+        o.stderr.starts_with("bagscope: error:"),
+        "{what}: {}",
+        o.stderr
+    );
+    for n in needles {
+        assert!(
+            o.stderr.contains(n),
+            "{what}: error does not name {n:?}: {}",
+            o.stderr
+        );
+    }
+    assert!(o.stdout.is_empty(), "{what}: stdout not empty on error");
+}
+
+/// Exit 2 from the argument parser, naming the offending value or argument.
+fn assert_usage(o: &Out, needle: &str, what: &str) {
+    assert_code(o, 2, what);
+    assert!(
+        o.stderr.contains(needle),
+        "{what}: usage error does not name {needle:?}: {}",
+        o.stderr
+    );
+    assert!(
+        o.stdout.is_empty(),
+        "{what}: stdout not empty on a usage error"
+    );
+}
+
+/// Exit 3 with a data-loss warning in the JSON.
+fn assert_loss(o: &Out, what: &str) {
+    assert_code(o, 3, what);
+    let v: Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let text = v["warnings"].to_string();
+    assert!(
+        text.contains("\"data_loss\":true"),
+        "{what}: exit 3 but no data_loss warning: {text}"
+    );
+}
+
+const NOPE: &str = "/nonexistent/dir/bag.mcap";
+
+#[test]
+fn help_and_version_exit_0_and_list_every_command() {
+    let o = run(&["--help"]);
+    assert_code(&o, 0, "--help");
+    // Every subcommand in --help is covered by a test in this file.
+    let covered = [
+        "info", "clocks", "sync", "match", "compare", "check", "convert", "synth", "tf", "hist",
+        "report", "help",
+    ];
+    let listed: Vec<&str> = o
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(!listed.is_empty(), "{}", o.stdout);
+    for c in &listed {
+        assert!(covered.contains(c), "command `{c}` has no exit-code test");
+    }
+    assert_code(&run(&["--version"]), 0, "--version");
+    for c in listed.iter().filter(|c| **c != "help") {
+        assert_code(&run(&[c, "--help"]), 0, &format!("{c} --help"));
+    }
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_usage(&run(&[]), "Usage", "no command");
+    assert_usage(&run(&["frobnicate"]), "frobnicate", "unknown command");
+    for c in [
+        "info", "clocks", "sync", "match", "compare", "check", "convert", "tf", "hist", "report",
+    ] {
+        // Missing the bag (and any other required argument).
+        let o = run(&[c]);
+        assert_usage(&o, "Usage", &format!("{c} without arguments"));
+        let o = run(&[c, &bag("sensors"), "--no-such-flag"]);
+        assert_usage(&o, "--no-such-flag", &format!("{c} --no-such-flag"));
+    }
+    assert_usage(&run(&["synth"]), "Usage", "synth without arguments");
+    // Malformed values name the value.
+    let s = bag("sensors");
+    let o = run(&["sync", &s, "--topics", "/a,/b", "--queue", "ten"]);
+    assert_usage(&o, "ten", "sync --queue ten");
+    let o = run(&["clocks", &s, "--gap-factor", "wide"]);
+    assert_usage(&o, "wide", "clocks --gap-factor wide");
+    let o = run(&["hist", &s, "--topics", "/a", "--bins", "-3"]);
+    assert_usage(&o, "-3", "hist --bins -3");
+    let o = run(&[
+        "tf",
+        &s,
+        "--target-frame",
+        "map",
+        "--topics",
+        "/a",
+        "--buffer",
+        "10parsecs",
+    ]);
+    assert_usage(&o, "10parsecs", "tf --buffer 10parsecs");
+}
+
+#[test]
+fn info_contract() {
+    assert_error(&run(&["info", NOPE]), &[NOPE], "info on a missing path");
+    let dir = tempdir("info");
+    let f = dir.join("garbage.mcap");
+    std::fs::write(&f, b"this is not an mcap file").unwrap();
+    let o = run(&["info", f.to_str().unwrap()]);
+    assert_error(
+        &o,
+        &["not an MCAP file", "garbage.mcap"],
+        "info on a text file",
+    );
+    let empty = dir.join("empty.mcap");
+    std::fs::write(&empty, b"").unwrap();
+    assert_error(
+        &run(&["info", empty.to_str().unwrap()]),
+        &["empty", "empty.mcap"],
+        "empty file",
+    );
+    let none = dir.join("no_bag_here");
+    std::fs::create_dir_all(&none).unwrap();
+    assert_error(
+        &run(&["info", none.to_str().unwrap()]),
+        &["no_bag_here"],
+        "empty folder",
+    );
+    let o = run(&["info", &bag("sensors")]);
+    assert_code(&o, 0, "info sensors");
+    assert!(o.stderr.is_empty(), "{}", o.stderr);
+    let cut = truncated_bag("info");
+    assert_loss(
+        &run(&["info", cut.to_str().unwrap(), "--json"]),
+        "info on a cut bag",
+    );
+    // Text mode states the loss too.
+    let o = run(&["info", cut.to_str().unwrap()]);
+    assert_code(&o, 3, "info text on a cut bag");
+    assert!(o.stdout.contains("warning [truncated]"), "{}", o.stdout);
+}
+
+#[test]
+fn clocks_contract() {
+    assert_error(&run(&["clocks", NOPE]), &[NOPE], "clocks on a missing path");
+    assert_code(&run(&["clocks", &bag("arm_split")]), 0, "clocks arm_split");
+    let cut = truncated_bag("clocks");
+    assert_loss(
+        &run(&["clocks", cut.to_str().unwrap(), "--json"]),
+        "clocks on a cut bag",
+    );
+}
+
+/// An explicitly named clock topic that the bag lacks must be an error naming it (as an unknown
+/// `--topics` entry is for `sync`), not silently ignored.
+#[test]
+#[ignore = "core bug: `clocks --clock-topic /no_clock` exits 0 and never mentions /no_clock (the option is silently ignored)"]
+fn clocks_unknown_clock_topic_is_an_error() {
+    let o = run(&["clocks", &bag("arm_split"), "--clock-topic", "/no_clock"]);
+    assert_error(&o, &["/no_clock"], "clocks --clock-topic /no_clock");
+}
+
+#[test]
+fn sync_contract() {
+    let s = bag("sensors");
+    let topics = "/camera/image_raw,/camera/camera_info";
+    assert_error(
+        &run(&["sync", NOPE, "--topics", topics]),
+        &[NOPE],
+        "sync on a missing path",
+    );
+    let o = run(&["sync", &s, "--topics", "/camera/image_raw,/nope"]);
+    assert_error(
+        &o,
+        &["/nope", "/camera/camera_info", &s],
+        "sync unknown topic",
+    );
+    assert_code(
+        &run(&[
+            "sync", &s, "--topics", topics, "--policy", "exact", "--queue", "10",
+        ]),
+        0,
+        "sync exact",
+    );
+    let o = run(&["sync", &s, "--topics", topics, "--policy", "warp-speed"]);
+    assert!(matches!(o.code, 1 | 2), "bad policy: exit {}", o.code);
+    assert!(o.stderr.contains("warp-speed"), "{}", o.stderr);
+    let o = run(&[
+        "sync",
+        &s,
+        "--topics",
+        topics,
+        "--policy",
+        "approx-py",
+        "--slop",
+        "30xs",
+    ]);
+    assert!(matches!(o.code, 1 | 2), "bad slop: exit {}", o.code);
+    assert!(o.stderr.contains("30xs"), "{}", o.stderr);
+    let cut = truncated_bag("sync");
+    let o = run(&[
+        "sync",
+        cut.to_str().unwrap(),
+        "--topics",
+        "/arm_cmd,/joint_states",
+        "--policy",
+        "approx",
+        "--json",
+    ]);
+    assert_loss(&o, "sync on a cut bag");
+}
+
+fn match_args(b: &str) -> Vec<&str> {
+    vec![b, "--command", "/arm_cmd", "--response", "/joint_states"]
+}
+
+#[test]
+fn match_contract() {
+    let w = bag("arm_wall");
+    let mut a = vec!["match"];
+    a.extend(match_args(NOPE));
+    assert_error(&run(&a), &[NOPE], "match on a missing path");
+    let mut a = vec!["match"];
+    a.extend(match_args(&w));
+    assert_code(&run(&a), 0, "match arm_wall");
+    let o = run(&[
+        "match",
+        &w,
+        "--command",
+        "/nope",
+        "--response",
+        "/joint_states",
+    ]);
+    assert_error(&o, &["/nope", &w], "match unknown topic");
+    let o = run(&[
+        "match",
+        &w,
+        "--command",
+        "/arm_cmd",
+        "--response",
+        "/joint_states",
+        "--search",
+        "lots",
+    ]);
+    assert!(matches!(o.code, 1 | 2), "bad --search: exit {}", o.code);
+    assert!(o.stderr.contains("lots"), "{}", o.stderr);
+    let cut = truncated_bag("match");
+    let c = cut.to_str().unwrap();
+    let mut a = vec!["match"];
+    a.extend(match_args(c));
+    a.push("--json");
+    assert_loss(&run(&a), "match on a cut bag");
+}
+
+#[test]
+fn compare_contract() {
+    let w = bag("arm_wall");
+    let o = run(&[
+        "compare",
+        &w,
+        NOPE,
+        "--command",
+        "/arm_cmd",
+        "--response",
+        "/joint_states",
+    ]);
+    assert_error(&o, &[NOPE], "compare with a missing run");
+    let o = run(&[
+        "compare",
+        &w,
+        &bag("arm_ack"),
+        "--command",
+        "/arm_cmd",
+        "--response",
+        "/joint_states",
+    ]);
+    assert_code(&o, 0, "compare arm_wall arm_ack");
+    let o = run(&[
+        "compare",
+        &w,
+        &bag("sensors"),
+        "--command",
+        "/arm_cmd",
+        "--response",
+        "/joint_states",
+    ]);
+    assert_error(
+        &o,
+        &["/arm_cmd", "sensors"],
+        "compare with a run lacking the topic",
+    );
+}
+
+/// `compare` on a run with lost data must exit 3, like every other command.
+#[test]
+#[ignore = "cli bug: `compare` always exits 0 (commands/matching.rs run_compare returns Ok(0)), even when a run lost data"]
+fn compare_exits_3_when_a_run_lost_data() {
+    let cut = truncated_bag("compare");
+    let o = run(&[
+        "compare",
+        &bag("arm_wall"),
+        cut.to_str().unwrap(),
+        "--command",
+        "/arm_cmd",
+        "--response",
+        "/joint_states",
+    ]);
+    assert_code(&o, 3, "compare with a cut run");
+}
+
+#[test]
+fn check_contract() {
+    assert_error(&run(&["check", NOPE]), &[NOPE], "check on a missing path");
+    let o = run(&["check", &bag("arm_wall"), "--json"]);
+    assert!(matches!(o.code, 0 | 3), "check arm_wall: {}", o.code);
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    let findings = v["findings"].as_array().map_or(0, Vec::len);
+    assert_eq!(
+        o.code == 3,
+        findings > 0,
+        "check exits 3 exactly when there are findings"
+    );
+    let dir = tempdir("check");
+    let lim = dir.join("missing_limits.yaml");
+    let o = run(&["check", &bag("arm_wall"), "--limits", lim.to_str().unwrap()]);
+    assert_error(
+        &o,
+        &["missing_limits.yaml"],
+        "check with a missing --limits file",
+    );
+    let cut = truncated_bag("check");
+    assert_loss(
+        &run(&["check", cut.to_str().unwrap(), "--json"]),
+        "check on a cut bag",
+    );
+}
+
+#[test]
+fn convert_contract() {
+    let dir = tempdir("convert");
+    let out = dir.join("out.mcap");
+    let o = run(&["convert", NOPE, out.to_str().unwrap()]);
+    assert_error(&o, &[NOPE], "convert a missing bag");
+    let o = run(&["convert", &bag("arm_wall"), out.to_str().unwrap()]);
+    assert_code(&o, 0, "convert arm_wall");
+    // Existing output without --force: an error naming it.
+    let o = run(&["convert", &bag("arm_wall"), out.to_str().unwrap()]);
+    assert_error(&o, &["out.mcap"], "convert onto an existing file");
+    let o = run(&["convert", &bag("arm_wall"), "/nonexistent/dir/out.mcap"]);
+    assert_error(
+        &o,
+        &["/nonexistent/dir/out.mcap"],
+        "convert into a missing folder",
+    );
+    let cut = truncated_bag("convert");
+    let out2 = dir.join("out2.mcap");
+    let o = run(&[
+        "convert",
+        cut.to_str().unwrap(),
+        out2.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_loss(&o, "convert a cut bag");
+}
+
+#[test]
+fn synth_contract() {
+    let dir = tempdir("synth");
+    let o = run(&["synth", "arm_wall", "-o", dir.to_str().unwrap()]);
+    assert_code(&o, 0, "synth arm_wall");
+    let o = run(&["synth", "no_such_scenario", "-o", dir.to_str().unwrap()]);
+    assert!(matches!(o.code, 1 | 2), "unknown scenario: exit {}", o.code);
+    assert!(o.stderr.contains("no_such_scenario"), "{}", o.stderr);
+    // Output under a regular file: cannot create the folder.
+    let file = dir.join("a_file");
+    std::fs::write(&file, b"x").unwrap();
+    let target = file.join("sub");
+    let o = run(&["synth", "arm_wall", "-o", target.to_str().unwrap()]);
+    assert_error(&o, &["a_file"], "synth into a path under a file");
+}
+
+#[test]
+fn tf_contract() {
+    let w = bag("arm_wall");
+    let o = run(&[
+        "tf",
+        NOPE,
+        "--target-frame",
+        "map",
+        "--topics",
+        "/joint_states",
+    ]);
+    assert_error(&o, &[NOPE], "tf on a missing path");
+    let o = run(&["tf", &w, "--target-frame", "map", "--topics", "/nope"]);
+    assert_error(&o, &["/nope"], "tf unknown topic");
+    let o = run(&[
+        "tf",
+        &w,
+        "--target-frame",
+        "map",
+        "--topics",
+        "/joint_states",
+        "--json",
+    ]);
+    assert!(matches!(o.code, 0 | 3), "tf: exit {} {}", o.code, o.stderr);
+}
+
+#[test]
+fn hist_contract() {
+    let s = bag("sensors");
+    let o = run(&["hist", NOPE, "--topics", "/camera/image_raw"]);
+    assert_error(&o, &[NOPE], "hist on a missing path");
+    let o = run(&["hist", &s, "--topics", "/camera/image_raw,/nope"]);
+    assert_error(&o, &["/nope"], "hist unknown topic");
+    let o = run(&[
+        "hist",
+        &s,
+        "--topics",
+        "/camera/image_raw,/lidar/points",
+        "--json",
+    ]);
+    assert_code(&o, 0, "hist sensors");
+    let dir = tempdir("hist");
+    let o = run(&[
+        "hist",
+        &s,
+        "--topics",
+        "/camera/image_raw,/lidar/points",
+        "-o",
+        dir.join("h.bmpx").to_str().unwrap(),
+    ]);
+    assert!(matches!(o.code, 1 | 2), "hist -o h.bmpx: exit {}", o.code);
+    assert!(o.stderr.contains("h.bmpx"), "{}", o.stderr);
+}
+
+#[test]
+fn report_contract() {
+    let dir = tempdir("report");
+    let o = run(&["report", NOPE, "-o", dir.join("r").to_str().unwrap()]);
+    assert_error(&o, &[NOPE], "report on a missing path");
+    let file = dir.join("a_file");
+    std::fs::write(&file, b"x").unwrap();
+    let o = run(&[
+        "report",
+        &bag("arm_wall"),
+        "-o",
+        file.join("sub").to_str().unwrap(),
+    ]);
+    assert_error(&o, &["a_file"], "report into a path under a file");
+    let cut = truncated_bag("report");
+    let o = run(&[
+        "report",
+        cut.to_str().unwrap(),
+        "-o",
+        dir.join("cut").to_str().unwrap(),
+    ]);
+    assert_code(&o, 3, "report on a cut bag");
+}
+
+/// Runs `bagscope ARGS | READER` under bash; returns bagscope's own exit code and stderr.
+fn piped(args: &[&str], reader: &str) -> (i32, String) {
+    let script = format!(r#""$@" | {reader}; exit "${{PIPESTATUS[0]}}""#);
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .arg("bash")
+        .arg(bin())
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn assert_quiet_on_closed_pipe(cases: &[Vec<&str>]) {
+    for a in cases {
+        // A closed pipe exits 0; if the whole output fit in the pipe before the reader left,
+        // the command's usual code (`check`: 3 for findings) is right too.
+        let usual = run(a).code;
+        // `head -c 10` as in the README; `true` closes the pipe before bagscope writes
+        // anything, so the first write fails whatever the output size.
+        for reader in ["head -c 10 >/dev/null", "true"] {
+            let (code, err) = piped(a, reader);
+            assert!(
+                code == 0 || code == usual,
+                "{a:?} | {reader}: exit {code}: {err}"
+            );
+            assert!(err.is_empty(), "{a:?} | {reader} printed: {err}");
+        }
+    }
+}
+
+#[test]
+fn broken_pipe_exits_quietly() {
+    let s = bag("sensors");
+    let b = bag("sensors_bimodal");
+    assert_quiet_on_closed_pipe(&[
+        vec!["info", &s],
+        vec!["clocks", &b],
+        vec![
+            "sync",
+            &s,
+            "--topics",
+            "/camera/image_raw,/lidar/points",
+            "--recommend",
+        ],
+        vec!["check", &s],
+    ]);
+}
+
+/// `--json` output into a closed pipe: `render::json` writes with `serde_json::to_writer_pretty`,
+/// whose error hides the `io::Error` from anyhow's chain (serde_json's `source()` skips it), so
+/// main() does not recognise the broken pipe.
+#[test]
+#[ignore = "cli bug: `bagscope info BAG --json | true` exits 1 with `bagscope: error: Broken pipe (os error 32)`"]
+fn broken_pipe_exits_quietly_json() {
+    let s = bag("sensors");
+    let b = bag("sensors_bimodal");
+    assert_quiet_on_closed_pipe(&[
+        vec!["info", &s, "--json"],
+        vec!["clocks", &b, "--json"],
+        vec![
+            "hist",
+            &b,
+            "--topics",
+            "/camera/image_raw,/lidar/points",
+            "--json",
+        ],
+    ]);
+}

@@ -1,0 +1,390 @@
+//! `bagscope export` and `bagscope batch`, read back with DuckDB (an independent Parquet
+//! reader) and checked against `bagscope info --json` / `clocks --json`.
+//!
+//! DuckDB is the Python package, installed into a venv under the test temp dir. Without pip
+//! access (or the `../shared` data) the tests skip with a note; under `CI` they fail instead.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_bagscope")
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn ci() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "0" && v != "false")
+}
+
+fn skip(what: &str) {
+    if ci() {
+        panic!("{what} (required under CI)");
+    }
+    eprintln!("note: skipping: {what}");
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("export-{name}"));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Python with duckdb importable, or `None` (pip unreachable).
+fn duckdb_python() -> Option<&'static Path> {
+    static PY: OnceLock<Option<PathBuf>> = OnceLock::new();
+    PY.get_or_init(|| {
+        let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("duckdb-venv");
+        let py = venv.join("bin/python");
+        let works = |py: &Path| {
+            Command::new(py)
+                .args(["-c", "import duckdb"])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        if works(&py) {
+            return Some(py);
+        }
+        let ok = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .is_ok_and(|s| s.success())
+            && Command::new(venv.join("bin/pip"))
+                .args(["install", "--quiet", "--disable-pip-version-check", "duckdb"])
+                .status()
+                .is_ok_and(|s| s.success());
+        (ok && works(&py)).then_some(py)
+    })
+    .as_deref()
+}
+
+/// Rows of a DuckDB query as JSON objects.
+fn sql(py: &Path, q: &str) -> Vec<BTreeMap<String, Value>> {
+    let script = "import duckdb, json, sys\n\
+r = duckdb.sql(sys.argv[1])\n\
+cols = r.columns\n\
+print(json.dumps([dict(zip(cols, row)) for row in r.fetchall()], default=str))\n";
+    let o = Command::new(py).args(["-c", script, q]).output().unwrap();
+    assert!(
+        o.status.success(),
+        "duckdb query failed: {q}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn run_json(args: &[&str]) -> (i32, Value) {
+    let o = Command::new(bin()).args(args).output().unwrap();
+    let code = o.status.code().unwrap_or(-1);
+    assert!(
+        code == 0 || code == 3,
+        "bagscope {args:?} exited {code}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (code, serde_json::from_slice(&o.stdout).unwrap_or(Value::Null))
+}
+
+/// The bags shipped in bags/ plus, when present, those in ../shared/bags.
+fn bags() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(repo().join("bags"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    let shared = repo().join("../shared/bags");
+    if shared.is_dir() {
+        v.extend(
+            std::fs::read_dir(&shared)
+                .unwrap()
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_dir() || p.extension().is_some_and(|e| e == "mcap")),
+        );
+    } else {
+        skip("../shared/bags is missing: only bags/ exported");
+    }
+    v.sort();
+    v
+}
+
+fn i(v: &Value) -> Option<i64> {
+    v.as_i64().or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+}
+
+fn q(p: &Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', "''"))
+}
+
+#[test]
+fn timing_export_matches_info_and_clocks() {
+    let Some(py) = duckdb_python() else {
+        return skip("duckdb (pip) is not available");
+    };
+    let dir = tmp("timing");
+    let mut checked = 0;
+    for bag in bags() {
+        let b = bag.to_str().unwrap();
+        let name = bag.file_name().unwrap().to_string_lossy().to_string();
+        let out = dir.join(format!("{name}.parquet"));
+        let (_, info) = run_json(&["info", b, "--json"]);
+        let (_, clocks) = run_json(&["clocks", b, "--json"]);
+        let (_, ex) = run_json(&["export", b, "--timing-only", "-o", out.to_str().unwrap(), "--json"]);
+        let total: u64 = ex["tables"][0]["rows"].as_u64().unwrap();
+        assert_eq!(total, info["message_count"].as_u64().unwrap(), "{name}: rows");
+        let rows = sql(
+            py,
+            &format!(
+                "SELECT topic, type, count(*) AS n, min(log_time_ns) AS first, max(log_time_ns) AS last, \
+                 count(header_stamp_ns) AS stamps, min(clock_axis) AS axis, max(clock_axis) AS axis2, \
+                 min(bag) AS bag, min(log_time_ns - header_stamp_ns) AS lag_min, \
+                 max(log_time_ns - header_stamp_ns) AS lag_max, sum(size_bytes) AS bytes \
+                 FROM read_parquet({}) GROUP BY topic, type ORDER BY topic, type",
+                q(&out)
+            ),
+        );
+        let by_topic: BTreeMap<(String, String), &BTreeMap<String, Value>> = rows
+            .iter()
+            .map(|r| {
+                (
+                    (
+                        r["topic"].as_str().unwrap().to_string(),
+                        r["type"].as_str().unwrap().to_string(),
+                    ),
+                    r,
+                )
+            })
+            .collect();
+        for t in info["topics"].as_array().unwrap() {
+            let key = (
+                t["topic"].as_str().unwrap().to_string(),
+                t["type"].as_str().unwrap().to_string(),
+            );
+            let count = t["count"].as_i64().unwrap();
+            let Some(r) = by_topic.get(&key) else {
+                assert_eq!(count, 0, "{name} {key:?}: no rows exported");
+                continue;
+            };
+            assert_eq!(i(&r["n"]), Some(count), "{name} {key:?}: count");
+            assert_eq!(i(&r["first"]), i(&t["first_log_time_ns"]), "{name} {key:?}: first");
+            assert_eq!(i(&r["last"]), i(&t["last_log_time_ns"]), "{name} {key:?}: last");
+            assert_eq!(r["bag"].as_str(), Some(name.trim_end_matches(".mcap")));
+            assert!(i(&r["bytes"]).unwrap() > 0);
+            let c = clocks["topics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["topic"] == t["topic"] && c["type_name"] == t["type"])
+                .unwrap();
+            assert_eq!(r["axis"], c["axis"], "{name} {key:?}: axis");
+            assert_eq!(r["axis"], r["axis2"], "{name} {key:?}: one axis per topic");
+            if c["source"] == "none" {
+                assert_eq!(i(&r["stamps"]), Some(0), "{name} {key:?}: header-less");
+            } else {
+                // clocks keeps exactly the messages whose stamp could be read.
+                assert_eq!(i(&r["stamps"]), i(&c["count"]), "{name} {key:?}: stamps");
+            }
+            if c["lag_basis"] == "direct" && c["lag_note"].is_null() {
+                assert_eq!(i(&r["lag_min"]), i(&c["lag_ns"]["min"]), "{name} {key:?}: lag min");
+                assert_eq!(i(&r["lag_max"]), i(&c["lag_ns"]["max"]), "{name} {key:?}: lag max");
+            }
+            checked += 1;
+        }
+        // Rows are in log-time order (the table is sorted, not only grouped).
+        let unsorted = sql(
+            py,
+            &format!(
+                "SELECT count(*) AS n FROM (SELECT log_time_ns - lag(log_time_ns) OVER () AS d \
+                 FROM read_parquet({})) WHERE d < 0",
+                q(&out)
+            ),
+        );
+        assert_eq!(i(&unsorted[0]["n"]), Some(0), "{name}: not in log-time order");
+    }
+    assert!(checked > 10, "only {checked} topics checked");
+}
+
+#[test]
+fn message_export_fields_explode_and_naming() {
+    let Some(py) = duckdb_python() else {
+        return skip("duckdb (pip) is not available");
+    };
+    let dir = tmp("messages");
+    let bag = repo().join("bags/arm_split");
+    let b = bag.to_str().unwrap();
+    let (_, info) = run_json(&["info", b, "--json"]);
+    let count = |topic: &str| {
+        info["topics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["topic"] == topic)
+            .unwrap()["count"]
+            .as_i64()
+            .unwrap()
+    };
+    // All fields, list columns.
+    let full = dir.join("js.parquet");
+    run_json(&["export", b, "--topics", "/joint_states", "-o", full.to_str().unwrap(), "--json"]);
+    // Selected fields, exploded.
+    let ex = dir.join("js_explode.parquet");
+    let (_, r) = run_json(&[
+        "export", b, "--topics", "/joint_states", "--fields", "header.frame_id,position",
+        "--explode", "-o", ex.to_str().unwrap(), "--json",
+    ]);
+    let cols: Vec<&str> = r["tables"][0]["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert_eq!(&cols[..5], ["log_time_ns", "publish_time_ns", "header_stamp_ns", "clock_axis", "header.frame_id"]);
+    assert!(cols[5..].iter().all(|c| c.starts_with("position_")), "{cols:?}");
+    assert!(cols.len() > 5);
+    let rows = sql(
+        py,
+        &format!(
+            "SELECT count(*) AS n, \
+             count(*) FILTER (WHERE f.header_stamp_ns <> f.\"header.stamp.sec\" * 1000000000 + f.\"header.stamp.nanosec\") AS bad_stamp, \
+             count(*) FILTER (WHERE f.position[1] IS DISTINCT FROM e.position_0) AS bad_pos, \
+             count(*) FILTER (WHERE f.\"header.frame_id\" IS DISTINCT FROM e.\"header.frame_id\") AS bad_frame \
+             FROM read_parquet({}) f POSITIONAL JOIN read_parquet({}) e",
+            q(&full),
+            q(&ex)
+        ),
+    );
+    assert_eq!(i(&rows[0]["n"]), Some(count("/joint_states")));
+    assert_eq!(i(&rows[0]["bad_stamp"]), Some(0));
+    assert_eq!(i(&rows[0]["bad_pos"]), Some(0));
+    assert_eq!(i(&rows[0]["bad_frame"]), Some(0));
+
+    // Several topics and one -o file: OUT.<topic>.parquet beside it; a directory: DIR/<topic>.
+    let multi = dir.join("arm.parquet");
+    run_json(&["export", b, "--topics", "/joint_states,/clock", "-o", multi.to_str().unwrap()]);
+    for (f, topic) in [("arm.joint_states.parquet", "/joint_states"), ("arm.clock.parquet", "/clock")] {
+        let n = sql(py, &format!("SELECT count(*) AS n FROM read_parquet({})", q(&dir.join(f))));
+        assert_eq!(i(&n[0]["n"]), Some(count(topic)), "{f}");
+    }
+    let all = dir.join("all");
+    run_json(&["export", b, "-o", all.to_str().unwrap(), "--format", "csv"]);
+    for t in info["topics"].as_array().unwrap() {
+        let topic = t["topic"].as_str().unwrap();
+        let f = all.join(format!("{}.csv", topic.trim_start_matches('/').replace('/', ".")));
+        let n = sql(py, &format!("SELECT count(*) AS n FROM read_csv({}, header=true)", q(&f)));
+        assert_eq!(i(&n[0]["n"]), t["count"].as_i64(), "{}", f.display());
+    }
+
+    // Unknown topics and fields are errors that name what exists.
+    let o = Command::new(bin())
+        .args(["export", b, "--topics", "/joint_states", "--fields", "nope", "-o"])
+        .arg(dir.join("x.parquet"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("position"));
+}
+
+#[test]
+fn batch_over_bags_and_corpus() {
+    let Some(py) = duckdb_python() else {
+        return skip("duckdb (pip) is not available");
+    };
+    let out = tmp("batch");
+    let mut inputs = vec![repo().join("bags")];
+    let corpus = repo().join("../shared/corpus");
+    if corpus.is_dir() {
+        inputs.push(corpus);
+    } else {
+        skip("../shared/corpus is missing: batch runs over bags/ only");
+    }
+    let run = || {
+        let o = Command::new(bin())
+            .arg("batch")
+            .args(&inputs)
+            .arg("-o")
+            .arg(&out)
+            .args(["--jobs", "2", "--json"])
+            .output()
+            .unwrap();
+        let code = o.status.code().unwrap_or(-1);
+        assert!(code == 0 || code == 3, "batch exited {code}: {}", String::from_utf8_lossy(&o.stderr));
+        let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+        (code, r, String::from_utf8_lossy(&o.stderr).to_string())
+    };
+    let (code, r, stderr) = run();
+    let bags = r["bags"].as_array().unwrap();
+    let failed: Vec<&Value> = bags.iter().filter(|b| b["status"] == "failed").collect();
+    for f in &failed {
+        assert!(f["reason"].as_str().is_some_and(|s| !s.is_empty()), "{f}");
+        assert!(stderr.contains(f["name"].as_str().unwrap()), "progress lists {}", f["name"]);
+    }
+    if !failed.is_empty() {
+        assert_eq!(code, 3);
+    }
+    let ok: Vec<&Value> = bags.iter().filter(|b| b["status"] == "ok").collect();
+    assert!(ok.len() >= 6, "{} bags ok", ok.len());
+    for name in ["bags.sensors", "bags.arm_split"] {
+        assert!(ok.iter().any(|b| b["name"] == name), "{name} in {bags:?}");
+    }
+    // summary.parquet agrees with the per-bag JSON, topic by topic.
+    let summary = sql(
+        py,
+        &format!("SELECT * FROM read_parquet({}) ORDER BY bag, topic, type", q(&out.join("summary.parquet"))),
+    );
+    let timing = sql(
+        py,
+        &format!(
+            "SELECT bag, topic, count(*) AS n FROM read_parquet({}, hive_partitioning = true) GROUP BY bag, topic",
+            q(&out.join("timing/*/*.parquet"))
+        ),
+    );
+    let timing: BTreeMap<(String, String), i64> = timing
+        .iter()
+        .map(|r| ((r["bag"].as_str().unwrap().to_string(), r["topic"].as_str().unwrap().to_string()), i(&r["n"]).unwrap()))
+        .collect();
+    let mut rows = 0;
+    for b in &ok {
+        let name = b["name"].as_str().unwrap();
+        let read = |f: &str| -> Value {
+            serde_json::from_slice(&std::fs::read(out.join("bags").join(name).join(f)).unwrap()).unwrap()
+        };
+        let (info, clocks) = (read("info.json"), read("clocks.json"));
+        for t in info["topics"].as_array().unwrap() {
+            let s = summary
+                .iter()
+                .find(|s| s["bag"] == name && s["topic"] == t["topic"] && s["type"] == t["type"])
+                .unwrap_or_else(|| panic!("{name} {} not in summary", t["topic"]));
+            let c = clocks["topics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["topic"] == t["topic"] && c["type_name"] == t["type"])
+                .unwrap();
+            assert_eq!(i(&s["count"]), t["count"].as_i64(), "{name} {}", t["topic"]);
+            assert_eq!(s["clock_axis"], c["axis"]);
+            assert_eq!(i(&s["lag_p99_ns"]), i(&c["lag_ns"]["p99"]));
+            assert_eq!(i(&s["first_log_time_ns"]), i(&t["first_log_time_ns"]));
+            let key = (name.to_string(), t["topic"].as_str().unwrap().to_string());
+            assert_eq!(timing.get(&key).copied().unwrap_or(0), t["count"].as_i64().unwrap(), "{key:?} timing");
+            rows += 1;
+        }
+    }
+    assert_eq!(rows, summary.len(), "summary has rows of no bag");
+
+    // Resumable: a second run skips every bag done in the first.
+    let (_, r2, _) = run();
+    for b in r2["bags"].as_array().unwrap() {
+        let first = bags.iter().find(|x| x["name"] == b["name"]).unwrap();
+        if first["status"] == "ok" {
+            assert_eq!(b["status"], "skipped", "{}", b["name"]);
+        } else {
+            assert_eq!(b["status"], first["status"], "{}", b["name"]);
+        }
+    }
+}
