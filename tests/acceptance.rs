@@ -256,3 +256,40 @@ fn shipped_bags_are_reproducible() {
         assert_eq!(ta, tb);
     }
 }
+
+/// The axes of real third-party bags agree with what `corpus/MANIFEST.md` says about them.
+#[test]
+fn clocks_on_real_corpus_bags_agree_with_manifest() {
+    let Some(s) = shared() else { return };
+    let ros2 = s.join("corpus/ros2");
+    let json = |p: PathBuf| -> serde_json::Value {
+        let (code, out, err) = run(&["clocks", p.to_str().unwrap(), "--json"]);
+        assert!(code == 0 || code == 3, "exit {code}: {err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let topic = |v: &serde_json::Value, name: &str| -> serde_json::Value {
+        v["topics"].as_array().unwrap().iter().find(|t| t["topic"] == name).cloned().unwrap()
+    };
+    // reductstore_agent: header stamps on a 2023 wall clock, log time on 2026: a constant
+    // offset of about +72,586,745 s on every stamped topic, flagged as an offset, not as lag.
+    let v = json(ros2.join("reductstore_agent/testdata/demo.mcap"));
+    for t in ["/nissan/gps/duro/imu", "/nissan/gps/duro/mag", "/nissan/gps/duro/current_pose"] {
+        let t = topic(&v, t);
+        assert_eq!(t["axis"], "wall");
+        let off = t["clock_offset_ns"].as_i64().expect("clock offset reported");
+        assert!((off as f64 / 1e9 + 72_586_745.0).abs() < 10.0, "offset {off}");
+        assert!(t["lag_ns"].is_null(), "an offset must not be reported as lag");
+    }
+    assert_eq!(topic(&v, "/nissan/vehicle_speed")["axis"], "none");
+    // rosbag2parquet: header.stamp = 0 (unset).
+    let v = json(ros2.join("rosbag2parquet/testdata/array_msgs/array_msgs_0.mcap"));
+    assert_eq!(topic(&v, "/one_shot/joint_state")["axis"], "zero");
+    // amber: sim time on both axes (recorded with --use-sim-time), zstd per message.
+    let v = json(ros2.join("amber/tests/rosbag/soccer_goal"));
+    assert_eq!(v["recorder_axis"], "sim");
+    assert_eq!(topic(&v, "/camera/image_raw")["axis"], "sim");
+    assert_eq!(v["split"], false);
+    // The same file alone, without the metadata.yaml that says its payloads are zstd frames.
+    let v = json(ros2.join("amber/tests/rosbag/soccer_goal/soccer_goal_12.mcap"));
+    assert_eq!(topic(&v, "/camera/image_raw")["axis"], "sim");
+}

@@ -251,7 +251,7 @@ fn message_export_fields_explode_and_naming() {
         py,
         &format!(
             "SELECT count(*) AS n, \
-             count(*) FILTER (WHERE f.header_stamp_ns <> f.\"header.stamp.sec\" * 1000000000 + f.\"header.stamp.nanosec\") AS bad_stamp, \
+             count(*) FILTER (WHERE f.header_stamp_ns <> f.\"header.stamp.sec\"::BIGINT * 1000000000 + f.\"header.stamp.nanosec\") AS bad_stamp, \
              count(*) FILTER (WHERE f.position[1] IS DISTINCT FROM e.position_0) AS bad_pos, \
              count(*) FILTER (WHERE f.\"header.frame_id\" IS DISTINCT FROM e.\"header.frame_id\") AS bad_frame \
              FROM read_parquet({}) f POSITIONAL JOIN read_parquet({}) e",

@@ -186,6 +186,22 @@ impl Bag {
                 } else {
                     McapFile::open(p)?
                 };
+                // The same file listed twice, or a copy of one (a half-finished upload, a
+                // duplicated split): reading it again would count every message twice.
+                let key = f.identity();
+                if let Some(prev) = files.iter().find(|g: &&McapFile| g.identity() == key) {
+                    warnings.push(
+                        Warning::new(
+                            "duplicate_file",
+                            format!(
+                                "same content as {}: read once",
+                                prev.path.display()
+                            ),
+                        )
+                        .file(p.display().to_string()),
+                    );
+                    continue;
+                }
                 files.push(f);
             }
         }

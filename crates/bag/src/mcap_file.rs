@@ -229,6 +229,18 @@ impl McapFile {
         self.bytes.len() as u64
     }
 
+    /// Size plus checksums of the first and last 64 KiB (header, first chunk; summary, footer):
+    /// two files with equal identities are copies of one recording.
+    pub(crate) fn identity(&self) -> (usize, u32, u32) {
+        let n = self.bytes.len();
+        let w = n.min(64 << 10);
+        (
+            n,
+            crc32fast::hash(&self.bytes[..w]),
+            crc32fast::hash(&self.bytes[n - w..]),
+        )
+    }
+
     pub fn chunk_count(&self) -> usize {
         self.chunks.len()
     }
@@ -326,7 +338,12 @@ impl McapFile {
                 op::CHUNK => {
                     let body = &self.bytes[body_start..body_end];
                     match parse_chunk_head(body) {
-                        Some(h) if h.data_start as u64 + h.compressed_size <= body.len() as u64 => {
+                        // checked: a corrupt size near u64::MAX must not wrap around.
+                        Some(h)
+                            if (h.data_start as u64)
+                                .checked_add(h.compressed_size)
+                                .is_some_and(|e| e <= body.len() as u64) =>
+                        {
                             let start = u64_at(body, 0).unwrap_or(0);
                             let end = u64_at(body, 8).unwrap_or(0);
                             if let Some(prev) = last_log_end {

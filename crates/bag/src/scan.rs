@@ -51,8 +51,10 @@ impl Decoder {
         file: &'a [u8],
         c: &ChunkLoc,
     ) -> Result<&'a [u8], String> {
-        let data = file
-            .get(c.data_offset..c.data_offset + c.data_len)
+        let data = c
+            .data_offset
+            .checked_add(c.data_len)
+            .and_then(|end| file.get(c.data_offset..end))
             .ok_or_else(|| "chunk data lies outside the file".to_string())?;
         if c.compression == Compression::None {
             return Ok(data);

@@ -16,7 +16,7 @@ pub const EXIT_WARN: u8 = 3;
 #[command(
     name = "bagscope",
     version,
-    about = "Timing answers for ROS 2 bags (rosbag2 folders and .mcap files), no ROS install needed"
+    about = "Timing answers for ROS 2 bags (rosbag2 folders, .mcap and .db3 files), no ROS install needed"
 )]
 struct Cli {
     #[command(subcommand)]

@@ -6,9 +6,13 @@ use serde::Serialize;
 
 /// Pretty JSON on stdout, newline-terminated.
 pub fn json<T: Serialize>(v: &T) -> anyhow::Result<()> {
+    // Serialize first, then write: an io::Error (a closed pipe) then reaches main() as itself,
+    // which serde_json's writer error would hide.
+    let mut bytes = serde_json::to_vec_pretty(v)?;
+    bytes.push(b'\n');
     let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, v)?;
-    writeln!(out)?;
+    out.write_all(&bytes)?;
+    out.flush()?;
     Ok(())
 }
 

@@ -248,6 +248,19 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
     let mut checked = BTreeMap::new();
     for ti in 0..n {
         let name = &bag.topics[ti].name;
+        if index[ti] > 0 && bag.topics[ti].message_encoding == "cdr" {
+            if let Err(e) = &schemas[ti] {
+                // Without its schema a topic's type is unknown, so nothing in it was checked.
+                warnings.push(
+                    Warning::new(
+                        "unchecked_topic",
+                        format!("{} message(s) not checked: {e}", index[ti]),
+                    )
+                    .topic(name)
+                    .loss(),
+                );
+            }
+        }
         let what = match kinds[ti] {
             Kind::Image => {
                 findings.extend(check_images(name, &images[ti]));

@@ -68,6 +68,10 @@ pub struct ClocksData {
 
 pub fn clocks_data(path: &Path, opts: &ClocksOptions) -> Result<ClocksData, Error> {
     let bag = Bag::open(path)?;
+    if let Some(c) = &opts.clock_topic {
+        // A named clock topic that does not exist is a usage mistake, not "no sim clock".
+        bag.topic_index(c)?;
+    }
     let (times, mut warnings) = topic_times(&bag);
     let r = analyze(&times, opts);
     let clock_map = r.clock_map.clone();

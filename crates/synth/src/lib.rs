@@ -2,6 +2,7 @@
 //! README's example, the tests, and users who want to test their own pipelines.
 
 pub mod arm;
+pub mod perf;
 pub mod sensors;
 pub mod suite;
 pub mod tf;

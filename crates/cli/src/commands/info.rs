@@ -7,7 +7,7 @@ use crate::render::{self, opt_f, opt_ms, table};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A rosbag2 folder, a folder of .mcap files, or one .mcap file.
+    /// A rosbag2 folder (mcap or sqlite3 storage), a folder of .mcap files, or one .mcap / .db3 file.
     pub bag: PathBuf,
     /// Print the report as JSON.
     #[arg(long)]

@@ -178,7 +178,8 @@ pub fn run_compare(a: CompareArgs) -> anyhow::Result<u8> {
         None => compare(&paths, &args)?,
     };
     render::json(&r)?;
-    Ok(0)
+    let loss = r.warnings.values().flatten().any(|w| w.data_loss);
+    Ok(if loss { crate::EXIT_WARN } else { 0 })
 }
 
 fn text(r: &MatchCommandReport) -> String {

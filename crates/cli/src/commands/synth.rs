@@ -5,7 +5,8 @@ use bagscope_core::synth;
 #[derive(clap::Args)]
 pub struct Args {
     /// Scenario to write: arm_wall, arm_sim, arm_split, arm_ack, sensors, sensors_bimodal, or
-    /// `all`; with TF: arm_tf, sensors_tf. Not needed with --suite.
+    /// `all`; with TF: arm_tf, sensors_tf; `perf`: the benchmark bag (--messages N).
+    /// Not needed with --suite.
     #[arg(required_unless_present = "suite")]
     pub scenario: Option<String>,
     /// Output folder; each bag goes into OUT/NAME/ with OUT/NAME.truth.json beside it.
@@ -24,6 +25,9 @@ pub struct Args {
     /// Add TF to an arm/sensor scenario on this topic instead of /tf (e.g. /robot/tf).
     #[arg(long)]
     pub tf_topic: Option<String>,
+    /// For the `perf` scenario (the benchmark bag): how many messages to write.
+    #[arg(long, default_value_t = 3_000_000)]
+    pub messages: u64,
     /// Print what was written as JSON.
     #[arg(long)]
     pub json: bool,
@@ -44,6 +48,11 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     let (Some(scenario), Some(out)) = (&a.scenario, &a.out) else {
         anyhow::bail!("a scenario and -o OUT are needed (or --suite DIR)");
     };
+    if scenario == "perf" {
+        let p = synth::perf::generate(out, a.messages)?;
+        crate::render::print(&format!("wrote {}\n", p.display()))?;
+        return Ok(0);
+    }
     let names: Vec<&str> = if scenario == "all" {
         synth::SCENARIOS.to_vec()
     } else {

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Side-by-side timing of bagscope and the tools users have today, on the same generated bag.
+#
+#   bench/peers.sh [MESSAGES]        (default 3000000; RUNS=3 repetitions, medians reported)
+#
+# 1. builds bagscope (release) and the decompression-only baseline,
+# 2. writes a bag of MESSAGES JointState / Imu / TF messages in zstd chunks with
+#    `bagscope synth perf` (deterministic),
+# 3. installs the Python peers in a virtual environment (rosbags, mcap, mcap-ros2-support),
+# 4. runs each peer and each bagscope command RUNS times and prints medians, peak memory, and
+#    ratios against bagscope's stamp scan and against the decompression-only floor.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-3000000}
+RUNS=${RUNS:-3}
+work=${BENCH_DIR:-target/peers}
+mkdir -p "$work"
+
+cargo build --release -q -p bagscope-cli
+cargo build --release -q -p bagscope-core --example decompress_only
+bin=target/release/bagscope
+base=target/release/examples/decompress_only
+
+bag="$work/perf_$N/perf"
+if [ ! -f "$bag/perf.mcap" ]; then
+  "$bin" synth perf -o "$work/perf_$N" --messages "$N" >/dev/null
+fi
+mcapf="$bag/perf.mcap"
+du -h "$mcapf"
+
+if [ ! -x "$work/venv/bin/python" ]; then
+  python3 -m venv "$work/venv"
+  "$work/venv/bin/pip" install -q rosbags mcap mcap-ros2-support
+fi
+py="$work/venv/bin/python"
+
+cat > "$work/rosbags_stamps.py" <<'PY'
+import sys
+from pathlib import Path
+from rosbags.highlevel import AnyReader
+n = 0
+with AnyReader([Path(sys.argv[1])]) as r:
+    for conn, t, raw in r.messages():
+        m = r.deserialize(raw, conn.msgtype)
+        h = getattr(m, 'header', None)
+        if h is None and getattr(m, 'transforms', None):
+            h = m.transforms[0].header
+        if h is not None:
+            n += h.stamp.sec
+print(n)
+PY
+cat > "$work/mcap_raw.py" <<'PY'
+import sys
+from mcap.reader import make_reader
+n = 0
+with open(sys.argv[1], 'rb') as f:
+    for schema, channel, message in make_reader(f).iter_messages():
+        n += len(message.data)
+print(n)
+PY
+cat > "$work/mcap_ros2_decode.py" <<'PY'
+import sys
+from mcap_ros2.reader import read_ros2_messages
+n = 0
+for m in read_ros2_messages(sys.argv[1]):
+    n += 1
+print(n)
+PY
+
+# run NAME CMD...: RUNS timings; prints "NAME median_seconds peak_kb"
+results=()
+run() {
+  local name=$1; shift
+  local times=() mem=0
+  for _ in $(seq "$RUNS"); do
+    local out
+    out=$( { /usr/bin/time -f '%e %M' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -n 1 )
+    times+=("${out% *}")
+    local m=${out#* }
+    [ "$m" -gt "$mem" ] && mem=$m
+  done
+  local med
+  med=$(printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+  results+=("$name $med $mem")
+  printf '  %-32s %8.3f s  %8d KB\n' "$name" "$med" "$mem"
+}
+
+command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)"; exit 1; }
+echo "runs: $RUNS, messages: $N, cores: $(nproc), $(date -u +%Y-%m-%d)"
+run "decompress only (all cores)" "$base" "$mcapf"
+run "bagscope info" "$bin" info "$mcapf" --json
+run "bagscope clocks (stamp scan)" "$bin" clocks "$mcapf" --json
+run "bagscope sync approx-py" "$bin" sync "$mcapf" --topics /joint_states,/imu --policy approx-py --slop 1ms --queue 5 --json
+run "python mcap raw iteration" "$py" "$work/mcap_raw.py" "$mcapf"
+run "rosbags stamp extraction" "$py" "$work/rosbags_stamps.py" "$bag"
+run "mcap-ros2-support decode" "$py" "$work/mcap_ros2_decode.py" "$mcapf"
+
+echo
+echo "ratios (median time / bagscope clocks; and bagscope clocks / decompress only):"
+clocks=$(printf '%s\n' "${results[@]}" | awk '/^bagscope clocks/ {print $(NF-1)}')
+floor=$(printf '%s\n' "${results[@]}" | awk '/^decompress only/ {print $(NF-1)}')
+printf '%s\n' "${results[@]}" | while read -r line; do
+  t=$(echo "$line" | awk '{print $(NF-1)}')
+  name=$(echo "$line" | awk '{$NF=""; $(NF-1)=""; print}')
+  awk -v n="$name" -v t="$t" -v c="$clocks" 'BEGIN {printf "  %-34s %7.1fx bagscope clocks\n", n, t/c}'
+done
+awk -v c="$clocks" -v f="$floor" 'BEGIN {printf "  bagscope clocks is %.2fx the decompression-only floor\n", c/f}'
