@@ -17,9 +17,12 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=${BENCH_DIR:-$(mktemp -d)}
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 
-echo "building bagscope (release)…" >&2
-(cd "$ROOT" && cargo build --release -q -p bagscope-cli --features export)
-BAGSCOPE=$TARGET/release/bagscope
+# BAGSCOPE=path/to/bagscope skips the build (e.g. to check the script with a debug binary).
+if [ -z "${BAGSCOPE:-}" ]; then
+    echo "building bagscope (release)…" >&2
+    (cd "$ROOT" && cargo build --release -q -p bagscope-cli)
+    BAGSCOPE=$TARGET/release/bagscope
+fi
 
 "$BAGSCOPE" synth "$SCENARIO" -o "$WORK/bags" >/dev/null
 BAG=$WORK/bags/$SCENARIO

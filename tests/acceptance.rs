@@ -268,17 +268,35 @@ fn clocks_on_real_corpus_bags_agree_with_manifest() {
         serde_json::from_str(&out).unwrap()
     };
     let topic = |v: &serde_json::Value, name: &str| -> serde_json::Value {
-        v["topics"].as_array().unwrap().iter().find(|t| t["topic"] == name).cloned().unwrap()
+        v["topics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["topic"] == name)
+            .cloned()
+            .unwrap()
     };
     // reductstore_agent: header stamps on a 2023 wall clock, log time on 2026: a constant
     // offset of about +72,586,745 s on every stamped topic, flagged as an offset, not as lag.
     let v = json(ros2.join("reductstore_agent/testdata/demo.mcap"));
-    for t in ["/nissan/gps/duro/imu", "/nissan/gps/duro/mag", "/nissan/gps/duro/current_pose"] {
+    for t in [
+        "/nissan/gps/duro/imu",
+        "/nissan/gps/duro/mag",
+        "/nissan/gps/duro/current_pose",
+    ] {
         let t = topic(&v, t);
         assert_eq!(t["axis"], "wall");
-        let off = t["clock_offset_ns"].as_i64().expect("clock offset reported");
-        assert!((off as f64 / 1e9 + 72_586_745.0).abs() < 10.0, "offset {off}");
-        assert!(t["lag_ns"].is_null(), "an offset must not be reported as lag");
+        let off = t["clock_offset_ns"]
+            .as_i64()
+            .expect("clock offset reported");
+        assert!(
+            (off as f64 / 1e9 + 72_586_745.0).abs() < 10.0,
+            "offset {off}"
+        );
+        assert!(
+            t["lag_ns"].is_null(),
+            "an offset must not be reported as lag"
+        );
     }
     assert_eq!(topic(&v, "/nissan/vehicle_speed")["axis"], "none");
     // rosbag2parquet: header.stamp = 0 (unset).

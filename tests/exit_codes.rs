@@ -137,7 +137,7 @@ fn help_and_version_exit_0_and_list_every_command() {
     // Every subcommand in --help is covered by a test in this file.
     let covered = [
         "info", "clocks", "sync", "match", "compare", "check", "convert", "synth", "tf", "hist",
-        "report", "help",
+        "report", "export", "batch", "help",
     ];
     let listed: Vec<&str> = o
         .stdout
@@ -620,4 +620,37 @@ fn broken_pipe_exits_quietly_json() {
             "--json",
         ],
     ]);
+}
+
+#[test]
+fn export_and_batch_contract() {
+    assert_code(&run(&["export"]), 2, "export without arguments");
+    assert_error(
+        &run(&[
+            "export",
+            NOPE,
+            "--topics",
+            "/a",
+            "-o",
+            "/tmp/bagscope-x.parquet",
+        ]),
+        &[NOPE],
+        "export on a missing path",
+    );
+    assert_error(
+        &run(&["batch", NOPE, "-o", "/tmp/bagscope-batch-out"]),
+        &[NOPE],
+        "batch on a missing path",
+    );
+    let out = std::env::temp_dir().join(format!("bagscope-export-{}.parquet", std::process::id()));
+    let o = run(&[
+        "export",
+        &bag("arm_wall"),
+        "--topics",
+        "/joint_states",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_code(&o, 0, "export of a clean bag");
+    let _ = std::fs::remove_file(out);
 }

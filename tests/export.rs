@@ -58,7 +58,12 @@ fn duckdb_python() -> Option<&'static Path> {
             .status()
             .is_ok_and(|s| s.success())
             && Command::new(venv.join("bin/pip"))
-                .args(["install", "--quiet", "--disable-pip-version-check", "duckdb"])
+                .args([
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                    "duckdb",
+                ])
                 .status()
                 .is_ok_and(|s| s.success());
         (ok && works(&py)).then_some(py)
@@ -89,7 +94,10 @@ fn run_json(args: &[&str]) -> (i32, Value) {
         "bagscope {args:?} exited {code}: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-    (code, serde_json::from_slice(&o.stdout).unwrap_or(Value::Null))
+    (
+        code,
+        serde_json::from_slice(&o.stdout).unwrap_or(Value::Null),
+    )
 }
 
 /// The bags shipped in bags/ plus, when present, those in ../shared/bags.
@@ -115,7 +123,8 @@ fn bags() -> Vec<PathBuf> {
 }
 
 fn i(v: &Value) -> Option<i64> {
-    v.as_i64().or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+    v.as_i64()
+        .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
 }
 
 fn q(p: &Path) -> String {
@@ -135,9 +144,20 @@ fn timing_export_matches_info_and_clocks() {
         let out = dir.join(format!("{name}.parquet"));
         let (_, info) = run_json(&["info", b, "--json"]);
         let (_, clocks) = run_json(&["clocks", b, "--json"]);
-        let (_, ex) = run_json(&["export", b, "--timing-only", "-o", out.to_str().unwrap(), "--json"]);
+        let (_, ex) = run_json(&[
+            "export",
+            b,
+            "--timing-only",
+            "-o",
+            out.to_str().unwrap(),
+            "--json",
+        ]);
         let total: u64 = ex["tables"][0]["rows"].as_u64().unwrap();
-        assert_eq!(total, info["message_count"].as_u64().unwrap(), "{name}: rows");
+        assert_eq!(
+            total,
+            info["message_count"].as_u64().unwrap(),
+            "{name}: rows"
+        );
         let rows = sql(
             py,
             &format!(
@@ -172,8 +192,16 @@ fn timing_export_matches_info_and_clocks() {
                 continue;
             };
             assert_eq!(i(&r["n"]), Some(count), "{name} {key:?}: count");
-            assert_eq!(i(&r["first"]), i(&t["first_log_time_ns"]), "{name} {key:?}: first");
-            assert_eq!(i(&r["last"]), i(&t["last_log_time_ns"]), "{name} {key:?}: last");
+            assert_eq!(
+                i(&r["first"]),
+                i(&t["first_log_time_ns"]),
+                "{name} {key:?}: first"
+            );
+            assert_eq!(
+                i(&r["last"]),
+                i(&t["last_log_time_ns"]),
+                "{name} {key:?}: last"
+            );
             assert_eq!(r["bag"].as_str(), Some(name.trim_end_matches(".mcap")));
             assert!(i(&r["bytes"]).unwrap() > 0);
             let c = clocks["topics"]
@@ -191,8 +219,16 @@ fn timing_export_matches_info_and_clocks() {
                 assert_eq!(i(&r["stamps"]), i(&c["count"]), "{name} {key:?}: stamps");
             }
             if c["lag_basis"] == "direct" && c["lag_note"].is_null() {
-                assert_eq!(i(&r["lag_min"]), i(&c["lag_ns"]["min"]), "{name} {key:?}: lag min");
-                assert_eq!(i(&r["lag_max"]), i(&c["lag_ns"]["max"]), "{name} {key:?}: lag max");
+                assert_eq!(
+                    i(&r["lag_min"]),
+                    i(&c["lag_ns"]["min"]),
+                    "{name} {key:?}: lag min"
+                );
+                assert_eq!(
+                    i(&r["lag_max"]),
+                    i(&c["lag_ns"]["max"]),
+                    "{name} {key:?}: lag max"
+                );
             }
             checked += 1;
         }
@@ -205,7 +241,11 @@ fn timing_export_matches_info_and_clocks() {
                 q(&out)
             ),
         );
-        assert_eq!(i(&unsorted[0]["n"]), Some(0), "{name}: not in log-time order");
+        assert_eq!(
+            i(&unsorted[0]["n"]),
+            Some(0),
+            "{name}: not in log-time order"
+        );
     }
     assert!(checked > 10, "only {checked} topics checked");
 }
@@ -231,12 +271,28 @@ fn message_export_fields_explode_and_naming() {
     };
     // All fields, list columns.
     let full = dir.join("js.parquet");
-    run_json(&["export", b, "--topics", "/joint_states", "-o", full.to_str().unwrap(), "--json"]);
+    run_json(&[
+        "export",
+        b,
+        "--topics",
+        "/joint_states",
+        "-o",
+        full.to_str().unwrap(),
+        "--json",
+    ]);
     // Selected fields, exploded.
     let ex = dir.join("js_explode.parquet");
     let (_, r) = run_json(&[
-        "export", b, "--topics", "/joint_states", "--fields", "header.frame_id,position",
-        "--explode", "-o", ex.to_str().unwrap(), "--json",
+        "export",
+        b,
+        "--topics",
+        "/joint_states",
+        "--fields",
+        "header.frame_id,position",
+        "--explode",
+        "-o",
+        ex.to_str().unwrap(),
+        "--json",
     ]);
     let cols: Vec<&str> = r["tables"][0]["columns"]
         .as_array()
@@ -244,8 +300,20 @@ fn message_export_fields_explode_and_naming() {
         .iter()
         .map(|c| c.as_str().unwrap())
         .collect();
-    assert_eq!(&cols[..5], ["log_time_ns", "publish_time_ns", "header_stamp_ns", "clock_axis", "header.frame_id"]);
-    assert!(cols[5..].iter().all(|c| c.starts_with("position_")), "{cols:?}");
+    assert_eq!(
+        &cols[..5],
+        [
+            "log_time_ns",
+            "publish_time_ns",
+            "header_stamp_ns",
+            "clock_axis",
+            "header.frame_id"
+        ]
+    );
+    assert!(
+        cols[5..].iter().all(|c| c.starts_with("position_")),
+        "{cols:?}"
+    );
     assert!(cols.len() > 5);
     let rows = sql(
         py,
@@ -266,23 +334,53 @@ fn message_export_fields_explode_and_naming() {
 
     // Several topics and one -o file: OUT.<topic>.parquet beside it; a directory: DIR/<topic>.
     let multi = dir.join("arm.parquet");
-    run_json(&["export", b, "--topics", "/joint_states,/clock", "-o", multi.to_str().unwrap()]);
-    for (f, topic) in [("arm.joint_states.parquet", "/joint_states"), ("arm.clock.parquet", "/clock")] {
-        let n = sql(py, &format!("SELECT count(*) AS n FROM read_parquet({})", q(&dir.join(f))));
+    run_json(&[
+        "export",
+        b,
+        "--topics",
+        "/joint_states,/clock",
+        "-o",
+        multi.to_str().unwrap(),
+    ]);
+    for (f, topic) in [
+        ("arm.joint_states.parquet", "/joint_states"),
+        ("arm.clock.parquet", "/clock"),
+    ] {
+        let n = sql(
+            py,
+            &format!(
+                "SELECT count(*) AS n FROM read_parquet({})",
+                q(&dir.join(f))
+            ),
+        );
         assert_eq!(i(&n[0]["n"]), Some(count(topic)), "{f}");
     }
     let all = dir.join("all");
     run_json(&["export", b, "-o", all.to_str().unwrap(), "--format", "csv"]);
     for t in info["topics"].as_array().unwrap() {
         let topic = t["topic"].as_str().unwrap();
-        let f = all.join(format!("{}.csv", topic.trim_start_matches('/').replace('/', ".")));
-        let n = sql(py, &format!("SELECT count(*) AS n FROM read_csv({}, header=true)", q(&f)));
+        let f = all.join(format!(
+            "{}.csv",
+            topic.trim_start_matches('/').replace('/', ".")
+        ));
+        let n = sql(
+            py,
+            &format!("SELECT count(*) AS n FROM read_csv({}, header=true)", q(&f)),
+        );
         assert_eq!(i(&n[0]["n"]), t["count"].as_i64(), "{}", f.display());
     }
 
     // Unknown topics and fields are errors that name what exists.
     let o = Command::new(bin())
-        .args(["export", b, "--topics", "/joint_states", "--fields", "nope", "-o"])
+        .args([
+            "export",
+            b,
+            "--topics",
+            "/joint_states",
+            "--fields",
+            "nope",
+            "-o",
+        ])
         .arg(dir.join("x.parquet"))
         .output()
         .unwrap();
@@ -296,7 +394,20 @@ fn batch_over_bags_and_corpus() {
         return skip("duckdb (pip) is not available");
     };
     let out = tmp("batch");
-    let mut inputs = vec![repo().join("bags")];
+    // Malformed inputs: not an MCAP file, a bag folder whose metadata.yaml does not parse.
+    let junk = tmp("batch-junk");
+    std::fs::write(
+        junk.join("garbage.mcap"),
+        b"\x89MCAq not really an mcap file",
+    )
+    .unwrap();
+    std::fs::create_dir_all(junk.join("broken")).unwrap();
+    std::fs::write(
+        junk.join("broken/metadata.yaml"),
+        "rosbag2_bagfile_information: [",
+    )
+    .unwrap();
+    let mut inputs = vec![repo().join("bags"), junk.clone()];
     let corpus = repo().join("../shared/corpus");
     if corpus.is_dir() {
         inputs.push(corpus);
@@ -313,7 +424,11 @@ fn batch_over_bags_and_corpus() {
             .output()
             .unwrap();
         let code = o.status.code().unwrap_or(-1);
-        assert!(code == 0 || code == 3, "batch exited {code}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            code == 0 || code == 3,
+            "batch exited {code}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let r: Value = serde_json::from_slice(&o.stdout).unwrap();
         (code, r, String::from_utf8_lossy(&o.stderr).to_string())
     };
@@ -322,10 +437,25 @@ fn batch_over_bags_and_corpus() {
     let failed: Vec<&Value> = bags.iter().filter(|b| b["status"] == "failed").collect();
     for f in &failed {
         assert!(f["reason"].as_str().is_some_and(|s| !s.is_empty()), "{f}");
-        assert!(stderr.contains(f["name"].as_str().unwrap()), "progress lists {}", f["name"]);
+        assert!(
+            stderr.contains(f["name"].as_str().unwrap()),
+            "progress lists {}",
+            f["name"]
+        );
     }
-    if !failed.is_empty() {
-        assert_eq!(code, 3);
+    let failed_names: Vec<&str> = failed.iter().map(|f| f["name"].as_str().unwrap()).collect();
+    for junk in ["export-batch-junk.broken", "export-batch-junk.garbage"] {
+        assert!(failed_names.contains(&junk), "{junk} not failed: {stderr}");
+    }
+    assert_eq!(code, 3);
+    // Bags recovered with data loss are done, and say why.
+    for b in bags.iter().filter(|b| b["data_loss"] == true) {
+        assert!(
+            b["data_loss_warning"]
+                .as_str()
+                .is_some_and(|s| !s.is_empty()),
+            "{b}"
+        );
     }
     let ok: Vec<&Value> = bags.iter().filter(|b| b["status"] == "ok").collect();
     assert!(ok.len() >= 6, "{} bags ok", ok.len());
@@ -335,7 +465,10 @@ fn batch_over_bags_and_corpus() {
     // summary.parquet agrees with the per-bag JSON, topic by topic.
     let summary = sql(
         py,
-        &format!("SELECT * FROM read_parquet({}) ORDER BY bag, topic, type", q(&out.join("summary.parquet"))),
+        &format!(
+            "SELECT * FROM read_parquet({}) ORDER BY bag, topic, type",
+            q(&out.join("summary.parquet"))
+        ),
     );
     let timing = sql(
         py,
@@ -346,13 +479,22 @@ fn batch_over_bags_and_corpus() {
     );
     let timing: BTreeMap<(String, String), i64> = timing
         .iter()
-        .map(|r| ((r["bag"].as_str().unwrap().to_string(), r["topic"].as_str().unwrap().to_string()), i(&r["n"]).unwrap()))
+        .map(|r| {
+            (
+                (
+                    r["bag"].as_str().unwrap().to_string(),
+                    r["topic"].as_str().unwrap().to_string(),
+                ),
+                i(&r["n"]).unwrap(),
+            )
+        })
         .collect();
     let mut rows = 0;
     for b in &ok {
         let name = b["name"].as_str().unwrap();
         let read = |f: &str| -> Value {
-            serde_json::from_slice(&std::fs::read(out.join("bags").join(name).join(f)).unwrap()).unwrap()
+            serde_json::from_slice(&std::fs::read(out.join("bags").join(name).join(f)).unwrap())
+                .unwrap()
         };
         let (info, clocks) = (read("info.json"), read("clocks.json"));
         for t in info["topics"].as_array().unwrap() {
@@ -371,7 +513,11 @@ fn batch_over_bags_and_corpus() {
             assert_eq!(i(&s["lag_p99_ns"]), i(&c["lag_ns"]["p99"]));
             assert_eq!(i(&s["first_log_time_ns"]), i(&t["first_log_time_ns"]));
             let key = (name.to_string(), t["topic"].as_str().unwrap().to_string());
-            assert_eq!(timing.get(&key).copied().unwrap_or(0), t["count"].as_i64().unwrap(), "{key:?} timing");
+            assert_eq!(
+                timing.get(&key).copied().unwrap_or(0),
+                t["count"].as_i64().unwrap(),
+                "{key:?} timing"
+            );
             rows += 1;
         }
     }

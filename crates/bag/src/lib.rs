@@ -193,10 +193,7 @@ impl Bag {
                     warnings.push(
                         Warning::new(
                             "duplicate_file",
-                            format!(
-                                "same content as {}: read once",
-                                prev.path.display()
-                            ),
+                            format!("same content as {}: read once", prev.path.display()),
                         )
                         .file(p.display().to_string()),
                     );

@@ -69,6 +69,8 @@ pub struct BagOutcome {
     pub reason: Option<String>,
     /// Warnings about lost or suspect data (info or clocks).
     pub data_loss: bool,
+    /// The first such warning, `code: message` (the bag was read as far as it goes).
+    pub data_loss_warning: Option<String>,
     pub seconds: f64,
 }
 
@@ -95,7 +97,10 @@ impl BatchReport {
 /// Progress events, from the worker threads.
 #[derive(Debug)]
 pub enum Progress<'a> {
-    Start { total: usize, total_bytes: u64 },
+    Start {
+        total: usize,
+        total_bytes: u64,
+    },
     Done {
         outcome: &'a BagOutcome,
         done: usize,
@@ -175,7 +180,10 @@ fn expand(input: &Path) -> Result<Vec<(PathBuf, PathBuf)>, Error> {
     if !input.exists() && has_glob(&s) {
         // The literal prefix before the first wildcard component is where the walk starts.
         let comps: Vec<&str> = s.split('/').collect();
-        let k = comps.iter().position(|c| has_glob(c)).unwrap_or(comps.len());
+        let k = comps
+            .iter()
+            .position(|c| has_glob(c))
+            .unwrap_or(comps.len());
         let base = comps[..k].join("/");
         let base = if base.is_empty() && s.starts_with('/') {
             PathBuf::from("/")
@@ -338,13 +346,26 @@ fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), String> {
         .map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Runs one bag; `Err` is the failure reason.
-fn process(job: &BagJob, o: &BatchOptions) -> Result<bool, String> {
+/// The first data-loss warning of a report's `warnings`, as `code: message`.
+fn first_loss(warnings: &Json) -> Option<String> {
+    warnings.as_array()?.iter().find_map(|w| {
+        (w["data_loss"].as_bool() == Some(true)).then(|| {
+            format!(
+                "{}: {}",
+                w["code"].as_str().unwrap_or_default(),
+                w["message"].as_str().unwrap_or_default()
+            )
+        })
+    })
+}
+
+/// Runs one bag; `Err` is the failure reason. Ok: the first data-loss warning, if any.
+fn process(job: &BagJob, o: &BatchOptions) -> Result<Option<String>, String> {
     let out = outputs(&o.out_dir, &job.name);
     std::fs::create_dir_all(&out.dir).map_err(|e| format!("{}: {e}", out.dir.display()))?;
     let info = crate::info::info(&job.path).map_err(|e| e.to_string())?;
-    let clocks = crate::clocks::clocks(&job.path, &ClocksOptions::default())
-        .map_err(|e| e.to_string())?;
+    let clocks =
+        crate::clocks::clocks(&job.path, &ClocksOptions::default()).map_err(|e| e.to_string())?;
     let eo = ExportOptions {
         timing_only: true,
         bag_column: false,
@@ -352,14 +373,19 @@ fn process(job: &BagJob, o: &BatchOptions) -> Result<bool, String> {
         ..Default::default()
     };
     let ex = export(&job.path, &out.timing, &eo).map_err(|e| e.to_string())?;
-    let mut loss = info.data_loss() || clocks.data_loss() || ex.data_loss();
+    let as_json = |w: &[bagscope_bag::Warning]| serde_json::to_value(w).unwrap_or(Json::Null);
+    let mut loss = first_loss(&as_json(&info.warnings))
+        .or_else(|| first_loss(&as_json(&clocks.warnings)))
+        .or_else(|| first_loss(&as_json(&ex.warnings)));
     if o.report {
         let ro = crate::report::ReportOptions {
             out_dir: Some(out.report.clone()),
             ..Default::default()
         };
         let r = crate::report::report(&job.path, &ro).map_err(|e| format!("report: {e}"))?;
-        loss |= r.data_loss();
+        if loss.is_none() && r.data_loss() {
+            loss = Some("report: data loss".into());
+        }
     }
     // JSON last: the skip check needs every output, so a bag cut short is redone.
     write_json(&out.clocks, &clocks)?;
@@ -375,14 +401,10 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Data loss recorded in an earlier run's info.json / clocks.json.
-fn json_loss(out: &Outputs) -> bool {
-    [&out.info, &out.clocks].iter().any(|p| {
-        read_json(p).is_some_and(|v| {
-            v["warnings"]
-                .as_array()
-                .is_some_and(|w| w.iter().any(|w| w["data_loss"].as_bool() == Some(true)))
-        })
-    })
+fn json_loss(out: &Outputs) -> Option<String> {
+    [&out.info, &out.clocks]
+        .iter()
+        .find_map(|p| read_json(p).and_then(|v| first_loss(&v["warnings"])))
 }
 
 fn read_json(p: &Path) -> Option<Json> {
@@ -419,15 +441,14 @@ pub fn batch(
                     (Status::Skipped, None, json_loss(&out))
                 } else {
                     // A panic is a bug, but must not take the other bags down with it.
-                    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        process(job, o)
-                    })) {
+                    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| process(job, o)))
+                    {
                         Ok(Ok(loss)) => (Status::Ok, None, loss),
-                        Ok(Err(e)) => (Status::Failed, Some(e), false),
+                        Ok(Err(e)) => (Status::Failed, Some(e), None),
                         Err(p) => (
                             Status::Failed,
                             Some(format!("internal error: {}", panic_text(p.as_ref()))),
-                            false,
+                            None,
                         ),
                     }
                 };
@@ -445,7 +466,8 @@ pub fn batch(
                     size_bytes: job.size_bytes,
                     status,
                     reason,
-                    data_loss,
+                    data_loss: data_loss.is_some(),
+                    data_loss_warning: data_loss,
                     seconds: t0.elapsed().as_secs_f64(),
                 };
                 let d = done.fetch_add(1, Ordering::SeqCst) + 1;
@@ -617,4 +639,20 @@ fn write_summary(out_dir: &Path, bags: &[BagOutcome]) -> Result<u64, Error> {
     let mut w = TableWriter::new(&out_dir.join("summary.parquet"), Format::Parquet);
     w.write(&df)?;
     Ok(w.finish(&df)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob_match;
+
+    #[test]
+    fn globs() {
+        let m = |p: &str, s: &str| glob_match(p.as_bytes(), s.as_bytes());
+        assert!(m("runs/*.mcap", "runs/a.mcap"));
+        assert!(!m("runs/*.mcap", "runs/x/a.mcap"));
+        assert!(m("runs/**/*.mcap", "runs/x/y/a.mcap"));
+        assert!(m("runs/**/*.mcap", "runs/a.mcap"));
+        assert!(m("r?ns/a", "runs/a"));
+        assert!(!m("r?ns/a", "r/ns/a"));
+    }
 }

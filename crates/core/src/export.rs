@@ -194,7 +194,10 @@ fn plan(bag: &Bag, o: &ExportOptions) -> Result<Plan, Error> {
     }
     let names = tables
         .iter()
-        .map(|t| t.first().map_or(String::new(), |&ti| bag.topics[ti].name.clone()))
+        .map(|t| {
+            t.first()
+                .map_or(String::new(), |&ti| bag.topics[ti].name.clone())
+        })
         .collect();
     Ok(Plan {
         tables,
@@ -207,7 +210,11 @@ fn plan(bag: &Bag, o: &ExportOptions) -> Result<Plan, Error> {
     })
 }
 
-fn output_paths(out: &Path, plan: &Plan, o: &ExportOptions) -> Result<(Format, Vec<PathBuf>), Error> {
+fn output_paths(
+    out: &Path,
+    plan: &Plan,
+    o: &ExportOptions,
+) -> Result<(Format, Vec<PathBuf>), Error> {
     let file_format = Format::from_path(out);
     let format = file_format.unwrap_or(o.format);
     if o.timing_only {
@@ -279,8 +286,7 @@ impl<R> Buffer<R> {
 
     /// Sorts and takes the older half (or everything).
     fn take(&mut self, all: bool) -> Vec<Row<R>> {
-        self.rows
-            .sort_unstable_by_key(|r| (r.log_time_ns, r.seq));
+        self.rows.sort_unstable_by_key(|r| (r.log_time_ns, r.seq));
         let n = if all {
             self.rows.len()
         } else {
@@ -290,7 +296,10 @@ impl<R> Buffer<R> {
         let done = std::mem::replace(&mut self.rows, rest);
         self.bytes = self.rows.iter().map(|r| r.bytes).sum();
         if let Some(last) = done.last() {
-            self.written_max = Some(self.written_max.map_or(last.log_time_ns, |m| m.max(last.log_time_ns)));
+            self.written_max = Some(
+                self.written_max
+                    .map_or(last.log_time_ns, |m| m.max(last.log_time_ns)),
+            );
         }
         done
     }
@@ -326,7 +335,12 @@ struct TopicMeta {
     axes: Vec<String>,
 }
 
-fn timing_df(bag: &str, with_bag: bool, m: &TopicMeta, rows: &[Row<TimingRow>]) -> Result<DataFrame, Error> {
+fn timing_df(
+    bag: &str,
+    with_bag: bool,
+    m: &TopicMeta,
+    rows: &[Row<TimingRow>],
+) -> Result<DataFrame, Error> {
     let idx: Vec<u32> = rows.iter().map(|r| r.data.topic).collect();
     let mut cols = Vec::new();
     if with_bag {
@@ -339,22 +353,65 @@ fn timing_df(bag: &str, with_bag: bool, m: &TopicMeta, rows: &[Row<TimingRow>]) 
         ));
     }
     cols.extend([
-        ("topic".to_string(), Col::Dict { dict: m.names.clone(), idx: idx.clone() }),
-        ("type".to_string(), Col::Dict { dict: m.types.clone(), idx: idx.clone() }),
-        ("log_time_ns".to_string(), Col::I64(rows.iter().map(|r| Some(r.log_time_ns)).collect())),
-        ("publish_time_ns".to_string(), Col::I64(rows.iter().map(|r| r.data.publish).collect())),
-        ("header_stamp_ns".to_string(), Col::I64(rows.iter().map(|r| r.data.stamp).collect())),
-        ("clock_axis".to_string(), Col::Dict { dict: m.axes.clone(), idx }),
-        ("size_bytes".to_string(), Col::I64(rows.iter().map(|r| Some(r.data.size as i64)).collect())),
+        (
+            "topic".to_string(),
+            Col::Dict {
+                dict: m.names.clone(),
+                idx: idx.clone(),
+            },
+        ),
+        (
+            "type".to_string(),
+            Col::Dict {
+                dict: m.types.clone(),
+                idx: idx.clone(),
+            },
+        ),
+        (
+            "log_time_ns".to_string(),
+            Col::I64(rows.iter().map(|r| Some(r.log_time_ns)).collect()),
+        ),
+        (
+            "publish_time_ns".to_string(),
+            Col::I64(rows.iter().map(|r| r.data.publish).collect()),
+        ),
+        (
+            "header_stamp_ns".to_string(),
+            Col::I64(rows.iter().map(|r| r.data.stamp).collect()),
+        ),
+        (
+            "clock_axis".to_string(),
+            Col::Dict {
+                dict: m.axes.clone(),
+                idx,
+            },
+        ),
+        (
+            "size_bytes".to_string(),
+            Col::I64(rows.iter().map(|r| Some(r.data.size as i64)).collect()),
+        ),
     ]);
     Ok(frame(cols)?)
 }
 
-fn message_df(cols: &mut MessageColumns, axis: &str, rows: &[Row<MsgRow>]) -> Result<DataFrame, Error> {
+fn message_df(
+    cols: &mut MessageColumns,
+    axis: &str,
+    rows: &[Row<MsgRow>],
+) -> Result<DataFrame, Error> {
     let base = vec![
-        ("log_time_ns".to_string(), Col::I64(rows.iter().map(|r| Some(r.log_time_ns)).collect())),
-        ("publish_time_ns".to_string(), Col::I64(rows.iter().map(|r| r.data.publish).collect())),
-        ("header_stamp_ns".to_string(), Col::I64(rows.iter().map(|r| r.data.stamp).collect())),
+        (
+            "log_time_ns".to_string(),
+            Col::I64(rows.iter().map(|r| Some(r.log_time_ns)).collect()),
+        ),
+        (
+            "publish_time_ns".to_string(),
+            Col::I64(rows.iter().map(|r| r.data.publish).collect()),
+        ),
+        (
+            "header_stamp_ns".to_string(),
+            Col::I64(rows.iter().map(|r| r.data.stamp).collect()),
+        ),
         (
             "clock_axis".to_string(),
             Col::Dict {
@@ -445,7 +502,9 @@ fn run(
                 }
                 timing_df(bag_name, o.bag_column, &meta, &rows)?
             }
-            Table::Message { buf, cols, axis, .. } => {
+            Table::Message {
+                buf, cols, axis, ..
+            } => {
                 let rows = buf.take(all);
                 if rows.is_empty() {
                     return Ok(());
@@ -590,4 +649,41 @@ fn run(
         },
         frames,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{sanitize, Buffer, Row};
+
+    #[test]
+    fn sanitized_names() {
+        assert_eq!(sanitize("/camera/image_raw"), "camera.image_raw");
+        assert_eq!(sanitize("/a b=c"), "a_b_c");
+        assert_eq!(sanitize("/"), "_");
+    }
+
+    #[test]
+    fn buffer_writes_older_half_sorted_and_counts_late_rows() {
+        let mut b = Buffer::new();
+        for (seq, t) in [5i64, 3, 4, 1, 2, 6].into_iter().enumerate() {
+            b.push(Row {
+                log_time_ns: t,
+                seq: seq as u64,
+                bytes: 1,
+                data: (),
+            });
+        }
+        let first: Vec<i64> = b.take(false).iter().map(|r| r.log_time_ns).collect();
+        assert_eq!(first, [1, 2, 3]);
+        b.push(Row {
+            log_time_ns: 0,
+            seq: 9,
+            bytes: 1,
+            data: (),
+        });
+        assert_eq!(b.late, 1);
+        let rest: Vec<i64> = b.take(true).iter().map(|r| r.log_time_ns).collect();
+        assert_eq!(rest, [0, 4, 5, 6]);
+        assert_eq!(b.bytes, 0);
+    }
 }

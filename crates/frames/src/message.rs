@@ -383,7 +383,12 @@ fn scalar_column(name: PlSmallStr, p: Prim, cells: &[Option<&Value>]) -> Column 
 
 fn list_column(name: PlSmallStr, p: Prim, cells: &[Option<&Value>]) -> Result<Column> {
     let values: usize = cells.iter().map(|c| c.map_or(0, elem_count)).sum();
-    let mut b = polars::chunked_array::builder::get_list_builder(&p.dtype(), values, cells.len(), name.clone());
+    let mut b = polars::chunked_array::builder::get_list_builder(
+        &p.dtype(),
+        values,
+        cells.len(),
+        name.clone(),
+    );
     for c in cells {
         match c.and_then(|v| v.as_array()) {
             Some(a) => {

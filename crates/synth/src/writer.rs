@@ -87,7 +87,10 @@ impl BagWriter {
             w,
             dir: dir.to_path_buf(),
             file_name,
-            topics: topics.iter().map(|t| (t.name.clone(), t.type_name.clone())).collect(),
+            topics: topics
+                .iter()
+                .map(|t| (t.name.clone(), t.type_name.clone()))
+                .collect(),
             channel_ids,
             seq: vec![0; topics.len()],
             counts: vec![0; topics.len()],

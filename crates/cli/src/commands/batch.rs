@@ -106,7 +106,11 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     let r = batch(&o, &progress)?;
     bar.finish_and_clear();
     let ok = r.bags.iter().filter(|b| b.status == Status::Ok).count();
-    let skipped = r.bags.iter().filter(|b| b.status == Status::Skipped).count();
+    let skipped = r
+        .bags
+        .iter()
+        .filter(|b| b.status == Status::Skipped)
+        .count();
     let failed: Vec<_> = r.failed().collect();
     if a.json {
         render::json(&r)?;
@@ -118,6 +122,15 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
             r.summary_rows,
             r.out_dir
         );
+        // Bags read as far as they go (truncated, bad chunks): done, but the user must know.
+        for b in r.bags.iter().filter(|b| b.data_loss) {
+            s.push_str(&format!(
+                "data loss: {} ({}): {}\n",
+                b.name,
+                b.path,
+                b.data_loss_warning.as_deref().unwrap_or("")
+            ));
+        }
         for f in &failed {
             s.push_str(&format!(
                 "failed: {} ({}): {}\n",
