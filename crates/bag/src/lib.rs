@@ -472,6 +472,7 @@ impl Bag {
             channel_topic: &ct,
             needs_payload,
             message_compression: self.message_compression,
+            stop: None,
         };
         let out = scan::scan_files(&self.files, &plan, &f);
         let mut warnings = out.warnings;
@@ -491,10 +492,29 @@ impl Bag {
     where
         F: FnMut(&RawMessage<'_>) + Send,
     {
+        self.visit_until(topics, &std::sync::atomic::AtomicBool::new(false), f)
+    }
+
+    /// [`Bag::visit`] that ends early once `stop` is set: checked between chunks (MCAP) or
+    /// rows (sqlite3, where the remaining rows are skipped unread by `f`).
+    pub fn visit_until<F>(
+        &self,
+        topics: &[bool],
+        stop: &std::sync::atomic::AtomicBool,
+        mut f: F,
+    ) -> Vec<Warning>
+    where
+        F: FnMut(&RawMessage<'_>) + Send,
+    {
+        use std::sync::atomic::Ordering;
         let mut wanted = topics.to_vec();
         wanted.resize(self.topics.len(), false);
         if !self.db3_files.is_empty() {
-            return self.db3_stream(&wanted, true, f);
+            return self.db3_stream(&wanted, true, |m| {
+                if !stop.load(Ordering::Relaxed) {
+                    f(m)
+                }
+            });
         }
         let ct = |fi: usize, ch: u16| self.channel_topic.get(fi).and_then(|m| m.get(&ch)).copied();
         let plan = scan::ScanPlan {
@@ -502,6 +522,7 @@ impl Bag {
             channel_topic: &ct,
             needs_payload: true,
             message_compression: self.message_compression,
+            stop: Some(stop),
         };
         // The walk is sequential; the mutex only satisfies the scanner's `Fn + Sync` bound.
         let f = std::sync::Mutex::new(f);

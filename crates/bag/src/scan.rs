@@ -174,6 +174,8 @@ pub(crate) struct ScanPlan<'p> {
     /// When false, message indexes are used instead of decompressing where they are complete.
     pub needs_payload: bool,
     pub message_compression: bool,
+    /// Checked between chunks by sequential walks: set it to end the walk early.
+    pub stop: Option<&'p std::sync::atomic::AtomicBool>,
 }
 
 /// Items of one job keyed by their byte offset (to restore file order), and its warnings.
@@ -220,6 +222,12 @@ where
     let mut dec = Decoder::default();
     let mut warnings = Vec::new();
     for job in plan_jobs(files, plan) {
+        if plan
+            .stop
+            .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
+        {
+            break;
+        }
         let (_, w) = match job {
             Job::Chunk(fi, ci) => {
                 scan_chunk(&files[fi], fi, &files[fi].chunks[ci], plan, f, &mut dec)

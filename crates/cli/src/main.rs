@@ -2,6 +2,9 @@
 //! library function per subcommand and renders the result.
 
 mod commands;
+mod interrupt;
+#[cfg(feature = "play")]
+mod keys;
 mod render;
 
 use std::process::ExitCode;
@@ -56,6 +59,10 @@ enum Command {
     /// timing table and a summary table; resumable.
     #[cfg(feature = "export")]
     Batch(commands::batch::Args),
+    /// Publish a bag onto a live ROS 2 graph (pure-Rust DDS, no ROS install) at the recorded
+    /// intervals, paced by the monotonic clock or a simulator's /clock; reports its timing error.
+    #[cfg(feature = "play")]
+    Play(commands::play::Args),
 }
 
 fn main() -> ExitCode {
@@ -71,6 +78,8 @@ fn main() -> ExitCode {
         #[cfg(feature = "export")]
         Command::Batch(a) => commands::batch::run(a),
         Command::Convert(a) => commands::convert::run(a),
+        #[cfg(feature = "play")]
+        Command::Play(a) => commands::play::run(a),
         Command::Sync(a) => commands::sync::run(a),
         Command::Clocks(a) => commands::clocks::run(a),
         Command::Check(a) => commands::check::run(a),

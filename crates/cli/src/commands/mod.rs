@@ -8,6 +8,8 @@ pub mod export;
 pub mod hist;
 pub mod info;
 pub mod matching;
+#[cfg(feature = "play")]
+pub mod play;
 pub mod report;
 pub mod sync;
 pub mod synth;

@@ -1,0 +1,287 @@
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use bagscope_core::sync_policy::parse_duration_ns;
+use bagscope_replay::{play, Control, Order, PlayOptions, PlayReport, QosOverrides, ReplayError, Restamp};
+
+use crate::render;
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum OrderArg {
+    Log,
+    Publish,
+    Stamp,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum RestampArg {
+    Keep,
+    Now,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The bag to play: a rosbag2 folder, a .mcap or .db3 file.
+    pub bag: PathBuf,
+    /// Only these topics.
+    #[arg(long, num_args = 1..)]
+    pub topics: Vec<String>,
+    /// Not these topics.
+    #[arg(long, num_args = 1..)]
+    pub exclude_topics: Vec<String>,
+    /// Publish a topic under another name: OLD:=NEW (repeatable).
+    #[arg(long, num_args = 1.., value_parser = parse_remap)]
+    pub remap: Vec<(String, String)>,
+    /// Playback speed factor.
+    #[arg(long, default_value_t = 1.0)]
+    pub rate: f64,
+    /// Skip this much of the bag from its first message (e.g. 2.5, 500ms).
+    #[arg(long, value_parser = parse_dur, default_value = "0")]
+    pub start_offset: i64,
+    /// Play only this much (bag time) after the start offset.
+    #[arg(long, value_parser = parse_dur)]
+    pub duration: Option<i64>,
+    /// Wait this long before the first message.
+    #[arg(long, value_parser = parse_dur, default_value = "0")]
+    pub delay: i64,
+    /// Start again from the beginning at the end, until stopped.
+    #[arg(long = "loop")]
+    pub loop_playback: bool,
+    /// Publish /clock with bag time at HZ (40 when no value is given).
+    #[arg(long, num_args = 0..=1, default_missing_value = "40", value_name = "HZ")]
+    pub clock: Option<f64>,
+    /// Which time sets the schedule: recorder receive (log), publish, or header.stamp.
+    #[arg(long, value_enum, default_value = "log")]
+    pub order: OrderArg,
+    /// Start paused: space resumes/pauses, s (or →) publishes the next message, q stops.
+    #[arg(long)]
+    pub start_paused: bool,
+    /// Pace by this clock topic (a simulator's /clock) instead of the wall clock: a message
+    /// goes out when that clock passes its time relative to the start; waits while it stands.
+    #[arg(long, value_name = "TOPIC")]
+    pub follow_clock: Option<String>,
+    /// Rewrite header.stamp to the publish time (`now`) or keep it as recorded.
+    #[arg(long, value_enum, default_value = "keep")]
+    pub restamp: RestampArg,
+    /// Also write what is played into this MCAP, log time = publish time (a retimed bag).
+    #[arg(long, value_name = "FILE.mcap")]
+    pub out: Option<PathBuf>,
+    /// With --out: do not publish; compute the schedule and write it at once.
+    #[arg(long, requires = "out")]
+    pub no_publish: bool,
+    /// DDS domain (defaults to $ROS_DOMAIN_ID, else 0).
+    #[arg(long)]
+    pub domain_id: Option<u16>,
+    /// Per-topic QoS overrides (rosbag2 YAML: /topic: {reliability: best_effort, ...}).
+    #[arg(long, value_name = "FILE")]
+    pub qos_overrides: Option<PathBuf>,
+    /// Before playing, wait up to this long for a subscriber on every topic.
+    #[arg(long, value_parser = parse_dur, value_name = "DUR")]
+    pub wait_for_subscribers: Option<i64>,
+    /// Write the timing report as JSON to this file.
+    #[arg(long, value_name = "FILE.json")]
+    pub report: Option<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_dur(s: &str) -> Result<i64, String> {
+    parse_duration_ns(s).map_err(|e| e.to_string())
+}
+
+fn parse_remap(s: &str) -> Result<(String, String), String> {
+    match s.split_once(":=") {
+        Some((a, b)) if !a.is_empty() && !b.is_empty() => Ok((a.to_string(), b.to_string())),
+        _ => Err(format!("{s:?}: expected OLD:=NEW")),
+    }
+}
+
+pub fn run(a: Args) -> anyhow::Result<u8> {
+    let qos_overrides = match &a.qos_overrides {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| anyhow::anyhow!("reading the QoS override file: {e}: {}", p.display()))?;
+            QosOverrides::parse(&text)?
+        }
+        None => QosOverrides::default(),
+    };
+    let domain_id = match a.domain_id {
+        Some(d) => d,
+        None => match std::env::var("ROS_DOMAIN_ID") {
+            Ok(v) if !v.trim().is_empty() => v
+                .trim()
+                .parse()
+                .map_err(|_| anyhow::anyhow!("ROS_DOMAIN_ID={v:?} is not a domain id"))?,
+            _ => 0,
+        },
+    };
+    let o = PlayOptions {
+        topics: a.topics,
+        exclude_topics: a.exclude_topics,
+        remap: a.remap,
+        rate: a.rate,
+        start_offset_ns: a.start_offset,
+        duration_ns: a.duration,
+        delay_ns: a.delay,
+        loop_playback: a.loop_playback,
+        clock_hz: a.clock,
+        order: match a.order {
+            OrderArg::Log => Order::Log,
+            OrderArg::Publish => Order::Publish,
+            OrderArg::Stamp => Order::Stamp,
+        },
+        start_paused: a.start_paused,
+        follow_clock: a.follow_clock,
+        restamp: match a.restamp {
+            RestampArg::Keep => Restamp::Keep,
+            RestampArg::Now => Restamp::Now,
+        },
+        out: a.out,
+        publish: !a.no_publish,
+        domain_id,
+        qos_overrides,
+        wait_for_subscribers_ns: a.wait_for_subscribers,
+        ..PlayOptions::default()
+    };
+    let ctl = Control::new(o.start_paused);
+    crate::interrupt::on_interrupt({
+        let ctl = ctl.clone();
+        move || ctl.stop()
+    });
+    let interactive = o.publish && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let keys = interactive.then(|| crate::keys::spawn(ctl.clone()));
+    let bar = (o.publish && std::io::stderr().is_terminal()).then(|| progress(ctl.clone()));
+
+    let res = play(&a.bag, &o, &ctl);
+    ctl.stop(); // ends the keyboard and progress threads
+    if let Some(k) = keys {
+        k.finish();
+    }
+    if let Some(b) = bar {
+        let _ = b.join();
+    }
+    let r = match res {
+        Ok(r) => r,
+        Err(ReplayError::Usage(m)) => {
+            eprintln!("bagscope: error: {m}");
+            return Ok(2);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(p) = &a.report {
+        let mut bytes = serde_json::to_vec_pretty(&r)?;
+        bytes.push(b'\n');
+        std::fs::write(p, bytes)
+            .map_err(|e| anyhow::anyhow!("writing the report: {e}: {}", p.display()))?;
+    }
+    if a.json {
+        render::json(&r)?;
+    } else {
+        render::print(&text(&r))?;
+    }
+    Ok(if r.data_loss() || r.interrupted { crate::EXIT_WARN } else { 0 })
+}
+
+/// A bar on stderr: bag time played of the selected span, messages published.
+fn progress(ctl: Arc<Control>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let bar = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+        if let Ok(st) = indicatif::ProgressStyle::with_template("{spinner} {bar:30} {msg}") {
+            bar.set_style(st);
+        }
+        while !ctl.stopped() {
+            let (done, total) = ctl.progress_ns();
+            if total > 0 {
+                bar.set_length(total);
+                bar.set_position(done.min(total));
+            }
+            let state = if ctl.paused() { "  [paused: space resumes, s steps, q stops]" } else { "" };
+            bar.set_message(format!(
+                "{:.1}/{:.1} s  {} published{state}",
+                done as f64 / 1e9,
+                total as f64 / 1e9,
+                ctl.published()
+            ));
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        bar.finish_and_clear();
+    })
+}
+
+fn ms(ns: i64) -> String {
+    format!("{:.3}", ns as f64 / 1e6)
+}
+
+fn text(r: &PlayReport) -> String {
+    let mut s = format!(
+        "played {} ({} mode, rate {}, schedule by {:?} time{}){}\n",
+        r.bag,
+        r.mode,
+        r.rate,
+        r.order,
+        r.domain_id.map(|d| format!(", DDS domain {d}")).unwrap_or_default(),
+        if r.interrupted { " — interrupted" } else { "" }
+    );
+    s.push_str(&format!(
+        "{} message(s) published, {} failed, {} pass(es), {:.3} s\n",
+        r.published,
+        r.failed,
+        r.loops_played,
+        r.wall_duration_ns as f64 / 1e9
+    ));
+    let mut rows = vec![vec![
+        "topic".to_string(),
+        "published_as".into(),
+        "qos".into(),
+        "published".into(),
+        "failed".into(),
+        "err_p50_ms".into(),
+        "err_p99_ms".into(),
+        "err_max_ms".into(),
+    ]];
+    for t in &r.topics {
+        let e = t.timing_error;
+        rows.push(vec![
+            t.topic.clone(),
+            t.published_as.clone(),
+            format!(
+                "{:?}/{:?}/{} ({})",
+                t.qos.reliability,
+                t.qos.durability,
+                match t.qos.history {
+                    bagscope_replay::qos::History::KeepLast(d) => format!("last {d}"),
+                    bagscope_replay::qos::History::KeepAll => "all".into(),
+                },
+                t.qos.source
+            ),
+            t.published.to_string(),
+            t.failed.to_string(),
+            e.map_or("-".into(), |e| ms(e.p50)),
+            e.map_or("-".into(), |e| ms(e.p99)),
+            e.map_or("-".into(), |e| ms(e.max)),
+        ]);
+    }
+    s.push_str(&render::table(&rows));
+    if let Some(e) = r.timing_error {
+        s.push_str(&format!(
+            "timing error (publish − target), all topics: p50 {} ms, p99 {} ms, max {} ms over {} messages\n",
+            ms(e.p50),
+            ms(e.p99),
+            ms(e.max),
+            e.count
+        ));
+    }
+    if let Some(c) = &r.clock {
+        s.push_str(&format!("{}: {} message(s) at {} Hz\n", c.topic, c.published, c.hz));
+    }
+    if let Some(o) = &r.out {
+        s.push_str(&format!("wrote {o}\n"));
+    }
+    if !r.warnings.is_empty() {
+        s.push('\n');
+        s.push_str(&render::warnings(&r.warnings));
+    }
+    s
+}

@@ -1,0 +1,370 @@
+//! The DDS side: ROS 2 naming, raw-CDR writers that send each recorded payload unchanged, the
+//! `/clock` publisher, and raw readers (for `--follow-clock` and for tests that receive what
+//! was played).
+//!
+//! ROS 2 maps topic `/a/b` of type `pkg/msg/T` to DDS topic `rt/a/b` of type
+//! `pkg::msg::dds_::T_`; matching on those two strings is what makes a ROS 2 node see us.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use rustdds::no_key::{DataReader, DataWriter, DeserializerAdapter, SerializerAdapter};
+use rustdds::policy::{Durability as DdsDurability, History as DdsHistory, Reliability as DdsRel};
+use rustdds::{
+    DataWriterStatus, DomainParticipant, DomainParticipantBuilder, StatusEvented, Publisher, QosPolicies, QosPolicyBuilder,
+    RepresentationIdentifier, Subscriber, Topic, TopicKind,
+};
+
+use crate::qos::{Durability, History, Reliability, TopicQos};
+use crate::ReplayError;
+
+/// A recorded CDR message split at its 4-byte encapsulation header: RTPS carries the header's
+/// representation identifier separately from the body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawCdr {
+    pub representation: [u8; 2],
+    pub body: Bytes,
+}
+
+impl RawCdr {
+    /// The message as rosbag2 stores it: encapsulation header (options zero) then body.
+    pub fn to_stored(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(4 + self.body.len());
+        v.extend_from_slice(&self.representation);
+        v.extend_from_slice(&[0, 0]);
+        v.extend_from_slice(&self.body);
+        v
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("raw CDR: {0}")]
+pub struct RawError(String);
+
+/// Serializer for little-endian CDR payloads: the body is sent as recorded.
+pub struct RawLe;
+/// Serializer for big-endian CDR payloads.
+pub struct RawBe;
+
+impl SerializerAdapter<RawCdr> for RawLe {
+    type Error = RawError;
+    fn output_encoding() -> RepresentationIdentifier {
+        RepresentationIdentifier::CDR_LE
+    }
+    fn to_bytes(value: &RawCdr) -> Result<Bytes, RawError> {
+        Ok(value.body.clone())
+    }
+}
+
+impl SerializerAdapter<RawCdr> for RawBe {
+    type Error = RawError;
+    fn output_encoding() -> RepresentationIdentifier {
+        RepresentationIdentifier::CDR_BE
+    }
+    fn to_bytes(value: &RawCdr) -> Result<Bytes, RawError> {
+        Ok(value.body.clone())
+    }
+}
+
+/// Deserializer that keeps the bytes: receivers see exactly what was sent.
+pub struct RawIn;
+
+#[derive(Clone, Copy)]
+pub struct RawDecoder;
+
+impl<'de> rustdds::no_key::Decode<'de, RawCdr> for RawDecoder {
+    type Error = RawError;
+    fn decode_bytes(
+        self,
+        input_bytes: &'de [u8],
+        encoding: RepresentationIdentifier,
+    ) -> Result<RawCdr, RawError> {
+        Ok(RawCdr {
+            representation: encoding.to_bytes(),
+            body: Bytes::copy_from_slice(input_bytes),
+        })
+    }
+}
+
+impl DeserializerAdapter<RawCdr> for RawIn {
+    type Error = RawError;
+    type Decoded = RawCdr;
+    fn supported_encodings() -> &'static [RepresentationIdentifier] {
+        &[
+            RepresentationIdentifier::CDR_LE,
+            RepresentationIdentifier::CDR_BE,
+        ]
+    }
+    fn transform_decoded(decoded: RawCdr) -> RawCdr {
+        decoded
+    }
+}
+
+impl rustdds::no_key::DefaultDecoder<RawCdr> for RawIn {
+    type Decoder = RawDecoder;
+    const DECODER: RawDecoder = RawDecoder;
+}
+
+/// `/a/b` → `rt/a/b` (ROS 2 topic prefix for topics).
+pub fn dds_topic_name(ros_topic: &str) -> String {
+    format!("rt/{}", ros_topic.trim_start_matches('/'))
+}
+
+/// `pkg/msg/T` → `pkg::msg::dds_::T_`. Types without the `msg` part (`pkg/T`) get it.
+pub fn dds_type_name(ros_type: &str) -> String {
+    let parts: Vec<&str> = ros_type.split('/').filter(|s| !s.is_empty()).collect();
+    match parts.as_slice() {
+        [pkg, kind, name] => format!("{pkg}::{kind}::dds_::{name}_"),
+        [pkg, name] => format!("{pkg}::msg::dds_::{name}_"),
+        _ => ros_type.to_string(),
+    }
+}
+
+pub fn to_dds_qos(q: &TopicQos) -> QosPolicies {
+    QosPolicyBuilder::new()
+        .reliability(match q.reliability {
+            Reliability::Reliable => DdsRel::Reliable {
+                max_blocking_time: rustdds::Duration::from_millis(100),
+            },
+            Reliability::BestEffort => DdsRel::BestEffort,
+        })
+        .durability(match q.durability {
+            Durability::Volatile => DdsDurability::Volatile,
+            Durability::TransientLocal => DdsDurability::TransientLocal,
+        })
+        .history(match q.history {
+            History::KeepLast(d) => DdsHistory::KeepLast {
+                depth: i32::try_from(d.max(1)).unwrap_or(i32::MAX),
+            },
+            History::KeepAll => DdsHistory::KeepAll,
+        })
+        .build()
+}
+
+fn dds_err(what: &str, e: impl std::fmt::Debug) -> ReplayError {
+    ReplayError::Dds(format!("{what}: {e:?}"))
+}
+
+/// One DDS participant with a publisher and a subscriber.
+pub struct Node {
+    pub participant: DomainParticipant,
+    publisher: Publisher,
+    subscriber: Subscriber,
+}
+
+impl Node {
+    pub fn new(domain_id: u16) -> Result<Node, ReplayError> {
+        if domain_id > 232 {
+            // Port arithmetic of the RTPS spec overflows beyond this (as ROS 2 documents).
+            return Err(ReplayError::Usage(format!(
+                "--domain-id {domain_id}: ROS 2 domain ids are 0..=232"
+            )));
+        }
+        let participant = DomainParticipantBuilder::new(domain_id)
+            .build()
+            .map_err(|e| dds_err("creating the DDS participant", e))?;
+        let qos = QosPolicyBuilder::new().build();
+        let publisher = participant
+            .create_publisher(&qos)
+            .map_err(|e| dds_err("creating a publisher", e))?;
+        let subscriber = participant
+            .create_subscriber(&qos)
+            .map_err(|e| dds_err("creating a subscriber", e))?;
+        Ok(Node {
+            participant,
+            publisher,
+            subscriber,
+        })
+    }
+
+    fn topic(&self, ros_topic: &str, ros_type: &str, qos: &QosPolicies) -> Result<Topic, ReplayError> {
+        self.participant
+            .create_topic(
+                dds_topic_name(ros_topic),
+                dds_type_name(ros_type),
+                qos,
+                TopicKind::NoKey,
+            )
+            .map_err(|e| dds_err(&format!("creating topic {ros_topic}"), e))
+    }
+
+    /// A writer that publishes recorded payloads of `ros_type` on `ros_topic`.
+    pub fn writer(
+        &self,
+        ros_topic: &str,
+        ros_type: &str,
+        qos: &TopicQos,
+    ) -> Result<RawWriter, ReplayError> {
+        let q = to_dds_qos(qos);
+        let topic = self.topic(ros_topic, ros_type, &q)?;
+        let le = self
+            .publisher
+            .create_datawriter_no_key::<RawCdr, RawLe>(&topic, Some(q.clone()))
+            .map_err(|e| dds_err(&format!("creating a writer for {ros_topic}"), e))?;
+        Ok(RawWriter {
+            le,
+            be: None,
+            topic,
+            qos: q,
+            matched: 0,
+        })
+    }
+
+    /// A reader that receives raw payloads of `ros_type` on `ros_topic`.
+    pub fn reader(
+        &self,
+        ros_topic: &str,
+        ros_type: &str,
+        qos: &TopicQos,
+    ) -> Result<DataReader<RawCdr, RawIn>, ReplayError> {
+        let q = to_dds_qos(qos);
+        let topic = self.topic(ros_topic, ros_type, &q)?;
+        self.subscriber
+            .create_datareader_no_key::<RawCdr, RawIn>(&topic, Some(q))
+            .map_err(|e| dds_err(&format!("creating a reader for {ros_topic}"), e))
+    }
+
+    pub fn publisher(&self) -> &Publisher {
+        &self.publisher
+    }
+}
+
+/// Writer for one topic; big-endian payloads (rare) go through a second writer made on demand.
+pub struct RawWriter {
+    le: DataWriter<RawCdr, RawLe>,
+    be: Option<DataWriter<RawCdr, RawBe>>,
+    topic: Topic,
+    qos: QosPolicies,
+    matched: usize,
+}
+
+/// Why a payload could not be sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SendError {
+    /// Not plain CDR (e.g. XCDR2): not sent.
+    Encapsulation([u8; 2]),
+    Write(String),
+}
+
+impl RawWriter {
+    /// Readers matched now (from the writer's publication-matched events).
+    pub fn matched_subscriptions(&mut self) -> usize {
+        while let Some(st) = self.le.try_recv_status() {
+            if let DataWriterStatus::PublicationMatched { current, .. } = st {
+                self.matched = current.count().max(0) as usize;
+            }
+        }
+        self.matched
+    }
+
+    /// Sends one stored payload (encapsulation header included).
+    pub fn send(&mut self, publisher: &Publisher, stored: &[u8]) -> Result<(), SendError> {
+        if stored.len() < 4 {
+            return Err(SendError::Write(format!(
+                "payload of {} bytes has no CDR header",
+                stored.len()
+            )));
+        }
+        let rep = [stored[0], stored[1]];
+        let msg = RawCdr {
+            representation: rep,
+            body: Bytes::copy_from_slice(&stored[4..]),
+        };
+        match rep {
+            [0x00, 0x01] => self
+                .le
+                .write(msg, None)
+                .map_err(|e| SendError::Write(format!("{e:?}"))),
+            [0x00, 0x00] => {
+                if self.be.is_none() {
+                    let w = publisher
+                        .create_datawriter_no_key::<RawCdr, RawBe>(&self.topic, Some(self.qos.clone()))
+                        .map_err(|e| SendError::Write(format!("{e:?}")))?;
+                    self.be = Some(w);
+                }
+                match &self.be {
+                    Some(w) => w
+                        .write(msg, None)
+                        .map_err(|e| SendError::Write(format!("{e:?}"))),
+                    None => Err(SendError::Write("no big-endian writer".into())),
+                }
+            }
+            other => Err(SendError::Encapsulation(other)),
+        }
+    }
+
+    /// For reliable writers: waits until every matched reader acknowledged what was sent.
+    pub fn wait_for_acks(&self, max_wait: Duration) -> bool {
+        let ok = self
+            .le
+            .wait_for_acknowledgments(max_wait)
+            .unwrap_or(false);
+        match &self.be {
+            Some(b) => ok && b
+                .wait_for_acknowledgments(max_wait)
+                .unwrap_or(false),
+            None => ok,
+        }
+    }
+}
+
+/// `builtin_interfaces/Time` as little-endian CDR with its header: the whole of a
+/// `rosgraph_msgs/msg/Clock`.
+pub fn clock_payload(t_ns: i64) -> [u8; 12] {
+    let sec = t_ns.div_euclid(1_000_000_000) as i32;
+    let nsec = t_ns.rem_euclid(1_000_000_000) as u32;
+    let mut b = [0u8; 12];
+    b[1] = 0x01;
+    b[4..8].copy_from_slice(&sec.to_le_bytes());
+    b[8..12].copy_from_slice(&nsec.to_le_bytes());
+    b
+}
+
+/// Reads a `rosgraph_msgs/msg/Clock` payload (either byte order).
+pub fn parse_clock(m: &RawCdr) -> Option<i64> {
+    let b = &m.body;
+    if b.len() < 8 {
+        return None;
+    }
+    let (sec, nsec) = match m.representation {
+        [0x00, 0x01] => (
+            i32::from_le_bytes(b[0..4].try_into().ok()?),
+            u32::from_le_bytes(b[4..8].try_into().ok()?),
+        ),
+        [0x00, 0x00] => (
+            i32::from_be_bytes(b[0..4].try_into().ok()?),
+            u32::from_be_bytes(b[4..8].try_into().ok()?),
+        ),
+        _ => return None,
+    };
+    Some(sec as i64 * 1_000_000_000 + nsec as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ros2_names() {
+        assert_eq!(dds_topic_name("/arm_cmd"), "rt/arm_cmd");
+        assert_eq!(dds_topic_name("/a/b"), "rt/a/b");
+        assert_eq!(
+            dds_type_name("trajectory_msgs/msg/JointTrajectory"),
+            "trajectory_msgs::msg::dds_::JointTrajectory_"
+        );
+        assert_eq!(dds_type_name("std_msgs/String"), "std_msgs::msg::dds_::String_");
+    }
+
+    #[test]
+    fn clock_round_trip() {
+        for t in [0i64, 1, 1_500_000_000, -1, 1_764_460_800_123_456_789] {
+            let p = clock_payload(t);
+            let raw = RawCdr {
+                representation: [p[0], p[1]],
+                body: Bytes::copy_from_slice(&p[4..]),
+            };
+            assert_eq!(parse_clock(&raw), Some(t));
+            assert_eq!(raw.to_stored(), p.to_vec());
+        }
+    }
+}

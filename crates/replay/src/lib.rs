@@ -1,0 +1,819 @@
+//! `bagscope play`: publishes a bag onto a live ROS 2 graph through a pure-Rust DDS stack
+//! (RustDDS), each recorded CDR payload unchanged, and proves its own timing.
+//!
+//! Scheduling: every message's target is computed from one origin on the monotonic clock,
+//! `origin + delay + (t − t_begin) / rate`, never by summing sleeps, so error does not build
+//! up; reading and decompression run ahead on another thread ([`source`]); the wait sleeps
+//! coarsely and yields through the last half millisecond. With `--follow-clock` the target is
+//! a time on an external clock topic (a simulator's `/clock`) and playback waits while that
+//! clock stands still. The error of each publish against its target is measured and reported.
+//!
+//! This crate is the only DDS user of the workspace.
+
+pub mod dds;
+mod out;
+mod pace;
+pub mod qos;
+pub mod source;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bagscope_bag::{Bag, BagError, Warning};
+use bagscope_msg::{schema_for_channel, StampLocator, StampSource};
+use bagscope_stats::NsSummary;
+use serde::Serialize;
+
+pub use pace::{ExternalClock, Timebase};
+pub use qos::{QosOverrides, TopicQos};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error(transparent)]
+    Bag(#[from] BagError),
+    #[error("{0}")]
+    Usage(String),
+    #[error("DDS: {0}")]
+    Dds(String),
+    #[error("{what}: {source}: {path}")]
+    Io {
+        what: String,
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Out(String),
+}
+
+/// Which of a message's times sets its place in the schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// Recorder receive time (MCAP log time): the intervals the recorder saw.
+    #[default]
+    Log,
+    /// Publisher's send time, where the bag has it.
+    Publish,
+    /// `header.stamp` (producer clock), where the type has one.
+    Stamp,
+}
+
+/// `--restamp`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Restamp {
+    #[default]
+    Keep,
+    /// `header.stamp` := the time receivers see at publish (bag time with `--clock`, the
+    /// followed clock with `--follow-clock`, else system time).
+    Now,
+}
+
+#[derive(Debug, Clone)]
+pub struct PlayOptions {
+    /// Topics to play (empty: all).
+    pub topics: Vec<String>,
+    pub exclude_topics: Vec<String>,
+    /// `OLD → NEW` topic renames.
+    pub remap: Vec<(String, String)>,
+    pub rate: f64,
+    pub start_offset_ns: i64,
+    pub duration_ns: Option<i64>,
+    /// Wait before the first message (after subscribers are found, if waited for).
+    pub delay_ns: i64,
+    pub loop_playback: bool,
+    /// Publish `/clock` at this rate with bag time.
+    pub clock_hz: Option<f64>,
+    pub order: Order,
+    pub start_paused: bool,
+    /// Pace by this clock topic instead of the monotonic clock.
+    pub follow_clock: Option<String>,
+    pub restamp: Restamp,
+    /// Write what is played into this MCAP, log time = scheduled time.
+    pub out: Option<PathBuf>,
+    /// Publish on DDS (false: only `out`, computed without waiting).
+    pub publish: bool,
+    pub domain_id: u16,
+    pub qos_overrides: QosOverrides,
+    /// Before playing, wait up to this long until every topic has a matched subscriber.
+    pub wait_for_subscribers_ns: Option<i64>,
+    /// At the end, wait up to this long for reliable subscribers to acknowledge everything.
+    pub ack_timeout_ns: i64,
+    pub reorder_window_ns: i64,
+    /// Read-ahead budget.
+    pub queue_bytes: usize,
+}
+
+impl Default for PlayOptions {
+    fn default() -> Self {
+        PlayOptions {
+            topics: Vec::new(),
+            exclude_topics: Vec::new(),
+            remap: Vec::new(),
+            rate: 1.0,
+            start_offset_ns: 0,
+            duration_ns: None,
+            delay_ns: 0,
+            loop_playback: false,
+            clock_hz: None,
+            order: Order::Log,
+            start_paused: false,
+            follow_clock: None,
+            restamp: Restamp::Keep,
+            out: None,
+            publish: true,
+            domain_id: 0,
+            qos_overrides: QosOverrides::default(),
+            wait_for_subscribers_ns: None,
+            ack_timeout_ns: 2_000_000_000,
+            reorder_window_ns: 500_000_000,
+            queue_bytes: 64 << 20,
+        }
+    }
+}
+
+/// Shared between the player and whoever drives it (signal handler, keyboard, progress bar).
+#[derive(Debug, Default)]
+pub struct Control {
+    stop: AtomicBool,
+    paused: AtomicBool,
+    steps: AtomicU64,
+    published: AtomicU64,
+    /// Bag-relative progress of the last publish, ns (for a progress bar).
+    progress_ns: AtomicU64,
+    span_ns: AtomicU64,
+}
+
+impl Control {
+    pub fn new(start_paused: bool) -> Arc<Control> {
+        let c = Control::default();
+        c.paused.store(start_paused, Ordering::SeqCst);
+        Arc::new(c)
+    }
+    /// Ends playback cleanly (what Ctrl-C does).
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+    pub fn toggle_pause(&self) -> bool {
+        !self.paused.fetch_xor(true, Ordering::SeqCst)
+    }
+    pub fn paused(&self) -> bool {
+        self.paused.load(Ordering::SeqCst)
+    }
+    /// While paused: publish the next message now.
+    pub fn step(&self) {
+        self.steps.fetch_add(1, Ordering::SeqCst);
+    }
+    fn take_step(&self) -> bool {
+        self.steps
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+    }
+    pub fn published(&self) -> u64 {
+        self.published.load(Ordering::Relaxed)
+    }
+    /// (played, total) of the selected window's span, ns; total 0 when unknown.
+    pub fn progress_ns(&self) -> (u64, u64) {
+        (
+            self.progress_ns.load(Ordering::Relaxed),
+            self.span_ns.load(Ordering::Relaxed),
+        )
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlayedTopic {
+    pub topic: String,
+    /// Name it was published under (after `--remap`).
+    pub published_as: String,
+    #[serde(rename = "type")]
+    pub type_name: String,
+    pub qos: TopicQos,
+    pub published: u64,
+    /// Messages that could not be sent (see warnings).
+    pub failed: u64,
+    pub restamped: u64,
+    /// Publish time minus target time, ns (absent offline).
+    pub timing_error: Option<NsSummary>,
+    /// Readers matched at the end (DDS only).
+    pub matched_subscribers: Option<usize>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClockReport {
+    pub topic: String,
+    pub hz: f64,
+    pub published: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlayReport {
+    pub bag: String,
+    /// `realtime` (monotonic clock), `follow_clock`, or `offline` (`--out` only, no waiting).
+    pub mode: &'static str,
+    pub rate: f64,
+    pub order: Order,
+    pub restamp: Restamp,
+    pub domain_id: Option<u16>,
+    pub follow_clock: Option<String>,
+    /// Wall time of the schedule origin, ns since the Unix epoch.
+    pub started_unix_ns: i64,
+    pub wall_duration_ns: i64,
+    /// Bag time of the first scheduled message (the schedule's zero), ns.
+    pub begin_ns: Option<i64>,
+    pub loops_played: u32,
+    /// Stopped by Ctrl-C / a closed output before the end.
+    pub interrupted: bool,
+    pub published: u64,
+    pub failed: u64,
+    /// Over all topics: publish time minus target time, ns.
+    pub timing_error: Option<NsSummary>,
+    pub topics: Vec<PlayedTopic>,
+    pub clock: Option<ClockReport>,
+    pub out: Option<String>,
+    /// Messages more than the reorder window out of schedule order (played late).
+    pub out_of_order: u64,
+    pub warnings: Vec<Warning>,
+}
+
+impl PlayReport {
+    /// Something was not played as recorded (exit 3).
+    pub fn data_loss(&self) -> bool {
+        self.failed > 0 || self.warnings.iter().any(|w| w.data_loss)
+    }
+}
+
+fn unix_now_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
+
+/// Per-topic playback plan.
+struct Plan {
+    topic: usize,
+    name: String,
+    published_as: String,
+    type_name: String,
+    qos: TopicQos,
+    /// Byte offset of `header.stamp.sec` for `--restamp now`.
+    stamp_offset: Option<usize>,
+}
+
+fn select_topics(bag: &Bag, o: &PlayOptions) -> Result<Vec<bool>, ReplayError> {
+    for n in o.topics.iter().chain(&o.exclude_topics) {
+        bag.topic_index(n)?;
+    }
+    for (old, _) in &o.remap {
+        bag.topic_index(old)?;
+    }
+    for t in o.qos_overrides.topics() {
+        bag.topic_index(t)?;
+    }
+    Ok(bag
+        .topics
+        .iter()
+        .map(|t| {
+            (o.topics.is_empty() || o.topics.contains(&t.name)) && !o.exclude_topics.contains(&t.name)
+        })
+        .collect())
+}
+
+fn check_options(o: &PlayOptions) -> Result<(), ReplayError> {
+    let u = |m: String| Err(ReplayError::Usage(m));
+    if !(o.rate.is_finite() && o.rate > 0.0) {
+        return u(format!("--rate {}: must be a positive number", o.rate));
+    }
+    if o.start_offset_ns < 0 || o.delay_ns < 0 || o.duration_ns.is_some_and(|d| d < 0) {
+        return u("--start-offset, --delay and --duration must not be negative".into());
+    }
+    if let Some(hz) = o.clock_hz {
+        if !(hz.is_finite() && hz > 0.0 && hz <= 10_000.0) {
+            return u(format!("--clock {hz}: rate must be in (0, 10000] Hz"));
+        }
+    }
+    if !o.publish && o.out.is_none() {
+        return u("nothing to do: not publishing and no --out".into());
+    }
+    if !o.publish && (o.follow_clock.is_some() || o.clock_hz.is_some()) {
+        return u("--follow-clock and --clock need publishing (drop --no-publish)".into());
+    }
+    if !o.publish && o.loop_playback && o.duration_ns.is_none() {
+        return u("--loop without publishing would write forever: give --duration".into());
+    }
+    if o.follow_clock.is_some() && o.clock_hz.is_some() {
+        return u("--follow-clock and --clock together: the followed clock already sets time".into());
+    }
+    Ok(())
+}
+
+/// Plays `bag_path` as `o` says until the end, `ctl.stop()`, or an error.
+pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayReport, ReplayError> {
+    check_options(o)?;
+    let bag = Bag::open(bag_path)?;
+    let wanted = select_topics(&bag, o)?;
+    let mut warnings = bag.open_warnings();
+    let remapped = |n: &str| -> String {
+        o.remap
+            .iter()
+            .find(|(a, _)| a == n)
+            .map(|(_, b)| b.clone())
+            .unwrap_or_else(|| n.to_string())
+    };
+    let clock_topic = "/clock";
+    if o.clock_hz.is_some() && o.publish {
+        if let Some(i) = bag
+            .topics
+            .iter()
+            .position(|t| remapped(&t.name) == clock_topic)
+        {
+            if wanted[i] {
+                return Err(ReplayError::Usage(format!(
+                    "--clock: the bag's own {} is being played (exclude it with --exclude-topics {} or drop --clock)",
+                    clock_topic, bag.topics[i].name
+                )));
+            }
+        }
+    }
+
+    let mut plans = Vec::new();
+    let mut locators = vec![StampLocator::none(); bag.topics.len()];
+    for (i, t) in bag.topics.iter().enumerate() {
+        if !wanted[i] {
+            continue;
+        }
+        let schema = schema_for_channel(&t.type_name, &t.schema_encoding, &t.schema_data);
+        let loc = match &schema {
+            Ok(s) => StampLocator::for_schema(s),
+            Err(_) => StampLocator::none(),
+        };
+        let stamp_offset = (loc.source() == StampSource::HeaderStamp)
+            .then(|| loc.fixed_offset())
+            .flatten();
+        if o.order == Order::Stamp && loc.source() == StampSource::None {
+            warnings.push(
+                Warning::new(
+                    "schedule_fallback",
+                    format!("{} has no header.stamp: scheduled by log time", t.type_name),
+                )
+                .topic(&t.name),
+            );
+        }
+        if o.restamp == Restamp::Now && stamp_offset.is_none() {
+            warnings.push(
+                Warning::new(
+                    "not_restamped",
+                    format!(
+                        "{} has no header.stamp at a fixed place: sent with its recorded stamp",
+                        t.type_name
+                    ),
+                )
+                .topic(&t.name),
+            );
+        }
+        let recorded = qos::from_recorded(t.offered_qos_profiles.as_deref()).unwrap_or_else(|e| {
+            warnings.push(
+                Warning::new(
+                    "qos_unreadable",
+                    format!("offered_qos_profiles unreadable ({e}): offering the ROS 2 default"),
+                )
+                .topic(&t.name),
+            );
+            TopicQos::default()
+        });
+        locators[i] = loc;
+        plans.push(Plan {
+            topic: i,
+            name: t.name.clone(),
+            published_as: remapped(&t.name),
+            type_name: t.type_name.clone(),
+            qos: o.qos_overrides.apply(&t.name, recorded),
+            stamp_offset,
+        });
+    }
+    if plans.is_empty() {
+        return Err(ReplayError::Usage(format!(
+            "no topic selected to play in {}",
+            bag_path.display()
+        )));
+    }
+    if o.order == Order::Publish && !bag.has_publish_time() {
+        warnings.push(Warning::new(
+            "schedule_fallback",
+            "this bag records no publish time: scheduled by log time",
+        ));
+    }
+
+    // Outputs first, so that setup errors come before any waiting.
+    let mut sinks = out::Sinks::default();
+    if let Some(path) = &o.out {
+        sinks.mcap = Some(out::McapOut::create(path, &bag, &plans_meta(&plans, &bag))?);
+    }
+    let node = if o.publish {
+        Some(Arc::new(dds::Node::new(o.domain_id)?))
+    } else {
+        None
+    };
+    let mut writers = Vec::new();
+    if let Some(n) = &node {
+        for p in &plans {
+            writers.push(n.writer(&p.published_as, &p.type_name, &p.qos)?);
+        }
+    }
+    let external = match (&node, &o.follow_clock) {
+        (Some(n), Some(topic)) => Some(pace::ExternalClock::follow(n.clone(), topic, ctl)?),
+        _ => None,
+    };
+
+    if let (Some(wait), false) = (o.wait_for_subscribers_ns, writers.is_empty()) {
+        let until = Instant::now() + Duration::from_nanos(wait.max(0) as u64);
+        while writers.iter_mut().any(|w| w.matched_subscriptions() == 0) && !ctl.stopped() {
+            if Instant::now() >= until {
+                let missing: Vec<&str> = plans
+                    .iter()
+                    .zip(writers.iter_mut())
+                    .filter_map(|(p, w)| (w.matched_subscriptions() == 0).then_some(p))
+                    .map(|p| p.published_as.as_str())
+                    .collect();
+                warnings.push(Warning::new(
+                    "no_subscriber",
+                    format!(
+                        "no subscriber matched within the wait for: {} (played anyway)",
+                        missing.join(", ")
+                    ),
+                ));
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    let topic_slot: Vec<Option<usize>> = {
+        let mut v = vec![None; bag.topics.len()];
+        for (k, p) in plans.iter().enumerate() {
+            v[p.topic] = Some(k);
+        }
+        v
+    };
+
+    let read_plan = source::ReadPlan {
+        wanted: wanted.clone(),
+        order: o.order,
+        locators,
+        start_offset_ns: o.start_offset_ns,
+        duration_ns: o.duration_ns,
+        loops: o.loop_playback,
+        reorder_window_ns: o.reorder_window_ns,
+        reorder_max_bytes: o.queue_bytes / 2,
+    };
+    // Selected window's span for the progress bar, from the index-only fast path.
+    if o.order == Order::Log {
+        let lt = bag.log_times(&wanted);
+        if let (Some(a), Some(b)) = (lt.items.first(), lt.items.last()) {
+            let span = (b.log_time_ns - a.log_time_ns - o.start_offset_ns).max(0);
+            let span = o.duration_ns.map_or(span, |d| d.min(span));
+            ctl.span_ns.store(span as u64, Ordering::Relaxed);
+        }
+    }
+
+    let queue = source::Queue::new(o.queue_bytes);
+    let reader_stop = AtomicBool::new(false);
+    let mut state = PlayState::new(plans.len());
+    let mut summary = source::ReadSummary::default();
+    let mut clock_published = 0u64;
+    let started = Instant::now();
+    let started_unix = unix_now_ns();
+    let mut timebase = Timebase::new(o.rate, o.delay_ns);
+
+    std::thread::scope(|s| -> Result<(), ReplayError> {
+        let q = &queue;
+        let rs = &reader_stop;
+        let bag = &bag;
+        let rp = &read_plan;
+        s.spawn(move || source::read(bag, rp, q, rs));
+
+        // The /clock publisher runs beside the player on the shared time base.
+        let clock_thread = match (&node, o.clock_hz) {
+            (Some(n), Some(hz)) => Some(pace::spawn_clock(s, n.clone(), clock_topic, hz, &timebase)?),
+            _ => None,
+        };
+        let res = run_player(
+            o, ctl, &queue, &plans, &topic_slot, &mut writers, node.as_deref(), external.as_ref(),
+            &mut sinks, &mut state, &mut summary, &mut timebase,
+        );
+        // Release the reader (it may be blocked on a full queue) and the clock thread.
+        reader_stop.store(true, Ordering::SeqCst);
+        queue.close();
+        if let Some(c) = clock_thread {
+            clock_published = c.finish();
+        }
+        res
+    })?;
+
+    if let Some(e) = &external {
+        e.shutdown();
+    }
+    // Reliable subscribers get everything before we leave the graph.
+    if !ctl.stopped() {
+        for (p, w) in plans.iter().zip(writers.iter_mut()) {
+            if p.qos.reliability == qos::Reliability::Reliable
+                && w.matched_subscriptions() > 0
+                && !w.wait_for_acks(Duration::from_nanos(o.ack_timeout_ns.max(0) as u64))
+            {
+                warnings.push(
+                    Warning::new(
+                        "not_acknowledged",
+                        "reliable subscribers had not acknowledged every message when playback ended",
+                    )
+                    .topic(&p.published_as),
+                );
+            }
+        }
+    }
+    let out_path = match sinks.mcap.take() {
+        Some(m) => Some(m.finish()?),
+        None => None,
+    };
+
+    warnings.append(&mut summary.warnings);
+    for (i, n) in summary.key_fallback.iter().enumerate() {
+        if *n > 0 && o.order != Order::Log {
+            let name = &bag.topics[i].name;
+            if !warnings.iter().any(|w| w.code == "schedule_fallback" && w.topic.as_deref() == Some(name)) {
+                warnings.push(
+                    Warning::new(
+                        "schedule_fallback",
+                        format!("{n} message(s) without the {:?} time: scheduled by log time", o.order),
+                    )
+                    .topic(name),
+                );
+            }
+        }
+    }
+    if state.bad_encapsulation > 0 {
+        warnings.push(
+            Warning::new(
+                "unsupported_encapsulation",
+                format!(
+                    "{} message(s) are not plain CDR (XCDR2 or other): not sent",
+                    state.bad_encapsulation
+                ),
+            )
+            .loss(),
+        );
+    }
+    if state.options_dropped > 0 {
+        warnings.push(Warning::new(
+            "encapsulation_options",
+            format!(
+                "{} message(s) had non-zero CDR encapsulation options; RTPS carries them as zero",
+                state.options_dropped
+            ),
+        ));
+    }
+    warnings.sort();
+    warnings.dedup();
+
+    let interrupted = ctl.stopped();
+    let mut all_errors = Vec::new();
+    let mut topics = Vec::new();
+    for (k, p) in plans.iter().enumerate() {
+        let errs = &state.errors[k];
+        all_errors.extend_from_slice(errs);
+        topics.push(PlayedTopic {
+            topic: p.name.clone(),
+            published_as: p.published_as.clone(),
+            type_name: p.type_name.clone(),
+            qos: p.qos.clone(),
+            published: state.published[k],
+            failed: state.failed[k],
+            restamped: state.restamped[k],
+            timing_error: NsSummary::of(errs),
+            matched_subscribers: writers.get_mut(k).map(|w| w.matched_subscriptions()),
+        });
+    }
+    topics.sort_by(|a, b| a.topic.cmp(&b.topic));
+    let mode = if !o.publish {
+        "offline"
+    } else if o.follow_clock.is_some() {
+        "follow_clock"
+    } else {
+        "realtime"
+    };
+    Ok(PlayReport {
+        bag: bag_path.display().to_string(),
+        mode,
+        rate: o.rate,
+        order: o.order,
+        restamp: o.restamp,
+        domain_id: o.publish.then_some(o.domain_id),
+        follow_clock: o.follow_clock.clone(),
+        started_unix_ns: started_unix,
+        wall_duration_ns: started.elapsed().as_nanos() as i64,
+        begin_ns: state.begin_ns,
+        loops_played: state.loops,
+        interrupted,
+        published: state.published.iter().sum(),
+        failed: state.failed.iter().sum(),
+        timing_error: NsSummary::of(&all_errors),
+        topics,
+        clock: o.clock_hz.filter(|_| o.publish).map(|hz| ClockReport {
+            topic: clock_topic.to_string(),
+            hz,
+            published: clock_published,
+        }),
+        out: out_path.map(|p| p.display().to_string()),
+        out_of_order: summary.out_of_order,
+        warnings,
+    })
+}
+
+fn plans_meta<'a>(plans: &'a [Plan], bag: &'a Bag) -> Vec<out::OutTopic<'a>> {
+    plans
+        .iter()
+        .map(|p| out::OutTopic {
+            topic: &bag.topics[p.topic],
+            published_as: &p.published_as,
+        })
+        .collect()
+}
+
+struct PlayState {
+    published: Vec<u64>,
+    failed: Vec<u64>,
+    restamped: Vec<u64>,
+    errors: Vec<Vec<i64>>,
+    begin_ns: Option<i64>,
+    loops: u32,
+    bad_encapsulation: u64,
+    options_dropped: u64,
+}
+
+impl PlayState {
+    fn new(n: usize) -> Self {
+        PlayState {
+            published: vec![0; n],
+            failed: vec![0; n],
+            restamped: vec![0; n],
+            errors: vec![Vec::new(); n],
+            begin_ns: None,
+            loops: 0,
+            bad_encapsulation: 0,
+            options_dropped: 0,
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_player(
+    o: &PlayOptions,
+    ctl: &Control,
+    queue: &source::Queue,
+    plans: &[Plan],
+    slot: &[Option<usize>],
+    writers: &mut [dds::RawWriter],
+    node: Option<&dds::Node>,
+    external: Option<&ExternalClock>,
+    sinks: &mut out::Sinks,
+    st: &mut PlayState,
+    summary: &mut source::ReadSummary,
+    tb: &mut Timebase,
+) -> Result<(), ReplayError> {
+    let realtime = o.publish;
+    // Loop bookkeeping: each pass starts where the previous one's last message was.
+    let mut loop_index = 0u32;
+    let mut loop_base_ns = 0i64; // schedule offset of the current pass's start
+    let mut pass_begin: Option<i64> = None;
+    let mut last_offset_ns = 0i64;
+    let mut buf: Vec<u8> = Vec::new();
+    if realtime {
+        match external {
+            Some(ext) => {
+                if !ext.wait_first(ctl) {
+                    return Ok(());
+                }
+                tb.start_external(ext.latest().map(|(t, _)| t).unwrap_or(0));
+            }
+            None => tb.start_now(),
+        }
+    } else {
+        tb.start_now();
+    }
+    if o.start_paused {
+        tb.pause();
+    }
+    while let Some(ev) = queue.pop() {
+        let item = match ev {
+            source::Event::Done(s) => {
+                *summary = s;
+                break;
+            }
+            source::Event::Message(m) => m,
+        };
+        let Some(k) = slot.get(item.topic).copied().flatten() else {
+            continue;
+        };
+        if item.loop_index != loop_index {
+            loop_index = item.loop_index;
+            loop_base_ns = last_offset_ns;
+            pass_begin = None;
+        }
+        let begin = *pass_begin.get_or_insert(item.key_ns);
+        tb.set_begin(*st.begin_ns.get_or_insert(item.key_ns));
+        st.loops = loop_index + 1;
+        let rel = item.key_ns.saturating_sub(begin);
+        let offset_ns = loop_base_ns.saturating_add((rel as f64 / o.rate).round() as i64);
+        last_offset_ns = offset_ns;
+
+        // Wait for the target (or compute it, offline).
+        let target = if realtime {
+            let w = match external {
+                Some(ext) => tb.wait_external(offset_ns, ctl, ext),
+                None => tb.wait(offset_ns, ctl),
+            };
+            match w {
+                pace::Waited::Stopped => break,
+                pace::Waited::Ready(t) => Some(t),
+            }
+        } else {
+            None
+        };
+
+        let mut data: &[u8] = &item.data;
+        if o.restamp == Restamp::Now {
+            if let Some(off) = plans[k].stamp_offset {
+                let now_ns = match external {
+                    Some(ext) => ext.latest().map(|(t, _)| t).unwrap_or(0),
+                    None if o.clock_hz.is_some() => tb.bag_time_now(st.begin_ns.unwrap_or(0)),
+                    None if realtime => unix_now_ns(),
+                    None => tb.scheduled_unix_ns(offset_ns),
+                };
+                buf.clear();
+                buf.extend_from_slice(&item.data);
+                let le = buf.get(1) == Some(&0x01);
+                if write_stamp_ordered(&mut buf, off, now_ns, le) {
+                    st.restamped[k] += 1;
+                    data = &buf;
+                }
+            }
+        }
+        if data.len() >= 4 && (data[2] != 0 || data[3] != 0) {
+            st.options_dropped += 1;
+        }
+
+        let sent_at = Instant::now();
+        let mut ok = true;
+        if let (Some(n), Some(w)) = (node, writers.get_mut(k)) {
+            match w.send(n.publisher(), data) {
+                Ok(()) => {}
+                Err(dds::SendError::Encapsulation(_)) => {
+                    st.bad_encapsulation += 1;
+                    ok = false;
+                }
+                Err(dds::SendError::Write(_)) => ok = false,
+            }
+        }
+        if let Some(m) = &mut sinks.mcap {
+            let log_ns = match target {
+                Some(_) => unix_now_ns(),
+                None => tb.scheduled_unix_ns(offset_ns),
+            };
+            m.write(k, log_ns, data)?;
+        }
+        if ok {
+            st.published[k] += 1;
+            ctl.published.fetch_add(1, Ordering::Relaxed);
+        } else {
+            st.failed[k] += 1;
+        }
+        if let Some(t) = target {
+            st.errors[k].push(sent_at.saturating_duration_since(t).as_nanos() as i64);
+        }
+        ctl.progress_ns
+            .store(rel.max(0) as u64, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+/// Writes `t_ns` as `builtin_interfaces/Time` at `off` in the message's byte order.
+fn write_stamp_ordered(data: &mut [u8], off: usize, t_ns: i64, little_endian: bool) -> bool {
+    let Some(slot) = data.get_mut(off..off + 8) else {
+        return false;
+    };
+    let sec = t_ns.div_euclid(1_000_000_000) as i32;
+    let nsec = t_ns.rem_euclid(1_000_000_000) as u32;
+    if little_endian {
+        slot[..4].copy_from_slice(&sec.to_le_bytes());
+        slot[4..].copy_from_slice(&nsec.to_le_bytes());
+    } else {
+        slot[..4].copy_from_slice(&sec.to_be_bytes());
+        slot[4..].copy_from_slice(&nsec.to_be_bytes());
+    }
+    true
+}

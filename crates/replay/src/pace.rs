@@ -1,0 +1,431 @@
+//! When each message goes out: targets on one monotonic origin (shifted by pauses, never by
+//! accumulated sleeps), or on an external clock topic; plus the `/clock` publisher.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::{Scope, ScopedJoinHandle};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::dds::{clock_payload, parse_clock, Node};
+use crate::qos::{Durability, History, Reliability, TopicQos};
+use crate::{Control, ReplayError};
+
+/// Below this much time left, stop sleeping and yield until the target: `thread::sleep`
+/// overshoots by tens of microseconds to a millisecond.
+const SPIN_NS: u64 = 500_000;
+/// Longest single sleep, so that stop and pause are answered quickly.
+const MAX_SLEEP: Duration = Duration::from_millis(20);
+
+pub enum Waited {
+    /// Go: the instant the message was due (its target, or when it was released).
+    Ready(Instant),
+    Stopped,
+}
+
+#[derive(Debug)]
+struct TbState {
+    origin: Instant,
+    origin_unix_ns: i64,
+    paused_since: Option<Instant>,
+    /// Followed clock's value at the origin, and when paused, its value at the pause.
+    ext_origin_ns: i64,
+    ext_paused_at: Option<i64>,
+    /// Bag time of the schedule's zero, once known.
+    begin_bag_ns: Option<i64>,
+}
+
+/// The schedule's origin, shared with the `/clock` thread.
+#[derive(Debug, Clone)]
+pub struct Timebase {
+    st: Arc<Mutex<TbState>>,
+    rate: f64,
+    delay_ns: i64,
+}
+
+fn unix_now_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
+}
+
+fn dur(ns: i64) -> Duration {
+    Duration::from_nanos(ns.max(0) as u64)
+}
+
+impl Timebase {
+    pub fn new(rate: f64, delay_ns: i64) -> Timebase {
+        Timebase {
+            st: Arc::new(Mutex::new(TbState {
+                origin: Instant::now(),
+                origin_unix_ns: unix_now_ns(),
+                paused_since: None,
+                ext_origin_ns: 0,
+                ext_paused_at: None,
+                begin_bag_ns: None,
+            })),
+            rate,
+            delay_ns,
+        }
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut TbState) -> R) -> R {
+        let mut g = match self.st.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        f(&mut g)
+    }
+
+    pub fn start_now(&mut self) {
+        self.with(|s| {
+            s.origin = Instant::now();
+            s.origin_unix_ns = unix_now_ns();
+        });
+    }
+
+    pub fn start_external(&mut self, clock_ns: i64) {
+        self.start_now();
+        self.with(|s| s.ext_origin_ns = clock_ns);
+    }
+
+    pub fn set_begin(&self, bag_ns: i64) {
+        self.with(|s| {
+            s.begin_bag_ns.get_or_insert(bag_ns);
+        });
+    }
+
+    pub fn pause(&self) {
+        self.with(|s| {
+            s.paused_since.get_or_insert_with(Instant::now);
+        });
+    }
+
+    fn resume(&self) {
+        self.with(|s| {
+            if let Some(p) = s.paused_since.take() {
+                s.origin += p.elapsed();
+            }
+        });
+    }
+
+    /// Monotonic instant at which schedule offset `offset_ns` is due.
+    fn target(&self, offset_ns: i64) -> Instant {
+        self.with(|s| s.origin + dur(self.delay_ns) + dur(offset_ns))
+    }
+
+    /// Wall time (ns since the epoch) at which `offset_ns` is due: the log time written for
+    /// it offline.
+    pub fn scheduled_unix_ns(&self, offset_ns: i64) -> i64 {
+        self.with(|s| s.origin_unix_ns + self.delay_ns + offset_ns)
+    }
+
+    /// Bag time now (frozen while paused): what `/clock` says.
+    pub fn bag_time_now(&self, begin_ns: i64) -> i64 {
+        self.with(|s| {
+            let now = s.paused_since.unwrap_or_else(Instant::now);
+            let since = now.saturating_duration_since(s.origin + dur(self.delay_ns));
+            begin_ns + (since.as_nanos() as f64 * self.rate) as i64
+        })
+    }
+
+    fn begin(&self) -> Option<i64> {
+        self.with(|s| s.begin_bag_ns)
+    }
+
+    /// Publish the next message now and move the origin so that it was due now.
+    fn step_to(&self, offset_ns: i64) -> Instant {
+        let now = Instant::now();
+        let target = self.target(offset_ns);
+        self.with(|s| {
+            if target > now {
+                s.origin = s.origin.checked_sub(target - now).unwrap_or(s.origin);
+            } else {
+                s.origin += now - target;
+            }
+            s.paused_since = Some(now);
+        });
+        now
+    }
+
+    /// Waits on the monotonic clock until `offset_ns` is due.
+    pub fn wait(&self, offset_ns: i64, ctl: &Control) -> Waited {
+        loop {
+            if ctl.stopped() {
+                return Waited::Stopped;
+            }
+            if ctl.paused() {
+                self.pause();
+                if ctl.take_step() {
+                    return Waited::Ready(self.step_to(offset_ns));
+                }
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
+            }
+            self.resume();
+            let target = self.target(offset_ns);
+            let now = Instant::now();
+            if now >= target {
+                return Waited::Ready(target);
+            }
+            let left = target - now;
+            if left > Duration::from_nanos(2 * SPIN_NS) {
+                std::thread::sleep((left - Duration::from_nanos(SPIN_NS)).min(MAX_SLEEP));
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+
+    /// Waits until the followed clock passes `origin + delay + offset_ns`; returns the
+    /// arrival of the clock message that passed it.
+    pub fn wait_external(&self, offset_ns: i64, ctl: &Control, ext: &ExternalClock) -> Waited {
+        loop {
+            if ctl.stopped() {
+                return Waited::Stopped;
+            }
+            let latest = ext.latest().map(|(t, _)| t);
+            if ctl.paused() {
+                // The schedule stands still while the user pauses, even if the clock runs.
+                self.with(|s| {
+                    if s.ext_paused_at.is_none() {
+                        s.ext_paused_at = latest;
+                    }
+                });
+                if ctl.take_step() {
+                    let now = Instant::now();
+                    if let Some(l) = latest {
+                        let due = self.with(|s| s.ext_origin_ns + self.delay_ns + offset_ns);
+                        self.with(|s| {
+                            s.ext_origin_ns += l - due;
+                            s.ext_paused_at = Some(l);
+                        });
+                    }
+                    return Waited::Ready(now);
+                }
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
+            }
+            self.with(|s| {
+                if let (Some(p), Some(l)) = (s.ext_paused_at.take(), latest) {
+                    s.ext_origin_ns += l - p;
+                }
+            });
+            let due = self.with(|s| s.ext_origin_ns + self.delay_ns + offset_ns);
+            if let Some(at) = ext.passed(due) {
+                return Waited::Ready(at);
+            }
+            ext.wait_change(MAX_SLEEP);
+        }
+    }
+}
+
+#[derive(Default)]
+struct ExtState {
+    /// Recent (clock value, arrival) pairs, oldest first.
+    history: VecDeque<(i64, Instant)>,
+    received: u64,
+    backwards: u64,
+}
+
+/// A clock topic followed over DDS (a simulator's `/clock`).
+pub struct ExternalClock {
+    st: Arc<(Mutex<ExtState>, Condvar)>,
+    stop: Arc<AtomicBool>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    pub topic: String,
+}
+
+impl ExternalClock {
+    /// Subscribes to `topic` (best effort, like rclcpp's clock subscription, so that it
+    /// matches reliable and best-effort clock publishers alike).
+    pub fn follow(node: Arc<Node>, topic: &str, ctl: &Control) -> Result<ExternalClock, ReplayError> {
+        let _ = ctl;
+        let qos = TopicQos {
+            reliability: Reliability::BestEffort,
+            durability: Durability::Volatile,
+            history: History::KeepLast(100),
+            source: "clock",
+        };
+        let mut reader = node.reader(topic, "rosgraph_msgs/msg/Clock", &qos)?;
+        let st: Arc<(Mutex<ExtState>, Condvar)> = Arc::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let (st2, stop2) = (st.clone(), stop.clone());
+        let thread = std::thread::Builder::new()
+            .name("follow-clock".into())
+            .spawn(move || {
+                let _node = node; // keep the participant alive as long as the reader
+                while !stop2.load(Ordering::Relaxed) {
+                    let mut got = false;
+                    while let Ok(Some(sample)) = reader.take_next_sample() {
+                        let arrived = Instant::now();
+                        got = true;
+                        if let Some(t) = parse_clock(sample.value()) {
+                            let (m, cv) = &*st2;
+                            let mut g = match m.lock() {
+                                Ok(g) => g,
+                                Err(p) => p.into_inner(),
+                            };
+                            if g.history.back().is_some_and(|(l, _)| t < *l) {
+                                g.backwards += 1;
+                            }
+                            g.received += 1;
+                            g.history.push_back((t, arrived));
+                            if g.history.len() > 1024 {
+                                g.history.pop_front();
+                            }
+                            cv.notify_all();
+                        }
+                    }
+                    if !got {
+                        std::thread::sleep(Duration::from_micros(200));
+                    }
+                }
+            })
+            .map_err(|e| ReplayError::Dds(format!("starting the clock reader: {e}")))?;
+        Ok(ExternalClock {
+            st,
+            stop,
+            thread: Mutex::new(Some(thread)),
+            topic: topic.to_string(),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ExtState> {
+        match self.st.0.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    /// Latest clock value and when it arrived.
+    pub fn latest(&self) -> Option<(i64, Instant)> {
+        self.lock().history.back().copied()
+    }
+
+    /// Arrival of the first clock message at or past `due` (after the last backwards jump).
+    fn passed(&self, due: i64) -> Option<Instant> {
+        let g = self.lock();
+        let &(last, _) = g.history.back()?;
+        if last < due {
+            return None;
+        }
+        // Walk back over the monotonic run that ends at the latest value.
+        let mut at = None;
+        for &(t, a) in g.history.iter().rev() {
+            if t < due {
+                break;
+            }
+            at = Some(a);
+        }
+        at
+    }
+
+    fn wait_change(&self, timeout: Duration) {
+        let (m, cv) = &*self.st;
+        let g = match m.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        let n = g.received;
+        let _ = cv.wait_timeout_while(g, timeout, |s| s.received == n);
+    }
+
+    /// Waits for the first clock message; false if stopped first.
+    pub fn wait_first(&self, ctl: &Control) -> bool {
+        while !ctl.stopped() {
+            if self.latest().is_some() {
+                return true;
+            }
+            self.wait_change(MAX_SLEEP);
+        }
+        false
+    }
+
+    /// (messages received, backwards jumps seen).
+    pub fn counts(&self) -> (u64, u64) {
+        let g = self.lock();
+        (g.received, g.backwards)
+    }
+
+    pub fn shutdown(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let h = match self.thread.lock() {
+            Ok(mut g) => g.take(),
+            Err(p) => p.into_inner().take(),
+        };
+        if let Some(h) = h {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for ExternalClock {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// The `/clock` publisher thread (bag time at a fixed rate, as `ros2 bag play --clock`).
+pub struct ClockThread<'s> {
+    stop: Arc<AtomicBool>,
+    published: Arc<AtomicU64>,
+    handle: ScopedJoinHandle<'s, ()>,
+}
+
+impl ClockThread<'_> {
+    /// Stops the thread; how many clock messages it sent.
+    pub fn finish(self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = self.handle.join();
+        self.published.load(Ordering::Relaxed)
+    }
+}
+
+pub fn spawn_clock<'s, 'e>(
+    s: &'s Scope<'s, 'e>,
+    node: Arc<Node>,
+    topic: &str,
+    hz: f64,
+    tb: &Timebase,
+) -> Result<ClockThread<'s>, ReplayError> {
+    let qos = TopicQos {
+        reliability: Reliability::BestEffort,
+        durability: Durability::Volatile,
+        history: History::KeepLast(1),
+        source: "clock",
+    };
+    let mut w = node.writer(topic, "rosgraph_msgs/msg/Clock", &qos)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let published = Arc::new(AtomicU64::new(0));
+    let (stop2, pub2, tb) = (stop.clone(), published.clone(), tb.clone());
+    let period = Duration::from_secs_f64(1.0 / hz);
+    let handle = s.spawn(move || {
+        let origin = Instant::now();
+        let mut tick = 0u32;
+        while !stop2.load(Ordering::Relaxed) {
+            if let Some(begin) = tb.begin() {
+                let p = clock_payload(tb.bag_time_now(begin));
+                if w.send(node.publisher(), &p).is_ok() {
+                    pub2.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            tick = tick.saturating_add(1);
+            // Ticks on one origin, so the rate does not drift with the work per tick.
+            let next = origin + period * tick;
+            while !stop2.load(Ordering::Relaxed) {
+                let now = Instant::now();
+                if now >= next {
+                    break;
+                }
+                std::thread::sleep((next - now).min(MAX_SLEEP));
+            }
+        }
+    });
+    Ok(ClockThread {
+        stop,
+        published,
+        handle,
+    })
+}
