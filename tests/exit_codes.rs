@@ -137,7 +137,7 @@ fn help_and_version_exit_0_and_list_every_command() {
     // Every subcommand in --help is covered by a test in this file.
     let covered = [
         "info", "clocks", "sync", "match", "compare", "check", "convert", "synth", "tf", "hist",
-        "report", "export", "batch", "help",
+        "report", "export", "batch", "play", "help",
     ];
     let listed: Vec<&str> = o
         .stdout
@@ -423,6 +423,82 @@ fn check_contract() {
         &run(&["check", cut.to_str().unwrap(), "--json"]),
         "check on a cut bag",
     );
+}
+
+#[test]
+fn play_contract() {
+    let dir = tempdir("play");
+    let o = run(&["play", NOPE, "--dry-run"]);
+    assert_error(&o, &[NOPE], "play a missing bag");
+    let w = bag("arm_wall");
+    let o = run(&["play", &w, "--topics", "/nope", "--dry-run"]);
+    assert_error(&o, &["/nope"], "play an unknown topic");
+    // Values clap accepts but play refuses: exit 2 naming the value.
+    let o = run(&["play", &w, "--rate", "0", "--dry-run"]);
+    assert_code(&o, 2, "play --rate 0");
+    assert!(o.stderr.contains("--rate 0"), "{}", o.stderr);
+    let o = run(&["play", &w, "--remap", "nocolon", "--dry-run"]);
+    assert_usage(&o, "nocolon", "play --remap nocolon");
+    let o = run(&["play", &w, "--no-publish"]);
+    assert_usage(&o, "--out", "play --no-publish without --out");
+    // A QoS override file that names a topic the bag lacks, or is not YAML: errors naming it.
+    let q = dir.join("qos.yaml");
+    std::fs::write(&q, "/arm_cmd:\n  reliability: best_effort\n  depth: 3\n").unwrap();
+    let out = dir.join("r.mcap");
+    let o = run(&[
+        "play",
+        &w,
+        "--duration",
+        "0.5",
+        "--no-publish",
+        "--json",
+        "--qos-overrides",
+        q.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_code(&o, 0, "play --no-publish --out");
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    let cmd = v["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["topic"] == "/arm_cmd")
+        .unwrap();
+    assert_eq!(cmd["qos"]["reliability"], "best_effort");
+    assert_eq!(cmd["qos"]["history"]["depth"], 3);
+    assert_eq!(cmd["qos"]["source"], "override");
+    std::fs::write(&q, "/elsewhere:\n  reliability: best_effort\n").unwrap();
+    let o = run(&[
+        "play",
+        &w,
+        "--dry-run",
+        "--qos-overrides",
+        q.to_str().unwrap(),
+    ]);
+    assert_error(
+        &o,
+        &["/elsewhere"],
+        "play with an override for a missing topic",
+    );
+    // A cut bag plays what is readable and says what was lost: exit 3.
+    let cut = truncated_bag("play");
+    let out2 = dir.join("r2.mcap");
+    let o = run(&[
+        "play",
+        cut.to_str().unwrap(),
+        "--no-publish",
+        "--json",
+        "--out",
+        out2.to_str().unwrap(),
+    ]);
+    assert_loss(&o, "play a cut bag");
+    // Dry run: paced in real time, no DDS; exit 0 with the timing error measured.
+    let o = run(&["play", &w, "--duration", "0.3", "--dry-run", "--json"]);
+    assert_code(&o, 0, "play --dry-run");
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(v["mode"], "dry_run");
+    assert!(v["timing_error"]["count"].as_u64().unwrap() > 0);
 }
 
 #[test]

@@ -101,7 +101,9 @@ fn make_netns(tag: &str) -> Result<Netns, String> {
     let ns = Netns(name.clone());
     let n = name.as_str();
     ip(&["-n", n, "link", "set", "lo", "up"])?;
-    ip(&["-n", n, "link", "add", "bsv0", "type", "veth", "peer", "name", "bsv1"])?;
+    ip(&[
+        "-n", n, "link", "add", "bsv0", "type", "veth", "peer", "name", "bsv1",
+    ])?;
     ip(&["-n", n, "addr", "add", "10.231.0.1/24", "dev", "bsv0"])?;
     ip(&["-n", n, "addr", "add", "10.231.0.2/24", "dev", "bsv1"])?;
     for d in ["bsv0", "bsv1"] {
@@ -118,8 +120,8 @@ fn in_netns(inner: &str) {
         eprintln!("note: BAGSCOPE_SKIP_NETNS is set: {inner} not run");
         return;
     }
-    let ns = make_netns(&inner.trim_start_matches("inner_").replace('_', "-"))
-        .unwrap_or_else(|e| {
+    let ns =
+        make_netns(&inner.trim_start_matches("inner_").replace('_', "-")).unwrap_or_else(|e| {
             panic!(
                 "cannot create a network namespace for the DDS test ({e}); it needs root and \
                  iproute2 (set BAGSCOPE_SKIP_NETNS=1 to skip on purpose)"
@@ -129,7 +131,13 @@ fn in_netns(inner: &str) {
     let out = Command::new("ip")
         .args(["netns", "exec", &ns.0])
         .arg(exe)
-        .args([inner, "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .args([
+            inner,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("BAGSCOPE_IN_NETNS", &ns.0)
         .output()
         .expect("ip netns exec");
@@ -177,14 +185,25 @@ fn inner_play_arrives_identical_and_on_time() {
     assert!(want.len() >= 190, "{} messages in the window", want.len());
     let node = Node::new(0).unwrap();
     let mut reader = node
-        .reader("/arm_cmd", "trajectory_msgs/msg/JointTrajectory", &reliable())
+        .reader(
+            "/arm_cmd",
+            "trajectory_msgs/msg/JointTrajectory",
+            &reliable(),
+        )
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("play.json");
     let mut child = Command::new(bin())
         .arg("play")
         .arg(&bag)
-        .args(["--topics", "/arm_cmd", "--duration", "10s", "--wait-for-subscribers", "20s"])
+        .args([
+            "--topics",
+            "/arm_cmd",
+            "--duration",
+            "10s",
+            "--wait-for-subscribers",
+            "20s",
+        ])
         .arg("--report")
         .arg(&report)
         .stdout(Stdio::null())
@@ -209,7 +228,11 @@ fn inner_play_arrives_identical_and_on_time() {
     assert_eq!(status.code(), Some(0), "play exit code");
     assert_eq!(got.len(), want.len(), "messages received");
     for (i, ((_, g), (_, w))) in got.iter().zip(&want).enumerate() {
-        assert_eq!(&g.to_stored(), w, "message {i} differs (or arrived out of order)");
+        assert_eq!(
+            &g.to_stored(),
+            w,
+            "message {i} differs (or arrived out of order)"
+        );
     }
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert_eq!(r["published"].as_u64(), Some(want.len() as u64));
@@ -222,13 +245,14 @@ fn inner_play_arrives_identical_and_on_time() {
     let mut dev: Vec<i64> = got
         .iter()
         .zip(&want)
-        .map(|((at, _), (lt, _))| {
-            ((at.duration_since(r0).as_nanos() as i64) - (lt - l0)).abs()
-        })
+        .map(|((at, _), (lt, _))| ((at.duration_since(r0).as_nanos() as i64) - (lt - l0)).abs())
         .collect();
     let rp99 = quantile(&mut dev, 0.99);
     eprintln!("receiver-side interval error p99 {rp99} ns");
-    assert!(rp99 < 5_000_000, "receiver-side interval error p99 {rp99} ns");
+    assert!(
+        rp99 < 5_000_000,
+        "receiver-side interval error p99 {rp99} ns"
+    );
 }
 
 /// A message goes out when the followed clock passes its relative time; while the clock stands
@@ -253,7 +277,11 @@ fn inner_follow_clock_waits_for_the_simulator() {
         )
         .unwrap();
     let mut reader = node
-        .reader("/arm_cmd", "trajectory_msgs/msg/JointTrajectory", &reliable())
+        .reader(
+            "/arm_cmd",
+            "trajectory_msgs/msg/JointTrajectory",
+            &reliable(),
+        )
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("play.json");
@@ -261,8 +289,14 @@ fn inner_follow_clock_waits_for_the_simulator() {
         .arg("play")
         .arg(&bag)
         .args([
-            "--topics", "/arm_cmd", "--duration", "2s", "--follow-clock", "/clock",
-            "--wait-for-subscribers", "20s",
+            "--topics",
+            "/arm_cmd",
+            "--duration",
+            "2s",
+            "--follow-clock",
+            "/clock",
+            "--wait-for-subscribers",
+            "20s",
         ])
         .arg("--report")
         .arg(&report)
@@ -278,7 +312,12 @@ fn inner_follow_clock_waits_for_the_simulator() {
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut stalled = false;
     loop {
-        assert!(Instant::now() < deadline, "timed out: {} of {} received", got.len(), want.len());
+        assert!(
+            Instant::now() < deadline,
+            "timed out: {} of {} received",
+            got.len(),
+            want.len()
+        );
         let _ = clock.send(node.publisher(), &clock_payload(sim));
         let tick_end = Instant::now() + Duration::from_millis(10);
         while Instant::now() < tick_end {
@@ -311,7 +350,10 @@ fn inner_follow_clock_waits_for_the_simulator() {
         sim += 10_000_000;
     }
     assert_eq!(child.wait().unwrap().code(), Some(0));
-    assert!(received_during_stall <= 1, "{received_during_stall} messages while the clock stood still");
+    assert!(
+        received_during_stall <= 1,
+        "{received_during_stall} messages while the clock stood still"
+    );
     assert_eq!(got.len(), want.len());
     // Each message arrived at a sim time at or after its due time, within two ticks.
     let (first_sim, l0) = (got[0].0, want[0].0);
@@ -337,7 +379,11 @@ fn inner_clock_restamp_and_interrupt() {
     let want = expected(&bag, "/arm_cmd", None);
     let node = Node::new(0).unwrap();
     let mut cmd = node
-        .reader("/arm_cmd", "trajectory_msgs/msg/JointTrajectory", &reliable())
+        .reader(
+            "/arm_cmd",
+            "trajectory_msgs/msg/JointTrajectory",
+            &reliable(),
+        )
         .unwrap();
     let mut clock = node
         .reader(
@@ -359,8 +405,16 @@ fn inner_clock_restamp_and_interrupt() {
         .arg("play")
         .arg(&bag)
         .args([
-            "--topics", "/arm_cmd", "--clock", "100", "--rate", "2", "--duration", "2s",
-            "--wait-for-subscribers", "20s",
+            "--topics",
+            "/arm_cmd",
+            "--clock",
+            "100",
+            "--rate",
+            "2",
+            "--duration",
+            "2s",
+            "--wait-for-subscribers",
+            "20s",
         ])
         .arg("--report")
         .arg(&report)
@@ -376,12 +430,23 @@ fn inner_clock_restamp_and_interrupt() {
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     let published = r["clock"]["published"].as_u64().unwrap();
     // ~1 s of wall time at 100 Hz (rate 2 over 2 s of bag).
-    assert!((80..=130).contains(&published), "{published} clock messages");
-    assert!(clocks.len() as u64 >= published * 9 / 10, "{} of {published} received", clocks.len());
+    assert!(
+        (80..=130).contains(&published),
+        "{published} clock messages"
+    );
+    assert!(
+        clocks.len() as u64 >= published * 9 / 10,
+        "{} of {published} received",
+        clocks.len()
+    );
     let ts: Vec<i64> = clocks.iter().map(|(_, t)| *t).collect();
     assert!(ts.windows(2).all(|w| w[0] <= w[1]), "clock went backwards");
     let t0 = want[0].0;
-    assert!(ts[0] >= t0 && ts[0] < t0 + 100_000_000, "clock starts at {} not at {t0}", ts[0]);
+    assert!(
+        ts[0] >= t0 && ts[0] < t0 + 100_000_000,
+        "clock starts at {} not at {t0}",
+        ts[0]
+    );
     let last = *ts.last().unwrap();
     assert!(
         last > t0 + 1_800_000_000 && last <= t0 + 2_100_000_000,
@@ -394,7 +459,15 @@ fn inner_clock_restamp_and_interrupt() {
     let mut child = Command::new(bin())
         .arg("play")
         .arg(&bag)
-        .args(["--topics", "/arm_cmd", "--restamp", "now", "--loop", "--wait-for-subscribers", "20s"])
+        .args([
+            "--topics",
+            "/arm_cmd",
+            "--restamp",
+            "now",
+            "--loop",
+            "--wait-for-subscribers",
+            "20s",
+        ])
         .arg("--report")
         .arg(&report)
         .stdout(Stdio::null())
@@ -414,13 +487,19 @@ fn inner_clock_restamp_and_interrupt() {
     }
     assert!(cmds.len() >= 40, "only {} commands", cmds.len());
     let sent = Instant::now();
-    let rc = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let rc = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(rc.success());
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
-        assert!(sent.elapsed() < Duration::from_secs(5), "play did not stop within 5 s of SIGINT");
+        assert!(
+            sent.elapsed() < Duration::from_secs(5),
+            "play did not stop within 5 s of SIGINT"
+        );
         std::thread::sleep(Duration::from_millis(10));
     };
     assert_eq!(status.code(), Some(3), "interrupted play exits 3");
@@ -455,20 +534,41 @@ fn offline_out_is_the_schedule() {
         .arg("play")
         .arg(&bag)
         .args([
-            "--topics", "/arm_cmd", "/joint_states", "--rate", "2", "--start-offset", "1s",
-            "--duration", "3s", "--no-publish", "--json", "--out",
+            "--topics",
+            "/arm_cmd",
+            "/joint_states",
+            "--rate",
+            "2",
+            "--start-offset",
+            "1s",
+            "--duration",
+            "3s",
+            "--no-publish",
+            "--json",
+            "--out",
         ])
         .arg(&out)
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["mode"], "offline");
 
     let src = Bag::open(&bag).unwrap();
     let sel = src.select(&["/arm_cmd", "/joint_states"]).unwrap();
     let mut all: Vec<(i64, String, Vec<u8>)> = Vec::new();
-    src.visit(&sel, |m| all.push((m.log_time_ns, src.topics[m.topic].name.clone(), m.data.to_vec())));
+    src.visit(&sel, |m| {
+        all.push((
+            m.log_time_ns,
+            src.topics[m.topic].name.clone(),
+            m.data.to_vec(),
+        ))
+    });
     all.sort_by_key(|(t, _, _)| *t);
     let first = all[0].0;
     let begin = first + 1_000_000_000;
@@ -480,18 +580,29 @@ fn offline_out_is_the_schedule() {
     let retimed = Bag::open(&out).unwrap();
     let mut got: Vec<(i64, String, Vec<u8>)> = Vec::new();
     retimed.visit(&retimed.all_topics(), |m| {
-        got.push((m.log_time_ns, retimed.topics[m.topic].name.clone(), m.data.to_vec()))
+        got.push((
+            m.log_time_ns,
+            retimed.topics[m.topic].name.clone(),
+            m.data.to_vec(),
+        ))
     });
     assert_eq!(got.len(), window.len());
     assert_eq!(r["published"].as_u64(), Some(window.len() as u64));
     let start = r["started_unix_ns"].as_i64().unwrap();
     let g0 = got[0].0;
-    assert!((g0 - start).abs() < 5_000_000_000, "first log time {g0} vs start {start}");
+    assert!(
+        (g0 - start).abs() < 5_000_000_000,
+        "first log time {g0} vs start {start}"
+    );
     let w0 = window[0].0;
     for ((gt, gn, gd), (wt, wn, wd)) in got.iter().zip(&window) {
         assert_eq!((gn, gd), (wn, wd));
         let want_off = ((wt - w0) as f64 / 2.0).round() as i64;
-        assert!((gt - g0 - want_off).abs() <= 1, "log time {gt}: offset {} want {want_off}", gt - g0);
+        assert!(
+            (gt - g0 - want_off).abs() <= 1,
+            "log time {gt}: offset {} want {want_off}",
+            gt - g0
+        );
     }
 }
 
@@ -504,7 +615,12 @@ fn usage_errors_exit_2() {
         vec!["--loop", "--no-publish", "--out", "/tmp/x.mcap"],
         vec!["--remap", "nocolon"],
     ] {
-        let o = Command::new(bin()).arg("play").arg(&bag).args(&args).output().unwrap();
+        let o = Command::new(bin())
+            .arg("play")
+            .arg(&bag)
+            .args(&args)
+            .output()
+            .unwrap();
         let code = o.status.code();
         assert!(
             code == Some(2) || code == Some(1),

@@ -11,8 +11,8 @@ use bytes::Bytes;
 use rustdds::no_key::{DataReader, DataWriter, DeserializerAdapter, SerializerAdapter};
 use rustdds::policy::{Durability as DdsDurability, History as DdsHistory, Reliability as DdsRel};
 use rustdds::{
-    DataWriterStatus, DomainParticipant, DomainParticipantBuilder, StatusEvented, Publisher, QosPolicies, QosPolicyBuilder,
-    RepresentationIdentifier, Subscriber, Topic, TopicKind,
+    DataWriterStatus, DomainParticipant, DomainParticipantBuilder, Publisher, QosPolicies,
+    QosPolicyBuilder, RepresentationIdentifier, StatusEvented, Subscriber, Topic, TopicKind,
 };
 
 use crate::qos::{Durability, History, Reliability, TopicQos};
@@ -177,7 +177,12 @@ impl Node {
         })
     }
 
-    fn topic(&self, ros_topic: &str, ros_type: &str, qos: &QosPolicies) -> Result<Topic, ReplayError> {
+    fn topic(
+        &self,
+        ros_topic: &str,
+        ros_type: &str,
+        qos: &QosPolicies,
+    ) -> Result<Topic, ReplayError> {
         self.participant
             .create_topic(
                 dds_topic_name(ros_topic),
@@ -278,7 +283,10 @@ impl RawWriter {
             [0x00, 0x00] => {
                 if self.be.is_none() {
                     let w = publisher
-                        .create_datawriter_no_key::<RawCdr, RawBe>(&self.topic, Some(self.qos.clone()))
+                        .create_datawriter_no_key::<RawCdr, RawBe>(
+                            &self.topic,
+                            Some(self.qos.clone()),
+                        )
                         .map_err(|e| SendError::Write(format!("{e:?}")))?;
                     self.be = Some(w);
                 }
@@ -295,14 +303,9 @@ impl RawWriter {
 
     /// For reliable writers: waits until every matched reader acknowledged what was sent.
     pub fn wait_for_acks(&self, max_wait: Duration) -> bool {
-        let ok = self
-            .le
-            .wait_for_acknowledgments(max_wait)
-            .unwrap_or(false);
+        let ok = self.le.wait_for_acknowledgments(max_wait).unwrap_or(false);
         match &self.be {
-            Some(b) => ok && b
-                .wait_for_acknowledgments(max_wait)
-                .unwrap_or(false),
+            Some(b) => ok && b.wait_for_acknowledgments(max_wait).unwrap_or(false),
             None => ok,
         }
     }
@@ -352,7 +355,10 @@ mod tests {
             dds_type_name("trajectory_msgs/msg/JointTrajectory"),
             "trajectory_msgs::msg::dds_::JointTrajectory_"
         );
-        assert_eq!(dds_type_name("std_msgs/String"), "std_msgs::msg::dds_::String_");
+        assert_eq!(
+            dds_type_name("std_msgs/String"),
+            "std_msgs::msg::dds_::String_"
+        );
     }
 
     #[test]

@@ -93,8 +93,10 @@ pub struct PlayOptions {
     pub restamp: Restamp,
     /// Write what is played into this MCAP, log time = scheduled time.
     pub out: Option<PathBuf>,
-    /// Publish on DDS (false: only `out`, computed without waiting).
+    /// Publish on DDS (false: only `out`, computed without waiting, unless `dry_run`).
     pub publish: bool,
+    /// Pace in real time without publishing (a null sink): measures this machine's scheduling.
+    pub dry_run: bool,
     pub domain_id: u16,
     pub qos_overrides: QosOverrides,
     /// Before playing, wait up to this long until every topic has a matched subscriber.
@@ -124,6 +126,7 @@ impl Default for PlayOptions {
             restamp: Restamp::Keep,
             out: None,
             publish: true,
+            dry_run: false,
             domain_id: 0,
             qos_overrides: QosOverrides::default(),
             wait_for_subscribers_ns: None,
@@ -214,7 +217,8 @@ pub struct ClockReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct PlayReport {
     pub bag: String,
-    /// `realtime` (monotonic clock), `follow_clock`, or `offline` (`--out` only, no waiting).
+    /// `realtime` (monotonic clock), `follow_clock`, `dry_run` (paced, published nowhere), or
+    /// `offline` (`--out` only, no waiting).
     pub mode: &'static str,
     pub rate: f64,
     pub order: Order,
@@ -280,7 +284,8 @@ fn select_topics(bag: &Bag, o: &PlayOptions) -> Result<Vec<bool>, ReplayError> {
         .topics
         .iter()
         .map(|t| {
-            (o.topics.is_empty() || o.topics.contains(&t.name)) && !o.exclude_topics.contains(&t.name)
+            (o.topics.is_empty() || o.topics.contains(&t.name))
+                && !o.exclude_topics.contains(&t.name)
         })
         .collect())
 }
@@ -298,17 +303,22 @@ fn check_options(o: &PlayOptions) -> Result<(), ReplayError> {
             return u(format!("--clock {hz}: rate must be in (0, 10000] Hz"));
         }
     }
-    if !o.publish && o.out.is_none() {
+    if o.dry_run && o.publish {
+        return u("--dry-run publishes nothing: it cannot be combined with publishing".into());
+    }
+    if !o.publish && !o.dry_run && o.out.is_none() {
         return u("nothing to do: not publishing and no --out".into());
     }
     if !o.publish && (o.follow_clock.is_some() || o.clock_hz.is_some()) {
         return u("--follow-clock and --clock need publishing (drop --no-publish)".into());
     }
-    if !o.publish && o.loop_playback && o.duration_ns.is_none() {
+    if !o.publish && !o.dry_run && o.loop_playback && o.duration_ns.is_none() {
         return u("--loop without publishing would write forever: give --duration".into());
     }
     if o.follow_clock.is_some() && o.clock_hz.is_some() {
-        return u("--follow-clock and --clock together: the followed clock already sets time".into());
+        return u(
+            "--follow-clock and --clock together: the followed clock already sets time".into(),
+        );
     }
     Ok(())
 }
@@ -488,7 +498,6 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
     let mut summary = source::ReadSummary::default();
     let mut clock_published = 0u64;
     let started = Instant::now();
-    let started_unix = unix_now_ns();
     let mut timebase = Timebase::new(o.rate, o.delay_ns);
 
     std::thread::scope(|s| -> Result<(), ReplayError> {
@@ -500,12 +509,24 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
 
         // The /clock publisher runs beside the player on the shared time base.
         let clock_thread = match (&node, o.clock_hz) {
-            (Some(n), Some(hz)) => Some(pace::spawn_clock(s, n.clone(), clock_topic, hz, &timebase)?),
+            (Some(n), Some(hz)) => {
+                Some(pace::spawn_clock(s, n.clone(), clock_topic, hz, &timebase)?)
+            }
             _ => None,
         };
         let res = run_player(
-            o, ctl, &queue, &plans, &topic_slot, &mut writers, node.as_deref(), external.as_ref(),
-            &mut sinks, &mut state, &mut summary, &mut timebase,
+            o,
+            ctl,
+            &queue,
+            &plans,
+            &topic_slot,
+            &mut writers,
+            node.as_deref(),
+            external.as_ref(),
+            &mut sinks,
+            &mut state,
+            &mut summary,
+            &mut timebase,
         );
         // Release the reader (it may be blocked on a full queue) and the clock thread.
         reader_stop.store(true, Ordering::SeqCst);
@@ -545,11 +566,17 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
     for (i, n) in summary.key_fallback.iter().enumerate() {
         if *n > 0 && o.order != Order::Log {
             let name = &bag.topics[i].name;
-            if !warnings.iter().any(|w| w.code == "schedule_fallback" && w.topic.as_deref() == Some(name)) {
+            if !warnings
+                .iter()
+                .any(|w| w.code == "schedule_fallback" && w.topic.as_deref() == Some(name))
+            {
                 warnings.push(
                     Warning::new(
                         "schedule_fallback",
-                        format!("{n} message(s) without the {:?} time: scheduled by log time", o.order),
+                        format!(
+                            "{n} message(s) without the {:?} time: scheduled by log time",
+                            o.order
+                        ),
                     )
                     .topic(name),
                 );
@@ -599,7 +626,9 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         });
     }
     topics.sort_by(|a, b| a.topic.cmp(&b.topic));
-    let mode = if !o.publish {
+    let mode = if o.dry_run {
+        "dry_run"
+    } else if !o.publish {
         "offline"
     } else if o.follow_clock.is_some() {
         "follow_clock"
@@ -614,7 +643,7 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         restamp: o.restamp,
         domain_id: o.publish.then_some(o.domain_id),
         follow_clock: o.follow_clock.clone(),
-        started_unix_ns: started_unix,
+        started_unix_ns: timebase.scheduled_unix_ns(-o.delay_ns),
         wall_duration_ns: started.elapsed().as_nanos() as i64,
         begin_ns: state.begin_ns,
         loops_played: state.loops,
@@ -685,29 +714,16 @@ fn run_player(
     summary: &mut source::ReadSummary,
     tb: &mut Timebase,
 ) -> Result<(), ReplayError> {
-    let realtime = o.publish;
+    let realtime = o.publish || o.dry_run;
     // Loop bookkeeping: each pass starts where the previous one's last message was.
     let mut loop_index = 0u32;
     let mut loop_base_ns = 0i64; // schedule offset of the current pass's start
     let mut pass_begin: Option<i64> = None;
     let mut last_offset_ns = 0i64;
     let mut buf: Vec<u8> = Vec::new();
-    if realtime {
-        match external {
-            Some(ext) => {
-                if !ext.wait_first(ctl) {
-                    return Ok(());
-                }
-                tb.start_external(ext.latest().map(|(t, _)| t).unwrap_or(0));
-            }
-            None => tb.start_now(),
-        }
-    } else {
-        tb.start_now();
-    }
-    if o.start_paused {
-        tb.pause();
-    }
+    // The origin is set when the first message is in hand, so that the read-ahead's warm-up
+    // (opening, first chunk) is not charged to the first publish.
+    let mut started = false;
     while let Some(ev) = queue.pop() {
         let item = match ev {
             source::Event::Done(s) => {
@@ -719,6 +735,21 @@ fn run_player(
         let Some(k) = slot.get(item.topic).copied().flatten() else {
             continue;
         };
+        if !started {
+            started = true;
+            match external {
+                Some(ext) if realtime => {
+                    if !ext.wait_first(ctl) {
+                        break;
+                    }
+                    tb.start_external(ext.latest().map(|(t, _)| t).unwrap_or(0));
+                }
+                _ => tb.start_now(),
+            }
+            if o.start_paused {
+                tb.pause();
+            }
+        }
         if item.loop_index != loop_index {
             loop_index = item.loop_index;
             loop_base_ns = last_offset_ns;
@@ -795,8 +826,7 @@ fn run_player(
         if let Some(t) = target {
             st.errors[k].push(sent_at.saturating_duration_since(t).as_nanos() as i64);
         }
-        ctl.progress_ns
-            .store(rel.max(0) as u64, Ordering::Relaxed);
+        ctl.progress_ns.store(rel.max(0) as u64, Ordering::Relaxed);
     }
     Ok(())
 }

@@ -35,7 +35,11 @@ fn err(path: &Path, e: impl std::fmt::Display) -> ReplayError {
 
 impl McapOut {
     pub fn create(path: &Path, bag: &Bag, topics: &[OutTopic<'_>]) -> Result<McapOut, ReplayError> {
-        let inputs = bag.files.iter().map(|f| f.path.clone()).chain([bag.path.clone()]);
+        let inputs = bag
+            .files
+            .iter()
+            .map(|f| f.path.clone())
+            .chain([bag.path.clone()]);
         if let Ok(out) = path.canonicalize() {
             for p in inputs {
                 if p.canonicalize().is_ok_and(|p| p == out) {

@@ -240,7 +240,11 @@ pub struct ExternalClock {
 impl ExternalClock {
     /// Subscribes to `topic` (best effort, like rclcpp's clock subscription, so that it
     /// matches reliable and best-effort clock publishers alike).
-    pub fn follow(node: Arc<Node>, topic: &str, ctl: &Control) -> Result<ExternalClock, ReplayError> {
+    pub fn follow(
+        node: Arc<Node>,
+        topic: &str,
+        ctl: &Control,
+    ) -> Result<ExternalClock, ReplayError> {
         let _ = ctl;
         let qos = TopicQos {
             reliability: Reliability::BestEffort,

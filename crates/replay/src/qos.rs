@@ -182,7 +182,8 @@ impl QosOverrides {
             Value::Null => {}
             Value::Mapping(m) => {
                 for (k, v) in m {
-                    let topic = as_text(&k).ok_or_else(|| bad("a key is not a topic name".into()))?;
+                    let topic =
+                        as_text(&k).ok_or_else(|| bad("a key is not a topic name".into()))?;
                     let Value::Mapping(pm) = v else {
                         return Err(bad(format!("{topic}: not a mapping")));
                     };

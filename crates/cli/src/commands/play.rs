@@ -3,7 +3,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use bagscope_core::sync_policy::parse_duration_ns;
-use bagscope_replay::{play, Control, Order, PlayOptions, PlayReport, QosOverrides, ReplayError, Restamp};
+use bagscope_replay::{
+    play, Control, Order, PlayOptions, PlayReport, QosOverrides, ReplayError, Restamp,
+};
 
 use crate::render;
 
@@ -68,8 +70,12 @@ pub struct Args {
     #[arg(long, value_name = "FILE.mcap")]
     pub out: Option<PathBuf>,
     /// With --out: do not publish; compute the schedule and write it at once.
-    #[arg(long, requires = "out")]
+    #[arg(long, requires = "out", conflicts_with = "dry_run")]
     pub no_publish: bool,
+    /// Pace in real time but publish nowhere (no DDS): measures this machine's scheduling
+    /// error; with --out, writes the bag as actually timed.
+    #[arg(long)]
+    pub dry_run: bool,
     /// DDS domain (defaults to $ROS_DOMAIN_ID, else 0).
     #[arg(long)]
     pub domain_id: Option<u16>,
@@ -101,8 +107,9 @@ fn parse_remap(s: &str) -> Result<(String, String), String> {
 pub fn run(a: Args) -> anyhow::Result<u8> {
     let qos_overrides = match &a.qos_overrides {
         Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| anyhow::anyhow!("reading the QoS override file: {e}: {}", p.display()))?;
+            let text = std::fs::read_to_string(p).map_err(|e| {
+                anyhow::anyhow!("reading the QoS override file: {e}: {}", p.display())
+            })?;
             QosOverrides::parse(&text)?
         }
         None => QosOverrides::default(),
@@ -139,7 +146,8 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
             RestampArg::Now => Restamp::Now,
         },
         out: a.out,
-        publish: !a.no_publish,
+        publish: !a.no_publish && !a.dry_run,
+        dry_run: a.dry_run,
         domain_id,
         qos_overrides,
         wait_for_subscribers_ns: a.wait_for_subscribers,
@@ -150,9 +158,12 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         let ctl = ctl.clone();
         move || ctl.stop()
     });
-    let interactive = o.publish && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let interactive = (o.publish || o.dry_run)
+        && std::io::stdin().is_terminal()
+        && std::io::stderr().is_terminal();
     let keys = interactive.then(|| crate::keys::spawn(ctl.clone()));
-    let bar = (o.publish && std::io::stderr().is_terminal()).then(|| progress(ctl.clone()));
+    let bar = ((o.publish || o.dry_run) && std::io::stderr().is_terminal())
+        .then(|| progress(ctl.clone()));
 
     let res = play(&a.bag, &o, &ctl);
     ctl.stop(); // ends the keyboard and progress threads
@@ -181,13 +192,18 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     } else {
         render::print(&text(&r))?;
     }
-    Ok(if r.data_loss() || r.interrupted { crate::EXIT_WARN } else { 0 })
+    Ok(if r.data_loss() || r.interrupted {
+        crate::EXIT_WARN
+    } else {
+        0
+    })
 }
 
 /// A bar on stderr: bag time played of the selected span, messages published.
 fn progress(ctl: Arc<Control>) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
-        let bar = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+        let bar =
+            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
         if let Ok(st) = indicatif::ProgressStyle::with_template("{spinner} {bar:30} {msg}") {
             bar.set_style(st);
         }
@@ -197,7 +213,11 @@ fn progress(ctl: Arc<Control>) -> std::thread::JoinHandle<()> {
                 bar.set_length(total);
                 bar.set_position(done.min(total));
             }
-            let state = if ctl.paused() { "  [paused: space resumes, s steps, q stops]" } else { "" };
+            let state = if ctl.paused() {
+                "  [paused: space resumes, s steps, q stops]"
+            } else {
+                ""
+            };
             bar.set_message(format!(
                 "{:.1}/{:.1} s  {} published{state}",
                 done as f64 / 1e9,
@@ -221,8 +241,14 @@ fn text(r: &PlayReport) -> String {
         r.mode,
         r.rate,
         r.order,
-        r.domain_id.map(|d| format!(", DDS domain {d}")).unwrap_or_default(),
-        if r.interrupted { " — interrupted" } else { "" }
+        r.domain_id
+            .map(|d| format!(", DDS domain {d}"))
+            .unwrap_or_default(),
+        if r.interrupted {
+            " — interrupted"
+        } else {
+            ""
+        }
     );
     s.push_str(&format!(
         "{} message(s) published, {} failed, {} pass(es), {:.3} s\n",
@@ -274,7 +300,10 @@ fn text(r: &PlayReport) -> String {
         ));
     }
     if let Some(c) = &r.clock {
-        s.push_str(&format!("{}: {} message(s) at {} Hz\n", c.topic, c.published, c.hz));
+        s.push_str(&format!(
+            "{}: {} message(s) at {} Hz\n",
+            c.topic, c.published, c.hz
+        ));
     }
     if let Some(o) = &r.out {
         s.push_str(&format!("wrote {o}\n"));

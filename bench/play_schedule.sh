@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Scheduling accuracy of `bagscope play` on this machine: 10^5 JointState messages at 1 kHz
+# (100 s) paced in real time into a null sink (`--dry-run`: no DDS), then the distribution of
+# publish time minus target time.
+#
+#   bench/play_schedule.sh [MESSAGES]      (default 100000 at 1 kHz)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-100000}
+work=${BENCH_DIR:-target/play-bench}
+mkdir -p "$work"
+cargo build --release -q -p bagscope-cli
+bin=target/release/bagscope
+# The perf bag has three 1 kHz topics; /joint_states alone is the 1 kHz stream.
+"$bin" synth perf -o "$work/sched_$N" --messages $((3 * N)) >/dev/null
+"$bin" play "$work/sched_$N/perf/perf.mcap" --topics /joint_states --dry-run --json \
+  > "$work/sched_$N.json"
+python3 - "$work/sched_$N.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+e = r["timing_error"]
+print(f"bagscope play --dry-run: {e['count']} messages at 1 kHz over {r['wall_duration_ns']/1e9:.1f} s")
+for k in ("min", "p50", "p95", "p99", "max", "mean"):
+    print(f"  {k:>4}: {e[k]/1e3:9.1f} us")
+PY
