@@ -675,6 +675,16 @@ fn broken_pipe_exits_quietly() {
             "--recommend",
         ],
         vec!["check", &s],
+        // play's report goes to a closed stdout after a paced (dry) run.
+        vec!["play", &bag("arm_wall"), "--duration", "0.2", "--dry-run"],
+        vec![
+            "play",
+            &bag("arm_wall"),
+            "--duration",
+            "0.2",
+            "--dry-run",
+            "--json",
+        ],
     ]);
 }
 

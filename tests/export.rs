@@ -534,3 +534,94 @@ fn batch_over_bags_and_corpus() {
         }
     }
 }
+
+/// Ctrl-C stops `batch` cleanly: no new bag starts, the ones in progress finish, the tables
+/// and batch.json are written (interrupted, exit 3), and the same command resumes.
+#[test]
+fn batch_stops_cleanly_on_ctrl_c() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let inputs = tmp("batch-int-in");
+    let src = repo()
+        .join("bags/arm_wall/arm_wall.mcap")
+        .canonicalize()
+        .unwrap();
+    for i in 0..400 {
+        std::os::unix::fs::symlink(&src, inputs.join(format!("copy{i:03}.mcap"))).unwrap();
+    }
+    let out = tmp("batch-int-out");
+    let mut child = Command::new(bin())
+        .arg("batch")
+        .arg(&inputs)
+        .arg("-o")
+        .arg(&out)
+        .args(["--jobs", "1", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt after the second bag is reported done.
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let mut done = 0;
+    for l in lines.by_ref() {
+        if l.unwrap().contains("copy") {
+            done += 1;
+            if done == 2 {
+                break;
+            }
+        }
+    }
+    let sent = std::time::Instant::now();
+    assert!(Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let drain = std::thread::spawn(move || lines.map_while(Result::ok).collect::<Vec<_>>());
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        sent.elapsed() < std::time::Duration::from_secs(20),
+        "slow to stop"
+    );
+    let rest = drain.join().unwrap();
+    assert_eq!(o.status.code(), Some(3), "{rest:?}");
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["interrupted"], true);
+    let n_done = r["bags"].as_array().unwrap().len();
+    assert!(
+        r["not_started"].as_u64().unwrap() > 0 && n_done >= 2,
+        "{n_done} done"
+    );
+    assert_eq!(n_done + r["not_started"].as_u64().unwrap() as usize, 400);
+    // Every bag reported done has whole outputs; batch.json is the same report.
+    for b in r["bags"].as_array().unwrap() {
+        assert_eq!(b["status"], "ok", "{b}");
+    }
+    let on_disk: Value =
+        serde_json::from_slice(&std::fs::read(out.join("batch.json")).unwrap()).unwrap();
+    assert_eq!(on_disk["not_started"], r["not_started"]);
+    // Resume: the finished bags are skipped, the rest done.
+    let o = Command::new(bin())
+        .arg("batch")
+        .arg(&inputs)
+        .arg("-o")
+        .arg(&out)
+        .args(["--jobs", "2", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let bags = r["bags"].as_array().unwrap();
+    assert_eq!(bags.len(), 400);
+    let skipped = bags.iter().filter(|b| b["status"] == "skipped").count();
+    assert_eq!(
+        skipped, n_done,
+        "resumed run skips exactly the finished bags"
+    );
+}

@@ -40,6 +40,9 @@ pub struct BatchOptions {
     pub report: bool,
     /// Redo bags whose outputs are up to date.
     pub force: bool,
+    /// Set (by Ctrl-C) to stop starting bags: the bags in progress finish, so every output
+    /// on disk is whole and a later run resumes.
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// A bag found under the inputs.
@@ -79,6 +82,9 @@ pub struct BatchReport {
     pub out_dir: String,
     pub bags: Vec<BagOutcome>,
     pub summary_rows: u64,
+    /// Stopped before every bag was started (Ctrl-C): `not_started` bags remain.
+    pub interrupted: bool,
+    pub not_started: usize,
 }
 
 impl BatchReport {
@@ -86,11 +92,13 @@ impl BatchReport {
         self.bags.iter().filter(|b| b.status == Status::Failed)
     }
 
-    /// Exit 3: a bag failed or lost data.
+    /// Exit 3: a bag failed or lost data, or the run was interrupted.
     pub fn warn(&self) -> bool {
-        self.bags
-            .iter()
-            .any(|b| b.status == Status::Failed || b.data_loss)
+        self.interrupted
+            || self
+                .bags
+                .iter()
+                .any(|b| b.status == Status::Failed || b.data_loss)
     }
 }
 
@@ -433,6 +441,9 @@ pub fn batch(
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| loop {
+                if o.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst)) {
+                    break;
+                }
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(job) = jobs.get(i) else { break };
                 let t0 = Instant::now();
@@ -492,10 +503,13 @@ pub fn batch(
         .flatten()
         .collect();
     let summary_rows = write_summary(&o.out_dir, &bags)?;
+    let not_started = total - bags.len();
     let report = BatchReport {
         out_dir: o.out_dir.display().to_string(),
         bags,
         summary_rows,
+        interrupted: not_started > 0,
+        not_started,
     };
     write_json(&o.out_dir.join("batch.json"), &report).map_err(Error::Analysis)?;
     Ok(report)

@@ -41,6 +41,15 @@ fn size(b: u64) -> String {
 }
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
+    // Ctrl-C: no new bag starts; those in progress finish and the tables are written.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    crate::interrupt::on_interrupt({
+        let stop = stop.clone();
+        move || {
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            eprintln!("batch: interrupted: finishing the bags in progress (Ctrl-C again to abort)");
+        }
+    });
     let o = BatchOptions {
         inputs: a.inputs,
         out_dir: a.out,
@@ -49,6 +58,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         report: a.report,
         force: a.force,
+        stop: Some(stop.clone()),
     };
     // A bar (bags, bytes, rate, ETA) on a terminal; one plain line per bag otherwise (logs).
     let tty = std::io::stderr().is_terminal();
@@ -122,6 +132,12 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
             r.summary_rows,
             r.out_dir
         );
+        if r.interrupted {
+            s.push_str(&format!(
+                "interrupted: {} bag(s) not started; run the same command again to resume\n",
+                r.not_started
+            ));
+        }
         // Bags read as far as they go (truncated, bad chunks): done, but the user must know.
         for b in r.bags.iter().filter(|b| b.data_loss) {
             s.push_str(&format!(
