@@ -448,6 +448,35 @@ impl Bag {
         self.scan_impl(topics, false, |_| ())
     }
 
+    /// Log times of each wanted topic (indexed by topic; unwanted topics empty), each in
+    /// log-time order, and the warnings of the read. From the message indexes alone (8 bytes
+    /// per message, no chunk decompressed, no per-message records) when they are complete;
+    /// otherwise by [`Bag::log_times`].
+    pub fn topic_log_times(&self, topics: &[bool]) -> (Vec<Vec<i64>>, Vec<Warning>) {
+        let mut wanted = topics.to_vec();
+        wanted.resize(self.topics.len(), false);
+        if self.db3_files.is_empty() {
+            let ct =
+                |fi: usize, ch: u16| self.channel_topic.get(fi).and_then(|m| m.get(&ch)).copied();
+            let plan = scan::ScanPlan {
+                topics: &wanted,
+                channel_topic: &ct,
+                needs_payload: false,
+                message_compression: self.message_compression,
+                stop: None,
+            };
+            if let Some(v) = scan::index_log_times(&self.files, &plan, self.topics.len()) {
+                return (v, Vec::new());
+            }
+        }
+        let scan = self.log_times(&wanted);
+        let mut v = vec![Vec::new(); self.topics.len()];
+        for it in &scan.items {
+            v[it.topic].push(it.log_time_ns);
+        }
+        (v, scan.warnings)
+    }
+
     fn scan_impl<T, F>(&self, topics: &[bool], needs_payload: bool, f: F) -> Scan<T>
     where
         T: Send,

@@ -70,29 +70,25 @@ fn late_threshold_ns(duration_ns: i64) -> i64 {
 
 pub fn info(path: &std::path::Path) -> Result<InfoReport, Error> {
     let bag = Bag::open(path)?;
-    let scan = bag.log_times(&bag.all_topics());
-    let mut per_topic: Vec<Vec<i64>> = vec![Vec::new(); bag.topics.len()];
-    for it in &scan.items {
-        per_topic[it.topic].push(it.log_time_ns);
-    }
+    let (mut per_topic, scan_warnings) = bag.topic_log_times(&bag.all_topics());
     let from_index = bag
         .files
         .iter()
         .all(|f| f.chunk_count() > 0 && f.warnings.iter().all(|w| !w.data_loss));
 
     let mut warnings = bag.open_warnings();
-    warnings.extend(scan.warnings.iter().cloned());
+    warnings.extend(scan_warnings);
 
-    let start_ns = scan.items.iter().map(|i| i.log_time_ns).min().unwrap_or(0);
-    let end_ns = scan.items.iter().map(|i| i.log_time_ns).max().unwrap_or(0);
+    // Each topic's times are sorted: its first and last are its extremes.
+    let start_ns = per_topic.iter().filter_map(|t| t.first()).min().copied().unwrap_or(0);
+    let end_ns = per_topic.iter().filter_map(|t| t.last()).max().copied().unwrap_or(0);
     let duration_ns = end_ns - start_ns;
     let mut topics = Vec::new();
     for (ti, t) in bag.topics.iter().enumerate() {
-        let times = &mut per_topic[ti];
-        // Rates and gaps are about arrival cadence, so use sorted log times.
-        times.sort_unstable();
+        // Rates and gaps are about arrival cadence: sorted log times (sorted by the read).
+        let times = &per_topic[ti];
         let count = times.len() as u64;
-        let periods = bagscope_stats::diffs(times);
+        let mut periods = bagscope_stats::diffs(times);
         let span = match (times.first(), times.last()) {
             (Some(a), Some(b)) => b - a,
             _ => 0,
@@ -156,7 +152,7 @@ pub fn info(path: &std::path::Path) -> Result<InfoReport, Error> {
             rate_hz,
             first_log_time_ns: times.first().copied(),
             last_log_time_ns: times.last().copied(),
-            median_period_ns: bagscope_stats::median_ns(&periods),
+            median_period_ns: bagscope_stats::median_in_place(&mut periods),
             largest_gap_ns,
             largest_gap_end_ns,
             metadata_count: t.metadata_count,
