@@ -89,7 +89,9 @@ run() {
   local times=() mem=0
   for _ in $(seq "$RUNS"); do
     local out
-    out=$( { /usr/bin/time -f '%e %M' "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -n 1 )
+    # -o: time's own report goes to a file, so the command's stderr can be discarded.
+    /usr/bin/time -o "$work/time.txt" -f '%e %M' "$@" >/dev/null 2>/dev/null || true
+    out=$(tail -n 1 "$work/time.txt")
     times+=("${out% *}")
     local m=${out#* }
     [ "$m" -gt "$mem" ] && mem=$m

@@ -442,6 +442,39 @@ impl Bag {
         self.scan_impl(topics, true, f)
     }
 
+    /// [`Bag::scan`] with each topic's results kept apart, compactly: `(log time, value)` per
+    /// message, in log-time order (stable), indexed by topic (unwanted topics empty). For
+    /// analyses that work per topic; holds about a third of what `scan` does at its peak.
+    pub fn scan_by_topic<T, F>(&self, topics: &[bool], f: F) -> (Vec<Vec<(i64, T)>>, Vec<Warning>)
+    where
+        T: Send,
+        F: Fn(&RawMessage<'_>) -> T + Sync,
+    {
+        let mut wanted = topics.to_vec();
+        wanted.resize(self.topics.len(), false);
+        if !self.db3_files.is_empty() {
+            let scan = self.scan(&wanted, f);
+            let mut v: Vec<Vec<(i64, T)>> = (0..self.topics.len()).map(|_| Vec::new()).collect();
+            for it in scan.items {
+                v[it.topic].push((it.log_time_ns, it.value));
+            }
+            return (v, scan.warnings);
+        }
+        let ct = |fi: usize, ch: u16| self.channel_topic.get(fi).and_then(|m| m.get(&ch)).copied();
+        let plan = scan::ScanPlan {
+            topics: &wanted,
+            channel_topic: &ct,
+            needs_payload: true,
+            message_compression: self.message_compression,
+            stop: None,
+        };
+        let (v, mut warnings) =
+            scan::scan_files_by_topic(&self.files, &plan, self.topics.len(), &f);
+        warnings.sort();
+        warnings.dedup();
+        (v, warnings)
+    }
+
     /// Log times per wanted topic, from the message indexes where they are complete (no chunk
     /// is decompressed then), else by scanning.
     pub fn log_times(&self, topics: &[bool]) -> Scan<()> {

@@ -80,26 +80,43 @@ pub fn info(path: &std::path::Path) -> Result<InfoReport, Error> {
     warnings.extend(scan_warnings);
 
     // Each topic's times are sorted: its first and last are its extremes.
-    let start_ns = per_topic.iter().filter_map(|t| t.first()).min().copied().unwrap_or(0);
-    let end_ns = per_topic.iter().filter_map(|t| t.last()).max().copied().unwrap_or(0);
+    let start_ns = per_topic
+        .iter()
+        .filter_map(|t| t.first())
+        .min()
+        .copied()
+        .unwrap_or(0);
+    let end_ns = per_topic
+        .iter()
+        .filter_map(|t| t.last())
+        .max()
+        .copied()
+        .unwrap_or(0);
     let duration_ns = end_ns - start_ns;
     let mut topics = Vec::new();
     for (ti, t) in bag.topics.iter().enumerate() {
         // Rates and gaps are about arrival cadence: sorted log times (sorted by the read).
-        let times = &per_topic[ti];
+        let times = &mut per_topic[ti];
         let count = times.len() as u64;
-        let mut periods = bagscope_stats::diffs(times);
-        let span = match (times.first(), times.last()) {
+        let (first, last) = (times.first().copied(), times.last().copied());
+        let span = match (first, last) {
             (Some(a), Some(b)) => b - a,
             _ => 0,
         };
         let rate_hz = (count >= 2 && span > 0).then(|| (count - 1) as f64 / (span as f64 / 1e9));
-        let (largest_gap_ns, largest_gap_end_ns) = periods
-            .iter()
+        let (largest_gap_ns, largest_gap_end_ns) = times
+            .windows(2)
             .enumerate()
-            .max_by_key(|(i, p)| (**p, std::cmp::Reverse(*i)))
-            .map(|(i, p)| (Some(*p), Some(times[i + 1])))
+            .map(|(i, w)| (w[1] - w[0], i))
+            .max_by_key(|(p, i)| (*p, std::cmp::Reverse(*i)))
+            .map(|(p, i)| (Some(p), Some(times[i + 1])))
             .unwrap_or((None, None));
+        // The times become the periods in place (no second vector of a million entries).
+        for i in 1..times.len() {
+            times[i - 1] = times[i] - times[i - 1];
+        }
+        times.pop();
+        let periods = times;
         if count == 0 {
             warnings.push(
                 Warning::new("zero_count_topic", "topic is declared but has no messages")
@@ -107,25 +124,26 @@ pub fn info(path: &std::path::Path) -> Result<InfoReport, Error> {
             );
         } else if count > 0 && duration_ns > 0 {
             let thr = late_threshold_ns(duration_ns);
-            if times[0] - start_ns > thr {
+            let (first, last) = (first.unwrap_or(start_ns), last.unwrap_or(end_ns));
+            if first - start_ns > thr {
                 warnings.push(
                     Warning::new(
                         "late_start",
                         format!(
                             "first message {:.3} s after the bag starts",
-                            (times[0] - start_ns) as f64 / 1e9
+                            (first - start_ns) as f64 / 1e9
                         ),
                     )
                     .topic(&t.name),
                 );
             }
-            if end_ns - times[times.len() - 1] > thr {
+            if end_ns - last > thr {
                 warnings.push(
                     Warning::new(
                         "early_end",
                         format!(
                             "last message {:.3} s before the bag ends",
-                            (end_ns - times[times.len() - 1]) as f64 / 1e9
+                            (end_ns - last) as f64 / 1e9
                         ),
                     )
                     .topic(&t.name),
@@ -150,16 +168,16 @@ pub fn info(path: &std::path::Path) -> Result<InfoReport, Error> {
             schema_encoding: t.schema_encoding.clone(),
             count,
             rate_hz,
-            first_log_time_ns: times.first().copied(),
-            last_log_time_ns: times.last().copied(),
-            median_period_ns: bagscope_stats::median_in_place(&mut periods),
+            first_log_time_ns: first,
+            last_log_time_ns: last,
+            median_period_ns: bagscope_stats::median_in_place(periods),
             largest_gap_ns,
             largest_gap_end_ns,
             metadata_count: t.metadata_count,
         });
     }
     topics.sort_by(|a, b| a.topic.cmp(&b.topic).then(a.type_name.cmp(&b.type_name)));
-    let message_count = scan.items.len() as u64;
+    let message_count: u64 = per_topic.iter().map(|t| t.len() as u64).sum();
     for f in &bag.files {
         if let Some(s) = f.stats_message_count {
             if bag.files.len() == 1 && s != message_count && !warnings.iter().any(|w| w.data_loss) {

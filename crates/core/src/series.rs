@@ -54,58 +54,69 @@ pub fn locators(schemas: &[Result<MessageSchema, String>]) -> Vec<StampLocator> 
 pub fn scan_series(bag: &Bag, wanted: &[bool]) -> (Vec<TopicSeries>, Vec<Warning>) {
     let schemas = topic_schemas(bag);
     let locs = locators(&schemas);
-    let scan = bag.scan(wanted, |m| {
+    // Compact per-message values (16 bytes): publish time and stamp, with sentinels that no
+    // real time takes (a stamp is at least i32::MIN seconds).
+    const NONE: i64 = i64::MIN;
+    const UNREADABLE: i64 = i64::MIN + 1;
+    let (by_topic, scan_warnings) = bag.scan_by_topic(wanted, |m| {
         let loc = &locs[m.topic];
         let stamp = match loc.source() {
-            StampSource::None => Ok(None),
-            _ => loc.read_stamp_ns(m.data).map_err(|_| ()),
+            StampSource::None => NONE,
+            _ => match loc.read_stamp_ns(m.data) {
+                Ok(Some(ns)) => ns,
+                Ok(None) => NONE,
+                Err(_) => UNREADABLE,
+            },
         };
-        (m.publish_time_ns, stamp)
+        (m.publish_time_ns.unwrap_or(NONE), stamp)
     });
-    let mut out: Vec<TopicSeries> = bag
-        .topics
-        .iter()
-        .enumerate()
-        .map(|(i, t)| TopicSeries {
+    let mut out: Vec<TopicSeries> = Vec::with_capacity(bag.topics.len());
+    for (i, (t, items)) in bag.topics.iter().zip(by_topic).enumerate() {
+        let source = locs[i].source();
+        let n = items.len();
+        let mut s = TopicSeries {
             topic: t.name.clone(),
             type_name: t.type_name.clone(),
-            source: locs[i].source(),
-            log_time_ns: Vec::new(),
-            publish_time_ns: Vec::new(),
-            stamp_ns: Vec::new(),
+            source,
+            log_time_ns: Vec::with_capacity(n),
+            publish_time_ns: Vec::with_capacity(n),
+            stamp_ns: if source == StampSource::None {
+                Vec::new()
+            } else {
+                Vec::with_capacity(n)
+            },
             stamp_errors: 0,
-        })
-        .collect();
-    // A missing publish time must not become 0 (it would read as a huge lag): a topic with any
-    // message lacking one gets no publish times at all.
-    let mut no_publish = vec![false; out.len()];
-    for it in &scan.items {
-        let s = &mut out[it.topic];
-        let (publish, stamp) = &it.value;
-        match stamp {
-            Ok(Some(ns)) => {
-                s.log_time_ns.push(it.log_time_ns);
-                s.publish_time_ns.push(publish.unwrap_or(0));
-                no_publish[it.topic] |= publish.is_none();
-                s.stamp_ns.push(*ns);
-            }
-            Ok(None) if s.source == StampSource::None => {
-                s.log_time_ns.push(it.log_time_ns);
-                s.publish_time_ns.push(publish.unwrap_or(0));
-                no_publish[it.topic] |= publish.is_none();
-            }
+        };
+        // A missing publish time must not become 0 (it would read as a huge lag): a topic with
+        // any message lacking one gets no publish times at all.
+        let mut no_publish = false;
+        for (log, (publish, stamp)) in items {
+            let keep = match stamp {
+                UNREADABLE => false,
+                NONE => source == StampSource::None,
+                _ => true,
+            };
             // A stamp we should have found but could not read: keep the message out of the
             // stamp arrays (so they stay aligned) and count it.
-            _ => s.stamp_errors += 1,
+            if !keep {
+                s.stamp_errors += 1;
+                continue;
+            }
+            s.log_time_ns.push(log);
+            s.publish_time_ns
+                .push(if publish == NONE { 0 } else { publish });
+            no_publish |= publish == NONE;
+            if stamp != NONE {
+                s.stamp_ns.push(stamp);
+            }
         }
-    }
-    for (s, none) in out.iter_mut().zip(no_publish) {
-        if none {
+        if no_publish {
             s.publish_time_ns = Vec::new();
         }
+        out.push(s);
     }
     let mut warnings = bag.open_warnings();
-    warnings.extend(scan.warnings);
+    warnings.extend(scan_warnings);
     for (i, s) in out.iter().enumerate() {
         if !wanted.get(i).copied().unwrap_or(false) {
             continue;

@@ -394,9 +394,17 @@ fn builtins_and_channel_fallback() {
         Err(SchemaError::NotUtf8)
     ));
     assert_eq!(schema::canonical_name("a::msg::B").unwrap(), "a/msg/B");
-    assert!(builtin::schema_text("sensor_msgs/msg/JointState")
-        .unwrap()
-        .contains("MSG: std_msgs/msg/Header"));
+    // rosbag2's spelling (as in .msg files), which rosidl-based readers such as
+    // mcap-ros2-support require; ours parses back to the same schema.
+    let text = builtin::schema_text("sensor_msgs/msg/JointState").unwrap();
+    assert!(text.contains("\nMSG: std_msgs/Header\n"), "{text}");
+    assert!(text.starts_with("std_msgs/Header header\n"), "{text}");
+    assert!(!text.contains("/msg/"), "{text}");
+    let back = parse_ros2msg("sensor_msgs/msg/JointState", &text).unwrap();
+    assert_eq!(
+        back,
+        builtin::resolve("sensor_msgs/msg/JointState").unwrap()
+    );
 }
 
 /// Parse every schema dumped from the shared corpus (not checked in):

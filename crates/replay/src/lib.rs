@@ -482,16 +482,17 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         reorder_window_ns: o.reorder_window_ns,
         reorder_max_bytes: o.queue_bytes / 2,
     };
-    // Selected window's span for the progress bar, from the index-only fast path.
+    // Selected window's span for the progress bar (index-only where the bag allows).
     if o.order == Order::Log {
-        let lt = bag.log_times(&wanted);
-        if let (Some(a), Some(b)) = (lt.items.first(), lt.items.last()) {
-            let span = (b.log_time_ns - a.log_time_ns - o.start_offset_ns).max(0);
+        let (times, _) = bag.topic_log_times(&wanted);
+        let first = times.iter().filter_map(|t| t.first()).min();
+        let last = times.iter().filter_map(|t| t.last()).max();
+        if let (Some(a), Some(b)) = (first, last) {
+            let span = (b - a - o.start_offset_ns).max(0);
             let span = o.duration_ns.map_or(span, |d| d.min(span));
             ctl.span_ns.store(span as u64, Ordering::Relaxed);
         }
     }
-
     let queue = source::Queue::new(o.queue_bytes);
     let reader_stop = AtomicBool::new(false);
     let mut state = PlayState::new(plans.len());

@@ -303,7 +303,7 @@ impl MessageSchema {
             out.push_str(&"=".repeat(80));
             out.push('\n');
             out.push_str("MSG: ");
-            out.push_str(n);
+            out.push_str(&rosbag2_type_name(n));
             out.push('\n');
             write_def_text(&mut out, d);
         }
@@ -438,7 +438,16 @@ fn quote_if_string(ty: &FieldType, v: &str) -> String {
     }
 }
 
-/// ros2msg spelling of a field type.
+/// `pkg/msg/Type` → `pkg/Type`: the spelling rosbag2 writes in schema text (`MSG:` lines and
+/// field types, as in `.msg` files), which mcap-ros2-support and rosidl parsers require.
+fn rosbag2_type_name(n: &str) -> String {
+    match n.split('/').collect::<Vec<_>>().as_slice() {
+        [pkg, "msg", name] => format!("{pkg}/{name}"),
+        _ => n.to_string(),
+    }
+}
+
+/// ros2msg spelling of a field type (as in `.msg` files: `pkg/Type`).
 pub fn type_text(ty: &FieldType) -> String {
     let mut s = match &ty.base {
         BaseType::Primitive(p) => p.msg_name().to_string(),
@@ -446,7 +455,7 @@ pub fn type_text(ty: &FieldType) -> String {
         BaseType::String { bound: Some(n) } => format!("string<={n}"),
         BaseType::WString { bound: None } => "wstring".into(),
         BaseType::WString { bound: Some(n) } => format!("wstring<={n}"),
-        BaseType::Message(m) => m.clone(),
+        BaseType::Message(m) => rosbag2_type_name(m),
     };
     match ty.array {
         ArrayKind::Single => {}
