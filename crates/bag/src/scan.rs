@@ -178,6 +178,55 @@ pub(crate) struct ScanPlan<'p> {
     pub stop: Option<&'p std::sync::atomic::AtomicBool>,
 }
 
+thread_local! {
+    /// One decompression state per (rayon) thread, kept across scans: its chunk-sized buffer
+    /// and zstd context are allocated once, not per job split.
+    static DECODER: std::cell::RefCell<Decoder> = std::cell::RefCell::new(Decoder::default());
+}
+
+/// Runs `g` with this thread's decoder (a fresh one if it is already in use).
+fn with_decoder<R>(g: impl FnOnce(&mut Decoder) -> R) -> R {
+    DECODER.with(|d| match d.try_borrow_mut() {
+        Ok(mut dec) => g(&mut dec),
+        Err(_) => g(&mut Decoder::default()),
+    })
+}
+
+/// Where a job's results go: a flat vector keyed by byte offset, or per-topic pieces.
+pub(crate) trait Sink<T> {
+    fn put(&mut self, offset: u64, item: Item<T>);
+}
+
+impl<T> Sink<T> for Vec<(u64, Item<T>)> {
+    fn put(&mut self, offset: u64, item: Item<T>) {
+        self.push((offset, item));
+    }
+}
+
+/// Keeps nothing (sequential walks: the caller's function already saw the message).
+pub(crate) struct Discard;
+
+impl<T> Sink<T> for Discard {
+    fn put(&mut self, _offset: u64, _item: Item<T>) {}
+}
+
+/// One job's results split by topic, `(log time, value)`, in record order.
+pub(crate) struct TopicParts<T>(Vec<(usize, Vec<(i64, T)>)>);
+
+impl<T> Sink<T> for TopicParts<T> {
+    fn put(&mut self, _offset: u64, it: Item<T>) {
+        // Few topics per chunk: a linear search beats a map; the last one hit is most likely.
+        let slot = match self.0.iter().rposition(|(t, _)| *t == it.topic) {
+            Some(p) => p,
+            None => {
+                self.0.push((it.topic, Vec::new()));
+                self.0.len() - 1
+            }
+        };
+        self.0[slot].1.push((it.log_time_ns, it.value));
+    }
+}
+
 /// Items of one job keyed by their byte offset (to restore file order), and its warnings.
 type JobOut<T> = (Vec<(u64, Item<T>)>, Vec<Warning>);
 
@@ -228,11 +277,19 @@ where
         {
             break;
         }
-        let (_, w) = match job {
-            Job::Chunk(fi, ci) => {
-                scan_chunk(&files[fi], fi, &files[fi].chunks[ci], plan, f, &mut dec)
-            }
-            Job::Loose(fi) => scan_loose(&files[fi], fi, plan, f, &mut dec),
+        // Results go to the caller's function only; nothing is kept.
+        let mut none = Discard;
+        let w = match job {
+            Job::Chunk(fi, ci) => scan_chunk(
+                &files[fi],
+                fi,
+                &files[fi].chunks[ci],
+                plan,
+                f,
+                &mut dec,
+                &mut none,
+            ),
+            Job::Loose(fi) => scan_loose(&files[fi], fi, plan, f, &mut dec, &mut none),
         };
         warnings.extend(w);
     }
@@ -248,9 +305,23 @@ where
 
     let results: Vec<JobOut<T>> = jobs
         .par_iter()
-        .map_init(Decoder::default, |dec, job| match *job {
-            Job::Chunk(fi, ci) => scan_chunk(&files[fi], fi, &files[fi].chunks[ci], plan, f, dec),
-            Job::Loose(fi) => scan_loose(&files[fi], fi, plan, f, dec),
+        .map(|job| {
+            with_decoder(|dec| {
+                let mut out = Vec::new();
+                let w = match *job {
+                    Job::Chunk(fi, ci) => scan_chunk(
+                        &files[fi],
+                        fi,
+                        &files[fi].chunks[ci],
+                        plan,
+                        f,
+                        dec,
+                        &mut out,
+                    ),
+                    Job::Loose(fi) => scan_loose(&files[fi], fi, plan, f, dec, &mut out),
+                };
+                (out, w)
+            })
         })
         .collect();
 
@@ -272,18 +343,19 @@ where
     ScanOut { items, warnings }
 }
 
-fn scan_chunk<T, F>(
+fn scan_chunk<T, F, S>(
     file: &McapFile,
     fi: usize,
     c: &ChunkLoc,
     plan: &ScanPlan<'_>,
     f: &F,
     dec: &mut Decoder,
-) -> JobOut<T>
+    out: &mut S,
+) -> Vec<Warning>
 where
     F: Fn(&RawMessage<'_>) -> T + Sync,
+    S: Sink<T>,
 {
-    let mut out = Vec::new();
     let mut warnings = Vec::new();
     let name = file.path.display().to_string();
     if !plan.needs_payload && c.indexes_complete {
@@ -309,17 +381,17 @@ where
                     publish_time_ns: None,
                     data: &[],
                 };
-                out.push((
+                out.put(
                     off,
                     Item {
                         log_time_ns: to_ns(log),
                         topic,
                         value: f(&empty),
                     },
-                ));
+                );
             }
         }
-        return (out, warnings);
+        return warnings;
     }
 
     let data: &[u8] = match dec.decompress(&file.bytes, c) {
@@ -337,7 +409,7 @@ where
                 .offset(c.record_offset)
                 .loss(),
             );
-            return (out, warnings);
+            return warnings;
         }
     };
     if !c.partial && c.uncompressed_crc != 0 {
@@ -398,14 +470,14 @@ where
             publish_time_ns: Some(to_ns(publ)),
             data: payload,
         };
-        out.push((
+        out.put(
             off as u64,
             Item {
                 log_time_ns: m.log_time_ns,
                 topic,
                 value: f(&m),
             },
-        ));
+        );
     });
     if c.partial {
         warnings.push(
@@ -463,20 +535,21 @@ where
             .loss(),
         );
     }
-    (out, warnings)
+    warnings
 }
 
-fn scan_loose<T, F>(
+fn scan_loose<T, F, S>(
     file: &McapFile,
     fi: usize,
     plan: &ScanPlan<'_>,
     f: &F,
     dec: &mut Decoder,
-) -> JobOut<T>
+    out: &mut S,
+) -> Vec<Warning>
 where
     F: Fn(&RawMessage<'_>) -> T + Sync,
+    S: Sink<T>,
 {
-    let mut out = Vec::new();
     let mut unknown = 0usize;
     let mut bad = 0usize;
     for l in &file.loose {
@@ -509,14 +582,14 @@ where
             publish_time_ns: Some(to_ns(publ)),
             data: payload,
         };
-        out.push((
+        out.put(
             l.body_offset as u64,
             Item {
                 log_time_ns: m.log_time_ns,
                 topic,
                 value: f(&m),
             },
-        ));
+        );
     }
     let mut warnings = Vec::new();
     let name = file.path.display().to_string();
@@ -540,7 +613,7 @@ where
             .loss(),
         );
     }
-    (out, warnings)
+    warnings
 }
 
 /// Log times per topic straight from the chunks' message indexes, when every chunk that holds
@@ -630,28 +703,24 @@ where
     let jobs = plan_jobs(files, plan);
     let results: Vec<(Vec<(usize, Vec<(i64, T)>)>, Vec<Warning>)> = jobs
         .par_iter()
-        .map_init(Decoder::default, |dec, job| {
-            let (mut v, w) = match *job {
-                Job::Chunk(fi, ci) => {
-                    scan_chunk(&files[fi], fi, &files[fi].chunks[ci], plan, f, dec)
-                }
-                Job::Loose(fi) => scan_loose(&files[fi], fi, plan, f, dec),
-            };
-            if !v.windows(2).all(|w| w[0].0 <= w[1].0) {
-                v.sort_by_key(|(off, _)| *off);
-            }
-            let mut parts: Vec<(usize, Vec<(i64, T)>)> = Vec::new();
-            for (_, it) in v {
-                let slot = match parts.iter().position(|(t, _)| *t == it.topic) {
-                    Some(p) => p,
-                    None => {
-                        parts.push((it.topic, Vec::new()));
-                        parts.len() - 1
-                    }
+        .map(|job| {
+            with_decoder(|dec| {
+                // Payloads are read, so records come in file order: no offsets needed.
+                let mut parts = TopicParts(Vec::new());
+                let w = match *job {
+                    Job::Chunk(fi, ci) => scan_chunk(
+                        &files[fi],
+                        fi,
+                        &files[fi].chunks[ci],
+                        plan,
+                        f,
+                        dec,
+                        &mut parts,
+                    ),
+                    Job::Loose(fi) => scan_loose(&files[fi], fi, plan, f, dec, &mut parts),
                 };
-                parts[slot].1.push((it.log_time_ns, it.value));
-            }
-            (parts, w)
+                (parts.0, w)
+            })
         })
         .collect();
     let mut counts = vec![0usize; n_topics];

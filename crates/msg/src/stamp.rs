@@ -188,10 +188,11 @@ impl StampLocator {
             Access::None => Ok(None),
             Access::Fixed { body_offset } => {
                 let mut r = Reader::new(payload)?;
-                let path = self.stamp_path();
+                // The field path is only spelled out on failure: formatting it per message
+                // cost more than reading the stamp.
                 let fail = |(offset, kind)| DecodeError {
                     offset,
-                    path: path.clone(),
+                    path: self.stamp_path(),
                     kind,
                 };
                 r.pos = ENCAPSULATION_HEADER_LEN;
