@@ -40,7 +40,12 @@ fn source(s: StampSource) -> bagscope_clocks::StampSource {
 
 /// Per-topic times of every topic, as the clocks analysis takes them.
 pub fn topic_times(bag: &Bag) -> (Vec<TopicTimes>, Vec<Warning>) {
-    let (series, warnings) = scan_series(bag, &bag.all_topics());
+    topic_times_of(bag, &bag.all_topics())
+}
+
+/// [`topic_times`] of the wanted topics only (the others are left empty).
+pub fn topic_times_of(bag: &Bag, wanted: &[bool]) -> (Vec<TopicTimes>, Vec<Warning>) {
+    let (series, warnings) = scan_series(bag, wanted);
     let times = series
         .into_iter()
         .map(|s| TopicTimes {

@@ -25,7 +25,7 @@ use bagscope_frames::polars::prelude::DataFrame;
 use bagscope_frames::{frame, Col, Format, Sink, TableWriter};
 use bagscope_msg::{MessageSchema, StampLocator, Value};
 
-use crate::clocks::topic_times;
+use crate::clocks::topic_times_of;
 use crate::series::{locators, topic_schemas};
 use crate::Error;
 
@@ -433,8 +433,19 @@ fn run(
     mut sinks: Vec<Sink>,
     format: Format,
 ) -> Result<(ExportReport, Frames), Error> {
-    // Pass 1: clock axes, as `bagscope clocks` computes them (all topics: /clock decides sim).
-    let (times, mut warnings) = topic_times(bag);
+    // Pass 1: clock axes, as `bagscope clocks` computes them, of the exported topics plus any
+    // clock topic (/clock decides sim): not of the whole bag, which would cost 24 bytes for
+    // every message of every other topic.
+    let mut axis_topics = vec![false; bag.topics.len()];
+    for t in plan.tables.iter().flatten() {
+        axis_topics[*t] = true;
+    }
+    for (i, t) in bag.topics.iter().enumerate() {
+        if t.type_name == "rosgraph_msgs/msg/Clock" {
+            axis_topics[i] = true;
+        }
+    }
+    let (times, mut warnings) = topic_times_of(bag, &axis_topics);
     let clocks = analyze(&times, &ClocksOptions::default());
     drop(times);
     let axis_of = |ti: usize| -> String {
