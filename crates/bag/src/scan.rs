@@ -210,8 +210,11 @@ impl<T> Sink<T> for Discard {
     fn put(&mut self, _offset: u64, _item: Item<T>) {}
 }
 
+/// Per topic touched by a job: `(topic, [(log time, value)])`.
+type PartsOf<T> = Vec<(usize, Vec<(i64, T)>)>;
+
 /// One job's results split by topic, `(log time, value)`, in record order.
-pub(crate) struct TopicParts<T>(Vec<(usize, Vec<(i64, T)>)>);
+pub(crate) struct TopicParts<T>(PartsOf<T>);
 
 impl<T> Sink<T> for TopicParts<T> {
     fn put(&mut self, _offset: u64, it: Item<T>) {
@@ -701,7 +704,7 @@ where
     F: Fn(&RawMessage<'_>) -> T + Sync,
 {
     let jobs = plan_jobs(files, plan);
-    let results: Vec<(Vec<(usize, Vec<(i64, T)>)>, Vec<Warning>)> = jobs
+    let results: Vec<(PartsOf<T>, Vec<Warning>)> = jobs
         .par_iter()
         .map(|job| {
             with_decoder(|dec| {

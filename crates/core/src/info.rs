@@ -71,6 +71,8 @@ fn late_threshold_ns(duration_ns: i64) -> i64 {
 pub fn info(path: &std::path::Path) -> Result<InfoReport, Error> {
     let bag = Bag::open(path)?;
     let (mut per_topic, scan_warnings) = bag.topic_log_times(&bag.all_topics());
+    // Before the per-topic loop turns each topic's times into its periods (one fewer).
+    let message_count: u64 = per_topic.iter().map(|t| t.len() as u64).sum();
     let from_index = bag
         .files
         .iter()
@@ -177,7 +179,6 @@ pub fn info(path: &std::path::Path) -> Result<InfoReport, Error> {
         });
     }
     topics.sort_by(|a, b| a.topic.cmp(&b.topic).then(a.type_name.cmp(&b.type_name)));
-    let message_count: u64 = per_topic.iter().map(|t| t.len() as u64).sum();
     for f in &bag.files {
         if let Some(s) = f.stats_message_count {
             if bag.files.len() == 1 && s != message_count && !warnings.iter().any(|w| w.data_loss) {
