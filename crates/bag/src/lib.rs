@@ -443,9 +443,15 @@ impl Bag {
     }
 
     /// [`Bag::scan`] with each topic's results kept apart, compactly: `(log time, value)` per
-    /// message, in log-time order (stable), indexed by topic (unwanted topics empty). For
-    /// analyses that work per topic; holds about a third of what `scan` does at its peak.
-    pub fn scan_by_topic<T, F>(&self, topics: &[bool], f: F) -> (Vec<Vec<(i64, T)>>, Vec<Warning>)
+    /// message, indexed by topic (unwanted topics empty), as pieces (one per chunk) that,
+    /// walked in order, are in log-time order (stable). For analyses that work per topic;
+    /// holds about a fifth of what `scan` does at its peak.
+    #[allow(clippy::type_complexity)]
+    pub fn scan_by_topic<T, F>(
+        &self,
+        topics: &[bool],
+        f: F,
+    ) -> (Vec<Vec<Vec<(i64, T)>>>, Vec<Warning>)
     where
         T: Send,
         F: Fn(&RawMessage<'_>) -> T + Sync,
@@ -458,7 +464,7 @@ impl Bag {
             for it in scan.items {
                 v[it.topic].push((it.log_time_ns, it.value));
             }
-            return (v, scan.warnings);
+            return (v.into_iter().map(|p| vec![p]).collect(), scan.warnings);
         }
         let ct = |fi: usize, ch: u16| self.channel_topic.get(fi).and_then(|m| m.get(&ch)).copied();
         let plan = scan::ScanPlan {

@@ -686,13 +686,13 @@ pub(crate) fn index_log_times(
     Some(per_topic)
 }
 
-/// Per topic, `(log time, value)` in log-time order (stable: equal log times keep file order).
-pub(crate) type ByTopic<T> = Vec<Vec<(i64, T)>>;
+/// Per topic, pieces of `(log time, value)` which, walked in order, are in log-time order
+/// (stable: equal log times keep file order).
+pub(crate) type ByTopic<T> = Vec<Vec<Vec<(i64, T)>>>;
 
 /// [`scan_files`] that keeps each topic's results apart, compactly: every chunk's records are
 /// split by topic as soon as the chunk is read (dropping the per-record offset and topic), and
-/// the chunks' pieces are appended into vectors allocated once at their final size. Peak
-/// memory is about twice `size_of::<(i64, T)>()` per message instead of five times.
+/// handed back as those pieces. Memory is about `size_of::<(i64, T)>()` per message.
 pub(crate) fn scan_files_by_topic<T, F>(
     files: &[McapFile],
     plan: &ScanPlan<'_>,
@@ -726,23 +726,27 @@ where
             })
         })
         .collect();
-    let mut counts = vec![0usize; n_topics];
-    for (parts, _) in &results {
-        for (t, v) in parts {
-            counts[*t] += v.len();
-        }
-    }
-    let mut out: ByTopic<T> = counts.iter().map(|&n| Vec::with_capacity(n)).collect();
+    // Pieces are kept as they are (no copy into one vector per topic): callers walk them in
+    // order. Only a topic whose pieces are not in log-time order is merged into one.
+    let mut out: ByTopic<T> = (0..n_topics).map(|_| Vec::new()).collect();
     let mut warnings = Vec::new();
     for (parts, w) in results {
         for (t, v) in parts {
-            out[t].extend(v);
+            out[t].push(v);
         }
         warnings.extend(w);
     }
-    for v in &mut out {
-        if !v.windows(2).all(|w| w[0].0 <= w[1].0) {
-            v.sort_by_key(|(t, _)| *t);
+    for pieces in &mut out {
+        let mut prev = i64::MIN;
+        let sorted = pieces.iter().flatten().all(|(t, _)| {
+            let ok = *t >= prev;
+            prev = *t;
+            ok
+        });
+        if !sorted {
+            let mut all: Vec<(i64, T)> = std::mem::take(pieces).into_iter().flatten().collect();
+            all.sort_by_key(|(t, _)| *t);
+            *pieces = vec![all];
         }
     }
     (out, warnings)

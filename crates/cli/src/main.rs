@@ -11,11 +11,6 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-// Large per-topic arrays are allocated and freed many times per analysis; glibc maps and
-// unmaps each one afresh (page faults were a third of `clocks`' time), mimalloc reuses them.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// Exit codes, as documented in the README: 0 ok, 1 error, 2 usage, 3 finished with warnings
 /// about lost or suspect data.
 pub const EXIT_WARN: u8 = 3;

@@ -71,9 +71,9 @@ pub fn scan_series(bag: &Bag, wanted: &[bool]) -> (Vec<TopicSeries>, Vec<Warning
         (m.publish_time_ns.unwrap_or(NONE), stamp)
     });
     let mut out: Vec<TopicSeries> = Vec::with_capacity(bag.topics.len());
-    for (i, (t, items)) in bag.topics.iter().zip(by_topic).enumerate() {
+    for (i, (t, pieces)) in bag.topics.iter().zip(by_topic).enumerate() {
         let source = locs[i].source();
-        let n = items.len();
+        let n = pieces.iter().map(Vec::len).sum();
         let mut s = TopicSeries {
             topic: t.name.clone(),
             type_name: t.type_name.clone(),
@@ -90,7 +90,7 @@ pub fn scan_series(bag: &Bag, wanted: &[bool]) -> (Vec<TopicSeries>, Vec<Warning
         // A missing publish time must not become 0 (it would read as a huge lag): a topic with
         // any message lacking one gets no publish times at all.
         let mut no_publish = false;
-        for (log, (publish, stamp)) in items {
+        for (log, (publish, stamp)) in pieces.into_iter().flatten() {
             let keep = match stamp {
                 UNREADABLE => false,
                 NONE => source == StampSource::None,
