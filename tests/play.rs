@@ -62,6 +62,31 @@ fn reliable() -> TopicQos {
     }
 }
 
+fn best_effort(depth: u32) -> TopicQos {
+    TopicQos {
+        reliability: Reliability::BestEffort,
+        durability: Durability::Volatile,
+        history: History::KeepLast(depth),
+        source: "test",
+    }
+}
+
+/// `bagscope play BAG ARGS --report REPORT` (stdout discarded), not yet started.
+fn play_cmd(bag: &Path, args: &[&str], report: &Path) -> Command {
+    let mut c = Command::new(bin());
+    c.arg("play")
+        .arg(bag)
+        .args(args)
+        .arg("--report")
+        .arg(report)
+        .stdout(Stdio::null());
+    c
+}
+
+fn read_report(p: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+}
+
 fn quantile(v: &mut [i64], q: f64) -> i64 {
     v.sort_unstable();
     v[((v.len() - 1) as f64 * q).round() as usize]
@@ -114,8 +139,13 @@ fn make_netns(tag: &str) -> Result<Netns, String> {
     Ok(ns)
 }
 
+/// The DDS tests run one at a time: the timing test measures sub-millisecond errors, which
+/// another test's publishers and busy readers on the same 2 cores would distort.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Runs the ignored test `inner` of this binary inside a fresh namespace.
 fn in_netns(inner: &str) {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     if std::env::var_os("BAGSCOPE_SKIP_NETNS").is_some() {
         eprintln!("note: BAGSCOPE_SKIP_NETNS is set: {inner} not run");
         return;
@@ -193,22 +223,20 @@ fn inner_play_arrives_identical_and_on_time() {
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("play.json");
-    let mut child = Command::new(bin())
-        .arg("play")
-        .arg(&bag)
-        .args([
+    let mut child = play_cmd(
+        &bag,
+        &[
             "--topics",
             "/arm_cmd",
             "--duration",
             "10s",
             "--wait-for-subscribers",
             "20s",
-        ])
-        .arg("--report")
-        .arg(&report)
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+        ],
+        &report,
+    )
+    .spawn()
+    .unwrap();
     let mut got: Vec<(Instant, RawCdr)> = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut exited_at: Option<Instant> = None;
@@ -234,7 +262,7 @@ fn inner_play_arrives_identical_and_on_time() {
             "message {i} differs (or arrived out of order)"
         );
     }
-    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let r: serde_json::Value = read_report(&report);
     assert_eq!(r["published"].as_u64(), Some(want.len() as u64));
     let p99 = r["timing_error"]["p99"].as_i64().unwrap();
     let max = r["timing_error"]["max"].as_i64().unwrap();
@@ -265,16 +293,7 @@ fn inner_follow_clock_waits_for_the_simulator() {
     let want = expected(&bag, "/arm_cmd", Some(2_000_000_000));
     let node = Node::new(0).unwrap();
     let mut clock = node
-        .writer(
-            "/clock",
-            "rosgraph_msgs/msg/Clock",
-            &TopicQos {
-                reliability: Reliability::BestEffort,
-                durability: Durability::Volatile,
-                history: History::KeepLast(1),
-                source: "test",
-            },
-        )
+        .writer("/clock", "rosgraph_msgs/msg/Clock", &best_effort(1))
         .unwrap();
     let mut reader = node
         .reader(
@@ -285,10 +304,9 @@ fn inner_follow_clock_waits_for_the_simulator() {
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("play.json");
-    let mut child = Command::new(bin())
-        .arg("play")
-        .arg(&bag)
-        .args([
+    let mut child = play_cmd(
+        &bag,
+        &[
             "--topics",
             "/arm_cmd",
             "--duration",
@@ -297,12 +315,11 @@ fn inner_follow_clock_waits_for_the_simulator() {
             "/clock",
             "--wait-for-subscribers",
             "20s",
-        ])
-        .arg("--report")
-        .arg(&report)
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+        ],
+        &report,
+    )
+    .spawn()
+    .unwrap();
     // Simulated time: 100 s at start, 100 Hz ticks of 10 ms; it stands still for 1.5 s of
     // wall time at sim 101.0 s.
     let sim0: i64 = 100_000_000_000;
@@ -365,7 +382,7 @@ fn inner_follow_clock_waits_for_the_simulator() {
             "message {i}: received at sim {s}, due {due}"
         );
     }
-    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let r: serde_json::Value = read_report(&report);
     assert_eq!(r["mode"], "follow_clock");
 }
 
@@ -386,25 +403,15 @@ fn inner_clock_restamp_and_interrupt() {
         )
         .unwrap();
     let mut clock = node
-        .reader(
-            "/clock",
-            "rosgraph_msgs/msg/Clock",
-            &TopicQos {
-                reliability: Reliability::BestEffort,
-                durability: Durability::Volatile,
-                history: History::KeepLast(100),
-                source: "test",
-            },
-        )
+        .reader("/clock", "rosgraph_msgs/msg/Clock", &best_effort(100))
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
 
     // 1. --clock 100 at rate 2 over 2 s of bag: /clock is bag time, increasing, from the start.
     let report = dir.path().join("clock.json");
-    let o = Command::new(bin())
-        .arg("play")
-        .arg(&bag)
-        .args([
+    let o = play_cmd(
+        &bag,
+        &[
             "--topics",
             "/arm_cmd",
             "--clock",
@@ -415,19 +422,18 @@ fn inner_clock_restamp_and_interrupt() {
             "2s",
             "--wait-for-subscribers",
             "20s",
-        ])
-        .arg("--report")
-        .arg(&report)
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
+        ],
+        &report,
+    )
+    .status()
+    .unwrap();
     assert_eq!(o.code(), Some(0));
     let mut clocks: Vec<(Instant, i64)> = Vec::new();
     while let Ok(Some(s)) = clock.take_next_sample() {
         clocks.extend(parse_clock(s.value()).map(|t| (Instant::now(), t)));
     }
     while cmd.take_next_sample().ok().flatten().is_some() {}
-    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let r: serde_json::Value = read_report(&report);
     let published = r["clock"]["published"].as_u64().unwrap();
     // ~1 s of wall time at 100 Hz (rate 2 over 2 s of bag).
     assert!(
@@ -456,10 +462,9 @@ fn inner_clock_restamp_and_interrupt() {
 
     // 2. --restamp now --loop, stopped by SIGINT.
     let report = dir.path().join("play.json");
-    let mut child = Command::new(bin())
-        .arg("play")
-        .arg(&bag)
-        .args([
+    let mut child = play_cmd(
+        &bag,
+        &[
             "--topics",
             "/arm_cmd",
             "--restamp",
@@ -467,12 +472,11 @@ fn inner_clock_restamp_and_interrupt() {
             "--loop",
             "--wait-for-subscribers",
             "20s",
-        ])
-        .arg("--report")
-        .arg(&report)
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+        ],
+        &report,
+    )
+    .spawn()
+    .unwrap();
     let mut cmds: Vec<(i64, RawCdr)> = Vec::new();
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(30) && cmds.len() < 40 {
@@ -503,7 +507,7 @@ fn inner_clock_restamp_and_interrupt() {
         std::thread::sleep(Duration::from_millis(10));
     };
     assert_eq!(status.code(), Some(3), "interrupted play exits 3");
-    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let r: serde_json::Value = read_report(&report);
     assert_eq!(r["interrupted"], true);
     assert!(r["topics"][0]["restamped"].as_u64().unwrap() >= 40);
     // header.stamp (bytes 4..12) is the wall clock at publish, not the recorded one; the rest

@@ -265,6 +265,25 @@ fn plan_jobs(files: &[McapFile], plan: &ScanPlan<'_>) -> Vec<Job> {
     jobs
 }
 
+/// Runs one job into `out`; its warnings.
+fn run_job<T, F, S>(
+    files: &[McapFile],
+    plan: &ScanPlan<'_>,
+    f: &F,
+    dec: &mut Decoder,
+    job: &Job,
+    out: &mut S,
+) -> Vec<Warning>
+where
+    F: Fn(&RawMessage<'_>) -> T + Sync,
+    S: Sink<T>,
+{
+    match *job {
+        Job::Chunk(fi, ci) => scan_chunk(&files[fi], fi, &files[fi].chunks[ci], plan, f, dec, out),
+        Job::Loose(fi) => scan_loose(&files[fi], fi, plan, f, dec, out),
+    }
+}
+
 /// Sequential, streaming walk: `f` sees every wanted message in file order (record order
 /// within a chunk), one chunk in memory at a time. For writers that must not hold the bag.
 pub(crate) fn visit_files<F>(files: &[McapFile], plan: &ScanPlan<'_>, f: &F) -> Vec<Warning>
@@ -281,19 +300,7 @@ where
             break;
         }
         // Results go to the caller's function only; nothing is kept.
-        let mut none = Discard;
-        let w = match job {
-            Job::Chunk(fi, ci) => scan_chunk(
-                &files[fi],
-                fi,
-                &files[fi].chunks[ci],
-                plan,
-                f,
-                &mut dec,
-                &mut none,
-            ),
-            Job::Loose(fi) => scan_loose(&files[fi], fi, plan, f, &mut dec, &mut none),
-        };
+        let w = run_job(files, plan, f, &mut dec, &job, &mut Discard);
         warnings.extend(w);
     }
     warnings
@@ -311,18 +318,7 @@ where
         .map(|job| {
             with_decoder(|dec| {
                 let mut out = Vec::new();
-                let w = match *job {
-                    Job::Chunk(fi, ci) => scan_chunk(
-                        &files[fi],
-                        fi,
-                        &files[fi].chunks[ci],
-                        plan,
-                        f,
-                        dec,
-                        &mut out,
-                    ),
-                    Job::Loose(fi) => scan_loose(&files[fi], fi, plan, f, dec, &mut out),
-                };
+                let w = run_job(files, plan, f, dec, job, &mut out);
                 (out, w)
             })
         })
@@ -710,18 +706,7 @@ where
             with_decoder(|dec| {
                 // Payloads are read, so records come in file order: no offsets needed.
                 let mut parts = TopicParts(Vec::new());
-                let w = match *job {
-                    Job::Chunk(fi, ci) => scan_chunk(
-                        &files[fi],
-                        fi,
-                        &files[fi].chunks[ci],
-                        plan,
-                        f,
-                        dec,
-                        &mut parts,
-                    ),
-                    Job::Loose(fi) => scan_loose(&files[fi], fi, plan, f, dec, &mut parts),
-                };
+                let w = run_job(files, plan, f, dec, job, &mut parts);
                 (parts.0, w)
             })
         })
