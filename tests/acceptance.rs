@@ -12,28 +12,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_bagscope")
-}
+mod common;
+use common::{bin, root};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// `../shared`, or `None` (with a note) when this checkout has none. Panics under CI.
 fn shared() -> Option<PathBuf> {
-    let p = root().join("../shared");
-    if p.join("acceptance/check.py").exists() {
-        return Some(p);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "CI is set but ../shared (acceptance data) is missing at {}",
-            p.display()
-        );
-    }
-    eprintln!("note: ../shared not found; skipping the tests that need it");
-    None
+    common::shared_path("", "acceptance/check.py")
 }
 
 fn check_py(area: &str, dir: &Path) {

@@ -12,31 +12,15 @@ use std::process::Command;
 use bagscope_bag::Bag;
 use serde_json::Value;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_bagscope")
-}
+mod common;
+use common::{bin, root};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+fn shared() -> Option<PathBuf> {
+    common::shared_path("", "corpus/tools/summaries_db3.jsonl")
 }
 
 fn fixtures() -> PathBuf {
     root().join("tests/data/db3")
-}
-
-fn shared() -> Option<PathBuf> {
-    let p = root().join("../shared");
-    if p.join("corpus/tools/summaries_db3.jsonl").exists() {
-        return Some(p);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "CI is set but ../shared (corpus) is missing at {}",
-            p.display()
-        );
-    }
-    eprintln!("note: ../shared not found; skipping the tests that need it");
-    None
 }
 
 fn tempdir(tag: &str) -> PathBuf {

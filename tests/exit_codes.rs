@@ -12,13 +12,8 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_bagscope")
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{bin, root};
 
 fn bag(name: &str) -> String {
     root().join("bags").join(name).display().to_string()

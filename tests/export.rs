@@ -11,13 +11,8 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_bagscope")
-}
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{bin, root as repo};
 
 fn ci() -> bool {
     std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "0" && v != "false")

@@ -20,24 +20,11 @@ use std::process::Command;
 
 use serde_json::Value;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_bagscope")
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{bin, root};
 
 fn shared_bags() -> Option<PathBuf> {
-    let p = root().join("../shared/bags");
-    if p.is_dir() {
-        return Some(p);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("CI is set but ../shared/bags is missing at {}", p.display());
-    }
-    eprintln!("note: ../shared/bags not found; skipping its fault-injection cases");
-    None
+    common::shared_path("bags", "")
 }
 
 fn tempdir(tag: &str) -> PathBuf {

@@ -17,13 +17,8 @@ use bagscope_bag::Bag;
 use bagscope_replay::dds::{clock_payload, parse_clock, Node, RawCdr};
 use bagscope_replay::qos::{Durability, History, Reliability, TopicQos};
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_bagscope")
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{bin, root};
 
 /// A 20 Hz JointTrajectory command bag of at least 10 s: the shared `arm_real` (written by an
 /// independent writer) where it exists, else the repo's own `bags/arm_wall`.

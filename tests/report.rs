@@ -11,13 +11,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_bagscope")
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::{bin, root};
 
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!(

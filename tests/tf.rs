@@ -8,9 +8,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_bagscope")
-}
+mod common;
+use common::bin;
 
 fn tempdir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("bagscope-tf-{tag}-{}", std::process::id()));
