@@ -132,23 +132,31 @@ fn arrivals(bag: &Bag, names: &[String]) -> Result<Fed, Error> {
     });
     let mut warnings = bag.open_warnings();
     warnings.extend(scan.warnings);
-    let mut out = Vec::with_capacity(scan.items.len());
     let mut counts = vec![0usize; names.len()];
     let mut bad = vec![0usize; names.len()];
-    for it in &scan.items {
-        let k = slot[it.topic];
-        match it.value {
-            Ok(stamp) => {
-                counts[k] += 1;
-                out.push(Arrival {
-                    topic: k,
-                    stamp_ns: stamp,
-                    arrival_ns: it.log_time_ns,
-                });
+    // Items and arrivals have the same size, so this collect reuses the scan's buffer in place
+    // instead of holding both (32 bytes a message less at the peak).
+    let out: Vec<Arrival> = scan
+        .items
+        .into_iter()
+        .filter_map(|it| {
+            let k = slot[it.topic];
+            match it.value {
+                Ok(stamp) => {
+                    counts[k] += 1;
+                    Some(Arrival {
+                        topic: k,
+                        stamp_ns: stamp,
+                        arrival_ns: it.log_time_ns,
+                    })
+                }
+                Err(()) => {
+                    bad[k] += 1;
+                    None
+                }
             }
-            Err(()) => bad[k] += 1,
-        }
-    }
+        })
+        .collect();
     let used = idx
         .iter()
         .enumerate()
