@@ -78,6 +78,16 @@ fn play_cmd(bag: &Path, args: &[&str], report: &Path) -> Command {
     c
 }
 
+/// A reliable reader of the command topic.
+fn cmd_reader(node: &Node) -> bagscope_replay::dds::RawReader {
+    node.reader(
+        "/arm_cmd",
+        "trajectory_msgs/msg/JointTrajectory",
+        &reliable(),
+    )
+    .unwrap()
+}
+
 fn read_report(p: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
 }
@@ -209,13 +219,7 @@ fn inner_play_arrives_identical_and_on_time() {
     let want = expected(&bag, "/arm_cmd", Some(10_000_000_000));
     assert!(want.len() >= 190, "{} messages in the window", want.len());
     let node = Node::new(0).unwrap();
-    let mut reader = node
-        .reader(
-            "/arm_cmd",
-            "trajectory_msgs/msg/JointTrajectory",
-            &reliable(),
-        )
-        .unwrap();
+    let mut reader = cmd_reader(&node);
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("play.json");
     let mut child = play_cmd(
@@ -290,13 +294,7 @@ fn inner_follow_clock_waits_for_the_simulator() {
     let mut clock = node
         .writer("/clock", "rosgraph_msgs/msg/Clock", &best_effort(1))
         .unwrap();
-    let mut reader = node
-        .reader(
-            "/arm_cmd",
-            "trajectory_msgs/msg/JointTrajectory",
-            &reliable(),
-        )
-        .unwrap();
+    let mut reader = cmd_reader(&node);
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("play.json");
     let mut child = play_cmd(
@@ -390,13 +388,7 @@ fn inner_clock_restamp_and_interrupt() {
     let bag = command_bag();
     let want = expected(&bag, "/arm_cmd", None);
     let node = Node::new(0).unwrap();
-    let mut cmd = node
-        .reader(
-            "/arm_cmd",
-            "trajectory_msgs/msg/JointTrajectory",
-            &reliable(),
-        )
-        .unwrap();
+    let mut cmd = cmd_reader(&node);
     let mut clock = node
         .reader("/clock", "rosgraph_msgs/msg/Clock", &best_effort(100))
         .unwrap();

@@ -125,27 +125,25 @@ fn write(bag: &Bag, tmp: &Path, output: &Path) -> Result<ConvertReport, Error> {
     let mut channel = Vec::with_capacity(bag.topics.len());
     let mut sources = Vec::with_capacity(bag.topics.len());
     for t in &bag.topics {
-        let (enc, data, source): (String, Vec<u8>, &str) = if !t.schema_data.is_empty() {
-            let enc = if t.schema_encoding.is_empty() {
-                "ros2msg".to_string()
-            } else {
-                t.schema_encoding.clone()
-            };
-            (enc, t.schema_data.to_vec(), "bag")
-        } else if let Some(text) = bagscope_msg::schema::builtin::schema_text(&t.type_name) {
-            ("ros2msg".into(), text.into_bytes(), "builtin")
-        } else {
-            warnings.push(
-                Warning::new(
-                    "schema_unknown",
-                    format!(
-                        "no definition for {} in the bag or built in: written with an empty schema (readers cannot decode it)",
-                        t.type_name
-                    ),
-                )
-                .topic(&t.name),
-            );
-            ("ros2msg".into(), Vec::new(), "none")
+        let (enc, data, source) = match bagscope_msg::schema::builtin::schema_for_writing(
+            &t.type_name,
+            &t.schema_encoding,
+            &t.schema_data,
+        ) {
+            Some(s) => s,
+            None => {
+                warnings.push(
+                    Warning::new(
+                        "schema_unknown",
+                        format!(
+                            "no definition for {} in the bag or built in: written with an empty schema (readers cannot decode it)",
+                            t.type_name
+                        ),
+                    )
+                    .topic(&t.name),
+                );
+                ("ros2msg".into(), Vec::new(), "none")
+            }
         };
         sources.push(source);
         let sid = w

@@ -234,6 +234,9 @@ impl Node {
     }
 }
 
+/// A reader of raw payloads (what [`Node::reader`] returns).
+pub type RawReader = DataReader<RawCdr, RawIn>;
+
 /// Writer for one topic; big-endian payloads (rare) go through a second writer made on demand.
 pub struct RawWriter {
     le: DataWriter<RawCdr, RawLe>,

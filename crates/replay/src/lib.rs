@@ -482,8 +482,9 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         reorder_window_ns: o.reorder_window_ns,
         reorder_max_bytes: o.queue_bytes / 2,
     };
-    // Selected window's span for the progress bar (index-only where the bag allows).
-    if o.order == Order::Log {
+    // Selected window's span for the progress bar: only where the message indexes give it
+    // (MCAP); a sqlite3 bag would need a whole extra read before playing.
+    if o.order == Order::Log && bag.db3_files.is_empty() {
         let (times, _) = bag.topic_log_times(&wanted);
         let first = times.iter().filter_map(|t| t.first()).min();
         let last = times.iter().filter_map(|t| t.last()).max();

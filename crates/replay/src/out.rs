@@ -65,21 +65,12 @@ impl McapOut {
             .map_err(|e| err(&tmp, e))?;
         let mut channels = Vec::new();
         for t in topics {
-            let (enc, data) = if !t.topic.schema_data.is_empty() {
-                let enc = if t.topic.schema_encoding.is_empty() {
-                    "ros2msg"
-                } else {
-                    &t.topic.schema_encoding
-                };
-                (enc.to_string(), t.topic.schema_data.to_vec())
-            } else {
-                (
-                    "ros2msg".to_string(),
-                    bagscope_msg::schema::builtin::schema_text(&t.topic.type_name)
-                        .unwrap_or_default()
-                        .into_bytes(),
-                )
-            };
+            let (enc, data, _) = bagscope_msg::schema::builtin::schema_for_writing(
+                &t.topic.type_name,
+                &t.topic.schema_encoding,
+                &t.topic.schema_data,
+            )
+            .unwrap_or_else(|| ("ros2msg".into(), Vec::new(), "none"));
             let sid = w
                 .add_schema(&t.topic.type_name, &enc, &data)
                 .map_err(|e| err(&tmp, e))?;

@@ -140,3 +140,22 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 pub fn schema_text(type_name: &str) -> Option<String> {
     resolve(type_name).map(|s| s.to_ros2msg_text())
 }
+
+/// The Schema record a writer should emit for a topic: the recorded definition when there is
+/// one (`encoding` defaulting to `ros2msg`), else the built-in one, else `None` (an empty
+/// schema: readers cannot decode it). Returns (encoding, data, source: `bag` / `builtin`).
+pub fn schema_for_writing(
+    type_name: &str,
+    encoding: &str,
+    data: &[u8],
+) -> Option<(String, Vec<u8>, &'static str)> {
+    if !data.is_empty() {
+        let enc = if encoding.is_empty() {
+            "ros2msg"
+        } else {
+            encoding
+        };
+        return Some((enc.to_string(), data.to_vec(), "bag"));
+    }
+    schema_text(type_name).map(|t| ("ros2msg".to_string(), t.into_bytes(), "builtin"))
+}
