@@ -44,6 +44,18 @@ pub struct Topic {
     pub type_description_hash: Option<String>,
 }
 
+/// Hands heap pages freed by the scan back to the OS. glibc keeps what one thread frees from
+/// another thread's arena in that arena, so after a parallel scan the worker threads' per-chunk
+/// buffers (about as large as the results themselves) stayed resident while the analysis
+/// allocated afresh: measured, this was a third of `sync`'s peak heap. No-op elsewhere.
+pub fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory to the OS; it touches no live allocation.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// An opened bag: one or more MCAP files, or one or more rosbag2 sqlite3 (`.db3`) files, read
 /// as one, in log-time order. Exactly one of `files` / `db3_files` is non-empty.
 pub struct Bag {

@@ -324,7 +324,8 @@ where
         })
         .collect();
 
-    let mut items = Vec::new();
+    // Sized once: growing by doubling would hold up to twice the items at the peak.
+    let mut items = Vec::with_capacity(results.iter().map(|(v, _)| v.len()).sum());
     let mut warnings = Vec::new();
     for (mut v, w) in results {
         // Within a chunk, file order; indexes are sorted by log time, so restore record order.
@@ -339,6 +340,7 @@ where
     {
         items.sort_by_key(|it| it.log_time_ns);
     }
+    crate::release_freed_memory();
     ScanOut { items, warnings }
 }
 

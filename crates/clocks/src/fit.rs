@@ -1,6 +1,6 @@
 //! Robust straight-line fits of one clock against another.
 
-use bagscope_stats::{quantile_sorted_f64, LinearFit};
+use bagscope_stats::{median_f64_in_place, LinearFit};
 
 /// `y = y_at_x0 + slope · (x − x0)`, evaluated without i64 overflow.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -69,35 +69,31 @@ pub(crate) fn robust_line(xs: &[i64], ys: &[i64]) -> Option<RobustFit> {
     if !span_ok(xs) || !span_ok(ys) {
         return None;
     }
-    let mut steps: Vec<f64> = Vec::with_capacity(n);
+    // span_ok keeps every difference below are in i64 (exact, and far cheaper to turn into
+    // f64 than i128). Medians by selection on one reused buffer; no sorted copies.
+    let mut work: Vec<f64> = Vec::with_capacity(n);
     for i in 1..n {
-        let dx = xs[i] as i128 - xs[i - 1] as i128;
+        let dx = xs[i] - xs[i - 1];
         if dx > 0 {
-            steps.push((ys[i] as i128 - ys[i - 1] as i128) as f64 / dx as f64);
+            work.push((ys[i] - ys[i - 1]) as f64 / dx as f64);
         }
     }
-    if steps.is_empty() {
+    if work.is_empty() {
         return None;
     }
-    steps.sort_unstable_by(|a, b| a.total_cmp(b));
-    let slope0 = quantile_sorted_f64(&steps, 0.5);
-    let x0 = xs[0];
-    let mut off: Vec<f64> = (0..n)
-        .map(|i| {
-            (ys[i] as i128 - ys[0] as i128) as f64 - slope0 * (xs[i] as i128 - x0 as i128) as f64
-        })
-        .collect();
-    let resid = off.clone();
-    off.sort_unstable_by(|a, b| a.total_cmp(b));
-    let c = quantile_sorted_f64(&off, 0.5);
-    let mut dev: Vec<f64> = off.iter().map(|r| (r - c).abs()).collect();
-    dev.sort_unstable_by(|a, b| a.total_cmp(b));
-    let thr = (4.0 * 1.4826 * quantile_sorted_f64(&dev, 0.5)).max(FLOOR_NS);
-    let (kx, ky): (Vec<i64>, Vec<i64>) = (0..n)
-        .filter(|&i| (resid[i] - c).abs() <= thr)
-        .map(|i| (xs[i], ys[i]))
-        .unzip();
-    let f = LinearFit::fit_robust(&kx, &ky, 3.0, FLOOR_NS)
+    let slope0 = median_f64_in_place(&mut work);
+    let (x0, y0) = (xs[0], ys[0]);
+    let resid = |i: usize| (ys[i] - y0) as f64 - slope0 * (xs[i] - x0) as f64;
+    work.clear();
+    work.extend((0..n).map(resid));
+    let c = median_f64_in_place(&mut work);
+    for r in work.iter_mut() {
+        *r = (*r - c).abs();
+    }
+    let thr = (4.0 * 1.4826 * median_f64_in_place(&mut work)).max(FLOOR_NS);
+    drop(work);
+    let mut keep: Vec<bool> = (0..n).map(|i| (resid(i) - c).abs() <= thr).collect();
+    let f = LinearFit::fit_robust_masked(xs, ys, &mut keep, 3.0, FLOOR_NS)
         .or_else(|| LinearFit::fit_robust(xs, ys, 3.0, FLOOR_NS))?;
     if !(f.slope.is_finite() && f.y_at_x0.is_finite()) {
         return None;

@@ -53,11 +53,7 @@ pub(crate) fn median_positive_period(t: &[i64]) -> Option<i64> {
         .map(|w| w[1].saturating_sub(w[0]))
         .filter(|&d| d > 0)
         .collect();
-    if d.is_empty() {
-        return None;
-    }
-    d.sort_unstable();
-    Some(crate::quantile_exact(&d, 0.5))
+    bagscope_stats::median_in_place(&mut d)
 }
 
 /// Backward-jump threshold: `jump_periods` median periods, at least `jump_min_ns` (so jitter

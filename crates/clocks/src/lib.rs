@@ -30,6 +30,7 @@ pub use map::{map_series, ClockEpoch, ClockMap, MapError};
 pub use modes::{lag_modes_ns, ModeOptions};
 
 use bagscope_stats::NsSummary;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 pub(crate) const DEFAULT_JUMP_MIN_NS: i64 = 100_000_000;
@@ -295,53 +296,9 @@ impl ClocksReport {
     }
 }
 
-/// Quantile with the same convention as `bagscope_stats::quantile_sorted` (linear between
-/// closest ranks), but the difference of the two ranks is taken exactly in i128: the result
-/// then shifts exactly with its input even for values near 1e18, where f64 endpoints round.
-pub(crate) fn quantile_exact(v: &[i64], q: f64) -> i64 {
-    if v.is_empty() {
-        return 0;
-    }
-    let pos = q.clamp(0.0, 1.0) * (v.len() - 1) as f64;
-    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-    if lo == hi {
-        return v[lo];
-    }
-    let d = (v[hi] as i128 - v[lo] as i128) as f64 * (pos - lo as f64);
-    (v[lo] as i128 + d.round() as i128).clamp(i64::MIN as i128, i64::MAX as i128) as i64
-}
-
-pub(crate) fn median_exact(values: &[i64]) -> Option<i64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut v = values.to_vec();
-    v.sort_unstable();
-    Some(quantile_exact(&v, 0.5))
-}
-
-/// `NsSummary` built with [`quantile_exact`].
-pub(crate) fn summary_sorted(v: &[i64]) -> Option<NsSummary> {
-    if v.is_empty() {
-        return None;
-    }
-    let sum: i128 = v.iter().map(|&x| x as i128).sum();
-    Some(NsSummary {
-        count: v.len(),
-        min: v[0],
-        p50: quantile_exact(v, 0.50),
-        p95: quantile_exact(v, 0.95),
-        p99: quantile_exact(v, 0.99),
-        max: v[v.len() - 1],
-        mean: (sum / v.len() as i128) as i64,
-        negatives: v.iter().take_while(|&&x| x < 0).count(),
-    })
-}
-
-fn summary(values: &[i64]) -> Option<NsSummary> {
-    let mut v = values.to_vec();
-    v.sort_unstable();
-    summary_sorted(&v)
+/// Median by selection (reorders `v`), `None` when empty.
+fn median_of(v: &mut [i64]) -> Option<i64> {
+    bagscope_stats::median_in_place(v)
 }
 
 fn secs(ns: i64) -> String {
@@ -394,17 +351,16 @@ fn find_clock_topic(sorted: &[&TopicTimes], opts: &ClocksOptions) -> Option<usiz
         })
 }
 
-fn robust_sigma_i64(sorted: &[i64]) -> f64 {
-    if sorted.len() < 2 {
+/// 1.4826 × MAD of `v`, by selection; reorders and overwrites `v`.
+fn robust_sigma_in_place(v: &mut [i64]) -> f64 {
+    if v.len() < 2 {
         return 0.0;
     }
-    let m = quantile_exact(sorted, 0.5);
-    let mut dev: Vec<i64> = sorted
-        .iter()
-        .map(|&x| x.saturating_sub(m).saturating_abs())
-        .collect();
-    dev.sort_unstable();
-    1.4826 * quantile_exact(&dev, 0.5) as f64
+    let m = median_of(v).unwrap_or(0);
+    for x in v.iter_mut() {
+        *x = x.saturating_sub(m).saturating_abs();
+    }
+    1.4826 * median_of(v).unwrap_or(0) as f64
 }
 
 /// Internal per-topic result: the public report plus what the cross-topic pass needs.
@@ -420,6 +376,9 @@ struct Ctx<'a> {
     recorder: Axis,
     map: Option<&'a ClockMap>,
 }
+
+/// "No stamp on the recorder's axis" in the per-message arrays (no real time is i64::MIN).
+const NO_STAMP: i64 = i64::MIN;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Class {
@@ -506,11 +465,11 @@ fn analyse_topic(
     } else if n_small0 == 0 {
         Axis::Relative
     } else {
-        let d: Vec<i64> = (0..m)
+        let mut d: Vec<i64> = (0..m)
             .filter(|&i| classes[i] == Class::Small)
             .filter_map(|i| sim_ref(i).map(|r| stamps[i].saturating_sub(r).saturating_abs()))
             .collect();
-        match median_exact(&d) {
+        match median_of(&mut d) {
             Some(med) if med <= opts.sim_match_tol_ns => Axis::Sim,
             _ => Axis::Relative,
         }
@@ -594,8 +553,13 @@ fn analyse_topic(
     }
 
     // --- Stamps on the recorder's axis, per message --------------------------------------
-    // For each message: its stamp expressed on the recorder's axis, when that is possible.
-    let mut on_log: Vec<Option<i64>> = vec![None; m];
+    // For each message: its stamp expressed on the recorder's axis, or NO_STAMP when that is
+    // not possible (8 bytes a message instead of an Option's 16). Empty when nothing maps.
+    let mut on_log: Vec<i64> = if stamped && !is_clock {
+        vec![NO_STAMP; m]
+    } else {
+        Vec::new()
+    };
     let mut basis: Option<LagBasis> = None;
     let mut note: Option<String> = None;
     let mut wall_raw: Vec<i64> = Vec::new();
@@ -606,17 +570,20 @@ fn analyse_topic(
             let c = classes[i];
             match (c, ctx.recorder) {
                 (Class::Wall, Axis::Wall) => {
-                    on_log[i] = Some(stamps[i]);
+                    on_log[i] = stamps[i];
                     direct_any = true;
                 }
                 (Class::Small, Axis::Sim) if small_axis == Axis::Sim => {
-                    on_log[i] = Some(stamps[i]);
+                    on_log[i] = stamps[i];
                     direct_any = true;
                 }
                 (Class::Small, Axis::Wall) if small_axis == Axis::Sim => {
                     if let Some(map) = ctx.map {
-                        on_log[i] = map.sim_to_log_ns(stamps[i], Some(log[i]));
-                        mapped_any |= on_log[i].is_some();
+                        // i64::MIN is no real time: treat it as unmapped, like None.
+                        on_log[i] = map
+                            .sim_to_log_ns(stamps[i], Some(log[i]))
+                            .unwrap_or(NO_STAMP);
+                        mapped_any |= on_log[i] != NO_STAMP;
                     }
                 }
                 _ => {}
@@ -641,10 +608,20 @@ fn analyse_topic(
             );
         }
     }
-    let usable = on_log.iter().filter(|x| x.is_some()).count();
-    let lag: Vec<i64> = (0..m)
-        .filter_map(|i| on_log[i].map(|s| log[i].saturating_sub(s)))
-        .collect();
+    let usable = on_log.iter().filter(|&&x| x != NO_STAMP).count();
+    // (log time, stamp on the recorder's axis) of the usable messages, in arrival order.
+    let pairs = || {
+        on_log
+            .iter()
+            .zip(log)
+            .enumerate()
+            .filter(|(_, (&s, _))| s != NO_STAMP)
+            .map(|(i, (&s, &l))| (i, l, s))
+    };
+    let mut lag: Vec<i64> = Vec::with_capacity(usable);
+    lag.extend(pairs().map(|(_, l, s)| l.saturating_sub(s)));
+    // One reused buffer for every order statistic below (selection reorders it).
+    let mut scratch: Vec<i64> = Vec::with_capacity(usable.max(n));
     if is_clock {
         note = Some("reference clock: see sim_clock".into());
     } else if !stamped {
@@ -671,9 +648,8 @@ fn analyse_topic(
     }
 
     // --- Lag, offset, modes --------------------------------------------------------------
-    let mut lag_sorted = lag.clone();
-    lag_sorted.sort_unstable();
-    let lag_summary = summary_sorted(&lag_sorted);
+    scratch.extend_from_slice(&lag);
+    let lag_summary = NsSummary::of_in_place(&mut scratch);
     let mut lag_ns = lag_summary;
     let mut clock_offset_ns = None;
     if let Some(s) = lag_summary {
@@ -712,14 +688,11 @@ fn analyse_topic(
             }
             // Jitter from consecutive differences (MAD/√2): a block of stamps shifted into the
             // future does not inflate it, as it would inflate the spread of the lag itself.
-            let mut dl: Vec<i64> = lag.windows(2).map(|w| w[1].saturating_sub(w[0])).collect();
-            dl.sort_unstable();
-            let jitter = robust_sigma_i64(&dl) / std::f64::consts::SQRT_2;
+            scratch.clear();
+            scratch.extend(lag.windows(2).map(|w| w[1].saturating_sub(w[0])));
+            let jitter = robust_sigma_in_place(&mut scratch) / std::f64::consts::SQRT_2;
             let tol = (opts.future_tolerance_ns as f64).max(3.0 * jitter);
-            let future = lag_sorted
-                .iter()
-                .take_while(|&&x| (x as f64) < -tol)
-                .count();
+            let future = lag.iter().filter(|&&x| (x as f64) < -tol).count();
             if future > 0 {
                 warn(
                     warnings,
@@ -727,7 +700,7 @@ fn analyse_topic(
                     format!(
                         "{} of {} messages of {} were received before their stamp (down to {} early, beyond the {} jitter tolerance): the producer's clock runs ahead of the recorder's. Synchronise clocks",
                         future,
-                        lag_sorted.len(),
+                        lag.len(),
                         t.topic,
                         ms(-(s.min as f64)),
                         ms(tol)
@@ -736,7 +709,9 @@ fn analyse_topic(
             }
         }
     }
-    let lag_modes_ns = lag_modes_ns(&lag, &opts.modes);
+    // The lag is not needed in arrival order any more: the modes sort it in place.
+    let lag_modes_ns = modes::lag_modes_ns_in_place(&mut lag, &opts.modes);
+    drop(lag);
     if lag_modes_ns.len() > 1 {
         let modes: Vec<String> = lag_modes_ns.iter().map(|&x| ms(x as f64)).collect();
         warn(
@@ -761,20 +736,20 @@ fn analyse_topic(
     };
     let publish_ok = !publish.is_empty() && publish.iter().all(|&p| rec_class(p) == ctx.recorder);
     let publish_lag_ns = if publish_ok {
-        let v: Vec<i64> = (0..m)
-            .filter_map(|i| on_log[i].map(|s| publish[i].saturating_sub(s)))
-            .collect();
         if clock_offset_ns.is_some() {
             None
         } else {
-            summary(&v)
+            scratch.clear();
+            scratch.extend(pairs().map(|(i, _, s)| publish[i].saturating_sub(s)));
+            NsSummary::of_in_place(&mut scratch)
         }
     } else {
         None
     };
     let log_minus_publish_ns = if publish_ok {
-        let v: Vec<i64> = (0..n).map(|i| log[i].saturating_sub(publish[i])).collect();
-        summary(&v)
+        scratch.clear();
+        scratch.extend(log.iter().zip(publish).map(|(&l, &p)| l.saturating_sub(p)));
+        NsSummary::of_in_place(&mut scratch)
     } else {
         None
     };
@@ -782,20 +757,21 @@ fn analyse_topic(
     // --- Clock model: stamp (on the recorder's axis) against log time --------------------
     let mut clock_model = None;
     if usable >= 2 {
-        let (xs, ys): (Vec<i64>, Vec<i64>) = (0..m)
-            .filter_map(|i| on_log[i].map(|s| (log[i], s)))
-            .unzip();
-        if let Some(f) = fit::robust_line(&xs, &ys) {
-            let mut off: Vec<i64> = xs
-                .iter()
-                .zip(&ys)
-                .map(|(&x, &y)| y.saturating_sub(x))
-                .collect();
-            off.sort_unstable();
+        // Every stamp usable (the usual case): fit the arrays as they are, no copies.
+        let compact: (Vec<i64>, Vec<i64>);
+        let (xs, ys): (&[i64], &[i64]) = if usable == on_log.len() {
+            (&log[..usable], &on_log[..])
+        } else {
+            compact = pairs().map(|(_, l, s)| (l, s)).unzip();
+            (&compact.0, &compact.1)
+        };
+        if let Some(f) = fit::robust_line(xs, ys) {
+            scratch.clear();
+            scratch.extend(xs.iter().zip(ys).map(|(&x, &y)| y.saturating_sub(x)));
             let drift_ppm = (f.line.slope - 1.0) * 1e6;
             let model = ClockModel {
                 drift_ppm,
-                offset_ns: quantile_exact(&off, 0.5),
+                offset_ns: median_of(&mut scratch).unwrap_or(0),
                 residual_jitter_ns: f.residual_rms,
                 n: f.n,
             };
@@ -870,7 +846,7 @@ fn analyse_topic(
         TimeBasis::LogTime
     };
     let wall_median_raw = if axis == Axis::Wall {
-        median_exact(&wall_raw)
+        median_of(&mut wall_raw)
     } else {
         None
     };
@@ -1031,16 +1007,26 @@ pub fn analyze(topics: &[TopicTimes], opts: &ClocksOptions) -> ClocksReport {
         map: clock_map.as_ref(),
     };
 
-    let mut work: Vec<TopicWork> = sorted
-        .iter()
+    // Topics are independent: analysed on all cores (each holds its own temporaries, a few
+    // bytes per message of that topic), results and warnings kept in topic order.
+    let per_topic: Vec<(TopicWork, Vec<Warning>)> = sorted
+        .par_iter()
         .enumerate()
-        .map(|(i, t)| analyse_topic(t, Some(i) == clock_idx, &ctx, &mut warnings))
+        .map(|(i, t)| {
+            let mut w = Vec::new();
+            (analyse_topic(t, Some(i) == clock_idx, &ctx, &mut w), w)
+        })
         .collect();
+    let mut work: Vec<TopicWork> = Vec::with_capacity(per_topic.len());
+    for (w, ws) in per_topic {
+        work.push(w);
+        warnings.extend(ws);
+    }
 
     // Wall clocks far from each other when the recorder's own clock cannot serve as reference.
     if recorder == Axis::Sim {
-        let meds: Vec<i64> = work.iter().filter_map(|w| w.wall_median_raw).collect();
-        if let Some(reference) = median_exact(&meds) {
+        let mut meds: Vec<i64> = work.iter().filter_map(|w| w.wall_median_raw).collect();
+        if let Some(reference) = median_of(&mut meds) {
             for w in work.iter_mut() {
                 if let Some(mr) = w.wall_median_raw {
                     let d = mr.saturating_sub(reference);

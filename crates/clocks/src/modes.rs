@@ -19,7 +19,7 @@
 //! relative to the smallest one, so adding a constant to all values shifts every centre by
 //! exactly that constant and never changes the number of modes.
 
-use crate::quantile_exact as quantile_sorted;
+use bagscope_stats::quantile_sorted;
 
 /// Tuning of [`lag_modes_ns`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -51,10 +51,14 @@ impl Default for ModeOptions {
 /// Centres of the modes of `values` (any order), ascending. Empty input gives no modes; any
 /// non-empty input gives at least one.
 pub fn lag_modes_ns(values: &[i64], opts: &ModeOptions) -> Vec<i64> {
-    if values.is_empty() {
+    lag_modes_ns_in_place(&mut values.to_vec(), opts)
+}
+
+/// [`lag_modes_ns`] without the copy: sorts `v` in place.
+pub fn lag_modes_ns_in_place(v: &mut [i64], opts: &ModeOptions) -> Vec<i64> {
+    if v.is_empty() {
         return Vec::new();
     }
-    let mut v = values.to_vec();
     v.sort_unstable();
     let base = v[0];
     // Offsets from the minimum: exact in i128, then f64 (precision only matters for spreads).
@@ -99,8 +103,7 @@ fn robust_sigma(s: &[f64]) -> f64 {
     }
     let m = median_f64(s);
     let mut dev: Vec<f64> = s.iter().map(|x| (x - m).abs()).collect();
-    dev.sort_unstable_by(|a, b| a.total_cmp(b));
-    let mad = 1.4826 * median_f64(&dev);
+    let mad = 1.4826 * bagscope_stats::median_f64_in_place(&mut dev);
     if mad > 0.0 {
         return mad;
     }
@@ -140,28 +143,29 @@ fn try_split(
     if m < 2 * min_count {
         return None;
     }
-    // Prefix sums relative to the segment's first value keep the SSE well conditioned.
+    // Running sums relative to the segment's first value keep the SSE well conditioned; the
+    // right part's sums are total minus prefix (no prefix arrays: 16 bytes a value less).
     let o = seg[0];
-    let mut ps = vec![0.0f64; m + 1];
-    let mut ps2 = vec![0.0f64; m + 1];
-    for (i, &x) in seg.iter().enumerate() {
+    let (mut total, mut total2) = (0.0f64, 0.0f64);
+    for &x in seg {
         let y = x - o;
-        ps[i + 1] = ps[i] + y;
-        ps2[i + 1] = ps2[i] + y * y;
+        total += y;
+        total2 += y * y;
     }
-    let sse = |a: usize, b: usize| {
-        let k = (b - a) as f64;
-        let s = ps[b] - ps[a];
-        (ps2[b] - ps2[a]) - s * s / k
-    };
+    let sse = |s: f64, s2: f64, k: usize| s2 - s * s / k as f64;
     let mut best_k = 0usize;
     let mut best = f64::INFINITY;
-    for k in min_count..=(m - min_count) {
+    let (mut s1, mut s2) = (0.0f64, 0.0f64);
+    for (i, &x) in seg[..m - min_count].iter().enumerate() {
+        let y = x - o;
+        s1 += y;
+        s2 += y * y;
+        let k = i + 1;
         // Only cut between distinct values, so equal values never land in two clusters.
-        if seg[k] == seg[k - 1] {
+        if k < min_count || seg[k] == seg[k - 1] {
             continue;
         }
-        let c = sse(0, k) + sse(k, m);
+        let c = sse(s1, s2, k) + sse(total - s1, total2 - s2, m - k);
         if c < best {
             best = c;
             best_k = k;

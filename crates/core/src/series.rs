@@ -113,6 +113,11 @@ pub fn scan_series(bag: &Bag, wanted: &[bool]) -> (Vec<TopicSeries>, Vec<Warning
         if no_publish {
             s.publish_time_ns = Vec::new();
         }
+        // This topic's pieces are freed now: return their pages before the next topic's
+        // arrays are allocated, so the two never add up (only worth it for big topics).
+        if n >= 1 << 16 {
+            bagscope_bag::release_freed_memory();
+        }
         out.push(s);
     }
     let mut warnings = bag.open_warnings();

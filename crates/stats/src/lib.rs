@@ -20,14 +20,35 @@ pub struct NsSummary {
 }
 
 impl NsSummary {
-    /// Summarise `values`; `None` when empty. Sorts a copy, so callers keep their order.
+    /// Summarise `values`; `None` when empty. Works on a copy, so callers keep their order.
     pub fn of(values: &[i64]) -> Option<NsSummary> {
+        Self::of_in_place(&mut values.to_vec())
+    }
+
+    /// [`NsSummary::of`] without the copy: O(n) by selection, reorders `values`. Equal to
+    /// [`NsSummary::of_sorted`] of the sorted values (quantiles only depend on ranks).
+    pub fn of_in_place(values: &mut [i64]) -> Option<NsSummary> {
         if values.is_empty() {
             return None;
         }
-        let mut v = values.to_vec();
-        v.sort_unstable();
-        Some(Self::of_sorted(&v))
+        let (mut min, mut max, mut sum, mut negatives) = (i64::MAX, i64::MIN, 0i128, 0usize);
+        for &x in values.iter() {
+            min = min.min(x);
+            max = max.max(x);
+            sum += x as i128;
+            negatives += usize::from(x < 0);
+        }
+        let [p50, p95, p99] = quantiles_in_place(values, [0.50, 0.95, 0.99]);
+        Some(NsSummary {
+            count: values.len(),
+            min,
+            p50,
+            p95,
+            p99,
+            max,
+            mean: (sum / values.len() as i128) as i64,
+            negatives,
+        })
     }
 
     /// Summarise values that are already sorted ascending (not checked).
@@ -63,8 +84,64 @@ pub fn quantile_sorted(v: &[i64], q: f64) -> i64 {
     }
     let frac = pos - lo as f64;
     // Interpolate on the exact integer difference: f64 values near 1.7e18 are 256 ns apart.
-    let d = v[hi] as i128 - v[lo] as i128;
-    (v[lo] as i128 + (d as f64 * frac).round() as i128) as i64
+    lerp(v[lo], v[hi], frac)
+}
+
+/// `a + (b − a)·frac` rounded, on the exact integer difference (f64 values near 1.7e18 are
+/// 256 ns apart); clamped, because the f64 product can round past `b` at the i64 extremes.
+fn lerp(a: i64, b: i64, frac: f64) -> i64 {
+    let d = b as i128 - a as i128;
+    (a as i128 + (d as f64 * frac).round() as i128).clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+/// Quantiles `qs` (ascending) of unsorted values, equal to [`quantile_sorted`] of the sorted
+/// values, in O(n) by successive selection; reorders `values`. Zeros when `values` is empty.
+pub fn quantiles_in_place<const K: usize>(values: &mut [i64], qs: [f64; K]) -> [i64; K] {
+    let mut out = [0i64; K];
+    let n = values.len();
+    if n == 0 {
+        return out;
+    }
+    // Everything left of `done` is <= everything from it on: later (larger) ranks are
+    // selected in the right part only.
+    let mut done = 0usize;
+    for (o, q) in out.iter_mut().zip(qs) {
+        let pos = q.clamp(0.0, 1.0) * (n - 1) as f64;
+        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+        let lo = lo.max(done);
+        values[done..].select_nth_unstable(lo - done);
+        let a = values[lo];
+        done = lo;
+        *o = if hi <= lo {
+            a
+        } else {
+            // The next rank is the smallest value right of the selected one.
+            let b = values[lo + 1..].iter().copied().min().unwrap_or(a);
+            lerp(a, b, pos - pos.floor())
+        };
+    }
+    out
+}
+
+/// Median of floats, equal to [`quantile_sorted_f64`] at 0.5 of the sorted values, in O(n) by
+/// selection; reorders `values`. NaN when empty.
+pub fn median_f64_in_place(values: &mut [f64]) -> f64 {
+    let n = values.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    let pos = 0.5 * (n - 1) as f64;
+    let lo = pos.floor() as usize;
+    let (_, &mut a, right) = values.select_nth_unstable_by(lo, |x, y| x.total_cmp(y));
+    if pos == lo as f64 {
+        return a;
+    }
+    let b = right
+        .iter()
+        .copied()
+        .min_by(|x, y| x.total_cmp(y))
+        .unwrap_or(a);
+    a + (b - a) * (pos - lo as f64)
 }
 
 /// Quantile of sorted floats, same convention as [`quantile_sorted`].
@@ -79,14 +156,9 @@ pub fn quantile_sorted_f64(v: &[f64], q: f64) -> f64 {
     v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
 }
 
-/// Median of unsorted values (sorts a copy).
+/// Median of unsorted values (selects on a copy).
 pub fn median_ns(values: &[i64]) -> Option<i64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut v = values.to_vec();
-    v.sort_unstable();
-    Some(quantile_sorted(&v, 0.5))
+    median_in_place(&mut values.to_vec())
 }
 
 /// Median with the same convention as [`median_ns`], in O(n) by selection; reorders `values`.
@@ -102,8 +174,7 @@ pub fn median_in_place(values: &mut [i64]) -> Option<i64> {
     }
     // Even count: interpolate between the two middle values, as quantile_sorted(0.5) does.
     let a = *values[..hi].iter().max()?;
-    let d = b as i128 - a as i128;
-    Some((a as i128 + (d as f64 * 0.5).round() as i128) as i64)
+    Some(lerp(a, b, 0.5))
 }
 
 /// Consecutive differences `v[i+1] - v[i]`.
@@ -208,35 +279,98 @@ impl LinearFit {
         })
     }
 
+    /// [`LinearFit::fit`] over the points where `keep` is true (x and y shifted by the first
+    /// kept point): the same numbers as fitting the compacted points, without copying them.
+    pub fn fit_masked(xs: &[i64], ys: &[i64], keep: &[bool]) -> Option<LinearFit> {
+        let n = xs.len().min(ys.len()).min(keep.len());
+        let first = (0..n).find(|&i| keep[i])?;
+        let (x0, y0) = (xs[first], ys[first]);
+        let (mut k, mut sx, mut sy, mut sxx, mut sxy) = (0usize, 0.0, 0.0, 0.0, 0.0);
+        for i in first..n {
+            if keep[i] {
+                let x = (xs[i] - x0) as f64;
+                let y = (ys[i] - y0) as f64;
+                k += 1;
+                sx += x;
+                sy += y;
+                sxx += x * x;
+                sxy += x * y;
+            }
+        }
+        if k < 2 {
+            return None;
+        }
+        let nf = k as f64;
+        let den = nf * sxx - sx * sx;
+        if den.abs() < f64::EPSILON {
+            return None;
+        }
+        let slope = (nf * sxy - sx * sy) / den;
+        let icpt = (sy - slope * sx) / nf;
+        let mut ss = 0.0;
+        for i in first..n {
+            if keep[i] {
+                let r = (ys[i] - y0) as f64 - (icpt + slope * (xs[i] - x0) as f64);
+                ss += r * r;
+            }
+        }
+        Some(LinearFit {
+            slope,
+            y_at_x0: y0 as f64 + icpt,
+            x0,
+            residual_rms: (ss / nf).sqrt(),
+            n: k,
+        })
+    }
+
+    /// [`LinearFit::fit_robust`] over the points where `keep` is true; trimmed points are
+    /// cleared from `keep` in place (no copies of the data).
+    pub fn fit_robust_masked(
+        xs: &[i64],
+        ys: &[i64],
+        keep: &mut [bool],
+        k: f64,
+        floor: f64,
+    ) -> Option<LinearFit> {
+        let mut fit = Self::fit_masked(xs, ys, keep)?;
+        for _ in 0..4 {
+            let thr = (fit.residual_rms * k).max(floor);
+            let mut survivors = 0usize;
+            let mut dropped = 0usize;
+            for i in 0..keep.len().min(xs.len()).min(ys.len()) {
+                if keep[i] {
+                    if (ys[i] as f64 - fit.eval(xs[i])).abs() <= thr {
+                        survivors += 1;
+                    } else {
+                        dropped += 1;
+                    }
+                }
+            }
+            if dropped == 0 || survivors < 2 {
+                break;
+            }
+            for i in 0..keep.len().min(xs.len()).min(ys.len()) {
+                if keep[i] && (ys[i] as f64 - fit.eval(xs[i])).abs() > thr {
+                    keep[i] = false;
+                }
+            }
+            fit = Self::fit_masked(xs, ys, keep)?;
+        }
+        Some(fit)
+    }
+
     /// Fit, drop points whose residual exceeds `k` times the residual RMS (at least `floor`), refit.
     /// Repeats a few times: robust to the odd outlier (a late message, a pause).
     pub fn fit_robust(xs: &[i64], ys: &[i64], k: f64, floor: f64) -> Option<LinearFit> {
-        let mut fit = Self::fit(xs, ys)?;
-        let mut keep_x: Vec<i64> = xs.to_vec();
-        let mut keep_y: Vec<i64> = ys.to_vec();
-        for _ in 0..4 {
-            let thr = (fit.residual_rms * k).max(floor);
-            let (nx, ny): (Vec<i64>, Vec<i64>) = keep_x
-                .iter()
-                .zip(&keep_y)
-                .filter(|(&x, &y)| (y as f64 - fit.eval(x)).abs() <= thr)
-                .map(|(&x, &y)| (x, y))
-                .unzip();
-            if nx.len() == keep_x.len() || nx.len() < 2 {
-                break;
-            }
-            keep_x = nx;
-            keep_y = ny;
-            fit = Self::fit(&keep_x, &keep_y)?;
-        }
-        Some(fit)
+        let mut keep = vec![true; xs.len().min(ys.len())];
+        Self::fit_robust_masked(xs, ys, &mut keep, k, floor)
     }
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
-    fn median_in_place_equals_median_ns() {
+    fn median_by_selection_equals_median_of_sorted() {
         // A deterministic spread of sizes, duplicates and magnitudes near 1.7e18.
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
         for n in 0..200usize {
@@ -248,12 +382,77 @@ mod tests {
                     1_700_000_000_000_000_000 + (x % 1000) as i64 * 1_000_003
                 })
                 .collect();
-            let mut w = v.clone();
-            assert_eq!(median_in_place(&mut w), median_ns(&v), "n = {n}");
+            let mut sorted = v.clone();
+            sorted.sort_unstable();
+            let want = (n > 0).then(|| quantile_sorted(&sorted, 0.5));
+            assert_eq!(median_in_place(&mut v.clone()), want, "n = {n}");
+            assert_eq!(median_ns(&v), want, "n = {n}");
         }
     }
 
     use super::*;
+
+    /// Deterministic values with duplicates, negatives and magnitudes near 1.7e18.
+    fn spread(n: usize, seed: u64) -> Vec<i64> {
+        let mut x = seed | 1;
+        (0..n)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let base = if i % 7 == 0 {
+                    -3_000_000
+                } else {
+                    1_700_000_000_000_000_000
+                };
+                base + (x % 5000) as i64 * 999_983
+            })
+            .collect()
+    }
+
+    #[test]
+    fn selection_equals_sorting() {
+        for n in 0..300usize {
+            let v = spread(n, 0x9E37_79B9_7F4A_7C15 ^ n as u64);
+            let mut sorted = v.clone();
+            sorted.sort_unstable();
+            let mut w = v.clone();
+            let got = quantiles_in_place(&mut w, [0.0, 0.25, 0.5, 0.95, 0.99, 1.0]);
+            let want = [0.0, 0.25, 0.5, 0.95, 0.99, 1.0].map(|q| quantile_sorted(&sorted, q));
+            assert_eq!(got, want, "n = {n}");
+            if n > 0 {
+                assert_eq!(
+                    NsSummary::of_in_place(&mut v.clone()),
+                    Some(NsSummary::of_sorted(&sorted)),
+                    "n = {n}"
+                );
+            }
+            let f: Vec<f64> = v.iter().map(|&x| x as f64 * 1e-9).collect();
+            let mut fs = f.clone();
+            fs.sort_unstable_by(|a, b| a.total_cmp(b));
+            let m = median_f64_in_place(&mut f.clone());
+            let want = quantile_sorted_f64(&fs, 0.5);
+            assert!(m == want || (m.is_nan() && want.is_nan()), "n = {n}");
+        }
+    }
+
+    #[test]
+    fn masked_fit_equals_fit_of_kept_points() {
+        let xs: Vec<i64> = (0..500)
+            .map(|i| 1_700_000_000_000_000_000 + i * 1_000_003)
+            .collect();
+        let ys: Vec<i64> = spread(500, 42);
+        let keep: Vec<bool> = (0..500).map(|i| i % 3 != 0).collect();
+        let (kx, ky): (Vec<i64>, Vec<i64>) = (0..500)
+            .filter(|&i| keep[i])
+            .map(|i| (xs[i], ys[i]))
+            .unzip();
+        assert_eq!(
+            LinearFit::fit_masked(&xs, &ys, &keep),
+            LinearFit::fit(&kx, &ky)
+        );
+        assert_eq!(LinearFit::fit_masked(&xs, &ys, &[false; 500]), None);
+    }
 
     #[test]
     fn quantiles_match_numpy_linear() {

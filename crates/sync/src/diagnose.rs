@@ -2,7 +2,7 @@
 
 use crate::report::match_rate;
 use crate::{Arrival, DropReason, Policy, SyncConfig, SyncOutcome};
-use bagscope_stats::{median_ns, quantile_sorted};
+use bagscope_stats::{median_ns, quantile_sorted, quantiles_in_place};
 use serde::Serialize;
 use std::collections::HashSet;
 
@@ -61,8 +61,6 @@ pub fn diagnose(
 ) -> Vec<Diagnosis> {
     let n = cfg.n_topics;
     let mut out = Vec::new();
-    let mut stamps: Vec<Vec<i64>> = vec![Vec::new(); n];
-    let mut lags: Vec<Vec<i64>> = vec![Vec::new(); n];
     let mut counts = vec![0usize; n];
     let mut headerless: Vec<usize> = hints
         .headerless_topics
@@ -72,12 +70,8 @@ pub fn diagnose(
         .collect();
     for a in arrivals.iter().filter(|a| a.topic < n) {
         counts[a.topic] += 1;
-        match a.stamp_ns {
-            Some(s) => {
-                stamps[a.topic].push(s);
-                lags[a.topic].push(a.arrival_ns.saturating_sub(s));
-            }
-            None => headerless.push(a.topic),
+        if a.stamp_ns.is_none() {
+            headerless.push(a.topic);
         }
     }
     headerless.sort_unstable();
@@ -119,6 +113,15 @@ pub fn diagnose(
         out.sort_by_key(|d| d.kind);
         return out;
     }
+    // Only a low match rate needs the per-topic stamps and lags (16 bytes a message).
+    let mut stamps: Vec<Vec<i64>> = counts.iter().map(|&c| Vec::with_capacity(c)).collect();
+    let mut lags: Vec<Vec<i64>> = counts.iter().map(|&c| Vec::with_capacity(c)).collect();
+    for a in arrivals.iter().filter(|a| a.topic < n) {
+        if let Some(s) = a.stamp_ns {
+            stamps[a.topic].push(s);
+            lags[a.topic].push(a.arrival_ns.saturating_sub(s));
+        }
+    }
     for s in stamps.iter_mut() {
         s.sort_unstable();
     }
@@ -158,11 +161,10 @@ pub fn diagnose(
         })
         .collect();
     let lq: Vec<Option<(i64, i64)>> = lags
-        .iter()
-        .map(|l| {
-            let mut v = l.clone();
-            v.sort_unstable();
-            (!v.is_empty()).then(|| (quantile_sorted(&v, 0.01), quantile_sorted(&v, 0.99)))
+        .into_iter()
+        .map(|mut v| {
+            let [lo, hi] = quantiles_in_place(&mut v, [0.01, 0.99]);
+            (!v.is_empty()).then_some((lo, hi))
         })
         .collect();
     let unlimited = cfg.policy == Policy::Exact && cfg.queue_size == 0;

@@ -66,27 +66,34 @@ pub fn summarize(cfg: &SyncConfig, arrivals: &[Arrival], outcome: &SyncOutcome) 
                 .or_default() += 1;
         }
     }
-    let mut spans = Vec::with_capacity(outcome.sets.len());
-    let mut offsets: Vec<Vec<i64>> = vec![Vec::new(); n];
-    let mut ages = Vec::with_capacity(outcome.sets.len());
-    let mut waits = Vec::with_capacity(outcome.sets.len());
-    for s in &outcome.sets {
-        let (lo, hi) = (s.min_stamp_ns(), s.max_stamp_ns());
-        spans.push(hi.saturating_sub(lo));
-        for (k, &t) in s.stamps_ns.iter().enumerate() {
-            if let Some(o) = offsets.get_mut(k) {
-                o.push(t.saturating_sub(lo));
-            }
-        }
-        ages.push(s.emit_arrival_ns.saturating_sub(hi));
+    // One statistic at a time through one reused buffer (selection reorders it): the sets can
+    // number millions, and one vector per statistic held them all several times over.
+    let mut buf: Vec<i64> = Vec::with_capacity(outcome.sets.len());
+    let mut summary_of = |value: &dyn Fn(&crate::EmittedSet) -> Option<i64>| {
+        buf.clear();
+        buf.extend(outcome.sets.iter().filter_map(value));
+        NsSummary::of_in_place(&mut buf)
+    };
+    let span_ns = summary_of(&|s| Some(s.max_stamp_ns().saturating_sub(s.min_stamp_ns())));
+    let member_offset_ns = (0..n)
+        .map(|k| {
+            summary_of(&|s| {
+                s.stamps_ns
+                    .get(k)
+                    .map(|&t| t.saturating_sub(s.min_stamp_ns()))
+            })
+        })
+        .collect();
+    let emit_age_ns = summary_of(&|s| Some(s.emit_arrival_ns.saturating_sub(s.max_stamp_ns())));
+    let emit_wait_ns = summary_of(&|s| {
         let last_member = s
             .member_arrivals
             .iter()
             .filter_map(|&ai| arrivals.get(ai).map(|a| a.arrival_ns))
             .max()
             .unwrap_or(s.emit_arrival_ns);
-        waits.push(s.emit_arrival_ns.saturating_sub(last_member));
-    }
+        Some(s.emit_arrival_ns.saturating_sub(last_member))
+    });
     let _ = cfg;
     SyncReport {
         policy: outcome.policy,
@@ -96,10 +103,10 @@ pub fn summarize(cfg: &SyncConfig, arrivals: &[Arrival], outcome: &SyncOutcome) 
         match_rate: match_rate(outcome.sets.len(), &outcome.messages_per_topic),
         drops,
         drops_per_topic: per_topic,
-        span_ns: NsSummary::of(&spans),
-        member_offset_ns: offsets.iter().map(|o| NsSummary::of(o)).collect(),
-        emit_age_ns: NsSummary::of(&ages),
-        emit_wait_ns: NsSummary::of(&waits),
+        span_ns,
+        member_offset_ns,
+        emit_age_ns,
+        emit_wait_ns,
         occupancy: outcome.occupancy.clone(),
     }
 }

@@ -1,7 +1,7 @@
 //! Bookkeeping shared by the policy engines: message fates, emitted sets, occupancy.
 
 use crate::{
-    Arrival, DropReason, DroppedMessage, EmittedSet, Policy, QueueOccupancy, SyncConfig,
+    Arrival, DropReason, DroppedMessage, EmittedSet, PerMember, Policy, QueueOccupancy, SyncConfig,
     SyncOutcome, EPOCH_JUMP_NS,
 };
 
@@ -32,14 +32,19 @@ pub(crate) trait Engine {
     fn len(&self, topic: usize) -> usize;
 }
 
-pub(crate) struct Tracker {
+/// `sync_t` of a message rejected before entering the policy (no stamp or arrival time is
+/// i64::MIN: both come from unsigned or 32-bit-seconds fields).
+const NO_KEY: i64 = i64::MIN;
+
+/// Per-arrival state is kept to what the arrivals do not already hold (18 bytes a message):
+/// a copy of their topics and arrival times used to double it.
+pub(crate) struct Tracker<'a> {
     n: usize,
+    arrivals: &'a [Arrival],
     fate: Vec<Fate>,
-    /// Time used by the policy for each arrival (`None`: rejected before entering).
-    sync_t: Vec<Option<i64>>,
-    topic: Vec<usize>,
+    /// Time used by the policy for each arrival (`NO_KEY`: rejected before entering).
+    sync_t: Vec<i64>,
     index: Vec<usize>,
-    arrival_ns: Vec<i64>,
     counts: Vec<usize>,
     cur: usize,
     sets: Vec<EmittedSet>,
@@ -48,29 +53,30 @@ pub(crate) struct Tracker {
     n_samples: usize,
 }
 
-impl Tracker {
-    pub(crate) fn new(cfg: &SyncConfig, arrivals: &[Arrival]) -> Tracker {
+impl<'a> Tracker<'a> {
+    pub(crate) fn new(cfg: &SyncConfig, arrivals: &'a [Arrival]) -> Tracker<'a> {
         let n = cfg.n_topics;
         let mut counts = vec![0usize; n];
         let mut index = Vec::with_capacity(arrivals.len());
-        let mut topic = Vec::with_capacity(arrivals.len());
         let mut sync_t = Vec::with_capacity(arrivals.len());
         let mut fate = Vec::with_capacity(arrivals.len());
         for a in arrivals {
             index.push(counts[a.topic]);
             counts[a.topic] += 1;
-            topic.push(a.topic);
             let (t, f) = key_time(cfg, a);
-            sync_t.push(t);
-            fate.push(f);
+            sync_t.push(t.filter(|&t| t != NO_KEY).unwrap_or(NO_KEY));
+            fate.push(if t == Some(NO_KEY) {
+                Fate::Rejected(DropReason::InvalidStamp)
+            } else {
+                f
+            });
         }
         Tracker {
             n,
+            arrivals,
             fate,
             sync_t,
-            topic,
             index,
-            arrival_ns: arrivals.iter().map(|a| a.arrival_ns).collect(),
             counts,
             cur: 0,
             sets: Vec::new(),
@@ -80,10 +86,12 @@ impl Tracker {
         }
     }
 
-    pub(crate) fn run<E: Engine>(&mut self, arrivals: &[Arrival], e: &mut E) {
+    pub(crate) fn run<E: Engine>(&mut self, e: &mut E) {
+        let arrivals = self.arrivals;
         for (ai, a) in arrivals.iter().enumerate() {
             self.cur = ai;
-            if let Some(t) = self.sync_t[ai] {
+            let t = self.sync_t[ai];
+            if t != NO_KEY {
                 e.add(ai, a.topic, t, self);
             }
             for k in 0..self.n {
@@ -98,15 +106,15 @@ impl Tracker {
     /// Record a callback with the given member arrival indices (topic order).
     pub(crate) fn emit(&mut self, members: &[usize]) {
         let mut set = EmittedSet {
-            members: Vec::with_capacity(members.len()),
-            member_arrivals: members.to_vec(),
-            stamps_ns: Vec::with_capacity(members.len()),
+            members: PerMember::with_capacity(members.len()),
+            member_arrivals: PerMember::from_slice(members),
+            stamps_ns: PerMember::with_capacity(members.len()),
             emit_after_arrival: self.cur,
-            emit_arrival_ns: self.arrival_ns[self.cur],
+            emit_arrival_ns: self.arrivals[self.cur].arrival_ns,
         };
         for &ai in members {
             set.members.push(self.index[ai]);
-            set.stamps_ns.push(self.sync_t[ai].unwrap_or(0));
+            set.stamps_ns.push(self.key(ai).unwrap_or(0));
             // An emulator bug would show up as a non-pending member; keep the first fate.
             debug_assert_eq!(
                 self.fate[ai],
@@ -120,20 +128,25 @@ impl Tracker {
         self.sets.push(set);
     }
 
+    fn key(&self, ai: usize) -> Option<i64> {
+        Some(self.sync_t[ai]).filter(|&t| t != NO_KEY)
+    }
+
     pub(crate) fn remove(&mut self, ai: usize, why: Removal) {
         if self.fate[ai] == Fate::Pending {
             self.fate[ai] = Fate::Removed(why);
         }
     }
 
-    pub(crate) fn finish(self, cfg: &SyncConfig, arrivals: &[Arrival]) -> SyncOutcome {
+    pub(crate) fn finish(self, cfg: &SyncConfig) -> SyncOutcome {
+        let arrivals = self.arrivals;
         let any_empty = self.counts.contains(&0);
         // Per-topic history for order-dependent reasons, in arrival order.
         let mut max_before: Vec<Option<i64>> = vec![None; self.n];
         let mut drops = Vec::new();
         for (ai, arrival) in arrivals.iter().enumerate() {
-            let k = self.topic[ai];
-            let t = self.sync_t[ai];
+            let k = arrival.topic;
+            let t = self.key(ai);
             let prev_max = max_before[k];
             // Equal to the newest earlier stamp: a repeated stamp (cheap O(1) test; an equal
             // stamp further back counts as out of order).
