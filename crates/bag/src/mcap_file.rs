@@ -100,6 +100,30 @@ pub(crate) enum Bytes {
     Owned(Vec<u8>),
 }
 
+impl Bytes {
+    /// Drops the mapped pages of `[offset, offset + len)` from the process's resident set once
+    /// they have been read (they stay in the page cache). Without it a full scan's resident
+    /// memory grew by the whole bag's size, which users and cgroup limits count.
+    pub(crate) fn release(&self, offset: usize, len: usize) {
+        #[cfg(unix)]
+        if let Bytes::Map(m) = self {
+            // SAFETY: the map is a read-only shared file mapping: MADV_DONTNEED only makes the
+            // next access fault the same file pages back in; no slice sees different bytes.
+            // The range is clamped to the map.
+            let end = offset.saturating_add(len).min(m.len());
+            if offset < end {
+                let _ = unsafe {
+                    m.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        offset,
+                        end - offset,
+                    )
+                };
+            }
+        }
+    }
+}
+
 impl std::ops::Deref for Bytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {

@@ -536,6 +536,7 @@ where
             .loss(),
         );
     }
+    file.bytes.release(c.data_offset, c.data_len);
     warnings
 }
 

@@ -312,10 +312,12 @@ struct TimingRow {
     size: u32,
 }
 
+/// A buffered message keeps its CDR payload, decoded only when its row group is written: a
+/// decoded value tree is several times the payload's size, and the buffer holds two groups.
 struct MsgRow {
     publish: Option<i64>,
     stamp: Option<i64>,
-    value: Option<Value>,
+    payload: Box<[u8]>,
 }
 
 enum Table {
@@ -325,6 +327,8 @@ enum Table {
         cols: MessageColumns,
         schema: Option<MessageSchema>,
         axis: String,
+        /// The one topic of a message table.
+        topic: usize,
     },
 }
 
@@ -398,6 +402,7 @@ fn message_df(
     cols: &mut MessageColumns,
     axis: &str,
     rows: &[Row<MsgRow>],
+    values: &[Option<Value>],
 ) -> Result<DataFrame, Error> {
     let base = vec![
         (
@@ -420,7 +425,7 @@ fn message_df(
             },
         ),
     ];
-    let values: Vec<Option<&Value>> = rows.iter().map(|r| r.data.value.as_ref()).collect();
+    let values: Vec<Option<&Value>> = values.iter().map(Option::as_ref).collect();
     Ok(cols.frame(base, &values)?)
 }
 
@@ -490,6 +495,7 @@ fn run(
             cols,
             schema,
             axis: meta.axes[ti].clone(),
+            topic: ti,
         });
     }
 
@@ -499,7 +505,8 @@ fn run(
     }
     let cap_rows = o.row_group_rows.max(1);
     let cap_bytes = o.row_group_bytes.max(1);
-    let mut decode_errors: BTreeMap<usize, u64> = BTreeMap::new();
+    // Payloads are decoded when their row group is written (inside `flush`).
+    let decode_errors: std::sync::Mutex<BTreeMap<usize, u64>> = Default::default();
     let mut failed: Option<Error> = None;
     let mut seq = 0u64;
     let bag_name = plan.bag_name.as_str();
@@ -514,13 +521,48 @@ fn run(
                 timing_df(bag_name, o.bag_column, &meta, &rows)?
             }
             Table::Message {
-                buf, cols, axis, ..
+                buf,
+                cols,
+                axis,
+                schema,
+                topic,
             } => {
                 let rows = buf.take(all);
                 if rows.is_empty() {
                     return Ok(());
                 }
-                message_df(cols, axis, &rows)?
+                // Decoded value trees are several times the size of the columns built from
+                // them: decode and convert a few thousand rows at a time.
+                const PART: usize = 4096;
+                let decode = |part: &[Row<MsgRow>], count: bool| -> Vec<Option<Value>> {
+                    part.iter()
+                        .map(|r| {
+                            let s = schema.as_ref()?;
+                            bagscope_msg::decode(s, &r.data.payload)
+                                .map_err(|_| {
+                                    if let Ok(mut e) = decode_errors.lock() {
+                                        *e.entry(*topic).or_default() += u64::from(count);
+                                    }
+                                })
+                                .ok()
+                        })
+                        .collect()
+                };
+                if cols.widths_pending() {
+                    // The first row group fixes exploded widths over all its rows.
+                    for part in rows.chunks(PART) {
+                        let values = decode(part, false);
+                        let refs: Vec<Option<&Value>> = values.iter().map(Option::as_ref).collect();
+                        cols.observe_widths(&refs);
+                    }
+                    cols.fix_widths();
+                }
+                let mut parts = Vec::with_capacity(rows.len().div_ceil(PART));
+                for part in rows.chunks(PART) {
+                    let values = decode(part, true);
+                    parts.push(message_df(cols, axis, part, &values)?);
+                }
+                bagscope_frames::concat_rows(parts)?
             }
         };
         sink.write(df)?;
@@ -553,16 +595,6 @@ fn run(
                 buf.rows.len() >= 2 * cap_rows
             }
             Table::Message { buf, schema, .. } => {
-                let value = match schema {
-                    Some(s) => match bagscope_msg::decode(s, m.data) {
-                        Ok(v) => Some(v),
-                        Err(_) => {
-                            *decode_errors.entry(m.topic).or_default() += 1;
-                            None
-                        }
-                    },
-                    None => None,
-                };
                 buf.push(Row {
                     log_time_ns: m.log_time_ns,
                     seq,
@@ -570,7 +602,12 @@ fn run(
                     data: MsgRow {
                         publish: m.publish_time_ns,
                         stamp,
-                        value,
+                        // Without a schema nothing is decoded: keep no bytes either.
+                        payload: if schema.is_some() {
+                            m.data.into()
+                        } else {
+                            Box::default()
+                        },
                     },
                 });
                 buf.rows.len() >= 2 * cap_rows || buf.bytes >= 2 * cap_bytes
@@ -628,7 +665,7 @@ fn run(
         };
         let empty = match table {
             Table::Timing(_) => timing_df(bag_name, o.bag_column, &meta, &[])?,
-            Table::Message { cols, axis, .. } => message_df(cols, axis, &[])?,
+            Table::Message { cols, axis, .. } => message_df(cols, axis, &[], &[])?,
         };
         let columns = bagscope_frames::column_names(&empty);
         let (rows, df) = sink.finish(empty)?;
@@ -640,7 +677,7 @@ fn run(
             columns,
         });
     }
-    for (ti, n) in decode_errors {
+    for (ti, n) in decode_errors.into_inner().unwrap_or_default() {
         warnings.push(
             Warning::new(
                 "undecodable_message",

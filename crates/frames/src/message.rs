@@ -98,6 +98,9 @@ pub struct MessageColumns {
     text_nested: bool,
     /// Array elements dropped because an unbounded array was longer than its exploded width.
     pub truncated: u64,
+    /// Longest array seen so far per leaf, for widths still to be fixed (see
+    /// [`MessageColumns::observe_widths`]).
+    seen: Vec<usize>,
 }
 
 fn flatten(
@@ -183,6 +186,7 @@ impl MessageColumns {
             leaves,
             text_nested,
             truncated: 0,
+            seen: Vec::new(),
         })
     }
 
@@ -192,6 +196,7 @@ impl MessageColumns {
             leaves: Vec::new(),
             text_nested,
             truncated: 0,
+            seen: Vec::new(),
         }
     }
 
@@ -214,6 +219,39 @@ impl MessageColumns {
         }
         columns.extend(self.columns(rows)?);
         Ok(DataFrame::new(height, columns)?)
+    }
+
+    /// Whether an exploded column still waits for its width (fixed by the first row group).
+    pub fn widths_pending(&self) -> bool {
+        self.leaves
+            .iter()
+            .any(|l| matches!(l.kind, Kind::Explode { width: None, .. }))
+    }
+
+    /// Records the longest array of each exploded column among `rows`, so that a first row
+    /// group built in several parts gets the width of the whole group: call it on every part,
+    /// then [`MessageColumns::fix_widths`], then build the parts.
+    pub fn observe_widths(&mut self, rows: &[Option<&Value>]) {
+        self.seen.resize(self.leaves.len(), 0);
+        for (l, seen) in self.leaves.iter().zip(self.seen.iter_mut()) {
+            if matches!(l.kind, Kind::Explode { width: None, .. }) {
+                for r in rows.iter().flatten() {
+                    if let Some(c) = at(r, &l.path) {
+                        *seen = (*seen).max(elem_count(c));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Fixes every pending width to what [`MessageColumns::observe_widths`] saw.
+    pub fn fix_widths(&mut self) {
+        self.seen.resize(self.leaves.len(), 0);
+        for (l, &seen) in self.leaves.iter_mut().zip(&self.seen) {
+            if let Kind::Explode { width, .. } = &mut l.kind {
+                width.get_or_insert(seen);
+            }
+        }
     }
 
     /// Names of the columns (exploded ones as `name_i` once their width is known).
