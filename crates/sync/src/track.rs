@@ -143,7 +143,10 @@ impl<'a> Tracker<'a> {
         let any_empty = self.counts.contains(&0);
         // Per-topic history for order-dependent reasons, in arrival order.
         let mut max_before: Vec<Option<i64>> = vec![None; self.n];
-        let mut drops = Vec::new();
+        // Per topic, drops come in arrival order, which is index order: collecting them per
+        // topic and concatenating gives the (topic, index) order without sorting a million
+        // records (that sort was a third of `exact`'s time when most messages drop).
+        let mut per_topic: Vec<Vec<DroppedMessage>> = (0..self.n).map(|_| Vec::new()).collect();
         for (ai, arrival) in arrivals.iter().enumerate() {
             let k = arrival.topic;
             let t = self.key(ai);
@@ -192,7 +195,7 @@ impl<'a> Tracker<'a> {
                 _ if any_empty => DropReason::TopicEmpty,
                 _ => reason,
             };
-            drops.push(DroppedMessage {
+            per_topic[k].push(DroppedMessage {
                 topic: k,
                 index: self.index[ai],
                 arrival_index: ai,
@@ -200,7 +203,13 @@ impl<'a> Tracker<'a> {
                 reason,
             });
         }
-        drops.sort_by_key(|d| (d.topic, d.index));
+        let mut drops = Vec::with_capacity(per_topic.iter().map(Vec::len).sum());
+        for v in per_topic {
+            drops.extend(v);
+        }
+        debug_assert!(drops
+            .windows(2)
+            .all(|w| (w[0].topic, w[0].index) < (w[1].topic, w[1].index)));
         let occupancy = (0..self.n)
             .map(|k| QueueOccupancy {
                 topic: k,
