@@ -243,59 +243,29 @@ impl LinearFit {
 
     /// Least squares over (x, y) pairs. `None` with fewer than two points or no spread in x.
     pub fn fit(xs: &[i64], ys: &[i64]) -> Option<LinearFit> {
-        let n = xs.len().min(ys.len());
-        if n < 2 {
-            return None;
-        }
-        let x0 = xs[0];
-        let y0 = ys[0];
-        let (mut sx, mut sy, mut sxx, mut sxy) = (0.0, 0.0, 0.0, 0.0);
-        for i in 0..n {
-            let x = (xs[i] - x0) as f64;
-            let y = (ys[i] - y0) as f64;
-            sx += x;
-            sy += y;
-            sxx += x * x;
-            sxy += x * y;
-        }
-        let nf = n as f64;
-        let den = nf * sxx - sx * sx;
-        if den.abs() < f64::EPSILON {
-            return None;
-        }
-        let slope = (nf * sxy - sx * sy) / den;
-        let icpt = (sy - slope * sx) / nf;
-        let mut ss = 0.0;
-        for i in 0..n {
-            let r = (ys[i] - y0) as f64 - (icpt + slope * (xs[i] - x0) as f64);
-            ss += r * r;
-        }
-        Some(LinearFit {
-            slope,
-            y_at_x0: y0 as f64 + icpt,
-            x0,
-            residual_rms: (ss / nf).sqrt(),
-            n,
-        })
+        Self::fit_where(xs, ys, |_| true)
     }
 
     /// [`LinearFit::fit`] over the points where `keep` is true (x and y shifted by the first
     /// kept point): the same numbers as fitting the compacted points, without copying them.
     pub fn fit_masked(xs: &[i64], ys: &[i64], keep: &[bool]) -> Option<LinearFit> {
-        let n = xs.len().min(ys.len()).min(keep.len());
-        let first = (0..n).find(|&i| keep[i])?;
+        let n = keep.len();
+        Self::fit_where(xs, ys, |i| i < n && keep[i])
+    }
+
+    fn fit_where(xs: &[i64], ys: &[i64], keep: impl Fn(usize) -> bool) -> Option<LinearFit> {
+        let n = xs.len().min(ys.len());
+        let first = (0..n).find(|&i| keep(i))?;
         let (x0, y0) = (xs[first], ys[first]);
         let (mut k, mut sx, mut sy, mut sxx, mut sxy) = (0usize, 0.0, 0.0, 0.0, 0.0);
-        for i in first..n {
-            if keep[i] {
-                let x = (xs[i] - x0) as f64;
-                let y = (ys[i] - y0) as f64;
-                k += 1;
-                sx += x;
-                sy += y;
-                sxx += x * x;
-                sxy += x * y;
-            }
+        for i in (first..n).filter(|&i| keep(i)) {
+            let x = (xs[i] - x0) as f64;
+            let y = (ys[i] - y0) as f64;
+            k += 1;
+            sx += x;
+            sy += y;
+            sxx += x * x;
+            sxy += x * y;
         }
         if k < 2 {
             return None;
@@ -308,11 +278,9 @@ impl LinearFit {
         let slope = (nf * sxy - sx * sy) / den;
         let icpt = (sy - slope * sx) / nf;
         let mut ss = 0.0;
-        for i in first..n {
-            if keep[i] {
-                let r = (ys[i] - y0) as f64 - (icpt + slope * (xs[i] - x0) as f64);
-                ss += r * r;
-            }
+        for i in (first..n).filter(|&i| keep(i)) {
+            let r = (ys[i] - y0) as f64 - (icpt + slope * (xs[i] - x0) as f64);
+            ss += r * r;
         }
         Some(LinearFit {
             slope,
