@@ -294,3 +294,89 @@ fn clocks_on_real_corpus_bags_agree_with_manifest() {
     let v = json(ros2.join("amber/tests/rosbag/soccer_goal/soccer_goal_12.mcap"));
     assert_eq!(topic(&v, "/camera/image_raw")["axis"], "sim");
 }
+
+/// `info --fast` (counts, first / last times and rates from the index records' headers and the
+/// few chunks that can hold each topic's extremes) must give exactly what the full read of
+/// every log time gives, or fall back to that read.
+#[test]
+fn info_fast_agrees_with_the_full_read() {
+    let mut bags: Vec<PathBuf> = std::fs::read_dir(root().join("bags"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    if let Some(s) = shared_bags() {
+        bags.extend(
+            std::fs::read_dir(&s)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.is_dir() || p.extension().is_some_and(|x| x == "mcap")),
+        );
+    }
+    // A chunk whose header claims a time range its own messages fall outside of: the fast
+    // path cannot prune soundly and must fall back.
+    let dir = tempdir("fastinfo");
+    let src = root().join("bags/arm_split/arm_split.mcap");
+    let mut bytes = std::fs::read(&src).unwrap();
+    let mut pos = 8usize;
+    while pos + 9 <= bytes.len() {
+        let op = bytes[pos];
+        let len = u64::from_le_bytes(bytes[pos + 1..pos + 9].try_into().unwrap()) as usize;
+        if op == 0x06 {
+            // message_start_time: the first field of the chunk record.
+            bytes[pos + 9..pos + 17].copy_from_slice(&u64::MAX.to_le_bytes()[..8]);
+            break;
+        }
+        pos += 9 + len;
+    }
+    let bad = dir.join("bad_chunk_times.mcap");
+    std::fs::write(&bad, &bytes).unwrap();
+    bags.push(bad.clone());
+    bags.sort();
+
+    let json = |args: &[&str]| -> serde_json::Value {
+        let (code, out, err) = run(args);
+        assert!(code == 0 || code == 3, "{args:?}: exit {code}: {err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let mut fast_used = 0;
+    for b in &bags {
+        let p = b.to_str().unwrap();
+        let full = json(&["info", p, "--json"]);
+        let fast = json(&["info", p, "--fast", "--json"]);
+        if fast["cadence"] == false {
+            fast_used += 1;
+        }
+        if b == &bad {
+            assert_eq!(
+                fast["cadence"], true,
+                "inconsistent chunk times must fall back"
+            );
+        }
+        for k in ["message_count", "start_ns", "end_ns", "duration_ns"] {
+            assert_eq!(full[k], fast[k], "{p}: {k}");
+        }
+        let (ft, st) = (
+            full["topics"].as_array().unwrap(),
+            fast["topics"].as_array().unwrap(),
+        );
+        assert_eq!(ft.len(), st.len(), "{p}");
+        for (a, f) in ft.iter().zip(st) {
+            for k in [
+                "topic",
+                "count",
+                "first_log_time_ns",
+                "last_log_time_ns",
+                "rate_hz",
+            ] {
+                assert_eq!(a[k], f[k], "{p} {}: {k}", a["topic"]);
+            }
+        }
+    }
+    assert!(
+        fast_used >= 4,
+        "the fast path answered only {fast_used} of {} bags",
+        bags.len()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

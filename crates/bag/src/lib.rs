@@ -21,7 +21,7 @@ pub use db3::{Db3File, TopicAggregate};
 pub use error::{BagError, Result, Warning};
 pub use mcap_file::{ChannelRec, Compression, McapFile, SchemaRec};
 pub use metadata::Rosbag2Metadata;
-pub use scan::{Item, RawMessage};
+pub use scan::{Item, RawMessage, TopicSpan};
 
 /// A topic of the bag, merged over all its files (same name and type).
 #[derive(Debug, Clone, serde::Serialize)]
@@ -478,14 +478,7 @@ impl Bag {
             }
             return (v.into_iter().map(|p| vec![p]).collect(), scan.warnings);
         }
-        let ct = |fi: usize, ch: u16| self.channel_topic.get(fi).and_then(|m| m.get(&ch)).copied();
-        let plan = scan::ScanPlan {
-            topics: &wanted,
-            channel_topic: &ct,
-            needs_payload: true,
-            message_compression: self.message_compression,
-            stop: None,
-        };
+        let plan = self.plan(&wanted, true, None);
         let (v, mut warnings) =
             scan::scan_files_by_topic(&self.files, &plan, self.topics.len(), &f);
         warnings.sort();
@@ -499,6 +492,37 @@ impl Bag {
         self.scan_impl(topics, false, |_| ())
     }
 
+    /// What a scan of the wanted topics reads (one definition for every kind of scan).
+    fn plan<'p>(
+        &'p self,
+        wanted: &'p [bool],
+        needs_payload: bool,
+        stop: Option<&'p std::sync::atomic::AtomicBool>,
+    ) -> scan::ScanPlan<'p> {
+        scan::ScanPlan {
+            topics: wanted,
+            channel_topic: &self.channel_topic,
+            needs_payload,
+            message_compression: self.message_compression,
+            stop,
+        }
+    }
+
+    /// Count and first / last log time of each wanted topic (indexed by topic), from the message
+    /// index records without reading their every entry: work grows with the number of chunks,
+    /// not of messages. `None` when the bag cannot answer that way (sqlite3 storage, messages
+    /// outside chunks, missing or incomplete indexes, inconsistent chunk time ranges): use
+    /// [`Bag::topic_log_times`] then.
+    pub fn topic_spans(&self, topics: &[bool]) -> Option<Vec<TopicSpan>> {
+        if !self.db3_files.is_empty() {
+            return None;
+        }
+        let mut wanted = topics.to_vec();
+        wanted.resize(self.topics.len(), false);
+        let plan = self.plan(&wanted, false, None);
+        scan::index_spans(&self.files, &plan, self.topics.len())
+    }
+
     /// Log times of each wanted topic (indexed by topic; unwanted topics empty), each in
     /// log-time order, and the warnings of the read. From the message indexes alone (8 bytes
     /// per message, no chunk decompressed, no per-message records) when they are complete;
@@ -507,15 +531,7 @@ impl Bag {
         let mut wanted = topics.to_vec();
         wanted.resize(self.topics.len(), false);
         if self.db3_files.is_empty() {
-            let ct =
-                |fi: usize, ch: u16| self.channel_topic.get(fi).and_then(|m| m.get(&ch)).copied();
-            let plan = scan::ScanPlan {
-                topics: &wanted,
-                channel_topic: &ct,
-                needs_payload: false,
-                message_compression: self.message_compression,
-                stop: None,
-            };
+            let plan = self.plan(&wanted, false, None);
             if let Some(v) = scan::index_log_times(&self.files, &plan, self.topics.len()) {
                 return (v, Vec::new());
             }
@@ -546,14 +562,7 @@ impl Bag {
             });
             return Scan { items, warnings };
         }
-        let ct = |fi: usize, ch: u16| self.channel_topic.get(fi).and_then(|m| m.get(&ch)).copied();
-        let plan = scan::ScanPlan {
-            topics: &wanted,
-            channel_topic: &ct,
-            needs_payload,
-            message_compression: self.message_compression,
-            stop: None,
-        };
+        let plan = self.plan(&wanted, needs_payload, None);
         let out = scan::scan_files(&self.files, &plan, &f);
         let mut warnings = out.warnings;
         warnings.sort();
@@ -596,14 +605,7 @@ impl Bag {
                 }
             });
         }
-        let ct = |fi: usize, ch: u16| self.channel_topic.get(fi).and_then(|m| m.get(&ch)).copied();
-        let plan = scan::ScanPlan {
-            topics: &wanted,
-            channel_topic: &ct,
-            needs_payload: true,
-            message_compression: self.message_compression,
-            stop: Some(stop),
-        };
+        let plan = self.plan(&wanted, true, Some(stop));
         // The walk is sequential; the mutex only satisfies the scanner's `Fn + Sync` bound.
         let f = std::sync::Mutex::new(f);
         let mut warnings = scan::visit_files(&self.files, &plan, &|m| {

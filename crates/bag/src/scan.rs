@@ -162,20 +162,27 @@ fn message_header(body: &[u8]) -> Option<(u16, u32, u64, u64)> {
     ))
 }
 
-fn to_ns(t: u64) -> i64 {
+pub(crate) fn to_ns(t: u64) -> i64 {
     i64::try_from(t).unwrap_or(i64::MAX)
 }
 
 /// What a scan should read. `topics[i]` says whether topic `i` of the bag is wanted.
 pub(crate) struct ScanPlan<'p> {
     pub topics: &'p [bool],
-    /// Map from (file index, channel id) to bag topic index.
-    pub channel_topic: &'p (dyn Fn(usize, u16) -> Option<usize> + Sync),
+    /// Per file, channel id to bag topic index.
+    pub channel_topic: &'p [std::collections::BTreeMap<u16, usize>],
     /// When false, message indexes are used instead of decompressing where they are complete.
     pub needs_payload: bool,
     pub message_compression: bool,
     /// Checked between chunks by sequential walks: set it to end the walk early.
     pub stop: Option<&'p std::sync::atomic::AtomicBool>,
+}
+
+impl ScanPlan<'_> {
+    /// The bag topic of channel `ch` of file `fi`, if defined.
+    pub fn topic_of(&self, fi: usize, ch: u16) -> Option<usize> {
+        self.channel_topic.get(fi).and_then(|m| m.get(&ch)).copied()
+    }
 }
 
 thread_local! {
@@ -251,7 +258,8 @@ fn plan_jobs(files: &[McapFile], plan: &ScanPlan<'_>) -> Vec<Job> {
         for (ci, c) in file.chunks.iter().enumerate() {
             if c.indexes_complete
                 && !c.indexes.iter().any(|ix| {
-                    (plan.channel_topic)(fi, ix.channel_id).is_some_and(|t| plan.topics[t])
+                    plan.topic_of(fi, ix.channel_id)
+                        .is_some_and(|t| plan.topics[t])
                 })
             {
                 continue;
@@ -361,7 +369,7 @@ where
     let name = file.path.display().to_string();
     if !plan.needs_payload && c.indexes_complete {
         for ix in &c.indexes {
-            let Some(topic) = (plan.channel_topic)(fi, ix.channel_id) else {
+            let Some(topic) = plan.topic_of(fi, ix.channel_id) else {
                 continue;
             };
             if !plan.topics[topic] {
@@ -441,7 +449,7 @@ where
         let Some((ch, seq, log, publ)) = message_header(body) else {
             return;
         };
-        let Some(topic) = (plan.channel_topic)(fi, ch) else {
+        let Some(topic) = plan.topic_of(fi, ch) else {
             unknown += 1;
             return;
         };
@@ -559,7 +567,7 @@ where
         let Some((ch, seq, log, publ)) = message_header(body) else {
             continue;
         };
-        let Some(topic) = (plan.channel_topic)(fi, ch) else {
+        let Some(topic) = plan.topic_of(fi, ch) else {
             unknown += 1;
             continue;
         };
@@ -641,7 +649,7 @@ pub(crate) fn index_log_times(
     // allocated once: cheaper than per-chunk vectors, whose page faults cost more than the
     // copying itself.
     let entries = |fi: usize, ix: &crate::mcap_file::IndexLoc| -> Option<(usize, &[u8])> {
-        let topic = (plan.channel_topic)(fi, ix.channel_id)?;
+        let topic = plan.topic_of(fi, ix.channel_id)?;
         if !plan.topics[topic] {
             return None;
         }
@@ -668,11 +676,7 @@ pub(crate) fn index_log_times(
         if let Job::Chunk(fi, ci) = *job {
             for ix in &files[fi].chunks[ci].indexes {
                 if let Some((t, e)) = entries(fi, ix) {
-                    per_topic[t].extend(e.chunks_exact(16).map(|e| {
-                        let mut b = [0u8; 8];
-                        b.copy_from_slice(&e[..8]);
-                        to_ns(u64::from_le_bytes(b))
-                    }));
+                    per_topic[t].extend(entry_times(e));
                 }
             }
         }
@@ -692,6 +696,104 @@ pub(crate) type ByTopic<T> = Vec<Vec<Vec<(i64, T)>>>;
 /// [`scan_files`] that keeps each topic's results apart, compactly: every chunk's records are
 /// split by topic as soon as the chunk is read (dropping the per-record offset and topic), and
 /// handed back as those pieces. Memory is about `size_of::<(i64, T)>()` per message.
+/// Log times of a message index record's entries ((log time, offset) pairs of 16 bytes).
+fn entry_times(e: &[u8]) -> impl Iterator<Item = i64> + '_ {
+    e.chunks_exact(16).map(|e| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&e[..8]);
+        to_ns(u64::from_le_bytes(b))
+    })
+}
+
+/// Per-topic message count and first / last log time, from the message index records alone:
+/// counts from their lengths, first and last from the entries of only the few chunks that can
+/// hold a topic's extremes (chunks visited in order of their header's start (end) time, until
+/// one starts after (ends before) the best time found). Work grows with the number of chunks,
+/// not of messages. `None` when an index is missing or incomplete, or a chunk's header time
+/// range is not confirmed by the summary or does not contain the entries read (the pruning
+/// would not be sound).
+pub(crate) fn index_spans(
+    files: &[McapFile],
+    plan: &ScanPlan<'_>,
+    n_topics: usize,
+) -> Option<Vec<TopicSpan>> {
+    let jobs = plan_jobs(files, plan);
+    // (chunk start, chunk end, entries) of every wanted (chunk, channel) record, per topic.
+    let mut recs: Vec<Vec<(i64, i64, &[u8])>> = (0..n_topics).map(|_| Vec::new()).collect();
+    for job in &jobs {
+        let Job::Chunk(fi, ci) = *job else {
+            return None;
+        };
+        let c = &files[fi].chunks[ci];
+        // The pruning below trusts each chunk's header time range: only when the summary's
+        // Chunk Index says the same (a corrupted copy shows as a mismatch).
+        let confirmed = files[fi].summary_chunk_times.get(&c.record_offset)
+            == Some(&(c.message_start_ns, c.message_end_ns));
+        if !c.indexes_complete || !confirmed || c.message_start_ns > c.message_end_ns {
+            return None;
+        }
+        for ix in &c.indexes {
+            let Some(topic) = plan.topic_of(fi, ix.channel_id) else {
+                continue;
+            };
+            if !plan.topics.get(topic).copied().unwrap_or(false) {
+                continue;
+            }
+            let body = ix
+                .body_offset
+                .checked_add(ix.body_len)
+                .and_then(|end| files[fi].bytes.get(ix.body_offset..end))?;
+            let n = (u32_at(body, 2).unwrap_or(0) as usize / 16).min(body.len() / 16);
+            let entries = body.get(6..6 + 16 * n).unwrap_or(&[]);
+            recs[topic].push((c.message_start_ns, c.message_end_ns, entries));
+        }
+    }
+    let mut out = Vec::with_capacity(n_topics);
+    for mut r in recs {
+        let count: u64 = r.iter().map(|(_, _, e)| (e.len() / 16) as u64).sum();
+        let mut first: Option<i64> = None;
+        r.sort_by_key(|&(start, _, _)| start);
+        for &(start, end, e) in &r {
+            if first.is_some_and(|f| start >= f) {
+                break;
+            }
+            for t in entry_times(e) {
+                if t < start || t > end {
+                    return None;
+                }
+                first = Some(first.map_or(t, |f| f.min(t)));
+            }
+        }
+        let mut last: Option<i64> = None;
+        r.sort_by_key(|&(_, end, _)| std::cmp::Reverse(end));
+        for &(start, end, e) in &r {
+            if last.is_some_and(|l| end <= l) {
+                break;
+            }
+            for t in entry_times(e) {
+                if t < start || t > end {
+                    return None;
+                }
+                last = Some(last.map_or(t, |l| l.max(t)));
+            }
+        }
+        out.push(TopicSpan {
+            count,
+            first_log_time_ns: first,
+            last_log_time_ns: last,
+        });
+    }
+    Some(out)
+}
+
+/// What [`index_spans`] gives per topic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TopicSpan {
+    pub count: u64,
+    pub first_log_time_ns: Option<i64>,
+    pub last_log_time_ns: Option<i64>,
+}
+
 pub(crate) fn scan_files_by_topic<T, F>(
     files: &[McapFile],
     plan: &ScanPlan<'_>,

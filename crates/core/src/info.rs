@@ -51,6 +51,9 @@ pub struct InfoReport {
     pub end_time: String,
     /// True when per-topic times came from message indexes without decompressing chunks.
     pub from_index: bool,
+    /// True when every message's log time was read, so median periods and largest gaps are
+    /// given; false with `--fast` (counts, first and last from the index records only).
+    pub cadence: bool,
     pub topics: Vec<TopicInfo>,
     pub warnings: Vec<Warning>,
 }
@@ -68,11 +71,81 @@ fn late_threshold_ns(duration_ns: i64) -> i64 {
     (duration_ns / 10).max(1_000_000_000)
 }
 
+/// How much `info` reads.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InfoOptions {
+    /// Only what the summary and the message index records give without reading each entry
+    /// (counts, first and last log time, rate): work grows with chunks, not messages. No
+    /// median period or gaps. Falls back to the full read where the indexes cannot answer.
+    pub fast: bool,
+}
+
+/// A topic's arrival facts, whichever way they were read.
+struct Cadence {
+    count: u64,
+    first: Option<i64>,
+    last: Option<i64>,
+    median_period_ns: Option<i64>,
+    largest_gap: Option<(i64, i64)>,
+}
+
+impl Cadence {
+    /// From sorted log times, which become the periods in place (no second vector).
+    fn of_times(times: &mut Vec<i64>) -> Cadence {
+        let (first, last) = (times.first().copied(), times.last().copied());
+        let largest_gap = times
+            .windows(2)
+            .enumerate()
+            .map(|(i, w)| (w[1] - w[0], i))
+            .max_by_key(|(p, i)| (*p, std::cmp::Reverse(*i)))
+            .map(|(p, i)| (p, times[i + 1]));
+        let count = times.len() as u64;
+        for i in 1..times.len() {
+            times[i - 1] = times[i] - times[i - 1];
+        }
+        times.pop();
+        Cadence {
+            count,
+            first,
+            last,
+            median_period_ns: bagscope_stats::median_in_place(times),
+            largest_gap,
+        }
+    }
+}
+
 pub fn info(path: &std::path::Path) -> Result<InfoReport, Error> {
+    info_with(path, &InfoOptions::default())
+}
+
+pub fn info_with(path: &std::path::Path, o: &InfoOptions) -> Result<InfoReport, Error> {
     let bag = Bag::open(path)?;
-    let (mut per_topic, scan_warnings) = bag.topic_log_times(&bag.all_topics());
-    // Before the per-topic loop turns each topic's times into its periods (one fewer).
-    let message_count: u64 = per_topic.iter().map(|t| t.len() as u64).sum();
+    let spans = if o.fast {
+        bag.topic_spans(&bag.all_topics())
+    } else {
+        None
+    };
+    let cadence = spans.is_none();
+    let (per_topic, scan_warnings): (Vec<Cadence>, Vec<Warning>) = match spans {
+        Some(spans) => (
+            spans
+                .into_iter()
+                .map(|s| Cadence {
+                    count: s.count,
+                    first: s.first_log_time_ns,
+                    last: s.last_log_time_ns,
+                    median_period_ns: None,
+                    largest_gap: None,
+                })
+                .collect(),
+            Vec::new(),
+        ),
+        None => {
+            let (mut times, w) = bag.topic_log_times(&bag.all_topics());
+            (times.iter_mut().map(Cadence::of_times).collect(), w)
+        }
+    };
+    let message_count: u64 = per_topic.iter().map(|t| t.count).sum();
     let from_index = bag
         .files
         .iter()
@@ -81,44 +154,20 @@ pub fn info(path: &std::path::Path) -> Result<InfoReport, Error> {
     let mut warnings = bag.open_warnings();
     warnings.extend(scan_warnings);
 
-    // Each topic's times are sorted: its first and last are its extremes.
-    let start_ns = per_topic
-        .iter()
-        .filter_map(|t| t.first())
-        .min()
-        .copied()
-        .unwrap_or(0);
-    let end_ns = per_topic
-        .iter()
-        .filter_map(|t| t.last())
-        .max()
-        .copied()
-        .unwrap_or(0);
+    let start_ns = per_topic.iter().filter_map(|t| t.first).min().unwrap_or(0);
+    let end_ns = per_topic.iter().filter_map(|t| t.last).max().unwrap_or(0);
     let duration_ns = end_ns - start_ns;
     let mut topics = Vec::new();
     for (ti, t) in bag.topics.iter().enumerate() {
         // Rates and gaps are about arrival cadence: sorted log times (sorted by the read).
-        let times = &mut per_topic[ti];
-        let count = times.len() as u64;
-        let (first, last) = (times.first().copied(), times.last().copied());
+        let c = &per_topic[ti];
+        let (count, first, last) = (c.count, c.first, c.last);
         let span = match (first, last) {
             (Some(a), Some(b)) => b - a,
             _ => 0,
         };
         let rate_hz = (count >= 2 && span > 0).then(|| (count - 1) as f64 / (span as f64 / 1e9));
-        let (largest_gap_ns, largest_gap_end_ns) = times
-            .windows(2)
-            .enumerate()
-            .map(|(i, w)| (w[1] - w[0], i))
-            .max_by_key(|(p, i)| (*p, std::cmp::Reverse(*i)))
-            .map(|(p, i)| (Some(p), Some(times[i + 1])))
-            .unwrap_or((None, None));
-        // The times become the periods in place (no second vector of a million entries).
-        for i in 1..times.len() {
-            times[i - 1] = times[i] - times[i - 1];
-        }
-        times.pop();
-        let periods = times;
+        let (largest_gap_ns, largest_gap_end_ns) = c.largest_gap.unzip();
         if count == 0 {
             warnings.push(
                 Warning::new("zero_count_topic", "topic is declared but has no messages")
@@ -172,7 +221,7 @@ pub fn info(path: &std::path::Path) -> Result<InfoReport, Error> {
             rate_hz,
             first_log_time_ns: first,
             last_log_time_ns: last,
-            median_period_ns: bagscope_stats::median_in_place(periods),
+            median_period_ns: c.median_period_ns,
             largest_gap_ns,
             largest_gap_end_ns,
             metadata_count: t.metadata_count,
@@ -245,6 +294,7 @@ pub fn info(path: &std::path::Path) -> Result<InfoReport, Error> {
         start_time: human_ns(start_ns),
         end_time: human_ns(end_ns),
         from_index,
+        cadence,
         topics,
         warnings,
     })

@@ -1,6 +1,6 @@
 use std::path::PathBuf;
 
-use bagscope_core::info::{info, InfoReport};
+use bagscope_core::info::{info_with, InfoOptions, InfoReport};
 use bagscope_core::timefmt::secs;
 
 use crate::render::{self, opt_f, opt_ms, table};
@@ -9,13 +9,18 @@ use crate::render::{self, opt_f, opt_ms, table};
 pub struct Args {
     /// A rosbag2 folder (mcap or sqlite3 storage), a folder of .mcap files, or one .mcap / .db3 file.
     pub bag: PathBuf,
+    /// Read only the summary and the message index records' headers (plus the entries of the
+    /// few chunks that hold each topic's first and last message): counts, first / last time and
+    /// rate in time that grows with chunks, not messages. Median periods and gaps are left out.
+    #[arg(long)]
+    pub fast: bool,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
-    let r = info(&a.bag)?;
+    let r = info_with(&a.bag, &InfoOptions { fast: a.fast })?;
     if a.json {
         render::json(&r)?;
     } else {
@@ -68,6 +73,9 @@ fn text(r: &InfoReport) -> String {
         ]);
     }
     s.push_str(&table(&rows));
+    if !r.cadence {
+        s.push_str("(--fast: periods and gaps not computed)\n");
+    }
     if !r.warnings.is_empty() {
         s.push('\n');
         s.push_str(&render::warnings(&r.warnings));
