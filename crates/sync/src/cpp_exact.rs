@@ -5,7 +5,7 @@ use crate::{SyncConfig, MAX_TOPICS};
 
 /// Fixed-size slots: no allocation per pending stamp.
 type Slots = [Option<usize>; MAX_TOPICS];
-use std::collections::BTreeMap;
+use crate::sorted::SortedQueue;
 
 pub(crate) struct CppExact {
     n: usize,
@@ -13,7 +13,7 @@ pub(crate) struct CppExact {
     queue_size: usize,
     /// Pending stamps, each to its slots in `slab`: the map's nodes then move 16-byte entries
     /// instead of 144-byte slot arrays (that moving was a third of the policy's time).
-    tuples: BTreeMap<i64, u32>,
+    tuples: SortedQueue<u32>,
     slab: Vec<Slots>,
     free: Vec<u32>,
     per_topic: Vec<usize>,
@@ -24,7 +24,7 @@ impl CppExact {
         CppExact {
             n: cfg.n_topics,
             queue_size: cfg.queue_size,
-            tuples: BTreeMap::new(),
+            tuples: SortedQueue::default(),
             slab: Vec::new(),
             free: Vec::new(),
             per_topic: vec![0; cfg.n_topics],
@@ -33,7 +33,7 @@ impl CppExact {
 
     /// Slots for stamp `t`, created empty when new.
     fn slot_of(&mut self, t: i64) -> u32 {
-        if let Some(&k) = self.tuples.get(&t) {
+        if let Some(&mut k) = self.tuples.get_mut(t) {
             return k;
         }
         let k = match self.free.pop() {
@@ -79,17 +79,13 @@ impl Engine for CppExact {
                 *a = s.unwrap_or(0);
             }
             tr.emit(&ais[..n]);
-            self.tuples.remove(&t);
+            self.tuples.remove(t);
             self.free.push(k);
             for c in self.per_topic.iter_mut() {
                 *c -= 1;
             }
             // clearOldTuples: every key <= last_signal_time goes to the drop callback.
-            while let Some(e) = self.tuples.first_entry() {
-                if *e.key() > t {
-                    break;
-                }
-                let k = e.remove();
+            while let Some((_, k)) = self.tuples.pop_below(t) {
                 self.drop_tuple(k, Removal::Purged, tr);
             }
         }

@@ -25,6 +25,7 @@ mod py_approx;
 mod py_exact;
 mod recommend;
 mod report;
+mod sorted;
 mod track;
 
 use serde::Serialize;

@@ -1,14 +1,14 @@
 //! Python `TimeSynchronizer` (SPEC §4), current and legacy purge behaviour.
 
+use crate::sorted::SortedQueue;
 use crate::track::{Engine, Removal, Tracker};
 use crate::SyncConfig;
-use std::collections::BTreeMap;
 
 pub(crate) struct PyExact {
     legacy: bool,
     queue_size: usize,
     /// One dict per topic, keyed by stamp (insertion order is irrelevant here).
-    queues: Vec<BTreeMap<i64, usize>>,
+    queues: Vec<SortedQueue<usize>>,
 }
 
 impl PyExact {
@@ -16,7 +16,7 @@ impl PyExact {
         PyExact {
             legacy,
             queue_size: cfg.queue_size,
-            queues: vec![BTreeMap::new(); cfg.n_topics],
+            queues: (0..cfg.n_topics).map(|_| SortedQueue::default()).collect(),
         }
     }
 }
@@ -33,19 +33,22 @@ impl Engine for PyExact {
         }
         // Only the key just added can have become common (earlier common keys were emitted at
         // once), so the intersection of all key sets is {t} or empty.
-        if !self.queues.iter().all(|q| q.contains_key(&t)) {
+        if !self.queues.iter().all(|q| q.contains(t)) {
             return;
         }
-        let ais: Vec<usize> = self
-            .queues
-            .iter_mut()
-            .filter_map(|q| q.remove(&t))
-            .collect();
-        tr.emit(&ais);
+        let mut ais = [0usize; crate::MAX_TOPICS];
+        let mut n = 0;
+        for q in self.queues.iter_mut() {
+            if let Some(a) = q.remove(t) {
+                ais[n] = a;
+                n += 1;
+            }
+        }
+        tr.emit(&ais[..n]);
         if !self.legacy {
+            // Every older stamp is purged, oldest first, topic by topic.
             for q in self.queues.iter_mut() {
-                let newer = q.split_off(&t);
-                for (_, old) in std::mem::replace(q, newer) {
+                while let Some((_, old)) = q.pop_below(t) {
                     tr.remove(old, Removal::Purged);
                 }
             }
