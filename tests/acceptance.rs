@@ -295,9 +295,9 @@ fn clocks_on_real_corpus_bags_agree_with_manifest() {
     assert_eq!(topic(&v, "/camera/image_raw")["axis"], "sim");
 }
 
-/// `info --fast` (counts, first / last times and rates from the index records' headers and the
-/// few chunks that can hold each topic's extremes) must give exactly what the full read of
-/// every log time gives, or fall back to that read.
+/// `info --fast` (from the summary alone, or from the index records' headers and the few chunks
+/// that can hold each topic's extremes) must give exactly what the full read of every log time
+/// gives, or fall back to that read.
 #[test]
 fn info_fast_agrees_with_the_full_read() {
     let mut bags: Vec<PathBuf> = std::fs::read_dir(root().join("bags"))
@@ -313,24 +313,33 @@ fn info_fast_agrees_with_the_full_read() {
                 .filter(|p| p.is_dir() || p.extension().is_some_and(|x| x == "mcap")),
         );
     }
-    // A chunk whose header claims a time range its own messages fall outside of: the fast
-    // path cannot prune soundly and must fall back.
+    // Chunks whose time range is wrong (the first field, message_start_time, set past every
+    // message): in the data section's chunk header, the fast paths must not prune with it; in
+    // the summary's Chunk Index too, neither the summary nor the walk may answer. Both must
+    // fall back to the full read (or give the same answers).
     let dir = tempdir("fastinfo");
     let src = root().join("bags/arm_split/arm_split.mcap");
-    let mut bytes = std::fs::read(&src).unwrap();
-    let mut pos = 8usize;
-    while pos + 9 <= bytes.len() {
-        let op = bytes[pos];
-        let len = u64::from_le_bytes(bytes[pos + 1..pos + 9].try_into().unwrap()) as usize;
-        if op == 0x06 {
-            // message_start_time: the first field of the chunk record.
-            bytes[pos + 9..pos + 17].copy_from_slice(&u64::MAX.to_le_bytes()[..8]);
-            break;
+    let clean = std::fs::read(&src).unwrap();
+    let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let first_record = |b: &[u8], from: usize, op: u8| -> usize {
+        let mut pos = from;
+        while b[pos] != op {
+            pos += 9 + u64_at(b, pos + 1) as usize;
         }
-        pos += 9 + len;
-    }
-    let bad = dir.join("bad_chunk_times.mcap");
-    std::fs::write(&bad, &bytes).unwrap();
+        pos
+    };
+    let mut header_bad = clean.clone();
+    let at = first_record(&header_bad, 8, 0x06);
+    header_bad[at + 9..at + 17].copy_from_slice(&u64::MAX.to_le_bytes());
+    let mut both_bad = header_bad.clone();
+    let summary_start = u64_at(&both_bad, both_bad.len() - 8 - 29 + 9) as usize;
+    let at = first_record(&both_bad, summary_start, 0x08);
+    both_bad[at + 9..at + 17].copy_from_slice(&u64::MAX.to_le_bytes());
+    let header_bad_path = dir.join("bad_chunk_header_times.mcap");
+    let bad = dir.join("bad_chunk_times_everywhere.mcap");
+    std::fs::write(&header_bad_path, &header_bad).unwrap();
+    std::fs::write(&bad, &both_bad).unwrap();
+    bags.push(header_bad_path);
     bags.push(bad.clone());
     bags.sort();
 
@@ -339,13 +348,16 @@ fn info_fast_agrees_with_the_full_read() {
         assert!(code == 0 || code == 3, "{args:?}: exit {code}: {err}");
         serde_json::from_str(&out).unwrap()
     };
-    let mut fast_used = 0;
+    let (mut fast_used, mut summary_used) = (0, 0);
     for b in &bags {
         let p = b.to_str().unwrap();
         let full = json(&["info", p, "--json"]);
         let fast = json(&["info", p, "--fast", "--json"]);
         if fast["cadence"] == false {
             fast_used += 1;
+        }
+        if fast["summary_only"] == true {
+            summary_used += 1;
         }
         if b == &bad {
             assert_eq!(
@@ -374,8 +386,8 @@ fn info_fast_agrees_with_the_full_read() {
         }
     }
     assert!(
-        fast_used >= 4,
-        "the fast path answered only {fast_used} of {} bags",
+        fast_used >= 4 && summary_used >= 4,
+        "the fast paths answered only {fast_used} (from the summary alone: {summary_used}) of {} bags",
         bags.len()
     );
     let _ = std::fs::remove_dir_all(&dir);

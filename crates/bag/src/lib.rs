@@ -44,6 +44,16 @@ pub struct Topic {
     pub type_description_hash: Option<String>,
 }
 
+/// How [`Bag::open_with`] opens the files.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenOptions {
+    /// Open MCAP files from their footer and summary alone, without walking the data section
+    /// (where a file's summary has Statistics with per-channel counts and Chunk Indexes; others
+    /// open normally). Such a bag answers [`Bag::topic_spans`] and metadata, not scans: damage
+    /// in the data section goes unseen. For `info --fast`.
+    pub trust_summary: bool,
+}
+
 /// Hands heap pages freed by the scan back to the OS. glibc keeps what one thread frees from
 /// another thread's arena in that arena, so after a parallel scan the worker threads' per-chunk
 /// buffers (about as large as the results themselves) stayed resident while the analysis
@@ -95,6 +105,11 @@ impl Bag {
     /// Opens a rosbag2 folder, a folder of `.mcap` or `.db3` files, or a single `.mcap` or
     /// `.db3` file (recognised by its content, not its name).
     pub fn open(path: impl AsRef<Path>) -> Result<Bag> {
+        Self::open_with(path, OpenOptions::default())
+    }
+
+    /// [`Bag::open`] with options.
+    pub fn open_with(path: impl AsRef<Path>, opts: OpenOptions) -> Result<Bag> {
         let path = path.as_ref();
         let meta = std::fs::metadata(path).map_err(|source| BagError::Io {
             path: path.to_path_buf(),
@@ -195,6 +210,11 @@ impl Bag {
                 }
                 let f = if p.to_string_lossy().ends_with(".zstd") {
                     open_file_compressed(p)?
+                } else if opts.trust_summary {
+                    match McapFile::open_from_summary(p)? {
+                        Some(f) => f,
+                        None => McapFile::open(p)?,
+                    }
                 } else {
                     McapFile::open(p)?
                 };

@@ -72,6 +72,22 @@ pub(crate) struct IndexLoc {
     pub body_len: usize,
 }
 
+/// What a file opened from its summary alone knows of its chunks.
+#[derive(Debug, Clone)]
+pub(crate) struct SummaryIndex {
+    pub chunks: Vec<SummaryChunk>,
+}
+
+/// One Chunk Index record of the summary.
+#[derive(Debug, Clone)]
+pub(crate) struct SummaryChunk {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub compression: String,
+    /// Channel id to the file offset of its Message Index record.
+    pub index_offsets: Vec<(u16, u64)>,
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct ChunkLoc {
     pub record_offset: u64,
@@ -151,6 +167,11 @@ pub struct McapFile {
     /// Each chunk's log-time range as the summary's Chunk Index records give it, by chunk
     /// record offset: a second, independent copy of the chunk headers' ranges.
     pub(crate) summary_chunk_times: BTreeMap<u64, (i64, i64)>,
+    /// Per-channel message counts of the summary's Statistics record.
+    pub(crate) stats_channel_counts: Option<BTreeMap<u16, u64>>,
+    /// Set when the file was opened from its summary alone ([`McapFile::open_from_summary`]):
+    /// the data section was not walked, `chunks` is empty, and only the summary's facts exist.
+    pub(crate) summary_only: Option<SummaryIndex>,
     pub profile: String,
     pub warnings: Vec<Warning>,
 }
@@ -205,6 +226,21 @@ fn parse_chunk_head(body: &[u8]) -> Option<ChunkHead> {
 
 impl McapFile {
     pub fn open(path: &Path) -> Result<McapFile> {
+        let map = Self::map(path)?;
+        // The open walks record headers spread over the whole file: readahead would pull in
+        // the chunk data it skips (on a cold cache). Scans then read sequentially.
+        #[cfg(unix)]
+        let _ = map.advise(memmap2::Advice::Random);
+        let f = Self::from_bytes(path, Bytes::Map(map))?;
+        #[cfg(unix)]
+        if let Bytes::Map(m) = &f.bytes {
+            let _ = m.advise(memmap2::Advice::Normal);
+        }
+        Ok(f)
+    }
+
+    /// The file, memory-mapped (an empty file is an error).
+    fn map(path: &Path) -> Result<memmap2::Mmap> {
         let file = std::fs::File::open(path).map_err(|source| BagError::Io {
             path: path.to_path_buf(),
             source,
@@ -223,30 +259,15 @@ impl McapFile {
         }
         // SAFETY: the map is read-only; a bag being rewritten under us is outside our contract,
         // the same as for every mmap-based reader (mcap CLI, ripgrep).
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|source| BagError::Io {
+        unsafe { memmap2::Mmap::map(&file) }.map_err(|source| BagError::Io {
             path: path.to_path_buf(),
             source,
-        })?;
-        // The open walks record headers spread over the whole file: without readahead and
-        // fault-around each touch maps one page, not sixteen (measured: most of `info --fast`
-        // was mapping and unmapping pages it never read). Scans then read sequentially.
-        #[cfg(unix)]
-        let _ = map.advise(memmap2::Advice::Random);
-        let f = Self::from_bytes(path, Bytes::Map(map))?;
-        #[cfg(unix)]
-        if let Bytes::Map(m) = &f.bytes {
-            let _ = m.advise(memmap2::Advice::Normal);
-        }
-        Ok(f)
+        })
     }
 
-    pub(crate) fn from_bytes(path: &Path, bytes: Bytes) -> Result<McapFile> {
-        if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
-            return Err(BagError::NotMcap {
-                path: path.to_path_buf(),
-            });
-        }
-        let mut f = McapFile {
+    /// A file of which nothing has been read yet.
+    fn unread(path: &Path, bytes: Bytes) -> McapFile {
+        McapFile {
             path: path.to_path_buf(),
             bytes,
             schemas: BTreeMap::new(),
@@ -257,9 +278,20 @@ impl McapFile {
             has_summary: false,
             stats_message_count: None,
             summary_chunk_times: BTreeMap::new(),
+            stats_channel_counts: None,
+            summary_only: None,
             profile: String::new(),
             warnings: Vec::new(),
-        };
+        }
+    }
+
+    pub(crate) fn from_bytes(path: &Path, bytes: Bytes) -> Result<McapFile> {
+        if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+            return Err(BagError::NotMcap {
+                path: path.to_path_buf(),
+            });
+        }
+        let mut f = McapFile::unread(path, bytes);
         f.walk_data_section();
         f.read_summary();
         f.discover_chunk_channels();
@@ -283,7 +315,116 @@ impl McapFile {
     }
 
     pub fn chunk_count(&self) -> usize {
-        self.chunks.len()
+        match &self.summary_only {
+            Some(s) => s.chunks.len(),
+            None => self.chunks.len(),
+        }
+    }
+
+    /// Whether the file was opened from its summary alone (see [`McapFile::open_from_summary`]).
+    pub fn is_summary_only(&self) -> bool {
+        self.summary_only.is_some()
+    }
+
+    /// Opens from the footer and summary only, without walking the data section (what `mcap
+    /// info` and `ros2 bag info` do): for `info --fast` on bags too large to walk quickly.
+    /// `None` (open normally then) unless the file has a footer, a summary with a Statistics
+    /// record holding per-channel counts, and a Chunk Index for its chunks.
+    pub fn open_from_summary(path: &Path) -> Result<Option<McapFile>> {
+        let bytes = Bytes::Map(Self::map(path)?);
+        if bytes.len() < MAGIC.len() * 2 + 29
+            || &bytes[..MAGIC.len()] != MAGIC
+            || &bytes[bytes.len() - MAGIC.len()..] != MAGIC
+        {
+            return Ok(None);
+        }
+        let mut f = McapFile::unread(path, bytes);
+        // The Header record right after the magic (the profile).
+        let pos = MAGIC.len();
+        if f.bytes.get(pos) == Some(&op::HEADER) {
+            if let Some(len) = u64_at(&f.bytes, pos + 1) {
+                let body = usize::try_from(len)
+                    .ok()
+                    .and_then(|l| f.bytes.get(pos + 9..(pos + 9).checked_add(l)?));
+                if let Some(Ok(Record::Header(h))) =
+                    body.map(|b| mcap::read::parse_record(op::HEADER, b))
+                {
+                    f.profile = h.profile;
+                }
+            }
+        }
+        f.read_summary();
+        let chunks = f.summary_chunks();
+        let complete = f.has_summary
+            && f.warnings.is_empty()
+            && f.stats_channel_counts.is_some()
+            && (!chunks.is_empty() || f.stats_message_count == Some(0));
+        // Channels and schemas live in the data section unless the summary repeats them: every
+        // channel the statistics or chunk indexes name must be known, with its schema.
+        let known = |ch: &u16| {
+            f.channels
+                .get(ch)
+                .is_some_and(|c| c.schema_id == 0 || f.schemas.contains_key(&c.schema_id))
+        };
+        let all_known = f
+            .stats_channel_counts
+            .as_ref()
+            .is_some_and(|m| m.keys().all(known))
+            && chunks
+                .iter()
+                .all(|c| c.index_offsets.iter().all(|(ch, _)| known(ch)));
+        if !complete || !all_known {
+            return Ok(None);
+        }
+        for c in &chunks {
+            // Named as the walk names them; an unknown one means the file is not for us.
+            let Some(name) = Compression::parse(&c.compression).map(|c| c.name().to_string())
+            else {
+                return Ok(None);
+            };
+            *f.compression_counts.entry(name).or_default() += 1;
+        }
+        f.summary_only = Some(SummaryIndex { chunks });
+        Ok(Some(f))
+    }
+
+    /// The summary's Chunk Index records.
+    fn summary_chunks(&self) -> Vec<SummaryChunk> {
+        let mut out = Vec::new();
+        let len = self.bytes.len();
+        let footer = len - MAGIC.len() - 29;
+        let Some(mut pos) = u64_at(&self.bytes, footer + 9).and_then(|p| usize::try_from(p).ok())
+        else {
+            return out;
+        };
+        while pos + 9 <= footer {
+            let opcode = self.bytes[pos];
+            let Some(rlen) = u64_at(&self.bytes, pos + 1).and_then(|l| usize::try_from(l).ok())
+            else {
+                break;
+            };
+            let Some(end) = (pos + 9).checked_add(rlen).filter(|&e| e <= footer) else {
+                break;
+            };
+            if opcode == op::CHUNK_INDEX {
+                if let Ok(Record::ChunkIndex(ci)) =
+                    mcap::read::parse_record(op::CHUNK_INDEX, &self.bytes[pos + 9..end])
+                {
+                    out.push(SummaryChunk {
+                        start_ns: crate::scan::to_ns(ci.message_start_time),
+                        end_ns: crate::scan::to_ns(ci.message_end_time),
+                        compression: ci.compression.clone(),
+                        index_offsets: ci
+                            .message_index_offsets
+                            .iter()
+                            .map(|(&ch, &off)| (ch, off))
+                            .collect(),
+                    });
+                }
+            }
+            pos = end;
+        }
+        out
     }
 
     fn display(&self) -> String {
@@ -621,6 +762,7 @@ impl McapFile {
         for r in records {
             if let Record::Statistics(s) = &r {
                 self.stats_message_count = Some(s.message_count);
+                self.stats_channel_counts = Some(s.channel_message_counts.clone());
             }
             self.add_record(r);
         }

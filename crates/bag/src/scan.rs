@@ -717,9 +717,12 @@ pub(crate) fn index_spans(
     plan: &ScanPlan<'_>,
     n_topics: usize,
 ) -> Option<Vec<TopicSpan>> {
+    if files.iter().any(|f| f.summary_only.is_some()) {
+        return summary_spans(files, plan, n_topics);
+    }
     let jobs = plan_jobs(files, plan);
-    // (chunk start, chunk end, entries) of every wanted (chunk, channel) record, per topic.
-    let mut recs: Vec<Vec<(i64, i64, &[u8])>> = (0..n_topics).map(|_| Vec::new()).collect();
+    let mut recs: Vec<Vec<IndexRec>> = (0..n_topics).map(|_| Vec::new()).collect();
+    let mut counts = vec![0u64; n_topics];
     for job in &jobs {
         let Job::Chunk(fi, ci) = *job else {
             return None;
@@ -739,39 +742,134 @@ pub(crate) fn index_spans(
             if !plan.topics.get(topic).copied().unwrap_or(false) {
                 continue;
             }
-            let body = ix
-                .body_offset
-                .checked_add(ix.body_len)
-                .and_then(|end| files[fi].bytes.get(ix.body_offset..end))?;
-            let n = (u32_at(body, 2).unwrap_or(0) as usize / 16).min(body.len() / 16);
-            let entries = body.get(6..6 + 16 * n).unwrap_or(&[]);
-            recs[topic].push((c.message_start_ns, c.message_end_ns, entries));
+            // Complete indexes have been checked: 6 header bytes, then 16 bytes an entry.
+            counts[topic] += (ix.body_len.saturating_sub(6) / 16) as u64;
+            recs[topic].push(IndexRec {
+                start: c.message_start_ns,
+                end: c.message_end_ns,
+                file: fi,
+                body_offset: ix.body_offset,
+            });
         }
     }
-    let mut out = Vec::with_capacity(n_topics);
-    for mut r in recs {
-        let count: u64 = r.iter().map(|(_, _, e)| (e.len() / 16) as u64).sum();
+    spans_of(files, recs, counts)
+}
+
+/// [`index_spans`] for files opened from their summary alone: counts from the Statistics
+/// records, ranges and index offsets from the Chunk Index records; only the Message Index
+/// records of the chunks that can hold a topic's extremes are read.
+fn summary_spans(
+    files: &[McapFile],
+    plan: &ScanPlan<'_>,
+    n_topics: usize,
+) -> Option<Vec<TopicSpan>> {
+    let mut recs: Vec<Vec<IndexRec>> = (0..n_topics).map(|_| Vec::new()).collect();
+    let mut counts = vec![0u64; n_topics];
+    for (fi, f) in files.iter().enumerate() {
+        let s = f.summary_only.as_ref()?;
+        let per_channel = f.stats_channel_counts.as_ref()?;
+        // Statistics must account for every message (writers may leave the per-channel
+        // counts out), and every channel with messages needs index records to find its times.
+        if Some(per_channel.values().sum::<u64>()) != f.stats_message_count {
+            return None;
+        }
+        let indexed: std::collections::BTreeSet<u16> = s
+            .chunks
+            .iter()
+            .flat_map(|c| c.index_offsets.iter().map(|&(ch, _)| ch))
+            .collect();
+        if per_channel
+            .iter()
+            .any(|(ch, &n)| (n > 0) != indexed.contains(ch))
+        {
+            return None;
+        }
+        for (&ch, &n) in per_channel {
+            if let Some(t) = plan.topic_of(fi, ch) {
+                if plan.topics.get(t).copied().unwrap_or(false) {
+                    counts[t] += n;
+                }
+            }
+        }
+        for c in &s.chunks {
+            if c.start_ns > c.end_ns {
+                return None;
+            }
+            for &(ch, off) in &c.index_offsets {
+                let Some(topic) = plan.topic_of(fi, ch) else {
+                    continue;
+                };
+                if !plan.topics.get(topic).copied().unwrap_or(false) {
+                    continue;
+                }
+                // The record itself is only read if the pruning visits it (then checked).
+                let at = usize::try_from(off).ok()?;
+                recs[topic].push(IndexRec {
+                    start: c.start_ns,
+                    end: c.end_ns,
+                    file: fi,
+                    body_offset: at.checked_add(9)?,
+                });
+            }
+        }
+    }
+    spans_of(files, recs, counts)
+}
+
+/// A (chunk, channel) Message Index record and its chunk's log-time range.
+struct IndexRec {
+    start: i64,
+    end: i64,
+    file: usize,
+    body_offset: usize,
+}
+
+/// First and last log time per topic from the index records, reading only the records of
+/// chunks whose range can still hold a better first (last) time. `None` when a record read is
+/// malformed or holds a time outside its chunk's range (the pruning would not be sound).
+fn spans_of(
+    files: &[McapFile],
+    recs: Vec<Vec<IndexRec>>,
+    counts: Vec<u64>,
+) -> Option<Vec<TopicSpan>> {
+    let entries = |r: &IndexRec| -> Option<&[u8]> {
+        let bytes = &files[r.file].bytes;
+        // The record header before the body: opcode and length must agree with the body.
+        let op_at = r.body_offset.checked_sub(9)?;
+        if bytes.get(op_at) != Some(&mcap::records::op::MESSAGE_INDEX) {
+            return None;
+        }
+        let len = usize::try_from(u64_at(bytes, op_at + 1)?).ok()?;
+        let body = bytes.get(r.body_offset..r.body_offset.checked_add(len)?)?;
+        let n = u32_at(body, 2)? as usize;
+        if !n.is_multiple_of(16) || 6 + n != body.len() {
+            return None;
+        }
+        body.get(6..6 + n)
+    };
+    let mut out = Vec::with_capacity(counts.len());
+    for (mut r, count) in recs.into_iter().zip(counts) {
         let mut first: Option<i64> = None;
-        r.sort_by_key(|&(start, _, _)| start);
-        for &(start, end, e) in &r {
-            if first.is_some_and(|f| start >= f) {
+        r.sort_by_key(|x| x.start);
+        for x in &r {
+            if first.is_some_and(|f| x.start >= f) {
                 break;
             }
-            for t in entry_times(e) {
-                if t < start || t > end {
+            for t in entry_times(entries(x)?) {
+                if t < x.start || t > x.end {
                     return None;
                 }
                 first = Some(first.map_or(t, |f| f.min(t)));
             }
         }
         let mut last: Option<i64> = None;
-        r.sort_by_key(|&(_, end, _)| std::cmp::Reverse(end));
-        for &(start, end, e) in &r {
-            if last.is_some_and(|l| end <= l) {
+        r.sort_by_key(|x| std::cmp::Reverse(x.end));
+        for x in &r {
+            if last.is_some_and(|l| x.end <= l) {
                 break;
             }
-            for t in entry_times(e) {
-                if t < start || t > end {
+            for t in entry_times(entries(x)?) {
+                if t < x.start || t > x.end {
                     return None;
                 }
                 last = Some(last.map_or(t, |l| l.max(t)));

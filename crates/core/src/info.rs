@@ -54,6 +54,9 @@ pub struct InfoReport {
     /// True when every message's log time was read, so median periods and largest gaps are
     /// given; false with `--fast` (counts, first and last from the index records only).
     pub cadence: bool,
+    /// True when `--fast` answered from the files' summaries alone (the data section was not
+    /// walked, so damage there is not seen: run without `--fast` to check it).
+    pub summary_only: bool,
     pub topics: Vec<TopicInfo>,
     pub warnings: Vec<Warning>,
 }
@@ -119,12 +122,33 @@ pub fn info(path: &std::path::Path) -> Result<InfoReport, Error> {
 }
 
 pub fn info_with(path: &std::path::Path, o: &InfoOptions) -> Result<InfoReport, Error> {
-    let bag = Bag::open(path)?;
-    let spans = if o.fast {
-        bag.topic_spans(&bag.all_topics())
-    } else {
-        None
+    // --fast: the summaries alone when every file has a usable one; else the walk's indexes;
+    // else the full read.
+    let mut summary_only = false;
+    let mut spans = None;
+    let mut bag = None;
+    if o.fast {
+        let b = Bag::open_with(
+            path,
+            bagscope_bag::OpenOptions {
+                trust_summary: true,
+            },
+        )?;
+        if b.files.iter().all(|f| f.is_summary_only()) && !b.files.is_empty() {
+            spans = b.topic_spans(&b.all_topics());
+            summary_only = spans.is_some();
+        }
+        if summary_only {
+            bag = Some(b);
+        }
+    }
+    let bag = match bag {
+        Some(b) => b,
+        None => Bag::open(path)?,
     };
+    if o.fast && spans.is_none() {
+        spans = bag.topic_spans(&bag.all_topics());
+    }
     let cadence = spans.is_none();
     let (per_topic, scan_warnings): (Vec<Cadence>, Vec<Warning>) = match spans {
         Some(spans) => (
@@ -295,6 +319,7 @@ pub fn info_with(path: &std::path::Path, o: &InfoOptions) -> Result<InfoReport, 
         end_time: human_ns(end_ns),
         from_index,
         cadence,
+        summary_only,
         topics,
         warnings,
     })
