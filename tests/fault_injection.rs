@@ -1210,6 +1210,14 @@ fn replay_mcap_open_scan(data: &[u8], scratch: &Path) {
     let mut seen = 0usize;
     let _ = bag.visit(&all, |_| seen += 1);
     assert_eq!(seen, scan.items.len(), "visit and scan disagree");
+    // info --fast: index-header answers, and the summary-only open.
+    let _ = bag.topic_spans(&all);
+    let opts = bagscope_bag::OpenOptions {
+        trust_summary: true,
+    };
+    if let Ok(b) = bagscope_bag::Bag::open_with(scratch, opts) {
+        let _ = b.topic_spans(&b.all_topics());
+    }
 }
 
 fn replay_schema_parse(data: &[u8]) {
@@ -1285,19 +1293,25 @@ fn regression_inputs() {
     {
         replay_mcap_open_scan(&std::fs::read(&f).unwrap(), &scratch);
         // And through the binary: the contract, not just "no panic".
-        let o = run(&["info", f.to_str().unwrap(), "--json"]);
-        assert!(
-            !o.stderr.contains("panicked"),
-            "{}: {}",
-            f.display(),
-            o.stderr
-        );
-        assert!(
-            matches!(o.code, 0 | 1 | 3),
-            "{}: exit {}",
-            f.display(),
-            o.code
-        );
+        for fast in [false, true] {
+            let mut args = vec!["info", f.to_str().unwrap(), "--json"];
+            if fast {
+                args.push("--fast");
+            }
+            let o = run(&args);
+            assert!(
+                !o.stderr.contains("panicked"),
+                "{}: {}",
+                f.display(),
+                o.stderr
+            );
+            assert!(
+                matches!(o.code, 0 | 1 | 3),
+                "{}: exit {}",
+                f.display(),
+                o.code
+            );
+        }
         n += 1;
     }
     for f in regression_files("schema_parse") {

@@ -1,6 +1,7 @@
 //! Arbitrary bytes as an `.mcap` file: open it (record walk, summary, channel discovery), then
 //! read log times from the indexes, scan every topic reading each message's stamp (and fully
-//! decoding a prefix of the messages), and stream it with `visit`. Must never panic, hang or
+//! decoding a prefix of the messages), stream it with `visit`, answer `info --fast` (index
+//! headers, and the summary-only open). Must never panic, hang or
 //! allocate from a size field.
 //!
 //! `Bag::open` takes a path, so each input is written to a per-process file under /dev/shm
@@ -10,7 +11,7 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use bagscope_bag::Bag;
+use bagscope_bag::{Bag, OpenOptions};
 use bagscope_msg::{decode, schema_for_channel, MessageSchema, StampLocator};
 use libfuzzer_sys::fuzz_target;
 
@@ -77,6 +78,12 @@ fuzz_target!(|data: &[u8]| {
         let _ = bag.visit(&all, |_| seen += 1);
         // The sequential walk and the parallel scan read the same messages.
         assert_eq!(seen, n, "visit and scan disagree on the message count");
+        // info --fast: index-header answers from the walked file, and the summary-only open.
+        let _ = bag.topic_spans(&all);
+        if let Ok(b) = Bag::open_with(path, OpenOptions { trust_summary: true }) {
+            let _ = b.topic_spans(&b.all_topics());
+            let _ = b.files.iter().map(|f| f.chunk_count()).sum::<usize>();
+        }
     });
     let _ = std::fs::remove_file(path);
 });

@@ -354,10 +354,11 @@ impl McapFile {
             }
         }
         f.read_summary();
+        if !f.has_summary || !f.warnings.is_empty() {
+            return Ok(None);
+        }
         let chunks = f.summary_chunks();
-        let complete = f.has_summary
-            && f.warnings.is_empty()
-            && f.stats_channel_counts.is_some()
+        let complete = f.stats_channel_counts.is_some()
             && (!chunks.is_empty() || f.stats_message_count == Some(0));
         // Channels and schemas live in the data section unless the summary repeats them: every
         // channel the statistics or chunk indexes name must be known, with its schema.
@@ -397,7 +398,8 @@ impl McapFile {
         else {
             return out;
         };
-        while pos + 9 <= footer {
+        // Every offset comes from the file: checked arithmetic throughout.
+        while pos.checked_add(9).is_some_and(|e| e <= footer) {
             let opcode = self.bytes[pos];
             let Some(rlen) = u64_at(&self.bytes, pos + 1).and_then(|l| usize::try_from(l).ok())
             else {
