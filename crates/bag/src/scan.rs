@@ -253,6 +253,11 @@ pub(crate) struct ScanOut<T> {
 /// Chunks (and loose messages) to read, in file order; chunks whose index proves they hold
 /// none of the wanted topics are left out.
 fn plan_jobs(files: &[McapFile], plan: &ScanPlan<'_>) -> Vec<Job> {
+    // Files opened from their summary alone list no chunks: a scan of them would find nothing.
+    debug_assert!(
+        files.iter().all(|f| f.summary_only.is_none()),
+        "scan of a bag opened with trust_summary"
+    );
     let mut jobs = Vec::new();
     for (fi, file) in files.iter().enumerate() {
         for (ci, c) in file.chunks.iter().enumerate() {

@@ -123,32 +123,25 @@ pub fn info(path: &std::path::Path) -> Result<InfoReport, Error> {
 
 pub fn info_with(path: &std::path::Path, o: &InfoOptions) -> Result<InfoReport, Error> {
     // --fast: the summaries alone when every file has a usable one; else the walk's indexes;
-    // else the full read.
-    let mut summary_only = false;
-    let mut spans = None;
-    let mut bag = None;
-    if o.fast {
-        let b = Bag::open_with(
-            path,
-            bagscope_bag::OpenOptions {
-                trust_summary: true,
-            },
-        )?;
-        if b.files.iter().all(|f| f.is_summary_only()) && !b.files.is_empty() {
-            spans = b.topic_spans(&b.all_topics());
-            summary_only = spans.is_some();
-        }
-        if summary_only {
-            bag = Some(b);
-        }
-    }
-    let bag = match bag {
-        Some(b) => b,
-        None => Bag::open(path)?,
+    // else the full read. Files whose summary cannot answer are walked by this same open.
+    let mut bag = Bag::open_with(
+        path,
+        bagscope_bag::OpenOptions {
+            trust_summary: o.fast,
+        },
+    )?;
+    let mut spans = if o.fast {
+        bag.topic_spans(&bag.all_topics())
+    } else {
+        None
     };
-    if o.fast && spans.is_none() {
+    // A file opened from its summary has no chunks to read: if the summaries could not answer
+    // after all, open the bag the usual way.
+    if spans.is_none() && bag.files.iter().any(|f| f.is_summary_only()) {
+        bag = Bag::open(path)?;
         spans = bag.topic_spans(&bag.all_topics());
     }
+    let summary_only = spans.is_some() && bag.files.iter().any(|f| f.is_summary_only());
     let cadence = spans.is_none();
     let (per_topic, scan_warnings): (Vec<Cadence>, Vec<Warning>) = match spans {
         Some(spans) => (

@@ -9,9 +9,9 @@ use crate::render::{self, opt_f, opt_ms, table};
 pub struct Args {
     /// A rosbag2 folder (mcap or sqlite3 storage), a folder of .mcap files, or one .mcap / .db3 file.
     pub bag: PathBuf,
-    /// Read only the summary and the message index records' headers (plus the entries of the
-    /// few chunks that hold each topic's first and last message): counts, first / last time and
-    /// rate in time that grows with chunks, not messages. Median periods and gaps are left out.
+    /// Counts, first / last time and rate from the summary alone (like `mcap info`: the data
+    /// section is not checked), else from the message index records' headers; work grows with
+    /// chunks, not messages. Median periods and gaps are left out.
     #[arg(long)]
     pub fast: bool,
     /// Print the report as JSON.
@@ -75,6 +75,9 @@ fn text(r: &InfoReport) -> String {
     s.push_str(&table(&rows));
     if !r.cadence {
         s.push_str("(--fast: periods and gaps not computed)\n");
+    }
+    if r.summary_only {
+        s.push_str("(--fast: answered from the summary; the data section was not checked)\n");
     }
     if !r.warnings.is_empty() {
         s.push('\n');
