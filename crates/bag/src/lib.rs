@@ -6,6 +6,7 @@
 //! rosbag2's sqlite3 storage (`.db3`, Humble and older) is read through the same interface
 //! (see [`db3`]): read-only, streamed in timestamp order, with no publish time.
 
+mod columns;
 pub mod db3;
 mod error;
 mod mcap_file;
@@ -17,6 +18,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use columns::Columns;
 pub use db3::{Db3File, TopicAggregate};
 pub use error::{BagError, Result, Warning};
 pub use mcap_file::{ChannelRec, Compression, McapFile, SchemaRec};
@@ -474,33 +476,36 @@ impl Bag {
         self.scan_impl(topics, true, f)
     }
 
-    /// [`Bag::scan`] with each topic's results kept apart, compactly: `(log time, value)` per
-    /// message, indexed by topic (unwanted topics empty), as pieces (one per chunk) that,
-    /// walked in order, are in log-time order (stable). For analyses that work per topic;
-    /// holds about a fifth of what `scan` does at its peak.
-    #[allow(clippy::type_complexity)]
-    pub fn scan_by_topic<T, F>(
+    /// [`Bag::scan`] into per-topic columns: the log time and the `K` values `f` returns for
+    /// each message, indexed by topic (unwanted topics empty), in log-time order (stable).
+    /// The arrays are sized from the chunks' message indexes and written in place by the
+    /// parallel scan: they are the only per-message memory, `8·(K+1)` bytes a message.
+    pub fn scan_columns<const K: usize, F>(
         &self,
         topics: &[bool],
         f: F,
-    ) -> (Vec<Vec<Vec<(i64, T)>>>, Vec<Warning>)
+    ) -> (Vec<Columns<K>>, Vec<Warning>)
     where
-        T: Send,
-        F: Fn(&RawMessage<'_>) -> T + Sync,
+        F: Fn(&RawMessage<'_>) -> [i64; K] + Sync,
     {
         let mut wanted = topics.to_vec();
         wanted.resize(self.topics.len(), false);
         if !self.db3_files.is_empty() {
             let scan = self.scan(&wanted, f);
-            let mut v: Vec<Vec<(i64, T)>> = (0..self.topics.len()).map(|_| Vec::new()).collect();
+            let mut v: Vec<Columns<K>> =
+                (0..self.topics.len()).map(|_| Columns::default()).collect();
             for it in scan.items {
-                v[it.topic].push((it.log_time_ns, it.value));
+                let c = &mut v[it.topic];
+                c.log_time_ns.push(it.log_time_ns);
+                for (col, x) in c.values.iter_mut().zip(it.value) {
+                    col.push(x);
+                }
             }
-            return (v.into_iter().map(|p| vec![p]).collect(), scan.warnings);
+            return (v, scan.warnings);
         }
         let plan = self.plan(&wanted, true, None);
         let (v, mut warnings) =
-            scan::scan_files_by_topic(&self.files, &plan, self.topics.len(), &f);
+            columns::scan_files_columns(&self.files, &plan, self.topics.len(), &f);
         warnings.sort();
         warnings.dedup();
         (v, warnings)

@@ -192,7 +192,7 @@ thread_local! {
 }
 
 /// Runs `g` with this thread's decoder (a fresh one if it is already in use).
-fn with_decoder<R>(g: impl FnOnce(&mut Decoder) -> R) -> R {
+pub(crate) fn with_decoder<R>(g: impl FnOnce(&mut Decoder) -> R) -> R {
     DECODER.with(|d| match d.try_borrow_mut() {
         Ok(mut dec) => g(&mut dec),
         Err(_) => g(&mut Decoder::default()),
@@ -221,7 +221,7 @@ impl<T> Sink<T> for Discard {
 type PartsOf<T> = Vec<(usize, Vec<(i64, T)>)>;
 
 /// One job's results split by topic, `(log time, value)`, in record order.
-pub(crate) struct TopicParts<T>(PartsOf<T>);
+pub(crate) struct TopicParts<T>(pub(crate) PartsOf<T>);
 
 impl<T> Sink<T> for TopicParts<T> {
     fn put(&mut self, _offset: u64, it: Item<T>) {
@@ -240,7 +240,7 @@ impl<T> Sink<T> for TopicParts<T> {
 /// Items of one job keyed by their byte offset (to restore file order), and its warnings.
 type JobOut<T> = (Vec<(u64, Item<T>)>, Vec<Warning>);
 
-enum Job {
+pub(crate) enum Job {
     Chunk(usize, usize),
     Loose(usize),
 }
@@ -252,7 +252,7 @@ pub(crate) struct ScanOut<T> {
 
 /// Chunks (and loose messages) to read, in file order; chunks whose index proves they hold
 /// none of the wanted topics are left out.
-fn plan_jobs(files: &[McapFile], plan: &ScanPlan<'_>) -> Vec<Job> {
+pub(crate) fn plan_jobs(files: &[McapFile], plan: &ScanPlan<'_>) -> Vec<Job> {
     // Files opened from their summary alone list no chunks: a scan of them would find nothing.
     debug_assert!(
         files.iter().all(|f| f.summary_only.is_none()),
@@ -279,7 +279,7 @@ fn plan_jobs(files: &[McapFile], plan: &ScanPlan<'_>) -> Vec<Job> {
 }
 
 /// Runs one job into `out`; its warnings.
-fn run_job<T, F, S>(
+pub(crate) fn run_job<T, F, S>(
     files: &[McapFile],
     plan: &ScanPlan<'_>,
     f: &F,
@@ -694,13 +694,6 @@ pub(crate) fn index_log_times(
     Some(per_topic)
 }
 
-/// Per topic, pieces of `(log time, value)` which, walked in order, are in log-time order
-/// (stable: equal log times keep file order).
-pub(crate) type ByTopic<T> = Vec<Vec<Vec<(i64, T)>>>;
-
-/// [`scan_files`] that keeps each topic's results apart, compactly: every chunk's records are
-/// split by topic as soon as the chunk is read (dropping the per-record offset and topic), and
-/// handed back as those pieces. Memory is about `size_of::<(i64, T)>()` per message.
 /// Log times of a message index record's entries ((log time, offset) pairs of 16 bytes).
 fn entry_times(e: &[u8]) -> impl Iterator<Item = i64> + '_ {
     e.chunks_exact(16).map(|e| {
@@ -895,52 +888,4 @@ pub struct TopicSpan {
     pub count: u64,
     pub first_log_time_ns: Option<i64>,
     pub last_log_time_ns: Option<i64>,
-}
-
-pub(crate) fn scan_files_by_topic<T, F>(
-    files: &[McapFile],
-    plan: &ScanPlan<'_>,
-    n_topics: usize,
-    f: &F,
-) -> (ByTopic<T>, Vec<Warning>)
-where
-    T: Send,
-    F: Fn(&RawMessage<'_>) -> T + Sync,
-{
-    let jobs = plan_jobs(files, plan);
-    let results: Vec<(PartsOf<T>, Vec<Warning>)> = jobs
-        .par_iter()
-        .map(|job| {
-            with_decoder(|dec| {
-                // Payloads are read, so records come in file order: no offsets needed.
-                let mut parts = TopicParts(Vec::new());
-                let w = run_job(files, plan, f, dec, job, &mut parts);
-                (parts.0, w)
-            })
-        })
-        .collect();
-    // Pieces are kept as they are (no copy into one vector per topic): callers walk them in
-    // order. Only a topic whose pieces are not in log-time order is merged into one.
-    let mut out: ByTopic<T> = (0..n_topics).map(|_| Vec::new()).collect();
-    let mut warnings = Vec::new();
-    for (parts, w) in results {
-        for (t, v) in parts {
-            out[t].push(v);
-        }
-        warnings.extend(w);
-    }
-    for pieces in &mut out {
-        let mut prev = i64::MIN;
-        let sorted = pieces.iter().flatten().all(|(t, _)| {
-            let ok = *t >= prev;
-            prev = *t;
-            ok
-        });
-        if !sorted {
-            let mut all: Vec<(i64, T)> = std::mem::take(pieces).into_iter().flatten().collect();
-            all.sort_by_key(|(t, _)| *t);
-            *pieces = vec![all];
-        }
-    }
-    (out, warnings)
 }

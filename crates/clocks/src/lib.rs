@@ -29,6 +29,8 @@ pub use health::{BackwardJump, Gap};
 pub use map::{map_series, ClockEpoch, ClockMap, MapError};
 pub use modes::{lag_modes_ns, ModeOptions};
 
+use std::borrow::Cow;
+
 use bagscope_stats::NsSummary;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -555,43 +557,47 @@ fn analyse_topic(
     // --- Stamps on the recorder's axis, per message --------------------------------------
     // For each message: its stamp expressed on the recorder's axis, or NO_STAMP when that is
     // not possible (8 bytes a message instead of an Option's 16). Empty when nothing maps.
-    let mut on_log: Vec<i64> = if stamped && !is_clock {
-        vec![NO_STAMP; m]
-    } else {
-        Vec::new()
-    };
+    // When every stamp is already on the recorder's axis (the usual case) these are the
+    // stamps themselves: borrowed, not copied.
+    let mut on_log: Cow<'_, [i64]> = Cow::Borrowed(&[]);
     let mut basis: Option<LagBasis> = None;
     let mut note: Option<String> = None;
-    let mut wall_raw: Vec<i64> = Vec::new();
     if stamped && !is_clock {
-        let mut mapped_any = false;
-        let mut direct_any = false;
-        for i in 0..m {
-            let c = classes[i];
-            match (c, ctx.recorder) {
-                (Class::Wall, Axis::Wall) => {
-                    on_log[i] = stamps[i];
-                    direct_any = true;
-                }
-                (Class::Small, Axis::Sim) if small_axis == Axis::Sim => {
-                    on_log[i] = stamps[i];
-                    direct_any = true;
-                }
-                (Class::Small, Axis::Wall) if small_axis == Axis::Sim => {
-                    if let Some(map) = ctx.map {
-                        // i64::MIN is no real time: treat it as unmapped, like None.
-                        on_log[i] = map
-                            .sim_to_log_ns(stamps[i], Some(log[i]))
-                            .unwrap_or(NO_STAMP);
-                        mapped_any |= on_log[i] != NO_STAMP;
-                    }
-                }
-                _ => {}
+        let target = |i: usize| -> (i64, bool) {
+            match (classes[i], ctx.recorder) {
+                (Class::Wall, Axis::Wall) => (stamps[i], false),
+                (Class::Small, Axis::Sim) if small_axis == Axis::Sim => (stamps[i], false),
+                (Class::Small, Axis::Wall) if small_axis == Axis::Sim => match ctx.map {
+                    // i64::MIN is no real time: treat it as unmapped, like None.
+                    Some(map) => (
+                        map.sim_to_log_ns(stamps[i], Some(log[i]))
+                            .unwrap_or(NO_STAMP),
+                        true,
+                    ),
+                    None => (NO_STAMP, false),
+                },
+                _ => (NO_STAMP, false),
             }
-            if c == Class::Wall {
-                wall_raw.push(log[i].saturating_sub(stamps[i]));
+        };
+        let all_direct = (0..m).all(|i| {
+            let (s, mapped) = target(i);
+            !mapped && s != NO_STAMP
+        });
+        let (mapped_any, direct_any) = if all_direct {
+            on_log = Cow::Borrowed(stamps);
+            (false, m > 0)
+        } else {
+            let mut v = vec![NO_STAMP; m];
+            let (mut mapped_any, mut direct_any) = (false, false);
+            for (i, x) in v.iter_mut().enumerate() {
+                let (s, mapped) = target(i);
+                *x = s;
+                mapped_any |= mapped && s != NO_STAMP;
+                direct_any |= !mapped && s != NO_STAMP;
             }
-        }
+            on_log = Cow::Owned(v);
+            (mapped_any, direct_any)
+        };
         basis = if mapped_any {
             Some(LagBasis::MappedThroughClock)
         } else if direct_any {
@@ -618,9 +624,10 @@ fn analyse_topic(
             .filter(|(_, (&s, _))| s != NO_STAMP)
             .map(|(i, (&s, &l))| (i, l, s))
     };
-    let mut lag: Vec<i64> = Vec::with_capacity(usable);
-    lag.extend(pairs().map(|(_, l, s)| l.saturating_sub(s)));
-    // One reused buffer for every order statistic below (selection reorders it).
+    // Lags (log time − stamp) are recomputed wherever needed rather than kept: with one
+    // reused buffer for every order statistic below (selection reorders it), a topic's
+    // analysis holds 8 bytes a message beyond its input.
+    let lags = || pairs().map(|(_, l, s)| l.saturating_sub(s));
     let mut scratch: Vec<i64> = Vec::with_capacity(usable.max(n));
     if is_clock {
         note = Some("reference clock: see sim_clock".into());
@@ -648,7 +655,7 @@ fn analyse_topic(
     }
 
     // --- Lag, offset, modes --------------------------------------------------------------
-    scratch.extend_from_slice(&lag);
+    scratch.extend(lags());
     let lag_summary = NsSummary::of_in_place(&mut scratch);
     let mut lag_ns = lag_summary;
     let mut clock_offset_ns = None;
@@ -689,10 +696,10 @@ fn analyse_topic(
             // Jitter from consecutive differences (MAD/√2): a block of stamps shifted into the
             // future does not inflate it, as it would inflate the spread of the lag itself.
             scratch.clear();
-            scratch.extend(lag.windows(2).map(|w| w[1].saturating_sub(w[0])));
+            scratch.extend(lags().zip(lags().skip(1)).map(|(a, b)| b.saturating_sub(a)));
             let jitter = robust_sigma_in_place(&mut scratch) / std::f64::consts::SQRT_2;
             let tol = (opts.future_tolerance_ns as f64).max(3.0 * jitter);
-            let future = lag.iter().filter(|&&x| (x as f64) < -tol).count();
+            let future = lags().filter(|&x| (x as f64) < -tol).count();
             if future > 0 {
                 warn(
                     warnings,
@@ -700,7 +707,7 @@ fn analyse_topic(
                     format!(
                         "{} of {} messages of {} were received before their stamp (down to {} early, beyond the {} jitter tolerance): the producer's clock runs ahead of the recorder's. Synchronise clocks",
                         future,
-                        lag.len(),
+                        usable,
                         t.topic,
                         ms(-(s.min as f64)),
                         ms(tol)
@@ -709,9 +716,9 @@ fn analyse_topic(
             }
         }
     }
-    // The lag is not needed in arrival order any more: the modes sort it in place.
-    let lag_modes_ns = modes::lag_modes_ns_in_place(&mut lag, &opts.modes);
-    drop(lag);
+    scratch.clear();
+    scratch.extend(lags());
+    let lag_modes_ns = modes::lag_modes_ns_in_place(&mut scratch, &opts.modes);
     if lag_modes_ns.len() > 1 {
         let modes: Vec<String> = lag_modes_ns.iter().map(|&x| ms(x as f64)).collect();
         warn(
@@ -765,8 +772,11 @@ fn analyse_topic(
             compact = pairs().map(|(_, l, s)| (l, s)).unzip();
             (&compact.0, &compact.1)
         };
-        if let Some(f) = fit::robust_line(xs, ys) {
-            scratch.clear();
+        // The fit has its own buffer: let go of this one meanwhile, so the two never add up.
+        scratch = Vec::new();
+        let fitted = fit::robust_line(xs, ys);
+        scratch.reserve_exact(n);
+        if let Some(f) = fitted {
             scratch.extend(xs.iter().zip(ys).map(|(&x, &y)| y.saturating_sub(x)));
             let drift_ppm = (f.line.slope - 1.0) * 1e6;
             let model = ClockModel {
@@ -797,6 +807,23 @@ fn analyse_topic(
             }
         }
     }
+
+    // Median raw offset of the wall-clock stamps (for comparison across topics).
+    let wall_median_raw = if axis == Axis::Wall && stamped && !is_clock {
+        scratch.clear();
+        scratch.extend(
+            (0..m)
+                .filter(|&i| classes[i] == Class::Wall)
+                .map(|i| log[i].saturating_sub(stamps[i])),
+        );
+        median_of(&mut scratch)
+    } else {
+        None
+    };
+    // Health has its own buffers.
+    drop(scratch);
+    drop(on_log);
+    drop(classes);
 
     // --- Health: on stamps when they are a single clock, else on log time ----------------
     // /clock always on its values: its resets must show as jumps.
@@ -844,11 +871,6 @@ fn analyse_topic(
         TimeBasis::Stamp
     } else {
         TimeBasis::LogTime
-    };
-    let wall_median_raw = if axis == Axis::Wall {
-        median_of(&mut wall_raw)
-    } else {
-        None
     };
 
     TopicWork {

@@ -54,18 +54,13 @@ pub fn lag_modes_ns(values: &[i64], opts: &ModeOptions) -> Vec<i64> {
     lag_modes_ns_in_place(&mut values.to_vec(), opts)
 }
 
-/// [`lag_modes_ns`] without the copy: sorts `v` in place.
+/// [`lag_modes_ns`] without the copy: sorts `v` in place and needs no other per-value memory.
 pub fn lag_modes_ns_in_place(v: &mut [i64], opts: &ModeOptions) -> Vec<i64> {
     if v.is_empty() {
         return Vec::new();
     }
     v.sort_unstable();
-    let base = v[0];
-    // Offsets from the minimum: exact in i128, then f64 (precision only matters for spreads).
-    let r: Vec<f64> = v
-        .iter()
-        .map(|&x| (x as i128 - base as i128) as f64)
-        .collect();
+    let r = Offsets { v, base: v[0] };
     let n = v.len();
     let min_count = ((opts.min_fraction.max(0.0) * n as f64).ceil() as usize).max(3);
     let max_modes = opts.max_modes.max(1);
@@ -78,7 +73,7 @@ pub fn lag_modes_ns_in_place(v: &mut [i64], opts: &ModeOptions) -> Vec<i64> {
             done.push((lo, hi));
             continue;
         }
-        match try_split(&r, lo, hi, min_count, opts) {
+        match try_split(r.seg(lo, hi), lo, min_count, opts) {
             Some(k) => {
                 todo.push((lo, k));
                 todo.push((k, hi));
@@ -92,37 +87,118 @@ pub fn lag_modes_ns_in_place(v: &mut [i64], opts: &ModeOptions) -> Vec<i64> {
         .collect()
 }
 
-fn median_f64(s: &[f64]) -> f64 {
-    bagscope_stats::quantile_sorted_f64(s, 0.5)
+/// Sorted values as offsets from the minimum, computed when read (exact in i128, then f64:
+/// precision only matters for spreads) instead of stored: an f64 copy would be 8 bytes a value.
+#[derive(Clone, Copy)]
+struct Offsets<'a> {
+    v: &'a [i64],
+    base: i64,
+}
+
+impl<'a> Offsets<'a> {
+    fn at(&self, i: usize) -> f64 {
+        (self.v[i] as i128 - self.base as i128) as f64
+    }
+
+    fn len(&self) -> usize {
+        self.v.len()
+    }
+
+    fn seg(&self, lo: usize, hi: usize) -> Offsets<'a> {
+        Offsets {
+            v: &self.v[lo..hi],
+            base: self.base,
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = f64> + '_ {
+        (0..self.len()).map(|i| self.at(i))
+    }
+
+    /// Number of values before the first one for which `pred` is false (`pred` monotone).
+    fn partition_point(&self, pred: impl Fn(f64) -> bool) -> usize {
+        self.v
+            .partition_point(|&x| pred((x as i128 - self.base as i128) as f64))
+    }
+
+    /// Quantile, same convention as `bagscope_stats::quantile_sorted_f64`.
+    fn quantile(&self, q: f64) -> f64 {
+        if self.v.is_empty() {
+            return f64::NAN;
+        }
+        let pos = q.clamp(0.0, 1.0) * (self.len() - 1) as f64;
+        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+        self.at(lo) + (self.at(hi) - self.at(lo)) * (pos - lo as f64)
+    }
+}
+
+/// Median of `|x - m|` over sorted values, same convention as
+/// `bagscope_stats::median_f64_in_place`, without a buffer: the deviations are two sorted runs
+/// (leftwards and rightwards of `m`), merged up to the middle.
+fn median_abs_dev(s: Offsets<'_>, m: f64) -> f64 {
+    let n = s.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    let split = s.partition_point(|x| x < m);
+    let (mut l, mut r) = (split, split);
+    let mut next = || {
+        let dl = (l > 0).then(|| (s.at(l - 1) - m).abs());
+        let dr = (r < n).then(|| (s.at(r) - m).abs());
+        match (dl, dr) {
+            (Some(a), Some(b)) if a.total_cmp(&b).is_le() => {
+                l -= 1;
+                a
+            }
+            (Some(a), None) => {
+                l -= 1;
+                a
+            }
+            (_, Some(b)) => {
+                r += 1;
+                b
+            }
+            (None, None) => f64::NAN,
+        }
+    };
+    let pos = 0.5 * (n - 1) as f64;
+    let lo = pos.floor() as usize;
+    let mut a = next();
+    for _ in 0..lo {
+        a = next();
+    }
+    if pos == lo as f64 {
+        return a;
+    }
+    let b = next();
+    a + (b - a) * (pos - lo as f64)
 }
 
 /// 1.4826 × MAD, falling back to IQR/1.349 when over half the values are equal.
-fn robust_sigma(s: &[f64]) -> f64 {
+fn robust_sigma(s: Offsets<'_>) -> f64 {
     if s.len() < 2 {
         return 0.0;
     }
-    let m = median_f64(s);
-    let mut dev: Vec<f64> = s.iter().map(|x| (x - m).abs()).collect();
-    let mad = 1.4826 * bagscope_stats::median_f64_in_place(&mut dev);
+    let m = s.quantile(0.5);
+    let mad = 1.4826 * median_abs_dev(s, m);
     if mad > 0.0 {
         return mad;
     }
-    let iqr =
-        bagscope_stats::quantile_sorted_f64(s, 0.75) - bagscope_stats::quantile_sorted_f64(s, 0.25);
+    let iqr = s.quantile(0.75) - s.quantile(0.25);
     iqr / 1.349
 }
 
 /// Number of values of the sorted segment within `[c - w, c + w]`.
-fn window_count(seg: &[f64], c: f64, w: f64) -> usize {
-    let a = seg.partition_point(|&x| x < c - w);
-    let b = seg.partition_point(|&x| x <= c + w);
+fn window_count(seg: Offsets<'_>, c: f64, w: f64) -> usize {
+    let a = seg.partition_point(|x| x < c - w);
+    let b = seg.partition_point(|x| x <= c + w);
     b - a
 }
 
 /// Densest window centred on a value of `side`; returns (count, centre). First on ties.
-fn peak(seg: &[f64], side: &[f64], w: f64) -> (usize, f64) {
-    let mut best = (0usize, side.first().copied().unwrap_or(0.0));
-    for &c in side {
+fn peak(seg: Offsets<'_>, side: Offsets<'_>, w: f64) -> (usize, f64) {
+    let mut best = (0usize, if side.len() > 0 { side.at(0) } else { 0.0 });
+    for c in side.iter() {
         let k = window_count(seg, c, w);
         if k > best.0 {
             best = (k, c);
@@ -131,23 +207,17 @@ fn peak(seg: &[f64], side: &[f64], w: f64) -> (usize, f64) {
     best
 }
 
-fn try_split(
-    r: &[f64],
-    lo: usize,
-    hi: usize,
-    min_count: usize,
-    opts: &ModeOptions,
-) -> Option<usize> {
-    let seg = &r[lo..hi];
+/// Best split of the sorted segment starting at `lo` (absolute index), if it is two modes.
+fn try_split(seg: Offsets<'_>, lo: usize, min_count: usize, opts: &ModeOptions) -> Option<usize> {
     let m = seg.len();
     if m < 2 * min_count {
         return None;
     }
     // Running sums relative to the segment's first value keep the SSE well conditioned; the
     // right part's sums are total minus prefix (no prefix arrays: 16 bytes a value less).
-    let o = seg[0];
+    let o = seg.at(0);
     let (mut total, mut total2) = (0.0f64, 0.0f64);
-    for &x in seg {
+    for x in seg.iter() {
         let y = x - o;
         total += y;
         total2 += y * y;
@@ -156,13 +226,13 @@ fn try_split(
     let mut best_k = 0usize;
     let mut best = f64::INFINITY;
     let (mut s1, mut s2) = (0.0f64, 0.0f64);
-    for (i, &x) in seg[..m - min_count].iter().enumerate() {
-        let y = x - o;
+    for i in 0..m - min_count {
+        let y = seg.at(i) - o;
         s1 += y;
         s2 += y * y;
         let k = i + 1;
         // Only cut between distinct values, so equal values never land in two clusters.
-        if k < min_count || seg[k] == seg[k - 1] {
+        if k < min_count || seg.at(k) == seg.at(k - 1) {
             continue;
         }
         let c = sse(s1, s2, k) + sse(total - s1, total2 - s2, m - k);
@@ -174,8 +244,8 @@ fn try_split(
     if best_k == 0 {
         return None;
     }
-    let (left, right) = seg.split_at(best_k);
-    let sep = median_f64(right) - median_f64(left);
+    let (left, right) = (seg.seg(0, best_k), seg.seg(best_k, m));
+    let sep = right.quantile(0.5) - left.quantile(0.5);
     // 1 ns floor: clusters of identical values have zero spread but are still resolvable.
     let s = robust_sigma(left).max(robust_sigma(right)).max(1.0);
     if sep.is_nan() || sep < opts.min_separation * s {

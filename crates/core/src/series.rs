@@ -58,7 +58,7 @@ pub fn scan_series(bag: &Bag, wanted: &[bool]) -> (Vec<TopicSeries>, Vec<Warning
     // real time takes (a stamp is at least i32::MIN seconds).
     const NONE: i64 = i64::MIN;
     const UNREADABLE: i64 = i64::MIN + 1;
-    let (by_topic, scan_warnings) = bag.scan_by_topic(wanted, |m| {
+    let (columns, scan_warnings) = bag.scan_columns(wanted, |m| {
         let loc = &locs[m.topic];
         let stamp = match loc.source() {
             StampSource::None => NONE,
@@ -68,57 +68,42 @@ pub fn scan_series(bag: &Bag, wanted: &[bool]) -> (Vec<TopicSeries>, Vec<Warning
                 Err(_) => UNREADABLE,
             },
         };
-        (m.publish_time_ns.unwrap_or(NONE), stamp)
+        [m.publish_time_ns.unwrap_or(NONE), stamp]
     });
     let mut out: Vec<TopicSeries> = Vec::with_capacity(bag.topics.len());
-    for (i, (t, pieces)) in bag.topics.iter().zip(by_topic).enumerate() {
+    for (i, (t, mut c)) in bag.topics.iter().zip(columns).enumerate() {
         let source = locs[i].source();
-        let n = pieces.iter().map(Vec::len).sum();
-        let mut s = TopicSeries {
+        // A stamp we should have found but could not read: keep the message out of the
+        // arrays (so they stay aligned) and count it. Done in place: no second copy.
+        let n = c.len();
+        let [_, stamps] = &c.values;
+        let bad = |s: i64| match s {
+            UNREADABLE => true,
+            NONE => source != StampSource::None,
+            _ => false,
+        };
+        if stamps.iter().any(|&s| bad(s)) {
+            let keep: Vec<bool> = stamps.iter().map(|&s| !bad(s)).collect();
+            c.retain_rows(|r| keep[r]);
+        }
+        let [mut publish, mut stamp_ns] = c.values;
+        // A missing publish time must not become 0 (it would read as a huge lag): a topic with
+        // any message lacking one gets no publish times at all.
+        if publish.contains(&NONE) {
+            publish = Vec::new();
+        }
+        if source == StampSource::None {
+            stamp_ns = Vec::new();
+        }
+        out.push(TopicSeries {
             topic: t.name.clone(),
             type_name: t.type_name.clone(),
             source,
-            log_time_ns: Vec::with_capacity(n),
-            publish_time_ns: Vec::with_capacity(n),
-            stamp_ns: if source == StampSource::None {
-                Vec::new()
-            } else {
-                Vec::with_capacity(n)
-            },
-            stamp_errors: 0,
-        };
-        // A missing publish time must not become 0 (it would read as a huge lag): a topic with
-        // any message lacking one gets no publish times at all.
-        let mut no_publish = false;
-        for (log, (publish, stamp)) in pieces.into_iter().flatten() {
-            let keep = match stamp {
-                UNREADABLE => false,
-                NONE => source == StampSource::None,
-                _ => true,
-            };
-            // A stamp we should have found but could not read: keep the message out of the
-            // stamp arrays (so they stay aligned) and count it.
-            if !keep {
-                s.stamp_errors += 1;
-                continue;
-            }
-            s.log_time_ns.push(log);
-            s.publish_time_ns
-                .push(if publish == NONE { 0 } else { publish });
-            no_publish |= publish == NONE;
-            if stamp != NONE {
-                s.stamp_ns.push(stamp);
-            }
-        }
-        if no_publish {
-            s.publish_time_ns = Vec::new();
-        }
-        // This topic's pieces are freed now: return their pages before the next topic's
-        // arrays are allocated, so the two never add up (only worth it for big topics).
-        if n >= 1 << 16 {
-            bagscope_bag::release_freed_memory();
-        }
-        out.push(s);
+            stamp_errors: n - c.log_time_ns.len(),
+            log_time_ns: c.log_time_ns,
+            publish_time_ns: publish,
+            stamp_ns,
+        });
     }
     let mut warnings = bag.open_warnings();
     warnings.extend(scan_warnings);

@@ -1,0 +1,192 @@
+//! `Bag::scan_columns` writes each topic's values straight into arrays sized from the chunks'
+//! message indexes. Whatever the file looks like, the result must be exactly what the plain
+//! scan gives (every message, log-time order, stable), regrouped by topic: checked here on
+//! files where the index counts are right, wrong in both directions, or missing.
+
+use std::collections::BTreeMap;
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+
+use bagscope_bag::{Bag, Columns};
+
+/// `(channel index, log time)` of each message, written in this order.
+fn write_mcap(msgs: &[(usize, u64)], chunk_size: Option<u64>) -> Vec<u8> {
+    let mut w = mcap::WriteOptions::new()
+        .profile("ros2")
+        .compression(None)
+        .chunk_size(chunk_size)
+        .use_chunks(chunk_size.is_some())
+        .create(Cursor::new(Vec::new()))
+        .unwrap();
+    let schema = w
+        .add_schema("std_msgs/msg/Int32", "ros2msg", b"int32 data")
+        .unwrap();
+    let md = BTreeMap::new();
+    let channels: Vec<u16> = ["/a", "/b", "/c"]
+        .iter()
+        .map(|t| w.add_channel(schema, t, "cdr", &md).unwrap())
+        .collect();
+    for (i, &(c, t)) in msgs.iter().enumerate() {
+        let h = mcap::records::MessageHeader {
+            channel_id: channels[c],
+            sequence: i as u32,
+            log_time: t,
+            publish_time: t + 7,
+        };
+        let mut payload = vec![0, 1, 0, 0];
+        payload.extend_from_slice(&(i as i32).to_le_bytes());
+        w.write_to_known_channel(&h, &payload).unwrap();
+    }
+    w.finish().unwrap();
+    w.into_inner().into_inner()
+}
+
+/// Three topics at different rates; log times jump back between `blocks` (chunks overlap).
+fn messages(n: usize, blocks: usize) -> Vec<(usize, u64)> {
+    let mut v = Vec::new();
+    let per = n / blocks;
+    for b in 0..blocks {
+        for i in 0..per {
+            let c = if i % 5 == 0 { 2 } else { i % 2 };
+            // Equal log times across blocks and topics: stability matters.
+            let t = 1_000 + (i as u64 / 2) * 10 + if blocks > 1 { (b as u64 % 2) * 5 } else { 0 };
+            v.push((c, t));
+        }
+    }
+    v
+}
+
+fn save(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+fn tempdir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("bagscope-columns-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Asserts the column scan of `path` equals the plain scan regrouped by topic; returns the
+/// number of messages seen.
+fn check(path: &Path) -> usize {
+    let bag = Bag::open(path).unwrap();
+    let all = bag.all_topics();
+    let f = |m: &bagscope_bag::RawMessage<'_>| {
+        [
+            m.sequence as i64,
+            m.publish_time_ns.unwrap_or(-1) + m.data.len() as i64,
+        ]
+    };
+    let (cols, col_warnings) = bag.scan_columns(&all, f);
+    let scan = bag.scan(&all, f);
+    let mut want: Vec<Columns<2>> = (0..bag.topics.len()).map(|_| Columns::default()).collect();
+    for it in &scan.items {
+        let c = &mut want[it.topic];
+        c.log_time_ns.push(it.log_time_ns);
+        c.values[0].push(it.value[0]);
+        c.values[1].push(it.value[1]);
+    }
+    assert_eq!(cols, want, "{}", path.display());
+    let mut scan_warnings = scan.warnings.clone();
+    scan_warnings.sort();
+    scan_warnings.dedup();
+    assert_eq!(col_warnings, scan_warnings, "{}", path.display());
+    scan.items.len()
+}
+
+/// Offsets of the message index records that follow the first chunk.
+fn first_chunk_indexes(bytes: &[u8]) -> Vec<usize> {
+    let mut pos = 8;
+    let mut seen_chunk = false;
+    let mut out = Vec::new();
+    while pos + 9 <= bytes.len() {
+        let op = bytes[pos];
+        let len = u64::from_le_bytes(bytes[pos + 1..pos + 9].try_into().unwrap()) as usize;
+        match op {
+            0x06 if seen_chunk => break,
+            0x06 => seen_chunk = true,
+            0x07 if seen_chunk => out.push(pos + 9),
+            _ => {}
+        }
+        pos += 9 + len;
+    }
+    out
+}
+
+/// Offset of the first message record inside the first (uncompressed) chunk.
+fn first_chunk_records(bytes: &[u8]) -> usize {
+    let mut pos = 8;
+    while bytes[pos] != 0x06 {
+        pos += 9 + u64::from_le_bytes(bytes[pos + 1..pos + 9].try_into().unwrap()) as usize;
+    }
+    // start, end, uncompressed size (8 each), crc (4), compression (string), records length.
+    let body = pos + 9;
+    let clen = u32::from_le_bytes(bytes[body + 28..body + 32].try_into().unwrap()) as usize;
+    let mut p = body + 32 + clen + 8;
+    // Schemas and channels come first in the chunk.
+    while bytes[p] != 0x05 {
+        p += 9 + u64::from_le_bytes(bytes[p + 1..p + 9].try_into().unwrap()) as usize;
+    }
+    p
+}
+
+#[test]
+fn columns_equal_the_plain_scan() {
+    let dir = tempdir("ok");
+    // In order; overlapping chunks (re-sorted); loose messages only (no indexes at all).
+    for (name, msgs, chunk) in [
+        ("ordered.mcap", messages(6000, 1), Some(4096)),
+        ("overlap.mcap", messages(6000, 4), Some(4096)),
+        ("loose.mcap", messages(600, 2), None),
+    ] {
+        let n = check(&save(&dir, name, &write_mcap(&msgs, chunk)));
+        assert_eq!(n, msgs.len(), "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn wrong_or_missing_index_counts_change_nothing() {
+    let dir = tempdir("bad");
+    let msgs = messages(6000, 1);
+    let good = write_mcap(&msgs, Some(4096));
+
+    // Channel ids of the first chunk's indexes swapped: one topic is under-counted (the scan
+    // must start over without the indexes), another over-counted (slots left part empty).
+    let ix = first_chunk_indexes(&good);
+    assert!(ix.len() >= 2, "first chunk has {} indexes", ix.len());
+    let mut swapped = good.clone();
+    let (a, b) = (ix[0], ix[1]);
+    let (ca, cb) = ([good[a], good[a + 1]], [good[b], good[b + 1]]);
+    swapped[a..a + 2].copy_from_slice(&cb);
+    swapped[b..b + 2].copy_from_slice(&ca);
+    assert_eq!(check(&save(&dir, "swapped.mcap", &swapped)), msgs.len());
+
+    // One index names a channel that never appears in its chunk: every slot of that chunk
+    // is mis-sized, as is the whole topic's array.
+    let mut unknown = good.clone();
+    unknown[a..a + 2].copy_from_slice(&9u16.to_le_bytes());
+    check(&save(&dir, "unknown_channel.mcap", &unknown));
+
+    // A message record in the middle of the first chunk made too long: the rest of that
+    // chunk is lost (with a warning), its slots stay part empty and are closed up.
+    let mut cut = good.clone();
+    let mut pos = first_chunk_records(&cut);
+    for _ in 0..10 {
+        let len = u64::from_le_bytes(cut[pos + 1..pos + 9].try_into().unwrap()) as usize;
+        pos += 9 + len;
+    }
+    cut[pos + 1..pos + 9].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    let n = check(&save(&dir, "cut_chunk.mcap", &cut));
+    assert!(n < msgs.len() && n >= 10, "{n}");
+
+    // The file cut off in the middle: the last chunk is partial (no trusted index), the
+    // complete ones before it have theirs.
+    let truncated = &good[..good.len() * 2 / 3];
+    let n = check(&save(&dir, "truncated.mcap", truncated));
+    assert!(n > 0 && n < msgs.len(), "{n}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
