@@ -526,7 +526,7 @@ impl Bag {
     ) -> scan::ScanPlan<'p> {
         scan::ScanPlan {
             topics: wanted,
-            channel_topic: &self.channel_topic,
+            channel_topic: scan::dense_channel_topics(&self.channel_topic),
             needs_payload,
             message_compression: self.message_compression,
             stop,

@@ -169,8 +169,9 @@ pub(crate) fn to_ns(t: u64) -> i64 {
 /// What a scan should read. `topics[i]` says whether topic `i` of the bag is wanted.
 pub(crate) struct ScanPlan<'p> {
     pub topics: &'p [bool],
-    /// Per file, channel id to bag topic index.
-    pub channel_topic: &'p [std::collections::BTreeMap<u16, usize>],
+    /// Per file, channel id to bag topic index (`NO_TOPIC`: not defined), as a table: it is
+    /// looked up for every message.
+    pub channel_topic: Vec<Vec<u32>>,
     /// When false, message indexes are used instead of decompressing where they are complete.
     pub needs_payload: bool,
     pub message_compression: bool,
@@ -181,8 +182,30 @@ pub(crate) struct ScanPlan<'p> {
 impl ScanPlan<'_> {
     /// The bag topic of channel `ch` of file `fi`, if defined.
     pub fn topic_of(&self, fi: usize, ch: u16) -> Option<usize> {
-        self.channel_topic.get(fi).and_then(|m| m.get(&ch)).copied()
+        match self.channel_topic.get(fi).and_then(|m| m.get(ch as usize)) {
+            Some(&t) if t != NO_TOPIC => Some(t as usize),
+            _ => None,
+        }
     }
+}
+
+const NO_TOPIC: u32 = u32::MAX;
+
+/// The per-file channel → topic maps as tables indexed by channel id.
+pub(crate) fn dense_channel_topics(
+    maps: &[std::collections::BTreeMap<u16, usize>],
+) -> Vec<Vec<u32>> {
+    maps.iter()
+        .map(|m| {
+            let len = m.keys().next_back().map_or(0, |&k| k as usize + 1);
+            let mut t = vec![NO_TOPIC; len];
+            for (&ch, &topic) in m {
+                // A bag's topics are far fewer than u32::MAX (each has its own channel record).
+                t[ch as usize] = topic as u32;
+            }
+            t
+        })
+        .collect()
 }
 
 thread_local! {

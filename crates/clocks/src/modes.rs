@@ -87,6 +87,15 @@ pub fn lag_modes_ns_in_place(v: &mut [i64], opts: &ModeOptions) -> Vec<i64> {
         .collect()
 }
 
+/// `x − base` as f64, rounded once: i64 arithmetic when the difference fits (i128 to f64 is
+/// a software routine), the same value either way.
+fn offset(x: i64, base: i64) -> f64 {
+    match x.checked_sub(base) {
+        Some(d) => d as f64,
+        None => (x as i128 - base as i128) as f64,
+    }
+}
+
 /// Sorted values as offsets from the minimum, computed when read (exact in i128, then f64:
 /// precision only matters for spreads) instead of stored: an f64 copy would be 8 bytes a value.
 #[derive(Clone, Copy)]
@@ -97,7 +106,7 @@ struct Offsets<'a> {
 
 impl<'a> Offsets<'a> {
     fn at(&self, i: usize) -> f64 {
-        (self.v[i] as i128 - self.base as i128) as f64
+        offset(self.v[i], self.base)
     }
 
     fn len(&self) -> usize {

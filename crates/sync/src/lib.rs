@@ -25,6 +25,7 @@ mod py_approx;
 mod py_exact;
 mod recommend;
 mod report;
+mod sets;
 mod sorted;
 mod track;
 
@@ -39,6 +40,7 @@ pub use recommend::{
     SlopCost, TopicSeries,
 };
 pub use report::{summarize, SyncReport, TopicDrops};
+pub use sets::SetList;
 
 /// Upper bound on topics, as in upstream (9 type slots).
 pub const MAX_TOPICS: usize = 9;
@@ -311,7 +313,7 @@ pub struct SyncOutcome {
     pub n_topics: usize,
     pub messages_per_topic: Vec<usize>,
     /// In emit (callback) order.
-    pub sets: Vec<EmittedSet>,
+    pub sets: SetList,
     /// Sorted by (topic, index).
     pub drops: Vec<DroppedMessage>,
     /// One entry per topic, in topic order.
@@ -384,6 +386,14 @@ impl std::error::Error for SyncError {}
 /// 8. `headerless_rejected` / `invalid_stamp` are never overridden.
 pub fn emulate(cfg: &SyncConfig, arrivals: &[Arrival]) -> Result<SyncOutcome, SyncError> {
     cfg.validate()?;
+    // Sets keep arrival indices in 32 bits.
+    if arrivals.len() > u32::MAX as usize {
+        return Err(SyncError::InvalidParam(format!(
+            "{} messages: at most {} can be emulated at once",
+            arrivals.len(),
+            u32::MAX
+        )));
+    }
     for (i, a) in arrivals.iter().enumerate() {
         if a.topic >= cfg.n_topics {
             return Err(SyncError::TopicOutOfRange {

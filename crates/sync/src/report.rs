@@ -71,7 +71,7 @@ pub fn summarize(cfg: &SyncConfig, arrivals: &[Arrival], outcome: &SyncOutcome) 
     let mut buf: Vec<i64> = Vec::with_capacity(outcome.sets.len());
     let mut summary_of = |value: &dyn Fn(&crate::EmittedSet) -> Option<i64>| {
         buf.clear();
-        buf.extend(outcome.sets.iter().filter_map(value));
+        buf.extend(outcome.sets.iter().filter_map(|s| value(&s)));
         NsSummary::of_in_place(&mut buf)
     };
     let span_ns = summary_of(&|s| Some(s.max_stamp_ns().saturating_sub(s.min_stamp_ns())));

@@ -1,8 +1,8 @@
 //! Bookkeeping shared by the policy engines: message fates, emitted sets, occupancy.
 
 use crate::{
-    Arrival, DropReason, DroppedMessage, EmittedSet, PerMember, Policy, QueueOccupancy, SyncConfig,
-    SyncOutcome, EPOCH_JUMP_NS,
+    Arrival, DropReason, DroppedMessage, Policy, QueueOccupancy, SetList, SyncConfig, SyncOutcome,
+    EPOCH_JUMP_NS,
 };
 
 /// How an engine removed a message (before the final reason classification).
@@ -36,7 +36,7 @@ pub(crate) trait Engine {
 /// i64::MIN: both come from unsigned or 32-bit-seconds fields).
 const NO_KEY: i64 = i64::MIN;
 
-/// Per-arrival state is kept to what the arrivals do not already hold (18 bytes a message):
+/// Per-arrival state is kept to what the arrivals do not already hold (14 bytes a message):
 /// a copy of their topics and arrival times used to double it.
 pub(crate) struct Tracker<'a> {
     n: usize,
@@ -44,10 +44,11 @@ pub(crate) struct Tracker<'a> {
     fate: Vec<Fate>,
     /// Time used by the policy for each arrival (`NO_KEY`: rejected before entering).
     sync_t: Vec<i64>,
-    index: Vec<usize>,
+    /// Per-topic index of each arrival (32 bits: `emulate` bounds the input).
+    index: Vec<u32>,
     counts: Vec<usize>,
     cur: usize,
-    sets: Vec<EmittedSet>,
+    sets: SetList,
     occ_max: Vec<usize>,
     occ_sum: Vec<u128>,
     n_samples: usize,
@@ -61,7 +62,7 @@ impl<'a> Tracker<'a> {
         let mut sync_t = Vec::with_capacity(arrivals.len());
         let mut fate = Vec::with_capacity(arrivals.len());
         for a in arrivals {
-            index.push(counts[a.topic]);
+            index.push(counts[a.topic] as u32);
             counts[a.topic] += 1;
             let (t, f) = key_time(cfg, a);
             sync_t.push(t.filter(|&t| t != NO_KEY).unwrap_or(NO_KEY));
@@ -79,7 +80,7 @@ impl<'a> Tracker<'a> {
             index,
             counts,
             cur: 0,
-            sets: Vec::new(),
+            sets: SetList::new(n),
             occ_max: vec![0; n],
             occ_sum: vec![0; n],
             n_samples: 0,
@@ -105,16 +106,16 @@ impl<'a> Tracker<'a> {
 
     /// Record a callback with the given member arrival indices (topic order).
     pub(crate) fn emit(&mut self, members: &[usize]) {
-        let mut set = EmittedSet {
-            members: PerMember::with_capacity(members.len()),
-            member_arrivals: PerMember::from_slice(members),
-            stamps_ns: PerMember::with_capacity(members.len()),
-            emit_after_arrival: self.cur,
-            emit_arrival_ns: self.arrivals[self.cur].arrival_ns,
-        };
+        let (index, sync_t) = (&self.index, &self.sync_t);
+        self.sets.push(
+            members.iter().map(|&ai| {
+                let t = sync_t[ai];
+                (index[ai] as usize, ai, if t == NO_KEY { 0 } else { t })
+            }),
+            self.cur,
+            self.arrivals[self.cur].arrival_ns,
+        );
         for &ai in members {
-            set.members.push(self.index[ai]);
-            set.stamps_ns.push(self.key(ai).unwrap_or(0));
             // An emulator bug would show up as a non-pending member; keep the first fate.
             debug_assert_eq!(
                 self.fate[ai],
@@ -125,7 +126,6 @@ impl<'a> Tracker<'a> {
                 self.fate[ai] = Fate::Used;
             }
         }
-        self.sets.push(set);
     }
 
     fn key(&self, ai: usize) -> Option<i64> {
@@ -209,7 +209,7 @@ impl<'a> Tracker<'a> {
                 };
                 per_topic[k].push(DroppedMessage {
                     topic: k,
-                    index: self.index[ai],
+                    index: self.index[ai] as usize,
                     arrival_index: ai,
                     stamp_ns: arrival.stamp_ns,
                     reason,

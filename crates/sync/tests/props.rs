@@ -112,7 +112,8 @@ proptest! {
             Arrival { topic: t, stamp_ns: Some(s), arrival_ns: 0 }
         }).collect();
         let o = emulate(&SyncConfig::new(policy, n, q), &arrivals).unwrap();
-        for w in o.sets.windows(2) {
+        let sets: Vec<_> = o.sets.iter().collect();
+        for w in sets.windows(2) {
             for k in 0..n {
                 prop_assert!(w[0].members[k] < w[1].members[k]);
             }

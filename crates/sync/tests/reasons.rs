@@ -60,7 +60,7 @@ fn duplicates_overwrite_in_python_and_exact() {
         ],
     )
     .unwrap();
-    assert_eq!(o.sets[0].members.as_slice(), [0, 0]);
+    assert_eq!(o.sets.get(0).unwrap().members.as_slice(), [0, 0]);
     assert!(
         o.drops
             .iter()
