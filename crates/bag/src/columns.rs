@@ -39,10 +39,15 @@ impl<const K: usize> Default for Columns<K> {
 impl<const K: usize> Columns<K> {
     fn zeroed(n: usize) -> Self {
         // vec![0; n] comes from calloc: pages are mapped when first written, by the workers.
-        Columns {
+        let c = Columns {
             log_time_ns: vec![0; n],
             values: std::array::from_fn(|_| vec![0; n]),
+        };
+        crate::advise_huge_pages(&c.log_time_ns);
+        for v in &c.values {
+            crate::advise_huge_pages(v);
         }
+        c
     }
 
     pub fn len(&self) -> usize {

