@@ -276,4 +276,37 @@ mod tests {
         assert!(loc.read_stamp_ns(&payload).is_err());
         assert!(loc.read_frame_id(&payload).is_err());
     }
+
+    /// The inlined little-endian read and the checked reader agree, including on the cases
+    /// the fast path hands over (big-endian, cut short, a misaligned offset).
+    #[test]
+    fn fast_and_checked_stamp_reads_agree() {
+        let hdr = parse_ros2msg("t/msg/H", "std_msgs/Header header\nint32 x\n").unwrap();
+        // A uint8 first: the stamp's u32 needs padding, so its offset is not 4-aligned.
+        let odd = parse_ros2msg("t/msg/O", "uint8 a\nbuiltin_interfaces/Time stamp\n").unwrap();
+        let (sec, nsec) = (-5i32, 999_999_999u32);
+        let want = sec as i64 * 1_000_000_000 + nsec as i64;
+        let mut le = vec![0u8, 1, 0, 0];
+        le.extend_from_slice(&sec.to_le_bytes());
+        le.extend_from_slice(&nsec.to_le_bytes());
+        le.extend_from_slice(&[0, 0, 0, 0]);
+        let mut be = vec![0u8, 0, 0, 0];
+        be.extend_from_slice(&sec.to_be_bytes());
+        be.extend_from_slice(&nsec.to_be_bytes());
+        be.extend_from_slice(&[0, 0, 0, 0]);
+        let loc = hdr.stamp_locator();
+        for p in [&le, &be] {
+            assert_eq!(loc.read_stamp_ns(p).unwrap(), Some(want));
+            assert_eq!(loc.read_stamp_ns_checked(p).unwrap(), Some(want));
+        }
+        for cut in 0..12 {
+            assert!(loc.read_stamp_ns(&le[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut o = vec![0u8, 1, 0, 0, 7, 0, 0, 0];
+        o.extend_from_slice(&sec.to_le_bytes());
+        o.extend_from_slice(&nsec.to_le_bytes());
+        let loc = odd.stamp_locator();
+        assert_eq!(loc.read_stamp_ns(&o).unwrap(), Some(want));
+        assert_eq!(loc.read_stamp_ns_checked(&o).unwrap(), Some(want));
+    }
 }
