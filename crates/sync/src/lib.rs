@@ -19,6 +19,7 @@
 mod cpp_approx;
 mod cpp_exact;
 mod diagnose;
+mod drops;
 mod duration;
 mod freshness;
 mod py_approx;
@@ -33,6 +34,7 @@ use serde::Serialize;
 use std::fmt;
 
 pub use diagnose::{diagnose, DiagnoseHints, Diagnosis, DiagnosisKind};
+pub use drops::DropList;
 pub use duration::{parse_duration_ns, seconds_to_ns};
 pub use freshness::{apply_freshness, FreshnessConfig, FreshnessReport, RejectedSet, SetRejection};
 pub use recommend::{
@@ -315,7 +317,7 @@ pub struct SyncOutcome {
     /// In emit (callback) order.
     pub sets: SetList,
     /// Sorted by (topic, index).
-    pub drops: Vec<DroppedMessage>,
+    pub drops: DropList,
     /// One entry per topic, in topic order.
     pub occupancy: Vec<QueueOccupancy>,
 }

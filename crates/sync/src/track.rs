@@ -1,8 +1,8 @@
 //! Bookkeeping shared by the policy engines: message fates, emitted sets, occupancy.
 
 use crate::{
-    Arrival, DropReason, DroppedMessage, Policy, QueueOccupancy, SetList, SyncConfig, SyncOutcome,
-    EPOCH_JUMP_NS,
+    Arrival, DropList, DropReason, DroppedMessage, Policy, QueueOccupancy, SetList, SyncConfig,
+    SyncOutcome, EPOCH_JUMP_NS,
 };
 
 /// How an engine removed a message (before the final reason classification).
@@ -36,14 +36,13 @@ pub(crate) trait Engine {
 /// i64::MIN: both come from unsigned or 32-bit-seconds fields).
 const NO_KEY: i64 = i64::MIN;
 
-/// Per-arrival state is kept to what the arrivals do not already hold (14 bytes a message):
-/// a copy of their topics and arrival times used to double it.
+/// Per-arrival state is kept to what the arrivals do not already hold (6 bytes a message):
+/// the time the policy keys on is recomputed from the arrival when needed.
 pub(crate) struct Tracker<'a> {
     n: usize,
+    cfg: &'a SyncConfig,
     arrivals: &'a [Arrival],
     fate: Vec<Fate>,
-    /// Time used by the policy for each arrival (`NO_KEY`: rejected before entering).
-    sync_t: Vec<i64>,
     /// Per-topic index of each arrival (32 bits: `emulate` bounds the input).
     index: Vec<u32>,
     counts: Vec<usize>,
@@ -55,17 +54,15 @@ pub(crate) struct Tracker<'a> {
 }
 
 impl<'a> Tracker<'a> {
-    pub(crate) fn new(cfg: &SyncConfig, arrivals: &'a [Arrival]) -> Tracker<'a> {
+    pub(crate) fn new(cfg: &'a SyncConfig, arrivals: &'a [Arrival]) -> Tracker<'a> {
         let n = cfg.n_topics;
         let mut counts = vec![0usize; n];
         let mut index = Vec::with_capacity(arrivals.len());
-        let mut sync_t = Vec::with_capacity(arrivals.len());
         let mut fate = Vec::with_capacity(arrivals.len());
         for a in arrivals {
             index.push(counts[a.topic] as u32);
             counts[a.topic] += 1;
             let (t, f) = key_time(cfg, a);
-            sync_t.push(t.filter(|&t| t != NO_KEY).unwrap_or(NO_KEY));
             fate.push(if t == Some(NO_KEY) {
                 Fate::Rejected(DropReason::InvalidStamp)
             } else {
@@ -74,9 +71,9 @@ impl<'a> Tracker<'a> {
         }
         Tracker {
             n,
+            cfg,
             arrivals,
             fate,
-            sync_t,
             index,
             counts,
             cur: 0,
@@ -91,7 +88,7 @@ impl<'a> Tracker<'a> {
         let arrivals = self.arrivals;
         for (ai, a) in arrivals.iter().enumerate() {
             self.cur = ai;
-            let t = self.sync_t[ai];
+            let t = self.sync_t(ai);
             if t != NO_KEY {
                 e.add(ai, a.topic, t, self);
             }
@@ -106,10 +103,10 @@ impl<'a> Tracker<'a> {
 
     /// Record a callback with the given member arrival indices (topic order).
     pub(crate) fn emit(&mut self, members: &[usize]) {
-        let (index, sync_t) = (&self.index, &self.sync_t);
+        let (index, cfg, arrivals) = (&self.index, self.cfg, self.arrivals);
         self.sets.push(
             members.iter().map(|&ai| {
-                let t = sync_t[ai];
+                let t = sync_t_of(cfg, &arrivals[ai]);
                 (index[ai] as usize, ai, if t == NO_KEY { 0 } else { t })
             }),
             self.cur,
@@ -129,7 +126,7 @@ impl<'a> Tracker<'a> {
     }
 
     fn key(&self, ai: usize) -> Option<i64> {
-        Some(self.sync_t[ai]).filter(|&t| t != NO_KEY)
+        Some(self.sync_t(ai)).filter(|&t| t != NO_KEY)
     }
 
     pub(crate) fn remove(&mut self, ai: usize, why: Removal) {
@@ -141,21 +138,13 @@ impl<'a> Tracker<'a> {
     pub(crate) fn finish(self, cfg: &SyncConfig) -> SyncOutcome {
         let arrivals = self.arrivals;
         let any_empty = self.counts.contains(&0);
-        // Per topic, drops come in arrival order, which is index order: gathered per topic and
-        // concatenated they are in (topic, index) order without sorting a million records (a
-        // third of `exact`'s time when most messages drop). Each set uses one message of every
-        // topic, so each topic's drop count is known up front: no regrowth, and topic 0's
-        // vector, sized for all, becomes the result (only the other topics' drops are copied).
+        // Per topic, drops come in arrival order, which is index order; each set uses one
+        // message of every topic, so each topic's drop count is known up front: every drop is
+        // written straight to its place in (topic, index) order, nothing sorted or copied.
         let sets = self.sets.len();
-        let mut per_topic: Vec<Vec<DroppedMessage>> = (0..self.n)
-            .map(|k| {
-                Vec::with_capacity(if k == 0 {
-                    self.counts.iter().map(|c| c.saturating_sub(sets)).sum()
-                } else {
-                    self.counts[k].saturating_sub(sets)
-                })
-            })
-            .collect();
+        let per_topic: Vec<usize> = self.counts.iter().map(|c| c.saturating_sub(sets)).collect();
+        let mut drops = DropList::with_counts(&per_topic);
+        let mut written = vec![0usize; self.n];
         // Per-topic history for order-dependent reasons, in arrival order.
         let mut max_before: Vec<Option<i64>> = vec![None; self.n];
         {
@@ -207,23 +196,21 @@ impl<'a> Tracker<'a> {
                     _ if any_empty => DropReason::TopicEmpty,
                     _ => reason,
                 };
-                per_topic[k].push(DroppedMessage {
-                    topic: k,
-                    index: self.index[ai] as usize,
-                    arrival_index: ai,
-                    stamp_ns: arrival.stamp_ns,
-                    reason,
-                });
+                drops.set(
+                    k,
+                    written[k],
+                    &DroppedMessage {
+                        topic: k,
+                        index: self.index[ai] as usize,
+                        arrival_index: ai,
+                        stamp_ns: arrival.stamp_ns,
+                        reason,
+                    },
+                );
+                written[k] += 1;
             }
         }
-        let mut rest = per_topic.into_iter();
-        let mut drops = rest.next().unwrap_or_default();
-        for v in rest {
-            drops.extend(v);
-        }
-        debug_assert!(drops
-            .windows(2)
-            .all(|w| (w[0].topic, w[0].index) < (w[1].topic, w[1].index)));
+        debug_assert_eq!(written, per_topic);
         let occupancy = (0..self.n)
             .map(|k| QueueOccupancy {
                 topic: k,
@@ -243,6 +230,19 @@ impl<'a> Tracker<'a> {
             drops,
             occupancy,
         }
+    }
+}
+
+/// Time used by the policy for an arrival (`NO_KEY`: rejected before entering).
+#[inline]
+fn sync_t_of(cfg: &SyncConfig, a: &Arrival) -> i64 {
+    key_time(cfg, a).0.unwrap_or(NO_KEY)
+}
+
+impl Tracker<'_> {
+    #[inline]
+    fn sync_t(&self, ai: usize) -> i64 {
+        sync_t_of(self.cfg, &self.arrivals[ai])
     }
 }
 
