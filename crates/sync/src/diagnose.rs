@@ -2,7 +2,7 @@
 
 use crate::report::match_rate;
 use crate::{Arrival, DropReason, Policy, SyncConfig, SyncOutcome};
-use bagscope_stats::{median_ns, quantile_sorted, quantiles_in_place};
+use bagscope_stats::{median_in_place, quantile_sorted, quantiles_in_place};
 use serde::Serialize;
 use std::collections::HashSet;
 
@@ -149,24 +149,17 @@ pub fn diagnose(
     }
 
     // Queue cliff: topic b must keep its messages while topic a's partner is still in flight.
-    let periods: Vec<Option<i64>> = stamps
-        .iter()
-        .map(|s| {
-            median_ns(
-                &s.windows(2)
-                    .map(|w| w[1] - w[0])
-                    .filter(|&p| p > 0)
-                    .collect::<Vec<_>>(),
-            )
-        })
-        .collect();
-    let lq: Vec<Option<(i64, i64)>> = lags
-        .into_iter()
-        .map(|mut v| {
-            let [lo, hi] = quantiles_in_place(&mut v, [0.01, 0.99]);
-            (!v.is_empty()).then_some((lo, hi))
-        })
-        .collect();
+    // Each topic's lag buffer, once its quantiles are taken, holds its stamp periods: no
+    // further per-message memory.
+    let mut lq: Vec<Option<(i64, i64)>> = Vec::with_capacity(n);
+    let mut periods: Vec<Option<i64>> = Vec::with_capacity(n);
+    for (s, mut v) in stamps.iter().zip(lags) {
+        let [lo, hi] = quantiles_in_place(&mut v, [0.01, 0.99]);
+        lq.push((!v.is_empty()).then_some((lo, hi)));
+        v.clear();
+        v.extend(s.windows(2).map(|w| w[1] - w[0]).filter(|&p| p > 0));
+        periods.push(median_in_place(&mut v));
+    }
     let unlimited = cfg.policy == Policy::Exact && cfg.queue_size == 0;
     if !unlimited {
         let mut worst: Option<(usize, usize, i64, usize)> = None;
