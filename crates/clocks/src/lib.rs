@@ -820,8 +820,6 @@ fn analyse_topic(
     } else {
         None
     };
-    // Health has its own buffers.
-    drop(scratch);
     drop(on_log);
     drop(classes);
 
@@ -841,7 +839,8 @@ fn analyse_topic(
         jump_periods: opts.jump_periods,
         jump_cap_ns: opts.jump_cap_ns,
     };
-    let h = health::analyse(series, log, &hp);
+    let h = health::analyse(series, log, &hp, &mut scratch);
+    drop(scratch);
     if !h.backward_jumps.is_empty() {
         let first = h.backward_jumps[0];
         warn(
