@@ -429,6 +429,8 @@ where
                     },
                 );
             }
+            // As for chunk data: read once, so its mapped pages need not stay resident.
+            file.bytes.release(ix.body_offset, ix.body_len);
         }
         return warnings;
     }
@@ -721,6 +723,8 @@ pub(crate) fn index_log_times(
                 if let Some((t, e)) = entries(fi, ix) {
                     per_topic[t].extend(entry_times(e));
                 }
+                // Read for the last time: its mapped pages need not stay resident.
+                files[fi].bytes.release(ix.body_offset, ix.body_len);
             }
         }
     }
