@@ -69,30 +69,43 @@ pub fn summarize(cfg: &SyncConfig, arrivals: &[Arrival], outcome: &SyncOutcome) 
     // One statistic at a time through one reused buffer (selection reorders it): the sets can
     // number millions, and one vector per statistic held them all several times over.
     let mut buf: Vec<i64> = Vec::with_capacity(outcome.sets.len());
-    let mut summary_of = |value: &dyn Fn(&crate::EmittedSet) -> Option<i64>| {
+    let sets = &outcome.sets;
+    // Straight from the set list's columns: no set value is built per statistic.
+    let min_max = |i: usize| {
+        let s = sets.stamps_ns(i);
+        (
+            s.iter().copied().min().unwrap_or(0),
+            s.iter().copied().max().unwrap_or(0),
+        )
+    };
+    let mut summary_of = |value: &dyn Fn(usize) -> Option<i64>| {
         buf.clear();
-        buf.extend(outcome.sets.iter().filter_map(|s| value(&s)));
+        buf.extend((0..sets.len()).filter_map(value));
         NsSummary::of_in_place(&mut buf)
     };
-    let span_ns = summary_of(&|s| Some(s.max_stamp_ns().saturating_sub(s.min_stamp_ns())));
+    let span_ns = summary_of(&|i| {
+        let (lo, hi) = min_max(i);
+        Some(hi.saturating_sub(lo))
+    });
     let member_offset_ns = (0..n)
         .map(|k| {
-            summary_of(&|s| {
-                s.stamps_ns
+            summary_of(&|i| {
+                sets.stamps_ns(i)
                     .get(k)
-                    .map(|&t| t.saturating_sub(s.min_stamp_ns()))
+                    .map(|&t| t.saturating_sub(min_max(i).0))
             })
         })
         .collect();
-    let emit_age_ns = summary_of(&|s| Some(s.emit_arrival_ns.saturating_sub(s.max_stamp_ns())));
-    let emit_wait_ns = summary_of(&|s| {
-        let last_member = s
-            .member_arrivals
+    let emit_age_ns = summary_of(&|i| Some(sets.emit_arrival_ns(i).saturating_sub(min_max(i).1)));
+    let emit_wait_ns = summary_of(&|i| {
+        let emitted = sets.emit_arrival_ns(i);
+        let last_member = sets
+            .member_arrivals(i)
             .iter()
-            .filter_map(|&ai| arrivals.get(ai).map(|a| a.arrival_ns))
+            .filter_map(|&ai| arrivals.get(ai as usize).map(|a| a.arrival_ns))
             .max()
-            .unwrap_or(s.emit_arrival_ns);
-        Some(s.emit_arrival_ns.saturating_sub(last_member))
+            .unwrap_or(emitted);
+        Some(emitted.saturating_sub(last_member))
     });
     let _ = cfg;
     SyncReport {

@@ -79,6 +79,16 @@ impl SetList {
         &self.stamps_ns[i * self.n_members..(i + 1) * self.n_members]
     }
 
+    /// The input indices of set `i`'s members, in topic order (no set value built).
+    pub fn member_arrivals(&self, i: usize) -> &[u32] {
+        &self.member_arrivals[i * self.n_members..(i + 1) * self.n_members]
+    }
+
+    /// Arrival time of the message whose `add()` emitted set `i`.
+    pub fn emit_arrival_ns(&self, i: usize) -> i64 {
+        self.emit_arrival_ns[i]
+    }
+
     /// Appends a set. Indices must fit in 32 bits ([`crate::emulate`] checks the input).
     pub(crate) fn push(
         &mut self,
