@@ -1229,6 +1229,14 @@ fn replay_mcap_open_scan(data: &[u8], scratch: &Path) {
     let mut seen = 0usize;
     let _ = bag.visit(&all, |_| seen += 1);
     assert_eq!(seen, scan.items.len(), "visit and scan disagree");
+    // The column scan (index-sized slices) finds exactly the plain scan's messages.
+    let (cols, _) = bag.scan_columns(&all, |m| [m.data.len() as i64]);
+    let mut per_topic = vec![0usize; bag.topics.len()];
+    for it in &scan.items {
+        per_topic[it.topic] += 1;
+    }
+    let col_counts: Vec<usize> = cols.iter().map(|c| c.len()).collect();
+    assert_eq!(col_counts, per_topic, "scan_columns and scan disagree");
     // info --fast: index-header answers, and the summary-only open.
     let _ = bag.topic_spans(&all);
     let opts = bagscope_bag::OpenOptions {

@@ -1,6 +1,6 @@
 //! Arbitrary bytes as an `.mcap` file: open it (record walk, summary, channel discovery), then
 //! read log times from the indexes, scan every topic reading each message's stamp (and fully
-//! decoding a prefix of the messages), stream it with `visit`, answer `info --fast` (index
+//! decoding a prefix of the messages), scan into columns, stream it with `visit`, answer `info --fast` (index
 //! headers, and the summary-only open). Must never panic, hang or
 //! allocate from a size field.
 //!
@@ -78,6 +78,14 @@ fuzz_target!(|data: &[u8]| {
         let _ = bag.visit(&all, |_| seen += 1);
         // The sequential walk and the parallel scan read the same messages.
         assert_eq!(seen, n, "visit and scan disagree on the message count");
+        // The column scan (index-sized slices) finds exactly the plain scan's messages.
+        let (cols, _) = bag.scan_columns(&all, |m| [m.data.len() as i64]);
+        let mut per_topic = vec![0usize; bag.topics.len()];
+        for it in &scan.items {
+            per_topic[it.topic] += 1;
+        }
+        let col_counts: Vec<usize> = cols.iter().map(|c| c.len()).collect();
+        assert_eq!(col_counts, per_topic, "scan_columns and scan disagree");
         // info --fast: index-header answers from the walked file, and the summary-only open.
         let _ = bag.topic_spans(&all);
         if let Ok(b) = Bag::open_with(path, OpenOptions { trust_summary: true }) {

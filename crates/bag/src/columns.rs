@@ -139,6 +139,9 @@ impl<const K: usize> Sink<[i64; K]> for SlotSink<'_, K> {
     }
 }
 
+/// A job scanned ahead into pieces (its counts were not known), and its warnings.
+type Prescanned<const K: usize> = (TopicParts<[i64; K]>, Vec<Warning>);
+
 /// Messages per wanted topic in a chunk, from its message indexes (`None`: not known).
 fn indexed_counts(
     file: &McapFile,
@@ -211,7 +214,7 @@ where
         })
         .collect();
     // Jobs without counts first, into pieces: their lengths are their counts.
-    let mut scanned: Vec<Option<(TopicParts<[i64; K]>, Vec<Warning>)>> = jobs
+    let mut scanned: Vec<Option<Prescanned<K>>> = jobs
         .par_iter()
         .zip(&counted)
         .map(|(job, c)| {
