@@ -161,9 +161,8 @@ fn indexed_counts(
         let Some(topic) = plan.topic_of(fi, ix.channel_id).filter(|&t| plan.topics[t]) else {
             continue;
         };
-        let body = file
-            .bytes
-            .get(ix.body_offset..ix.body_offset + ix.body_len)?;
+        let end = ix.body_offset.checked_add(ix.body_len)?;
+        let body = file.bytes.get(ix.body_offset..end)?;
         let n = u32_at(body, 2)? as usize / 16;
         match counts.iter_mut().find(|(t, _)| *t == topic) {
             Some((_, k)) => *k += n,
