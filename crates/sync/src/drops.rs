@@ -6,8 +6,7 @@
 //! is a range, not a field), a drop costs 17 bytes. Drops are handed out as
 //! [`DroppedMessage`] values built on demand.
 
-use serde::{Serialize, Serializer};
-
+use crate::rows::Rows;
 use crate::{DropReason, DroppedMessage};
 
 /// Every [`DropReason`], by its stored code.
@@ -108,62 +107,12 @@ impl DropList {
     }
 
     /// The drops in (topic, index) order.
-    pub fn iter(&self) -> Iter<'_> {
-        Iter {
-            list: self,
-            range: 0..self.len(),
-        }
+    pub fn iter(&self) -> Rows<'_, Self> {
+        Rows::new(self)
     }
 }
 
-/// Iterator over a [`DropList`]'s drops, built one at a time.
-#[derive(Debug, Clone)]
-pub struct Iter<'a> {
-    list: &'a DropList,
-    range: std::ops::Range<usize>,
-}
-
-impl Iterator for Iter<'_> {
-    type Item = DroppedMessage;
-
-    fn next(&mut self) -> Option<DroppedMessage> {
-        self.range.next().and_then(|i| self.list.get(i))
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        self.range.size_hint()
-    }
-}
-
-impl DoubleEndedIterator for Iter<'_> {
-    fn next_back(&mut self) -> Option<DroppedMessage> {
-        self.range.next_back().and_then(|i| self.list.get(i))
-    }
-}
-
-impl ExactSizeIterator for Iter<'_> {}
-
-impl<'a> IntoIterator for &'a DropList {
-    type Item = DroppedMessage;
-    type IntoIter = Iter<'a>;
-
-    fn into_iter(self) -> Iter<'a> {
-        self.iter()
-    }
-}
-
-/// As a list of [`DroppedMessage`] (the same JSON as before the columns).
-impl Serialize for DropList {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.iter())
-    }
-}
-
-impl PartialEq<[DroppedMessage]> for DropList {
-    fn eq(&self, other: &[DroppedMessage]) -> bool {
-        self.len() == other.len() && self.iter().zip(other).all(|(a, b)| a == *b)
-    }
-}
+crate::rows::row_list!(DropList, DroppedMessage);
 
 #[cfg(test)]
 mod tests {

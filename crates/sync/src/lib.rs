@@ -26,6 +26,7 @@ mod py_approx;
 mod py_exact;
 mod recommend;
 mod report;
+mod rows;
 mod sets;
 mod sorted;
 mod track;
@@ -42,6 +43,7 @@ pub use recommend::{
     SlopCost, TopicSeries,
 };
 pub use report::{summarize, SyncReport, TopicDrops};
+pub use rows::{RowList, Rows};
 pub use sets::SetList;
 
 /// Upper bound on topics, as in upstream (9 type slots).

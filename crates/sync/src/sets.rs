@@ -5,8 +5,7 @@
 //! set of `n` members costs `12 + 16·n` bytes (44 for two topics). Sets are handed out as
 //! [`EmittedSet`] values built on demand.
 
-use serde::{Serialize, Serializer};
-
+use crate::rows::Rows;
 use crate::{EmittedSet, PerMember};
 
 /// Emitted sets in emit (callback) order; every set has one member per topic.
@@ -67,11 +66,8 @@ impl SetList {
     }
 
     /// The sets in emit order.
-    pub fn iter(&self) -> Iter<'_> {
-        Iter {
-            list: self,
-            range: 0..self.len(),
-        }
+    pub fn iter(&self) -> Rows<'_, Self> {
+        Rows::new(self)
     }
 
     /// The sync times of set `i`'s members, in topic order (no set value built).
@@ -108,54 +104,7 @@ impl SetList {
     }
 }
 
-/// Iterator over a [`SetList`]'s sets, built one at a time.
-#[derive(Debug, Clone)]
-pub struct Iter<'a> {
-    list: &'a SetList,
-    range: std::ops::Range<usize>,
-}
-
-impl Iterator for Iter<'_> {
-    type Item = EmittedSet;
-
-    fn next(&mut self) -> Option<EmittedSet> {
-        self.range.next().and_then(|i| self.list.get(i))
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        self.range.size_hint()
-    }
-}
-
-impl DoubleEndedIterator for Iter<'_> {
-    fn next_back(&mut self) -> Option<EmittedSet> {
-        self.range.next_back().and_then(|i| self.list.get(i))
-    }
-}
-
-impl ExactSizeIterator for Iter<'_> {}
-
-impl<'a> IntoIterator for &'a SetList {
-    type Item = EmittedSet;
-    type IntoIter = Iter<'a>;
-
-    fn into_iter(self) -> Iter<'a> {
-        self.iter()
-    }
-}
-
-/// As a list of [`EmittedSet`] (the same JSON as before the columns).
-impl Serialize for SetList {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.iter())
-    }
-}
-
-impl PartialEq<[EmittedSet]> for SetList {
-    fn eq(&self, other: &[EmittedSet]) -> bool {
-        self.len() == other.len() && self.iter().zip(other).all(|(a, b)| a == *b)
-    }
-}
+crate::rows::row_list!(SetList, EmittedSet);
 
 #[cfg(test)]
 mod tests {
