@@ -86,10 +86,25 @@ impl<const K: usize> Columns<K> {
             return;
         }
         let log = &self.log_time_ns;
-        let mut perm: Vec<u32> = (0..self.len() as u32).collect();
-        perm.sort_by_key(|&i| log[i as usize]);
+        // 32-bit row numbers unless the topic is too long for them.
+        match u32::try_from(self.len()) {
+            Ok(n) => {
+                let mut perm: Vec<u32> = (0..n).collect();
+                perm.sort_by_key(|&i| log[i as usize]);
+                self.permute(perm.iter().map(|&i| i as usize));
+            }
+            Err(_) => {
+                let mut perm: Vec<usize> = (0..self.len()).collect();
+                perm.sort_by_key(|&i| log[i]);
+                self.permute(perm.iter().copied());
+            }
+        }
+    }
+
+    /// Reorders every column so that row `k` becomes the old row `order[k]`.
+    fn permute(&mut self, order: impl Iterator<Item = usize> + Clone) {
         let apply = |col: &mut Vec<i64>| {
-            let sorted: Vec<i64> = perm.iter().map(|&i| col[i as usize]).collect();
+            let sorted: Vec<i64> = order.clone().map(|i| col[i]).collect();
             *col = sorted;
         };
         apply(&mut self.log_time_ns);
