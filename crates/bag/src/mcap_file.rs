@@ -107,6 +107,22 @@ pub(crate) struct ChunkLoc {
     pub indexes_complete: bool,
 }
 
+impl ChunkLoc {
+    /// Drops the mapped pages of this chunk's message index records (they follow the chunk
+    /// back to back): one call for all of them, not one per record.
+    pub(crate) fn release_indexes(&self, bytes: &Bytes) {
+        let start = self.indexes.iter().map(|ix| ix.body_offset).min();
+        let end = self
+            .indexes
+            .iter()
+            .map(|ix| ix.body_offset.saturating_add(ix.body_len))
+            .max();
+        if let (Some(start), Some(end)) = (start, end) {
+            bytes.release(start, end - start);
+        }
+    }
+}
+
 /// A message record outside any chunk.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct LooseLoc {

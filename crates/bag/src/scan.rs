@@ -429,9 +429,9 @@ where
                     },
                 );
             }
-            // As for chunk data: read once, so its mapped pages need not stay resident.
-            file.bytes.release(ix.body_offset, ix.body_len);
         }
+        // As for chunk data: read once, so its mapped pages need not stay resident.
+        c.release_indexes(&file.bytes);
         return warnings;
     }
 
@@ -719,13 +719,14 @@ pub(crate) fn index_log_times(
     let mut per_topic: Vec<Vec<i64>> = counts.iter().map(|&n| Vec::with_capacity(n)).collect();
     for job in &jobs {
         if let Job::Chunk(fi, ci) = *job {
-            for ix in &files[fi].chunks[ci].indexes {
+            let c = &files[fi].chunks[ci];
+            for ix in &c.indexes {
                 if let Some((t, e)) = entries(fi, ix) {
                     per_topic[t].extend(entry_times(e));
                 }
-                // Read for the last time: its mapped pages need not stay resident.
-                files[fi].bytes.release(ix.body_offset, ix.body_len);
             }
+            // Read for the last time: its mapped pages need not stay resident.
+            c.release_indexes(&files[fi].bytes);
         }
     }
     per_topic.par_iter_mut().for_each(|v| {
