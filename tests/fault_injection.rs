@@ -967,7 +967,7 @@ fn peak_memory(args: &[&str]) -> (i32, u64, u64) {
 /// - `info`: the log times of each topic, 8 bytes (for periods and gaps);
 /// - `clocks`: log time, publish time and stamp, 24 bytes, plus one 8-byte scratch value per
 ///   message of the topics being analysed;
-/// - `sync`: the arrival (32 bytes), the synchronizer's state (6) and the outcome (a drop
+/// - `sync`: the arrival (24 bytes), the synchronizer's state (6) and the outcome (a drop
 ///   record, 17), plus 16 bytes of per-topic stamps and lags while a low match rate is
 ///   diagnosed;
 /// - `export`: nothing per message, its row-group buffer instead (a fixed size).
@@ -1147,7 +1147,7 @@ fn bounded_memory_on_a_2gb_bag() {
             + match args[0] {
                 "info" => 8 * n_msgs,
                 "clocks" => (24 + 8) * n_msgs,
-                "sync" => (32 + 6 + 17 + 16) * n_msgs,
+                "sync" => (24 + 6 + 17 + 8) * n_msgs,
                 _ => row_buffer,
             };
         eprintln!(

@@ -157,19 +157,11 @@ fn sync_benches(c: &mut Criterion) {
     };
     for k in 0..600_000i64 {
         let s = k * 33_333_333 + jitter();
-        arr.push(Arrival {
-            topic: 0,
-            stamp_ns: Some(s),
-            arrival_ns: s + 10_000_000,
-        });
+        arr.push(Arrival::new(0, Some(s), s + 10_000_000));
     }
     for k in 0..400_000i64 {
         let s = 7_000_000 + k * 50_000_000 + jitter();
-        arr.push(Arrival {
-            topic: 1,
-            stamp_ns: Some(s),
-            arrival_ns: s + 40_000_000,
-        });
+        arr.push(Arrival::new(1, Some(s), s + 40_000_000));
     }
     arr.sort_by_key(|a| a.arrival_ns);
     let mut g = c.benchmark_group("sync_1M_messages");

@@ -5,6 +5,9 @@
 
 use serde::Serialize;
 
+mod streamed;
+pub use streamed::{median_streamed, quantiles_streamed};
+
 /// Distribution summary of a set of nanosecond values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct NsSummary {

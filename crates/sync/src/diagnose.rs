@@ -2,9 +2,8 @@
 
 use crate::report::match_rate;
 use crate::{Arrival, DropReason, Policy, SyncConfig, SyncOutcome};
-use bagscope_stats::{median_in_place, quantile_sorted, quantiles_in_place};
+use bagscope_stats::{median_streamed, quantile_sorted, quantiles_streamed};
 use serde::Serialize;
-use std::collections::HashSet;
 
 /// Facts the caller knows and the arrivals cannot show.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -70,7 +69,7 @@ pub fn diagnose(
         .collect();
     for a in arrivals.iter().filter(|a| a.topic < n) {
         counts[a.topic] += 1;
-        if a.stamp_ns.is_none() {
+        if a.stamp_ns().is_none() {
             headerless.push(a.topic);
         }
     }
@@ -113,27 +112,31 @@ pub fn diagnose(
         out.sort_by_key(|d| d.kind);
         return out;
     }
-    // Only a low match rate needs the per-topic stamps and lags (16 bytes a message).
+    // Only a low match rate needs the per-topic stamps, sorted (8 bytes a message); lag
+    // quantiles and periods are taken by streamed selection, without copies.
     let mut stamps: Vec<Vec<i64>> = counts.iter().map(|&c| Vec::with_capacity(c)).collect();
-    let mut lags: Vec<Vec<i64>> = counts.iter().map(|&c| Vec::with_capacity(c)).collect();
     for a in arrivals.iter().filter(|a| a.topic < n) {
-        if let Some(s) = a.stamp_ns {
+        if let Some(s) = a.stamp_ns() {
             stamps[a.topic].push(s);
-            lags[a.topic].push(a.arrival_ns.saturating_sub(s));
         }
     }
     for s in stamps.iter_mut() {
         s.sort_unstable();
+        s.shrink_to_fit();
     }
     let sparse = (0..n).min_by_key(|&k| (stamps[k].len(), k)).unwrap_or(0);
 
     if cfg.policy.is_exact() && !stamps[sparse].is_empty() {
-        let sets: Vec<HashSet<i64>> = stamps.iter().map(|s| s.iter().copied().collect()).collect();
-        let shared = sets[sparse]
+        // Distinct stamps of the sparsest topic found on every other topic (sorted: bisect).
+        let mine = &stamps[sparse];
+        let distinct = 1 + mine.windows(2).filter(|w| w[0] != w[1]).count();
+        let shared = mine
             .iter()
-            .filter(|t| sets.iter().all(|s| s.contains(t)))
+            .enumerate()
+            .filter(|&(i, t)| i == 0 || mine[i - 1] != *t)
+            .filter(|(_, t)| stamps.iter().all(|s| s.binary_search(t).is_ok()))
             .count();
-        if (shared as f64) < 0.1 * sets[sparse].len() as f64 {
+        if (shared as f64) < 0.1 * distinct as f64 {
             out.push(Diagnosis {
                 kind: DiagnosisKind::ExactOnIndependentSensors,
                 topics: (0..n).collect(),
@@ -141,24 +144,26 @@ pub fn diagnose(
                     "{} needs identical stamps on every topic, but only {shared} of {} stamps of topic \
                      {sparse} occur on all topics: the sensors are stamped independently; use approx or \
                      approx-py",
-                    cfg.policy,
-                    sets[sparse].len()
+                    cfg.policy, distinct
                 ),
             });
         }
     }
 
     // Queue cliff: topic b must keep its messages while topic a's partner is still in flight.
-    // Each topic's lag buffer, once its quantiles are taken, holds its stamp periods: no
-    // further per-message memory.
     let mut lq: Vec<Option<(i64, i64)>> = Vec::with_capacity(n);
     let mut periods: Vec<Option<i64>> = Vec::with_capacity(n);
-    for (s, mut v) in stamps.iter().zip(lags) {
-        let [lo, hi] = quantiles_in_place(&mut v, [0.01, 0.99]);
-        lq.push((!v.is_empty()).then_some((lo, hi)));
-        v.clear();
-        v.extend(s.windows(2).map(|w| w[1] - w[0]).filter(|&p| p > 0));
-        periods.push(median_in_place(&mut v));
+    for (k, s) in stamps.iter().enumerate() {
+        let lags = || {
+            arrivals
+                .iter()
+                .filter(move |a| a.topic == k)
+                .filter_map(|a| a.stamp_ns().map(|s| a.arrival_ns.saturating_sub(s)))
+        };
+        lq.push(quantiles_streamed(lags, [0.01, 0.99]).map(|[lo, hi]| (lo, hi)));
+        periods.push(median_streamed(|| {
+            s.windows(2).map(|w| w[1] - w[0]).filter(|&p| p > 0)
+        }));
     }
     let unlimited = cfg.policy == Policy::Exact && cfg.queue_size == 0;
     if !unlimited {

@@ -117,16 +117,8 @@ mod tests {
             // The last set completes 300 ms after its stamp (an earlier late one would be purged
             // by the exact policy once the next stamp completes).
             let late = if k == 4 { 300 * ms } else { 5 * ms };
-            arr.push(Arrival {
-                topic: 0,
-                stamp_ns: Some(s),
-                arrival_ns: s + ms,
-            });
-            arr.push(Arrival {
-                topic: 1,
-                stamp_ns: Some(s),
-                arrival_ns: s + late,
-            });
+            arr.push(Arrival::new(0, Some(s), s + ms));
+            arr.push(Arrival::new(1, Some(s), s + late));
         }
         arr.sort_by_key(|a| a.arrival_ns);
         let out = emulate(&SyncConfig::new(Policy::Exact, 2, 10), &arr).unwrap();

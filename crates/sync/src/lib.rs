@@ -135,13 +135,47 @@ impl fmt::Display for Policy {
 }
 
 /// One `add()` call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+///
+/// 24 bytes: a bag's arrivals are all held for the emulation (and its evidence), so the stamp
+/// is stored with a sentinel for "no stamp" rather than as an `Option` (16 bytes, 32 in all).
+/// No real stamp is `i64::MIN`: a ROS stamp's seconds are 32-bit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Arrival {
     pub topic: usize,
-    /// Header stamp; `None` for a header-less message.
-    pub stamp_ns: Option<i64>,
+    stamp: i64,
     /// Receive (log) time; used by `sync_arrival_time` and header-less messages in approx-py.
     pub arrival_ns: i64,
+}
+
+impl Arrival {
+    const NO_STAMP: i64 = i64::MIN;
+
+    /// `stamp_ns` is the header stamp, `None` for a header-less message. A stamp of
+    /// `i64::MIN` (no ROS stamp can be that far before 1970) counts as none.
+    pub fn new(topic: usize, stamp_ns: Option<i64>, arrival_ns: i64) -> Arrival {
+        Arrival {
+            topic,
+            stamp: stamp_ns.unwrap_or(Self::NO_STAMP),
+            arrival_ns,
+        }
+    }
+
+    /// Header stamp; `None` for a header-less message.
+    #[inline]
+    pub fn stamp_ns(&self) -> Option<i64> {
+        (self.stamp != Self::NO_STAMP).then_some(self.stamp)
+    }
+}
+
+impl Serialize for Arrival {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Arrival", 3)?;
+        st.serialize_field("topic", &self.topic)?;
+        st.serialize_field("stamp_ns", &self.stamp_ns())?;
+        st.serialize_field("arrival_ns", &self.arrival_ns)?;
+        st.end()
+    }
 }
 
 /// Synchronizer parameters. Fields irrelevant to the chosen policy are ignored.
@@ -427,4 +461,22 @@ pub fn emulate(cfg: &SyncConfig, arrivals: &[Arrival]) -> Result<SyncOutcome, Sy
         }
     }
     Ok(tr.finish(cfg))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrival_is_24_bytes_and_keeps_its_stamp() {
+        // The bounded-memory budget of `sync` counts on this size.
+        assert_eq!(std::mem::size_of::<Arrival>(), 24);
+        for s in [None, Some(0), Some(-1), Some(i64::MIN + 1), Some(i64::MAX)] {
+            assert_eq!(Arrival::new(3, s, 7).stamp_ns(), s);
+        }
+        let json = serde_json::to_string(&Arrival::new(1, None, 5)).unwrap();
+        assert_eq!(json, r#"{"topic":1,"stamp_ns":null,"arrival_ns":5}"#);
+        let json = serde_json::to_string(&Arrival::new(0, Some(-2), 5)).unwrap();
+        assert_eq!(json, r#"{"topic":0,"stamp_ns":-2,"arrival_ns":5}"#);
+    }
 }

@@ -283,11 +283,7 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
         n,
         arrivals: merged
             .iter()
-            .map(|&(a, k, i)| Arrival {
-                topic: k,
-                stamp_ns: Some(input.topics[k].stamps_ns[i]),
-                arrival_ns: a,
-            })
+            .map(|&(a, k, i)| Arrival::new(k, Some(input.topics[k].stamps_ns[i]), a))
             .collect(),
         counts: input.topics.iter().map(|t| t.stamps_ns.len()).collect(),
     };

@@ -203,7 +203,7 @@ impl<'a> Tracker<'a> {
                         topic: k,
                         index: self.index[ai] as usize,
                         arrival_index: ai,
-                        stamp_ns: arrival.stamp_ns,
+                        stamp_ns: arrival.stamp_ns(),
                         reason,
                     },
                 );
@@ -253,14 +253,14 @@ fn key_time(cfg: &SyncConfig, a: &Arrival) -> (Option<i64>, Fate) {
             // Header ignored entirely: ROSClock().now() at add().
             return (Some(a.arrival_ns), Fate::Pending);
         }
-        return match a.stamp_ns {
+        return match a.stamp_ns() {
             Some(s) if s < 0 => (None, Fate::Rejected(DropReason::InvalidStamp)),
             Some(s) => (Some(s), Fate::Pending),
             None if cfg.allow_headerless => (Some(a.arrival_ns), Fate::Pending),
             None => (None, Fate::Rejected(DropReason::HeaderlessRejected)),
         };
     }
-    match a.stamp_ns {
+    match a.stamp_ns() {
         // rclcpp/rclpy Time throw on a negative sec field.
         Some(s) if s < 0 => (None, Fate::Rejected(DropReason::InvalidStamp)),
         Some(s) => (Some(s), Fate::Pending),

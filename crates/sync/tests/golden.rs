@@ -32,15 +32,16 @@ fn arrivals_of(v: &Value) -> (Vec<Arrival>, Vec<(usize, i64)>) {
             .get("headerless")
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        out.push(Arrival {
+        let stamp_ns = if headerless {
+            None
+        } else {
+            Some(a["stamp_ns"].as_i64().unwrap())
+        };
+        out.push(Arrival::new(
             topic,
-            stamp_ns: if headerless {
-                None
-            } else {
-                Some(a["stamp_ns"].as_i64().unwrap())
-            },
-            arrival_ns: a["arrival_ns"].as_i64().unwrap(),
-        });
+            stamp_ns,
+            a["arrival_ns"].as_i64().unwrap(),
+        ));
         ids.push((topic, a["id"].as_i64().unwrap()));
     }
     (out, ids)

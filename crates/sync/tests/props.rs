@@ -12,11 +12,7 @@ fn arb_arrivals(n: usize) -> impl Strategy<Value = Vec<Arrival>> {
     )
     .prop_map(|v| {
         v.into_iter()
-            .map(|(topic, s, a)| Arrival {
-                topic,
-                stamp_ns: s.map(|x| x * 1_000_000),
-                arrival_ns: a * 1_000_000,
-            })
+            .map(|(topic, s, a)| Arrival::new(topic, s.map(|x| x * 1_000_000), a * 1_000_000))
             .collect()
     })
 }
@@ -109,7 +105,7 @@ proptest! {
         let arrivals: Vec<Arrival> = raw.into_iter().filter(|&(t, _)| t < n).map(|(t, s)| {
             let s = last[t] + 1 + s % 3;
             last[t] = s;
-            Arrival { topic: t, stamp_ns: Some(s), arrival_ns: 0 }
+            Arrival::new(t, Some(s), 0)
         }).collect();
         let o = emulate(&SyncConfig::new(policy, n, q), &arrivals).unwrap();
         let sets: Vec<_> = o.sets.iter().collect();

@@ -8,11 +8,7 @@ use bagscope_sync::{
 const MS: i64 = 1_000_000;
 
 fn a(topic: usize, stamp_ms: i64, arrival_ms: i64) -> Arrival {
-    Arrival {
-        topic,
-        stamp_ns: Some(stamp_ms * MS),
-        arrival_ns: arrival_ms * MS,
-    }
+    Arrival::new(topic, Some(stamp_ms * MS), arrival_ms * MS)
 }
 
 fn reasons(cfg: &SyncConfig, arr: &[Arrival]) -> Vec<(usize, usize, DropReason)> {
@@ -132,15 +128,7 @@ fn backward_jump_is_clock_epoch_changed_for_python_stall() {
 fn topic_empty_and_headerless() {
     let mut cfg = SyncConfig::new(Policy::ApproxPy, 3, 5);
     cfg.slop_ns = 10 * MS;
-    let arr = [
-        a(0, 0, 0),
-        a(1, 0, 1),
-        Arrival {
-            topic: 1,
-            stamp_ns: None,
-            arrival_ns: 2,
-        },
-    ];
+    let arr = [a(0, 0, 0), a(1, 0, 1), Arrival::new(1, None, 2)];
     let o = emulate(&cfg, &arr).unwrap();
     let r: Vec<DropReason> = o.drops.iter().map(|d| d.reason).collect();
     assert_eq!(
@@ -272,14 +260,8 @@ fn perf_two_topics_million_messages() {
     let mut arr = Vec::with_capacity(2 * n as usize);
     for k in 0..n {
         let s = k * 10 * MS;
-        arr.push(a(0, 0, 0));
-        arr.last_mut().unwrap().stamp_ns = Some(s);
-        arr.last_mut().unwrap().arrival_ns = s + MS;
-        arr.push(Arrival {
-            topic: 1,
-            stamp_ns: Some(s + 3 * MS),
-            arrival_ns: s + 3 * MS + 20 * MS,
-        });
+        arr.push(Arrival::new(0, Some(s), s + MS));
+        arr.push(Arrival::new(1, Some(s + 3 * MS), s + 3 * MS + 20 * MS));
     }
     arr.sort_by_key(|x| (x.arrival_ns, x.topic));
     for p in Policy::ALL {

@@ -61,11 +61,7 @@ fn merged(topics: &[TopicSeries]) -> Vec<Arrival> {
     }
     m.sort_unstable();
     m.into_iter()
-        .map(|(a, k, i)| Arrival {
-            topic: k,
-            stamp_ns: Some(topics[k].stamps_ns[i]),
-            arrival_ns: a,
-        })
+        .map(|(a, k, i)| Arrival::new(k, Some(topics[k].stamps_ns[i]), a))
         .collect()
 }
 

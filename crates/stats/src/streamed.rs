@@ -1,0 +1,414 @@
+//! Exact order statistics of a sequence that can be produced again, without storing it.
+//!
+//! Analyses of a whole bag take medians and percentiles of values derived per message (lags,
+//! periods, residuals). Materialising each one costs 8 bytes a message of scratch; here the
+//! values are produced again on every pass instead (a closure returning an iterator), and the
+//! wanted ranks are narrowed by value range: one pass for count and extremes, one histogram
+//! pass per 14 bits of spread that remain ambiguous, then the few values left in the ranks'
+//! buckets are gathered and selected. Three passes for typical data, at most seven for values
+//! spread over the whole `i64` range. Results are identical to selecting on a collected copy
+//! ([`crate::quantiles_in_place`], [`crate::NsSummary::of_in_place`]).
+
+use crate::{lerp, quantiles_in_place, NsSummary};
+
+/// Histogram buckets per pass: 2^14 counters stay in the L2 cache.
+const BUCKET_BITS: u32 = 14;
+/// A window holding at most this many values is gathered and selected directly.
+const GATHER_MAX: usize = 1 << 15;
+
+/// Count, extremes, sum and negatives of the values: the first pass.
+struct Moments {
+    n: usize,
+    min: i64,
+    max: i64,
+    sum: i128,
+    negatives: usize,
+}
+
+fn moments(values: impl Iterator<Item = i64>) -> Moments {
+    let mut m = Moments {
+        n: 0,
+        min: i64::MAX,
+        max: i64::MIN,
+        sum: 0,
+        negatives: 0,
+    };
+    for x in values {
+        m.n += 1;
+        m.min = m.min.min(x);
+        m.max = m.max.max(x);
+        m.sum += x as i128;
+        m.negatives += usize::from(x < 0);
+    }
+    m
+}
+
+/// Where one wanted rank is known to be: among the `count` values in `lo..=hi`, of which
+/// `below` values of the whole sequence are smaller than `lo`.
+#[derive(Clone, Copy)]
+struct Window {
+    lo: i64,
+    hi: i64,
+    below: usize,
+    count: usize,
+}
+
+/// Values at `ranks` (0-based, each `< m.n`) of the sequence.
+fn select_ranks<I, F>(values: &F, m: &Moments, ranks: &[usize]) -> Vec<i64>
+where
+    F: Fn() -> I,
+    I: Iterator<Item = i64>,
+{
+    let mut win: Vec<Window> = vec![
+        Window {
+            lo: m.min,
+            hi: m.max,
+            below: 0,
+            count: m.n,
+        };
+        ranks.len()
+    ];
+    let mut out: Vec<Option<i64>> = vec![None; ranks.len()];
+    // Distinct ranks share a window or have disjoint ones (windows are buckets of one
+    // refinement), so each round works on the distinct windows of the unresolved ranks.
+    loop {
+        for (o, w) in out.iter_mut().zip(&win) {
+            if o.is_none() && w.lo == w.hi {
+                *o = Some(w.lo);
+            }
+        }
+        let mut open: Vec<Window> = win
+            .iter()
+            .zip(&out)
+            .filter(|(_, o)| o.is_none())
+            .map(|(w, _)| *w)
+            .collect();
+        if open.is_empty() {
+            break;
+        }
+        open.sort_by_key(|w| (w.lo, w.hi));
+        open.dedup_by_key(|w| (w.lo, w.hi));
+        // Per window: bucket shift, or None to gather its values.
+        let plans: Vec<Option<u32>> = open
+            .iter()
+            .map(|w| {
+                (w.count > GATHER_MAX).then(|| {
+                    let span = (w.hi as i128 - w.lo as i128) as u64;
+                    (64 - span.leading_zeros()).saturating_sub(BUCKET_BITS)
+                })
+            })
+            .collect();
+        let mut hist: Vec<Vec<usize>> = plans
+            .iter()
+            .map(|p| p.map_or_else(Vec::new, |_| vec![0usize; 1 << BUCKET_BITS]))
+            .collect();
+        let mut gathered: Vec<Vec<i64>> = open
+            .iter()
+            .zip(&plans)
+            .map(|(w, p)| match p {
+                None => Vec::with_capacity(w.count),
+                Some(_) => Vec::new(),
+            })
+            .collect();
+        if let ([w], [Some(shift)], [h]) = (&open[..], &plans[..], &mut hist[..]) {
+            // The usual round: one window to histogram.
+            let (lo, span) = (w.lo, w.hi.wrapping_sub(w.lo) as u64);
+            for x in values() {
+                // In the window exactly when the offset from lo (mod 2^64) is within the span.
+                let d = x.wrapping_sub(lo) as u64;
+                if d <= span {
+                    if let Some(c) = h.get_mut((d >> shift) as usize) {
+                        *c += 1;
+                    }
+                }
+            }
+        } else {
+            for x in values() {
+                for (j, w) in open.iter().enumerate() {
+                    let d = x.wrapping_sub(w.lo) as u64;
+                    if d > w.hi.wrapping_sub(w.lo) as u64 {
+                        continue;
+                    }
+                    match plans[j] {
+                        Some(shift) => {
+                            if let Some(c) = hist[j].get_mut((d >> shift) as usize) {
+                                *c += 1;
+                            }
+                        }
+                        None => gathered[j].push(x),
+                    }
+                    break;
+                }
+            }
+        }
+        let mut progressed = false;
+        for (k, &r) in ranks.iter().enumerate() {
+            if out[k].is_some() {
+                continue;
+            }
+            let w = win[k];
+            let Some(j) = open.iter().position(|o| (o.lo, o.hi) == (w.lo, w.hi)) else {
+                continue;
+            };
+            // A source that yields a different sequence on this pass could leave the rank
+            // outside what was counted: clamp rather than index out of range.
+            let within = r.saturating_sub(w.below);
+            match plans[j] {
+                None => {
+                    let g = &mut gathered[j];
+                    if g.is_empty() {
+                        out[k] = Some(w.lo);
+                    } else {
+                        let at = within.min(g.len() - 1);
+                        out[k] = Some(*g.select_nth_unstable(at).1);
+                    }
+                    progressed = true;
+                }
+                Some(shift) => {
+                    let mut before = 0usize;
+                    let mut bucket = None;
+                    for (b, &c) in hist[j].iter().enumerate() {
+                        if c > 0 && within < before + c {
+                            bucket = Some((b, c));
+                            break;
+                        }
+                        before += c;
+                    }
+                    let Some((b, c)) = bucket else {
+                        out[k] = Some(w.hi);
+                        progressed = true;
+                        continue;
+                    };
+                    let lo = w.lo as i128 + ((b as i128) << shift);
+                    let hi = (lo + (1i128 << shift) - 1).min(w.hi as i128);
+                    let next = Window {
+                        lo: lo as i64,
+                        hi: hi as i64,
+                        below: w.below + before,
+                        count: c,
+                    };
+                    progressed |= (next.lo, next.hi, next.count) != (w.lo, w.hi, w.count);
+                    win[k] = next;
+                }
+            }
+        }
+        if !progressed {
+            // Cannot happen for a repeatable source (every histogram round narrows the
+            // window); stop rather than loop on an inconsistent one.
+            for (o, w) in out.iter_mut().zip(&win) {
+                o.get_or_insert(w.lo);
+            }
+            break;
+        }
+    }
+    out.into_iter().map(|o| o.unwrap_or(0)).collect()
+}
+
+/// Quantiles at `qs` of `m.n` values, with the interpolation of [`crate::quantile_sorted`].
+fn quantiles_of<const K: usize, I, F>(values: &F, m: &Moments, qs: [f64; K]) -> [i64; K]
+where
+    F: Fn() -> I,
+    I: Iterator<Item = i64>,
+{
+    let mut out = [0i64; K];
+    if m.n == 0 {
+        return out;
+    }
+    if m.n <= GATHER_MAX {
+        let mut v: Vec<i64> = values().take(m.n).collect();
+        if v.len() == m.n {
+            return quantiles_in_place(&mut v, qs);
+        }
+    }
+    let pos: Vec<f64> = qs
+        .iter()
+        .map(|q| q.clamp(0.0, 1.0) * (m.n - 1) as f64)
+        .collect();
+    let mut ranks: Vec<usize> = pos
+        .iter()
+        .flat_map(|p| [p.floor() as usize, p.ceil() as usize])
+        .collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    let at = select_ranks(values, m, &ranks);
+    let value = |r: usize| ranks.binary_search(&r).map_or(0, |i| at[i]);
+    for (o, p) in out.iter_mut().zip(pos) {
+        let (lo, hi) = (p.floor() as usize, p.ceil() as usize);
+        *o = if hi == lo {
+            value(lo)
+        } else {
+            lerp(value(lo), value(hi), p - p.floor())
+        };
+    }
+    out
+}
+
+/// Quantiles `qs` of the values `values()` yields, equal to [`quantiles_in_place`] of a
+/// collected copy; `None` when there are none. `values` is called once per pass and must
+/// yield the same sequence each time.
+pub fn quantiles_streamed<const K: usize, I, F>(values: F, qs: [f64; K]) -> Option<[i64; K]>
+where
+    F: Fn() -> I,
+    I: Iterator<Item = i64>,
+{
+    let m = moments(values());
+    (m.n > 0).then(|| quantiles_of(&values, &m, qs))
+}
+
+/// Median of the values `values()` yields (as [`crate::median_in_place`]), without storing them.
+pub fn median_streamed<I, F>(values: F) -> Option<i64>
+where
+    F: Fn() -> I,
+    I: Iterator<Item = i64>,
+{
+    quantiles_streamed(values, [0.5]).map(|[m]| m)
+}
+
+impl NsSummary {
+    /// [`NsSummary::of_in_place`] of the values `values()` yields, without storing them.
+    /// `values` is called once per pass and must yield the same sequence each time.
+    pub fn of_streamed<I, F>(values: F) -> Option<NsSummary>
+    where
+        F: Fn() -> I,
+        I: Iterator<Item = i64>,
+    {
+        let m = moments(values());
+        if m.n == 0 {
+            return None;
+        }
+        let [p50, p95, p99] = quantiles_of(&values, &m, [0.50, 0.95, 0.99]);
+        Some(NsSummary {
+            count: m.n,
+            min: m.min,
+            p50,
+            p95,
+            p99,
+            max: m.max,
+            mean: (m.sum / m.n as i128) as i64,
+            negatives: m.negatives,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{median_in_place, quantile_sorted};
+
+    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+        let mut x = seed | 1;
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
+    /// Shapes that exercise every path: few values (gathered at once), dense, heavy
+    /// duplicates, outliers far away (many refinement rounds), the i64 extremes.
+    fn cases() -> Vec<Vec<i64>> {
+        let mut out = Vec::new();
+        for (seed, n) in [
+            (1u64, 0usize),
+            (2, 1),
+            (3, 2),
+            (4, 1000),
+            (5, 40_000),
+            (6, 200_000),
+        ] {
+            let mut r = xorshift(seed);
+            out.push(
+                (0..n)
+                    .map(|_| (r() % 3_000_000) as i64 + 2_000_000)
+                    .collect(),
+            );
+        }
+        let mut r = xorshift(7);
+        // Lags with a few stale messages hours late and one from the far past.
+        let mut v: Vec<i64> = (0..150_000)
+            .map(|i| match i % 50_000 {
+                0 => 7_200_000_000_000,
+                1 => -1_700_000_000_000_000_000,
+                _ => (r() % 1_000_000) as i64 + 3_000_000,
+            })
+            .collect();
+        out.push(v.clone());
+        // Duplicates only: one value, and two values.
+        out.push(vec![42; 100_000]);
+        out.push(
+            (0..100_001)
+                .map(|i| if i % 3 == 0 { -5 } else { 9 })
+                .collect(),
+        );
+        // The extremes of i64 (spans that do not fit in i64).
+        v.iter_mut()
+            .step_by(997)
+            .for_each(|x| *x = if *x % 2 == 0 { i64::MIN } else { i64::MAX });
+        out.push(v);
+        let mut r = xorshift(8);
+        out.push((0..300_000).map(|_| r() as i64).collect());
+        // Epoch-sized values close together (periods of a sorted stamp series).
+        let mut r = xorshift(9);
+        out.push(
+            (0..120_000)
+                .map(|_| 1_700_000_000_000_000_000 + (r() % 10_000) as i64 * 1_000_003)
+                .collect(),
+        );
+        out
+    }
+
+    #[test]
+    fn streamed_equals_selection_on_a_copy() {
+        let qs = [0.0, 0.01, 0.25, 0.5, 0.95, 0.99, 0.999, 1.0];
+        for v in cases() {
+            let mut sorted = v.clone();
+            sorted.sort_unstable();
+            let want = qs.map(|q| quantile_sorted(&sorted, q));
+            let got = quantiles_streamed(|| v.iter().copied(), qs);
+            assert_eq!(got, (!v.is_empty()).then_some(want), "n = {}", v.len());
+            assert_eq!(
+                NsSummary::of_streamed(|| v.iter().copied()),
+                NsSummary::of_in_place(&mut v.clone()),
+                "n = {}",
+                v.len()
+            );
+            assert_eq!(
+                median_streamed(|| v.iter().copied()),
+                median_in_place(&mut v.clone()),
+                "n = {}",
+                v.len()
+            );
+        }
+    }
+
+    #[test]
+    fn every_rank_of_a_large_sequence() {
+        // Ranks on both sides of every bucket boundary: compare all percentiles.
+        let mut r = xorshift(11);
+        let v: Vec<i64> = (0..70_000)
+            .map(|_| (r() % 5_000) as i64 * 37 - 90_000)
+            .collect();
+        let mut sorted = v.clone();
+        sorted.sort_unstable();
+        for p in 0..=100 {
+            let q = p as f64 / 100.0;
+            let got = quantiles_streamed(|| v.iter().copied(), [q]).unwrap()[0];
+            assert_eq!(got, quantile_sorted(&sorted, q), "q = {q}");
+        }
+    }
+
+    #[test]
+    fn an_inconsistent_source_ends_without_panicking() {
+        let calls = std::cell::Cell::new(0u64);
+        let got = quantiles_streamed(
+            || {
+                calls.set(calls.get() + 1);
+                let c = calls.get();
+                (0..100_000i64).map(move |i| i * c as i64 * 7919 % 1_000_003)
+            },
+            [0.5, 0.99],
+        );
+        assert!(got.is_some());
+    }
+}
