@@ -1,6 +1,6 @@
 //! Robust straight-line fits of one clock against another.
 
-use bagscope_stats::{median_f64_in_place, LinearFit};
+use bagscope_stats::{median_f64_streamed, LinearFit};
 
 /// `y = y_at_x0 + slope · (x − x0)`, evaluated without i64 overflow.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -69,29 +69,23 @@ pub(crate) fn robust_line(xs: &[i64], ys: &[i64]) -> Option<RobustFit> {
     if !span_ok(xs) || !span_ok(ys) {
         return None;
     }
-    // span_ok keeps every difference below are in i64 (exact, and far cheaper to turn into
-    // f64 than i128). Medians by selection on one reused buffer; no sorted copies.
-    let mut work: Vec<f64> = Vec::with_capacity(n);
-    for i in 1..n {
-        let dx = xs[i] - xs[i - 1];
-        if dx > 0 {
-            work.push((ys[i] - ys[i - 1]) as f64 / dx as f64);
-        }
-    }
-    if work.is_empty() {
+    // span_ok keeps every difference below in i64 (exact, and far cheaper to turn into f64
+    // than i128). Medians by streamed selection: no per-point buffer.
+    let slopes = || {
+        xs.windows(2).zip(ys.windows(2)).filter_map(|(x, y)| {
+            let dx = x[1] - x[0];
+            (dx > 0).then(|| (y[1] - y[0]) as f64 / dx as f64)
+        })
+    };
+    if slopes().next().is_none() {
         return None;
     }
-    let slope0 = median_f64_in_place(&mut work);
+    let slope0 = median_f64_streamed(slopes);
     let (x0, y0) = (xs[0], ys[0]);
     let resid = |i: usize| (ys[i] - y0) as f64 - slope0 * (xs[i] - x0) as f64;
-    work.clear();
-    work.extend((0..n).map(resid));
-    let c = median_f64_in_place(&mut work);
-    for r in work.iter_mut() {
-        *r = (*r - c).abs();
-    }
-    let thr = (4.0 * 1.4826 * median_f64_in_place(&mut work)).max(FLOOR_NS);
-    drop(work);
+    let c = median_f64_streamed(|| (0..n).map(resid));
+    let thr =
+        (4.0 * 1.4826 * median_f64_streamed(|| (0..n).map(|i| (resid(i) - c).abs()))).max(FLOOR_NS);
     let mut keep: Vec<bool> = (0..n).map(|i| (resid(i) - c).abs() <= thr).collect();
     let f = LinearFit::fit_robust_masked(xs, ys, &mut keep, 3.0, FLOOR_NS)
         .or_else(|| LinearFit::fit_robust(xs, ys, 3.0, FLOOR_NS))?;

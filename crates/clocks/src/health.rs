@@ -46,20 +46,13 @@ pub(crate) struct HealthParams {
 }
 
 /// Median of the strictly positive consecutive differences: the nominal period, unaffected by
-/// resets, reorderings and duplicates.
+/// resets, reorderings and duplicates. Streamed selection: no copy of the differences.
 pub(crate) fn median_positive_period(t: &[i64]) -> Option<i64> {
-    median_positive_period_with(t, &mut Vec::new())
-}
-
-/// [`median_positive_period`] with the caller's buffer for the differences.
-pub(crate) fn median_positive_period_with(t: &[i64], buf: &mut Vec<i64>) -> Option<i64> {
-    buf.clear();
-    buf.extend(
+    bagscope_stats::median_streamed(|| {
         t.windows(2)
             .map(|w| w[1].saturating_sub(w[0]))
-            .filter(|&d| d > 0),
-    );
-    bagscope_stats::median_in_place(buf)
+            .filter(|&d| d > 0)
+    })
 }
 
 /// Backward-jump threshold: `jump_periods` median periods, at least `jump_min_ns` (so jitter
@@ -72,10 +65,9 @@ pub(crate) fn jump_threshold(period: Option<i64>, p: &HealthParams) -> i64 {
     by_period.min(p.jump_cap_ns).max(p.jump_min_ns)
 }
 
-/// Analyse `t` (times in arrival order), with `log` the matching log times (same length);
-/// `buf` is scratch space (its contents are overwritten).
-pub(crate) fn analyse(t: &[i64], log: &[i64], p: &HealthParams, buf: &mut Vec<i64>) -> Health {
-    let period = median_positive_period_with(t, buf);
+/// Analyse `t` (times in arrival order), with `log` the matching log times (same length).
+pub(crate) fn analyse(t: &[i64], log: &[i64], p: &HealthParams) -> Health {
+    let period = median_positive_period(t);
     let thr = jump_threshold(period, p);
     let mut h = Health {
         median_period_ns: period,
@@ -157,7 +149,7 @@ mod tests {
             *x += 100_000_000; // 10-period gap
         }
         let log: Vec<i64> = (0..t.len() as i64).collect();
-        let h = analyse(&t, &log, &params(), &mut vec![7; 3]);
+        let h = analyse(&t, &log, &params());
         assert_eq!(h.median_period_ns, Some(p));
         assert_eq!(h.non_monotonic, 1);
         assert_eq!(h.duplicates, 1);
@@ -170,14 +162,9 @@ mod tests {
     #[test]
     fn extremes() {
         let t = [i64::MAX, i64::MIN, i64::MAX, 0];
-        let h = analyse(&t, &[0, 1, 2, 3], &params(), &mut Vec::new());
+        let h = analyse(&t, &[0, 1, 2, 3], &params());
         assert_eq!(h.backward_jumps.len(), 2);
-        assert!(analyse(&[], &[], &params(), &mut Vec::new())
-            .backward_jumps
-            .is_empty());
-        assert_eq!(
-            analyse(&[5], &[5], &params(), &mut Vec::new()).median_period_ns,
-            None
-        );
+        assert!(analyse(&[], &[], &params()).backward_jumps.is_empty());
+        assert_eq!(analyse(&[5], &[5], &params()).median_period_ns, None);
     }
 }

@@ -353,16 +353,14 @@ fn find_clock_topic(sorted: &[&TopicTimes], opts: &ClocksOptions) -> Option<usiz
         })
 }
 
-/// 1.4826 × MAD of `v`, by selection; reorders and overwrites `v`.
-fn robust_sigma_in_place(v: &mut [i64]) -> f64 {
-    if v.len() < 2 {
+/// 1.4826 × MAD of the values `v()` yields (at least two, else 0), by streamed selection.
+fn robust_sigma_streamed<I: Iterator<Item = i64>>(v: impl Fn() -> I) -> f64 {
+    if v().nth(1).is_none() {
         return 0.0;
     }
-    let m = median_of(v).unwrap_or(0);
-    for x in v.iter_mut() {
-        *x = x.saturating_sub(m).saturating_abs();
-    }
-    1.4826 * median_of(v).unwrap_or(0) as f64
+    let m = bagscope_stats::median_streamed(&v).unwrap_or(0);
+    let mad = bagscope_stats::median_streamed(|| v().map(|x| x.saturating_sub(m).saturating_abs()));
+    1.4826 * mad.unwrap_or(0) as f64
 }
 
 /// Internal per-topic result: the public report plus what the cross-topic pass needs.
@@ -628,7 +626,6 @@ fn analyse_topic(
     // reused buffer for every order statistic below (selection reorders it), a topic's
     // analysis holds 8 bytes a message beyond its input.
     let lags = || pairs().map(|(_, l, s)| l.saturating_sub(s));
-    let mut scratch: Vec<i64> = Vec::with_capacity(usable.max(n));
     if is_clock {
         note = Some("reference clock: see sim_clock".into());
     } else if !stamped {
@@ -655,8 +652,7 @@ fn analyse_topic(
     }
 
     // --- Lag, offset, modes --------------------------------------------------------------
-    scratch.extend(lags());
-    let lag_summary = NsSummary::of_in_place(&mut scratch);
+    let lag_summary = NsSummary::of_streamed(lags);
     let mut lag_ns = lag_summary;
     let mut clock_offset_ns = None;
     if let Some(s) = lag_summary {
@@ -695,9 +691,9 @@ fn analyse_topic(
             }
             // Jitter from consecutive differences (MAD/√2): a block of stamps shifted into the
             // future does not inflate it, as it would inflate the spread of the lag itself.
-            scratch.clear();
-            scratch.extend(lags().zip(lags().skip(1)).map(|(a, b)| b.saturating_sub(a)));
-            let jitter = robust_sigma_in_place(&mut scratch) / std::f64::consts::SQRT_2;
+            let jitter = robust_sigma_streamed(|| {
+                lags().zip(lags().skip(1)).map(|(a, b)| b.saturating_sub(a))
+            }) / std::f64::consts::SQRT_2;
             let tol = (opts.future_tolerance_ns as f64).max(3.0 * jitter);
             let future = lags().filter(|&x| (x as f64) < -tol).count();
             if future > 0 {
@@ -716,9 +712,12 @@ fn analyse_topic(
             }
         }
     }
-    scratch.clear();
-    scratch.extend(lags());
-    let lag_modes_ns = modes::lag_modes_ns_in_place(&mut scratch, &opts.modes);
+    // Lag modes sort the lags: the one per-message buffer of the analysis (8 bytes a message
+    // of this topic, freed at once); every other order statistic is taken by streamed
+    // selection, which stores nothing.
+    let mut sorted_lags: Vec<i64> = lags().collect();
+    let lag_modes_ns = modes::lag_modes_ns_in_place(&mut sorted_lags, &opts.modes);
+    drop(sorted_lags);
     if lag_modes_ns.len() > 1 {
         let modes: Vec<String> = lag_modes_ns.iter().map(|&x| ms(x as f64)).collect();
         warn(
@@ -746,17 +745,13 @@ fn analyse_topic(
         if clock_offset_ns.is_some() {
             None
         } else {
-            scratch.clear();
-            scratch.extend(pairs().map(|(i, _, s)| publish[i].saturating_sub(s)));
-            NsSummary::of_in_place(&mut scratch)
+            NsSummary::of_streamed(|| pairs().map(|(i, _, s)| publish[i].saturating_sub(s)))
         }
     } else {
         None
     };
     let log_minus_publish_ns = if publish_ok {
-        scratch.clear();
-        scratch.extend(log.iter().zip(publish).map(|(&l, &p)| l.saturating_sub(p)));
-        NsSummary::of_in_place(&mut scratch)
+        NsSummary::of_streamed(|| log.iter().zip(publish).map(|(&l, &p)| l.saturating_sub(p)))
     } else {
         None
     };
@@ -772,16 +767,14 @@ fn analyse_topic(
             compact = pairs().map(|(_, l, s)| (l, s)).unzip();
             (&compact.0, &compact.1)
         };
-        // The fit has its own buffer: let go of this one meanwhile, so the two never add up.
-        scratch = Vec::new();
-        let fitted = fit::robust_line(xs, ys);
-        scratch.reserve_exact(n);
-        if let Some(f) = fitted {
-            scratch.extend(xs.iter().zip(ys).map(|(&x, &y)| y.saturating_sub(x)));
+        if let Some(f) = fit::robust_line(xs, ys) {
             let drift_ppm = (f.line.slope - 1.0) * 1e6;
             let model = ClockModel {
                 drift_ppm,
-                offset_ns: median_of(&mut scratch).unwrap_or(0),
+                offset_ns: bagscope_stats::median_streamed(|| {
+                    xs.iter().zip(ys).map(|(&x, &y)| y.saturating_sub(x))
+                })
+                .unwrap_or(0),
                 residual_jitter_ns: f.residual_rms,
                 n: f.n,
             };
@@ -810,13 +803,11 @@ fn analyse_topic(
 
     // Median raw offset of the wall-clock stamps (for comparison across topics).
     let wall_median_raw = if axis == Axis::Wall && stamped && !is_clock {
-        scratch.clear();
-        scratch.extend(
+        bagscope_stats::median_streamed(|| {
             (0..m)
                 .filter(|&i| classes[i] == Class::Wall)
-                .map(|i| log[i].saturating_sub(stamps[i])),
-        );
-        median_of(&mut scratch)
+                .map(|i| log[i].saturating_sub(stamps[i]))
+        })
     } else {
         None
     };
@@ -839,8 +830,7 @@ fn analyse_topic(
         jump_periods: opts.jump_periods,
         jump_cap_ns: opts.jump_cap_ns,
     };
-    let h = health::analyse(series, log, &hp, &mut scratch);
-    drop(scratch);
+    let h = health::analyse(series, log, &hp);
     if !h.backward_jumps.is_empty() {
         let first = h.backward_jumps[0];
         warn(

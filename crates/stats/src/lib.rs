@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 mod streamed;
-pub use streamed::{median_streamed, quantiles_streamed};
+pub use streamed::{median_f64_streamed, median_streamed, quantiles_streamed};
 
 /// Distribution summary of a set of nanosecond values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

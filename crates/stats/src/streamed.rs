@@ -255,6 +255,49 @@ where
     (m.n > 0).then(|| quantiles_of(&values, &m, qs))
 }
 
+/// Order-preserving key of a float (IEEE total order, as `f64::total_cmp`): flipping the other
+/// bits of negative numbers makes their bit patterns sort as signed integers.
+fn f64_key(x: f64) -> i64 {
+    let b = x.to_bits() as i64;
+    b ^ (((b >> 63) as u64) >> 1) as i64
+}
+
+fn key_f64(k: i64) -> f64 {
+    f64::from_bits((k ^ (((k >> 63) as u64) >> 1) as i64) as u64)
+}
+
+/// Median of the floats `values()` yields, equal to [`crate::median_f64_in_place`] of a
+/// collected copy (NaN when there are none), without storing them.
+pub fn median_f64_streamed<I, F>(values: F) -> f64
+where
+    F: Fn() -> I,
+    I: Iterator<Item = f64>,
+{
+    let keys = || values().map(f64_key);
+    let m = moments(keys());
+    if m.n == 0 {
+        return f64::NAN;
+    }
+    let pos = 0.5 * (m.n - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    let at = if m.n <= GATHER_MAX {
+        let mut v: Vec<i64> = keys().take(m.n).collect();
+        v.sort_unstable();
+        if v.len() < m.n {
+            return f64::NAN;
+        }
+        vec![v[lo], v[hi]]
+    } else {
+        select_ranks(&keys, &m, &[lo, hi])
+    };
+    let (a, b) = (key_f64(at[0]), key_f64(at[1]));
+    if hi == lo {
+        a
+    } else {
+        a + (b - a) * (pos - lo as f64)
+    }
+}
+
 /// Median of the values `values()` yields (as [`crate::median_in_place`]), without storing them.
 pub fn median_streamed<I, F>(values: F) -> Option<i64>
 where
@@ -380,6 +423,30 @@ mod tests {
                 v.len()
             );
         }
+    }
+
+    #[test]
+    fn float_median_equals_selection_on_a_copy() {
+        for v in cases() {
+            let mut f: Vec<f64> = v.iter().map(|&x| x as f64 * 1e-3 - 0.25).collect();
+            if f.len() > 3 {
+                f[1] = -0.0;
+                f[2] = 0.0;
+                f[3] = f64::INFINITY;
+            }
+            let want = crate::median_f64_in_place(&mut f.clone());
+            let got = median_f64_streamed(|| f.iter().copied());
+            assert!(
+                got == want || (got.is_nan() && want.is_nan()),
+                "n = {}: {got} {want}",
+                f.len()
+            );
+        }
+        for x in [-1e300, -1.5, -0.0, 0.0, 1e-300, 2.5, f64::INFINITY] {
+            assert_eq!(key_f64(f64_key(x)).to_bits(), x.to_bits());
+        }
+        assert!(f64_key(-1.5) < f64_key(-0.0) && f64_key(-0.0) < f64_key(0.0));
+        assert!(f64_key(0.0) < f64_key(1e-300) && f64_key(2.5) < f64_key(f64::INFINITY));
     }
 
     #[test]
