@@ -77,9 +77,8 @@ pub(crate) fn robust_line(xs: &[i64], ys: &[i64]) -> Option<RobustFit> {
             (dx > 0).then(|| (y[1] - y[0]) as f64 / dx as f64)
         })
     };
-    if slopes().next().is_none() {
-        return None;
-    }
+    // No step forward in x: no slope to take.
+    slopes().next()?;
     let slope0 = median_f64_streamed(slopes);
     let (x0, y0) = (xs[0], ys[0]);
     let resid = |i: usize| (ys[i] - y0) as f64 - slope0 * (xs[i] - x0) as f64;
