@@ -199,7 +199,48 @@ fn matching_benches(c: &mut Criterion) {
             )
         })
     });
+
+    // The whole delay search of `match` (issue #9: 10^5 commands x 10^6 responses well under a
+    // second): 100 Hz commands and 1 kHz responses of 6 joints, 37 ms behind, default options
+    // (a 0..500 ms sweep at 1 ms, refined at 0.1 ms, per joint too).
+    let (cmd, resp) = delay_search_input(100_000, 1_000_000, 37_000_000);
+    let opts = bagscope_core::match_analysis::MatchOptions::default();
+    g.sample_size(10);
+    g.bench_function("delay_search_1e5_commands_1e6_responses", |b| {
+        b.iter(|| {
+            let r = bagscope_core::match_analysis::match_series(&cmd, &resp, &opts).unwrap();
+            assert_eq!(r.delay_ns, 37_000_000);
+            black_box(r.delay_ns)
+        })
+    });
     g.finish();
+}
+
+/// Commands at 100 Hz and responses at 1 kHz that follow them `delay_ns` later (6 joints).
+fn delay_search_input(
+    n_cmd: i64,
+    n_resp: i64,
+    delay_ns: i64,
+) -> (
+    bagscope_core::match_analysis::JointSeries,
+    bagscope_core::match_analysis::JointSeries,
+) {
+    let names: Vec<String> = (1..=6).map(|i| format!("joint_{i}")).collect();
+    let t0 = 1_764_460_800_000_000_000i64;
+    let pos = |t: i64, j: usize| ((t - t0) as f64 * 0.7e-9 + j as f64).sin();
+    let series = |n: i64, period: i64, lag: i64| bagscope_core::match_analysis::JointSeries {
+        stamp_ns: (0..n).map(|i| t0 + i * period).collect(),
+        log_time_ns: (0..n).map(|i| t0 + i * period + 500_000).collect(),
+        names: vec![names.clone(); n as usize],
+        values: (0..n)
+            .map(|i| (0..6).map(|j| pos(t0 + i * period - lag, j)).collect())
+            .collect(),
+        points: None,
+    };
+    (
+        series(n_cmd, 10_000_000, 0),
+        series(n_resp, 1_000_000, delay_ns),
+    )
 }
 
 criterion_group!(benches, bag_benches, sync_benches, matching_benches);

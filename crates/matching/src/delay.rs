@@ -4,7 +4,8 @@
 use crate::pairing::{err, Track};
 use crate::prep::Dense;
 use crate::types::{JointDelay, MatchOptions};
-use std::collections::BTreeMap;
+use rayon::prelude::*;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The coarse sweep uses at most this many commands (evenly strided) so that huge inputs stay
 /// fast; the fine sweep around the minimum always uses all of them.
@@ -35,7 +36,17 @@ impl Acc {
     }
 }
 
+/// Commands per tile of a sweep (see [`sweep`]).
+const SWEEP_TILE: usize = 128;
+
 /// Per-shift, per-joint error sums of `response(t + d) − command(t)`.
+///
+/// Memory, not arithmetic, bounds this loop: a shift touches responses all along the series.
+/// So the commands are taken a tile at a time and each tile is run through every shift of a
+/// chunk before the next tile: the responses a tile reaches stay in cache across those shifts.
+/// Shift chunks run on all cores. Each (shift, joint) sum still adds the commands in time
+/// order, so the sums are exactly those of the plain loop. Within a shift, response lookups
+/// gallop on from the previous one instead of bisecting the whole series.
 fn sweep(
     c: &Dense,
     track: &Track,
@@ -43,23 +54,33 @@ fn sweep(
     shifts: &[i64],
     joints: &[usize],
 ) -> Vec<Vec<Acc>> {
+    let workers = rayon::current_num_threads().max(1);
+    let chunk = shifts.len().div_ceil(4 * workers).max(1);
     shifts
-        .iter()
-        .map(|&d| {
-            let mut acc = vec![Acc::default(); joints.len()];
-            for &k in cmds {
-                let t = c.t[k].saturating_add(d);
-                let i = track.locate(t);
-                for (a, &j) in acc.iter_mut().zip(joints) {
-                    let cv = c.v[j][k];
-                    if !cv.is_finite() {
-                        continue;
-                    }
-                    if let Some(rv) = track.value(j, i, t) {
-                        let e = err(rv, cv, track.wrap[j]);
-                        a.n += 1.0;
-                        a.s1 += e;
-                        a.s2 += e * e;
+        .par_chunks(chunk)
+        .flat_map_iter(|part| {
+            let mut acc = vec![vec![Acc::default(); joints.len()]; part.len()];
+            let mut cursor = vec![0usize; part.len()];
+            for tile in cmds.chunks(SWEEP_TILE) {
+                for ((&d, sums), i) in part.iter().zip(&mut acc).zip(&mut cursor) {
+                    for &k in tile {
+                        let t = c.t[k].saturating_add(d);
+                        *i = track.locate_from(*i, t);
+                        let Some(p) = track.at(*i, t) else {
+                            continue;
+                        };
+                        for (a, &j) in sums.iter_mut().zip(joints) {
+                            let cv = c.v[j][k];
+                            if !cv.is_finite() {
+                                continue;
+                            }
+                            if let Some(rv) = track.value_at(j, p) {
+                                let e = err(rv, cv, track.wrap[j]);
+                                a.n += 1.0;
+                                a.s1 += e;
+                                a.s2 += e * e;
+                            }
+                        }
                     }
                 }
             }
@@ -149,33 +170,21 @@ struct Refined {
     samples: usize,
 }
 
-/// Sweeps a fine grid around `centre` and refines the minimum with a least-squares parabola
-/// over the points within one coarse step of the fine minimum.
-#[allow(clippy::too_many_arguments)]
-fn refine(
-    c: &Dense,
-    track: &Track,
-    cmds: &[usize],
-    joints: &[usize],
-    centre: i64,
-    step: i64,
-    window: (i64, i64),
-) -> Option<Refined> {
+/// The fine grid around `centre`: two coarse steps either side, within the search window.
+fn fine_grid(centre: i64, step: i64, window: (i64, i64)) -> Vec<i64> {
     let fine = (step / FINE_DIVISIONS).max(1);
     let lo = centre.saturating_sub(step.saturating_mul(2)).max(window.0);
     let hi = centre.saturating_add(step.saturating_mul(2)).min(window.1);
-    let shifts = grid(lo, hi, fine);
-    let vals: Vec<(f64, f64)> = sweep(c, track, cmds, &shifts, joints)
-        .iter()
-        .map(|a| {
-            let (o, _, n) = objective(a);
-            (o, n)
-        })
-        .collect();
-    let m = argmin(&vals)?;
+    grid(lo, hi, fine)
+}
+
+/// Refines the minimum of the fine curve `vals` (objective, samples) over `shifts` with a
+/// least-squares parabola over the points within one coarse step of the fine minimum.
+fn refine(shifts: &[i64], vals: &[(f64, f64)], step: i64) -> Option<Refined> {
+    let m = argmin(vals)?;
     let (xs, ys): (Vec<f64>, Vec<f64>) = shifts
         .iter()
-        .zip(&vals)
+        .zip(vals)
         .filter(|(&d, v)| d.abs_diff(shifts[m]) <= step as u64 && v.0.is_finite())
         .map(|(&d, v)| (d.saturating_sub(shifts[m]) as f64 * 1e-6, v.0)) // ms, for conditioning
         .unzip();
@@ -271,19 +280,48 @@ pub(crate) fn error_curve(
     let flat = spread.is_nan() || spread <= 1e-12;
     let at_edge = shifts.len() > 2 && (m == 0 || m + 1 == shifts.len());
 
-    let overall = refine(c, track, &cmds, &all, shifts[m], step, (w_lo, w_hi))?;
-
-    let mut per_joint = BTreeMap::new();
-    for (j, name) in joints.iter().enumerate() {
-        let jvals: Vec<(f64, f64)> = coarse
+    // The overall and the per-joint refinements sweep fine grids around their own coarse
+    // minima, usually the same one: one sweep over the union of the grids serves them all
+    // (a joint's sums do not depend on the other joints).
+    let window = (w_lo, w_hi);
+    let centres: Vec<Option<i64>> = (0..joints.len())
+        .map(|j| {
+            let jvals: Vec<(f64, f64)> = coarse
+                .iter()
+                .map(|a| {
+                    let (o, _, n) = objective(&a[j..=j]);
+                    (o, n)
+                })
+                .collect();
+            argmin(&jvals).map(|jm| shifts[jm])
+        })
+        .collect();
+    let union: Vec<i64> = std::iter::once(shifts[m])
+        .chain(centres.iter().flatten().copied())
+        .flat_map(|ctr| fine_grid(ctr, step, window))
+        .collect::<BTreeSet<i64>>()
+        .into_iter()
+        .collect();
+    let fine_sums = sweep(c, track, &cmds, &union, &all);
+    // `joint`: one joint's curve, or all joints' (None).
+    let curve_of = |centre: i64, joint: Option<usize>| {
+        let g = fine_grid(centre, step, window);
+        let vals: Vec<(f64, f64)> = g
             .iter()
-            .map(|a| {
-                let (o, _, n) = objective(&a[j..=j]);
+            .map(|d| {
+                let at = union.binary_search(d).unwrap_or(0);
+                let sums = &fine_sums[at];
+                let (o, _, n) = objective(joint.map_or(&sums[..], |j| &sums[j..=j]));
                 (o, n)
             })
             .collect();
-        let r = argmin(&jvals)
-            .and_then(|jm| refine(c, track, &cmds, &[j], shifts[jm], step, (w_lo, w_hi)));
+        refine(&g, &vals, step)
+    };
+    let overall = curve_of(shifts[m], None)?;
+
+    let mut per_joint = BTreeMap::new();
+    for (j, name) in joints.iter().enumerate() {
+        let r = centres[j].and_then(|ctr| curve_of(ctr, Some(j)));
         let jd = match r {
             Some(r) if r.std_ns.is_some_and(|s| s <= JOINT_DELAY_MAX_STD_NS) => JointDelay {
                 delay_ns: Some(r.delay_ns.round() as i64),
@@ -470,6 +508,107 @@ pub(crate) fn event_pairs(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+        let mut x = seed | 1;
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
+    /// Responses with jitter, a dropout and NaNs; commands at their own rate; one wrapped joint.
+    fn streams(seed: u64) -> (Dense, Dense, Vec<bool>) {
+        let mut r = xorshift(seed);
+        let mut t = 1_000_000_000i64;
+        let mut resp = Dense {
+            t: Vec::new(),
+            v: vec![Vec::new(); 3],
+        };
+        for i in 0..20_000 {
+            t += 1_000_000 + (r() % 200_000) as i64 + if i == 9000 { 300_000_000 } else { 0 };
+            resp.t.push(t);
+            for (j, col) in resp.v.iter_mut().enumerate() {
+                let x = (t as f64 * 1e-9 * (j + 1) as f64).sin() * 3.5;
+                col.push(if r().is_multiple_of(97) { f64::NAN } else { x });
+            }
+        }
+        let mut cmd = Dense {
+            t: Vec::new(),
+            v: vec![Vec::new(); 3],
+        };
+        let mut t = 900_000_000i64;
+        for _ in 0..2_500 {
+            t += 8_000_000 + (r() % 4_000_000) as i64;
+            cmd.t.push(t);
+            for (j, col) in cmd.v.iter_mut().enumerate() {
+                let x = (t as f64 * 1e-9 * (j + 1) as f64).cos();
+                col.push(if r().is_multiple_of(53) { f64::NAN } else { x });
+            }
+        }
+        (cmd, resp, vec![false, true, false])
+    }
+
+    #[test]
+    fn tiled_sweep_equals_the_plain_loop() {
+        for (seed, interpolate, max_pair) in [(1, true, None), (2, false, Some(2_000_000))] {
+            let (c, r, wrap) = streams(seed);
+            let track = Track::new(&r, &wrap, max_pair, interpolate);
+            let cmds: Vec<usize> = (0..c.len()).filter(|k| k % 7 != 3).collect();
+            let shifts = grid(-40_000_000, 500_000_000, 3_000_000);
+            let joints = [0usize, 1, 2];
+            let got = sweep(&c, &track, &cmds, &shifts, &joints);
+            for (sums, &d) in got.iter().zip(&shifts) {
+                let mut want = [Acc::default(); 3];
+                for &k in &cmds {
+                    let t = c.t[k].saturating_add(d);
+                    let i = track.locate(t);
+                    for (a, &j) in want.iter_mut().zip(&joints) {
+                        let cv = c.v[j][k];
+                        if let Some(rv) = track.value(j, i, t).filter(|_| cv.is_finite()) {
+                            let e = err(rv, cv, wrap[j]);
+                            a.n += 1.0;
+                            a.s1 += e;
+                            a.s2 += e * e;
+                        }
+                    }
+                }
+                for (g, w) in sums.iter().zip(&want) {
+                    let bits = |a: &Acc| (a.n.to_bits(), a.s1.to_bits(), a.s2.to_bits());
+                    assert_eq!(bits(g), bits(w), "shift {d}");
+                }
+                assert!(
+                    want.iter().all(|a| a.n > 0.0) || d > 400_000_000,
+                    "shift {d}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn locate_from_equals_locate() {
+        let (_, r, wrap) = streams(3);
+        let track = Track::new(&r, &wrap, None, true);
+        let mut rnd = xorshift(4);
+        let (lo, hi) = (r.t[0] - 5_000_000, r.t[r.len() - 1] + 5_000_000);
+        let mut hint = 0usize;
+        let mut t = lo;
+        while t < hi {
+            // Mostly forward in small and large steps, sometimes backwards (falls back).
+            let step = match rnd() % 10 {
+                0 => -((rnd() % 50_000_000) as i64),
+                1 => (rnd() % 2_000_000_000) as i64,
+                _ => (rnd() % 3_000_000) as i64,
+            };
+            t += step;
+            let want = track.locate(t);
+            assert_eq!(track.locate_from(hint, t), want, "t {t} hint {hint}");
+            assert_eq!(track.locate_from(usize::MAX, t), want);
+            hint = want;
+        }
+    }
 
     #[test]
     fn parabola_fit_recovers_vertex() {

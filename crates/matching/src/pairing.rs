@@ -44,30 +44,59 @@ impl<'a> Track<'a> {
         self.r.t.partition_point(|&x| x <= t)
     }
 
+    /// [`Track::locate`] for a `t` at or after the time `hint` was located for: gallops
+    /// forward from `hint` (a few probes when consecutive times are close, as in a sweep over
+    /// sorted commands) instead of bisecting the whole series.
+    #[inline]
+    pub fn locate_from(&self, hint: usize, t: i64) -> usize {
+        let ts = &self.r.t;
+        let n = ts.len();
+        let hint = hint.min(n);
+        if hint == n || ts[hint] > t {
+            // Nothing at or after hint is within `t`: hint is the answer unless `t` lies
+            // before the time hint was located for (then bisect).
+            return if hint == 0 || ts[hint - 1] <= t {
+                hint
+            } else {
+                self.locate(t)
+            };
+        }
+        // ts[hint] <= t: find the first index after `t` beyond hint.
+        let mut lo = hint + 1;
+        let mut step = 1usize;
+        let mut hi = lo;
+        while hi < n && ts[hi] <= t {
+            lo = hi + 1;
+            hi = hi.saturating_add(step).min(n);
+            step = step.saturating_mul(2);
+        }
+        lo + ts[lo..hi.min(n)].partition_point(|&x| x <= t)
+    }
+
     /// Value of joint `j` at `t`, with `i = self.locate(t)`.
     #[inline]
     pub fn value(&self, j: usize, i: usize, t: i64) -> Option<f64> {
+        self.at(i, t).and_then(|p| self.value_at(j, p))
+    }
+
+    /// Where the responses are read at `t` (with `i = self.locate(t)`), the same for every
+    /// joint: worked out once per time, not once per joint.
+    #[inline]
+    pub fn at(&self, i: usize, t: i64) -> Option<At> {
         let ts = &self.r.t;
-        let col = &self.r.v[j];
         if self.interpolate {
             if i == 0 {
                 return None;
             }
             let a = i - 1;
             if ts[a] == t {
-                return finite(col[a]);
+                return Some(At::Sample(a));
             }
             if i >= ts.len() || ts[i].saturating_sub(ts[a]) > self.max_gap_ns {
                 return None;
             }
-            let (va, vb) = (finite(col[a])?, finite(col[i])?);
             let f = t.saturating_sub(ts[a]) as f64 / ts[i].saturating_sub(ts[a]) as f64;
-            let d = if self.wrap[j] {
-                wrap_pi(vb - va)
-            } else {
-                vb - va
-            };
-            Some(va + d * f)
+            Some(At::Between(a, f))
         } else {
             let k = nearest_index(ts, t)?;
             if self
@@ -76,9 +105,36 @@ impl<'a> Track<'a> {
             {
                 return None;
             }
-            finite(col[k])
+            Some(At::Sample(k))
         }
     }
+
+    /// Value of joint `j` at a place found by [`Track::at`].
+    #[inline]
+    pub fn value_at(&self, j: usize, p: At) -> Option<f64> {
+        let col = &self.r.v[j];
+        match p {
+            At::Sample(a) => finite(col[a]),
+            At::Between(a, f) => {
+                let (va, vb) = (finite(col[a])?, finite(col[a + 1])?);
+                let d = if self.wrap[j] {
+                    wrap_pi(vb - va)
+                } else {
+                    vb - va
+                };
+                Some(va + d * f)
+            }
+        }
+    }
+}
+
+/// Where a time falls among the responses.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum At {
+    /// On this sample (or, without interpolation, nearest to it).
+    Sample(usize),
+    /// Between this sample and the next, at this fraction of the way.
+    Between(usize, f64),
 }
 
 #[inline]

@@ -103,12 +103,17 @@ pub(crate) fn validate(s: &JointSeries, stream: &'static str) -> Result<(), Matc
 
 /// All joint names of messages whose names and values agree in length.
 pub(crate) fn joint_names(s: &JointSeries) -> BTreeSet<String> {
-    s.names
-        .iter()
-        .zip(&s.values)
-        .filter(|(n, v)| n.len() == v.len())
-        .flat_map(|(n, _)| n.iter().cloned())
-        .collect()
+    // Nearly every message repeats the previous one's names: only new name lists are read.
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
+    let mut last: Option<&[String]> = None;
+    for (n, v) in s.names.iter().zip(&s.values) {
+        if n.len() != v.len() || last == Some(&n[..]) {
+            continue;
+        }
+        seen.extend(n.iter().map(String::as_str));
+        last = Some(n);
+    }
+    seen.into_iter().map(str::to_string).collect()
 }
 
 /// Wraps an angle difference into (−π, π].
@@ -158,20 +163,57 @@ fn sorted_order(stamps: &[i64], stream: &str, sink: &mut Sink) -> Vec<usize> {
     order
 }
 
-/// Maps one message's (names, values) onto the matched joints, reporting problems.
-/// Returns `None` when the message is unusable.
+/// How one list of joint names maps onto the matched joints. Messages nearly always repeat
+/// the previous message's names, so this is worked out once per distinct list, not per message.
+struct Layout<'a> {
+    names: &'a [String],
+    /// Per name: its matched column, if any.
+    col: Vec<Option<usize>>,
+    /// Per name: it repeats an earlier name of the list (its value is ignored).
+    dup: Vec<bool>,
+    /// Per name: the user's limits for it.
+    limits: Vec<Option<(f64, f64)>>,
+    /// Matched joints the list lacks, in name order.
+    missing: Vec<&'a str>,
+}
+
+impl<'a> Layout<'a> {
+    fn new(names: &'a [String], joint_idx: &BTreeMap<&'a str, usize>, opts: &MatchOptions) -> Self {
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        let dup = names.iter().map(|n| !seen.insert(n.as_str())).collect();
+        Layout {
+            names,
+            col: names
+                .iter()
+                .map(|n| joint_idx.get(n.as_str()).copied())
+                .collect(),
+            dup,
+            limits: names.iter().map(|n| opts.limits.get(n).copied()).collect(),
+            missing: joint_idx
+                .keys()
+                .filter(|j| !seen.contains(*j))
+                .copied()
+                .collect(),
+        }
+    }
+}
+
+/// Maps one message's (names, values) onto the matched joints (into `row`, which holds NaN on
+/// entry), reporting problems; `layout` is reused while messages repeat its names. Returns
+/// false when the message is unusable.
 #[allow(clippy::too_many_arguments)]
-fn message_row(
-    names: &[String],
+fn message_row<'a>(
+    names: &'a [String],
     values: &[f64],
-    joint_idx: &BTreeMap<&str, usize>,
-    n_joints: usize,
+    joint_idx: &BTreeMap<&'a str, usize>,
+    layout: &mut Option<Layout<'a>>,
     stream: &str,
     k: usize,
     stamp: i64,
     opts: &MatchOptions,
     sink: &mut Sink,
-) -> Option<Vec<f64>> {
+    row: &mut [f64],
+) -> bool {
     if names.len() != values.len() {
         sink.add(
             "names_values_length",
@@ -185,12 +227,16 @@ fn message_row(
                 values.len()
             ),
         );
-        return None;
+        return false;
     }
-    let mut row = vec![f64::NAN; n_joints];
-    let mut seen: BTreeSet<&str> = BTreeSet::new();
-    for (name, &x) in names.iter().zip(values) {
-        if !seen.insert(name.as_str()) {
+    if layout.as_ref().is_none_or(|l| l.names != names) {
+        *layout = Some(Layout::new(names, joint_idx, opts));
+    }
+    let Some(l) = layout.as_ref() else {
+        return false;
+    };
+    for (p, (name, &x)) in names.iter().zip(values).enumerate() {
+        if l.dup[p] {
             sink.add(
                 "duplicate_name",
                 stream,
@@ -212,7 +258,7 @@ fn message_row(
             );
             continue;
         }
-        if let Some(&(lo, hi)) = opts.limits.get(name) {
+        if let Some((lo, hi)) = l.limits[p] {
             if x < lo || x > hi {
                 sink.add(
                     "outside_limits",
@@ -224,23 +270,21 @@ fn message_row(
                 );
             }
         }
-        if let Some(&j) = joint_idx.get(name.as_str()) {
-            row[j] = x;
+        if let Some(cell) = l.col[p].and_then(|j| row.get_mut(j)) {
+            *cell = x;
         }
     }
-    for name in joint_idx.keys() {
-        if !seen.contains(name) {
-            sink.add(
-                "missing_joint",
-                stream,
-                Some(k),
-                Some(stamp),
-                Some(name),
-                "joint absent from this message".into(),
-            );
-        }
+    for name in &l.missing {
+        sink.add(
+            "missing_joint",
+            stream,
+            Some(k),
+            Some(stamp),
+            Some(name),
+            "joint absent from this message".into(),
+        );
     }
-    Some(row)
+    true
 }
 
 /// Keeps the last sample of each `bucket_ns` bucket (on a sorted series).
@@ -279,47 +323,48 @@ pub(crate) fn prepare(
     let nj = joints.len();
     let order = sorted_order(&s.stamp_ns, stream, sink);
 
-    // Message-level rows in stamp order; unusable messages dropped.
-    let mut rows: Vec<(usize, i64, Vec<f64>)> = Vec::with_capacity(order.len());
+    // Message-level rows in stamp order, straight into the columns; unusable messages
+    // dropped. `rows` keeps each row's message index and stamp.
+    let mut rows: Vec<(usize, i64)> = Vec::with_capacity(order.len());
+    let mut messages = Dense {
+        t: Vec::with_capacity(order.len()),
+        v: vec![Vec::with_capacity(order.len()); nj],
+    };
+    let mut layout = None;
+    let mut row = vec![f64::NAN; nj];
     for &k in &order {
         let stamp = s.stamp_ns[k];
-        if let Some(row) = message_row(
+        row.fill(f64::NAN);
+        if message_row(
             &s.names[k],
             &s.values[k],
             &joint_idx,
-            nj,
+            &mut layout,
             stream,
             k,
             stamp,
             opts,
             sink,
+            &mut row,
         ) {
-            rows.push((k, stamp, row));
+            rows.push((k, stamp));
+            messages.t.push(stamp);
+            for (col, &x) in messages.v.iter_mut().zip(&row) {
+                col.push(x);
+            }
         }
     }
     if let Some(b) = opts.bucket_ns.filter(|&b| b > 0) {
-        let t: Vec<i64> = rows.iter().map(|r| r.1).collect();
-        let keep = bucket_keep_last(&t, b);
-        let mut kept = Vec::with_capacity(keep.len());
-        let mut it = keep.into_iter().peekable();
-        for (i, r) in rows.into_iter().enumerate() {
-            if it.peek() == Some(&i) {
-                it.next();
-                kept.push(r);
-            }
-        }
-        rows = kept;
-    }
-
-    let mut messages = Dense {
-        t: Vec::with_capacity(rows.len()),
-        v: vec![Vec::with_capacity(rows.len()); nj],
-    };
-    for (_, t, row) in &rows {
-        messages.t.push(*t);
-        for (j, x) in row.iter().enumerate() {
-            messages.v[j].push(*x);
-        }
+        let keep = bucket_keep_last(&messages.t, b);
+        rows = keep.iter().map(|&i| rows[i]).collect();
+        messages = Dense {
+            t: keep.iter().map(|&i| messages.t[i]).collect(),
+            v: messages
+                .v
+                .iter()
+                .map(|col| keep.iter().map(|&i| col[i]).collect())
+                .collect(),
+        };
     }
 
     let multi_point = s
@@ -327,7 +372,7 @@ pub(crate) fn prepare(
         .as_ref()
         .is_some_and(|p| p.iter().any(|m| m.len() >= 2));
     let samples = if multi_point {
-        expand_points(s, &rows, &joint_idx, nj, stream, sink)
+        expand_points(s, &rows, &messages, &joint_idx, stream, sink)
     } else {
         messages.clone()
     };
@@ -338,25 +383,26 @@ pub(crate) fn prepare(
 /// `stamp + tfs_i − tfs_0`; points at or after the next message's stamp are superseded.
 fn expand_points(
     s: &JointSeries,
-    rows: &[(usize, i64, Vec<f64>)],
+    rows: &[(usize, i64)],
+    messages: &Dense,
     joint_idx: &BTreeMap<&str, usize>,
-    nj: usize,
     stream: &str,
     sink: &mut Sink,
 ) -> Dense {
+    let nj = messages.v.len();
     let points = s.points.as_ref().expect("checked by caller");
     let mut out = Dense {
         t: Vec::new(),
         v: vec![Vec::new(); nj],
     };
-    for (r, (k, stamp, row)) in rows.iter().enumerate() {
+    for (r, (k, stamp)) in rows.iter().enumerate() {
         let next_stamp = rows.get(r + 1).map(|x| x.1);
         let pts = &points[*k];
         if pts.is_empty() {
             // No points: fall back to the message's own values.
             out.t.push(*stamp);
             for j in 0..nj {
-                out.v[j].push(row[j]);
+                out.v[j].push(messages.v[j][r]);
             }
             continue;
         }
