@@ -423,6 +423,23 @@ impl std::error::Error for SyncError {}
 /// 7. `topic_empty`: if some topic has no arrivals at all, every drop of rules 1–6 gets this.
 /// 8. `headerless_rejected` / `invalid_stamp` are never overridden.
 pub fn emulate(cfg: &SyncConfig, arrivals: &[Arrival]) -> Result<SyncOutcome, SyncError> {
+    check_input(cfg, arrivals)?;
+    let mut tr = track::Tracker::new(cfg, arrivals);
+    run_policy(cfg, &mut tr);
+    Ok(tr.finish(cfg))
+}
+
+/// The number of sets [`emulate`] emits (`emulate(cfg, arrivals)?.sets.len()`), without
+/// recording the sets, the drops or the queue occupancy: what a parameter sweep needs, at a
+/// fraction of the time and no per-message memory.
+pub fn count_sets(cfg: &SyncConfig, arrivals: &[Arrival]) -> Result<usize, SyncError> {
+    check_input(cfg, arrivals)?;
+    let mut tr = track::Tracker::counting(cfg, arrivals);
+    run_policy(cfg, &mut tr);
+    Ok(tr.emitted())
+}
+
+fn check_input(cfg: &SyncConfig, arrivals: &[Arrival]) -> Result<(), SyncError> {
     cfg.validate()?;
     // Sets keep arrival indices in 32 bits.
     if arrivals.len() > u32::MAX as usize {
@@ -441,26 +458,19 @@ pub fn emulate(cfg: &SyncConfig, arrivals: &[Arrival]) -> Result<SyncOutcome, Sy
             });
         }
     }
-    let mut tr = track::Tracker::new(cfg, arrivals);
+    Ok(())
+}
+
+fn run_policy(cfg: &SyncConfig, tr: &mut track::Tracker) {
     match cfg.policy {
-        Policy::Approx => {
-            let mut e = cpp_approx::CppApprox::new(cfg);
-            tr.run(&mut e);
-        }
-        Policy::Exact => {
-            let mut e = cpp_exact::CppExact::new(cfg);
-            tr.run(&mut e);
-        }
-        Policy::ExactPy | Policy::ExactPyLegacy => {
-            let mut e = py_exact::PyExact::new(cfg, cfg.policy == Policy::ExactPyLegacy);
-            tr.run(&mut e);
-        }
-        Policy::ApproxPy => {
-            let mut e = py_approx::PyApprox::new(cfg);
-            tr.run(&mut e);
-        }
+        Policy::Approx => tr.run(&mut cpp_approx::CppApprox::new(cfg)),
+        Policy::Exact => tr.run(&mut cpp_exact::CppExact::new(cfg)),
+        Policy::ExactPy | Policy::ExactPyLegacy => tr.run(&mut py_exact::PyExact::new(
+            cfg,
+            cfg.policy == Policy::ExactPyLegacy,
+        )),
+        Policy::ApproxPy => tr.run(&mut py_approx::PyApprox::new(cfg)),
     }
-    Ok(tr.finish(cfg))
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use crate::track::{Engine, Removal, Tracker};
 use crate::SyncConfig;
+use smallvec::SmallVec;
 
 pub(crate) struct PyApprox {
     n: usize,
@@ -11,7 +12,12 @@ pub(crate) struct PyApprox {
     /// Per topic: (key, arrival index) in dict insertion order (overwrite keeps the position).
     queues: Vec<Vec<(i64, usize)>>,
     cand: Vec<Vec<i64>>,
+    /// Reused for ranking one topic's candidates (no allocation per message).
+    ranked: Vec<(i128, i64)>,
 }
+
+/// At most `MAX_TOPICS` entries: kept on the stack.
+type PerTopic<T> = SmallVec<[T; crate::MAX_TOPICS]>;
 
 impl PyApprox {
     pub(crate) fn new(cfg: &SyncConfig) -> Self {
@@ -27,6 +33,7 @@ impl PyApprox {
             },
             queues: vec![Vec::new(); n],
             cand: vec![Vec::new(); n],
+            ranked: Vec::new(),
         }
     }
 
@@ -37,8 +44,8 @@ impl PyApprox {
     /// First combination in `itertools.product` order (first list slowest) whose spread,
     /// together with `fixed`, is `< slop`. Depth-first with exact feasibility pruning, so it
     /// never enumerates dead subtrees.
-    fn first_combo(&self, lists: &[&Vec<i64>], fixed: i64) -> Option<Vec<i64>> {
-        let mut chosen = Vec::with_capacity(lists.len());
+    fn first_combo(&self, lists: &[&Vec<i64>], fixed: i64) -> Option<PerTopic<i64>> {
+        let mut chosen = PerTopic::new();
         if self.dfs(lists, fixed as i128, fixed as i128, &mut chosen) {
             Some(chosen)
         } else {
@@ -46,7 +53,7 @@ impl PyApprox {
         }
     }
 
-    fn dfs(&self, lists: &[&Vec<i64>], lo: i128, hi: i128, chosen: &mut Vec<i64>) -> bool {
+    fn dfs(&self, lists: &[&Vec<i64>], lo: i128, hi: i128, chosen: &mut PerTopic<i64>) -> bool {
         let d = chosen.len();
         if d == lists.len() {
             return true;
@@ -138,31 +145,34 @@ impl Engine for PyApprox {
                 continue;
             }
             // (key, |delta|) kept when |delta| <= slop; stable sort keeps dict order on ties.
-            let mut c: Vec<(i128, i64)> = self.queues[j]
-                .iter()
-                .map(|&(s, _)| ((s as i128 - key as i128).abs(), s))
-                .filter(|&(d, _)| d <= slop)
-                .collect();
+            let c = &mut self.ranked;
+            c.clear();
+            c.extend(
+                self.queues[j]
+                    .iter()
+                    .map(|&(s, _)| ((s as i128 - key as i128).abs(), s))
+                    .filter(|&(d, _)| d <= slop),
+            );
             if c.is_empty() {
                 return;
             }
             c.sort_by_key(|&(d, _)| d);
-            self.cand[j] = c.into_iter().map(|(_, s)| s).collect();
+            self.cand[j].extend(c.iter().map(|&(_, s)| s));
         }
         // The arriving topic contributes key_time (unshifted); with a non-zero offset this is
         // usually not a key of its queue and nothing can match (upstream behaviour).
         let Some(own) = self.find(i, key_time) else {
             return;
         };
-        let lists: Vec<&Vec<i64>> = (0..self.n)
+        let lists: PerTopic<&Vec<i64>> = (0..self.n)
             .filter(|&j| j != i)
             .map(|j| &self.cand[j])
             .collect();
         let Some(combo) = self.first_combo(&lists, key_time) else {
             return;
         };
-        let mut members = Vec::with_capacity(self.n);
-        let mut positions = Vec::with_capacity(self.n);
+        let mut members = PerTopic::<usize>::new();
+        let mut positions = PerTopic::<usize>::new();
         let mut it = combo.into_iter();
         for j in 0..self.n {
             let p = if j == i {
@@ -240,7 +250,7 @@ mod tests {
             let e = PyApprox::new(&cfg);
             let refs: Vec<&Vec<i64>> = lists.iter().collect();
             assert_eq!(
-                e.first_combo(&refs, 0),
+                e.first_combo(&refs, 0).map(|c| c.to_vec()),
                 brute(&lists, 0, slop),
                 "{lists:?} slop {slop}"
             );

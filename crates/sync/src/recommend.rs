@@ -2,8 +2,9 @@
 //! from a recording, and show the match-rate curves that justify the choice.
 
 use crate::report::match_rate;
-use crate::{emulate, Arrival, Policy, SyncConfig, SyncError};
+use crate::{count_sets, Arrival, Policy, SyncConfig, SyncError};
 use bagscope_stats::{median_ns, quantile_sorted};
+use rayon::prelude::*;
 use serde::Serialize;
 
 /// One topic's messages in arrival order.
@@ -125,10 +126,9 @@ impl Runner {
             Policy::Approx => cfg.max_interval_ns = Some(slop_ns),
             _ => cfg.slop_ns = slop_ns,
         }
-        // Invalid combinations (C++ approx with q = 0) count as matching nothing.
-        let sets = emulate(&cfg, &self.arrivals)
-            .map(|o| o.sets.len())
-            .unwrap_or(0);
+        // Invalid combinations (C++ approx with q = 0) count as matching nothing. Only the
+        // number of sets is needed: nothing else is recorded.
+        let sets = count_sets(&cfg, &self.arrivals).unwrap_or(0);
         CurvePoint {
             slop_ns,
             queue_size,
@@ -295,8 +295,9 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
     grid.extend([half, rule_slop]);
     grid.sort_unstable();
     grid.dedup();
+    // Emulations are independent: curves run on all cores.
     let slop_curve_at =
-        |q: usize| -> Vec<CurvePoint> { grid.iter().map(|&s| runner.run(s, q)).collect() };
+        |q: usize| -> Vec<CurvePoint> { grid.par_iter().map(|&s| runner.run(s, q)).collect() };
     let plateau_min = |curve: &[CurvePoint]| -> (f64, Option<i64>) {
         let best = curve.iter().map(|c| c.match_rate).fold(0.0, f64::max);
         let min = curve
@@ -307,8 +308,12 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
     };
 
     let max_q = (queue_min + queue_margin + 4).max(2 * queue_min + 2);
-    let queue_curve_at =
-        |slop: i64| -> Vec<CurvePoint> { (1..=max_q).map(|q| runner.run(slop, q)).collect() };
+    let queue_curve_at = |slop: i64| -> Vec<CurvePoint> {
+        (1..=max_q)
+            .into_par_iter()
+            .map(|q| runner.run(slop, q))
+            .collect()
+    };
     let rate_at =
         |curve: &[CurvePoint], s: i64| curve.iter().find(|c| c.slop_ns == s).map(|c| c.match_rate);
     // If the lag rule's queue is below the measured plateau at `slop` (e.g. C++ approx, which

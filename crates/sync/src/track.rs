@@ -51,6 +51,9 @@ pub(crate) struct Tracker<'a> {
     occ_max: Vec<usize>,
     occ_sum: Vec<u128>,
     n_samples: usize,
+    /// Count sets only (parameter sweeps): no fates, sets, drops or occupancy recorded.
+    count_only: bool,
+    emitted: usize,
 }
 
 impl<'a> Tracker<'a> {
@@ -81,7 +84,35 @@ impl<'a> Tracker<'a> {
             occ_max: vec![0; n],
             occ_sum: vec![0; n],
             n_samples: 0,
+            count_only: false,
+            emitted: 0,
         }
+    }
+
+    /// A tracker that only counts the sets the engine emits: the engines behave the same
+    /// (they keep their own queues), but nothing per message is recorded.
+    pub(crate) fn counting(cfg: &'a SyncConfig, arrivals: &'a [Arrival]) -> Tracker<'a> {
+        let n = cfg.n_topics;
+        Tracker {
+            n,
+            cfg,
+            arrivals,
+            fate: Vec::new(),
+            index: Vec::new(),
+            counts: vec![0; n],
+            cur: 0,
+            sets: SetList::new(n),
+            occ_max: Vec::new(),
+            occ_sum: Vec::new(),
+            n_samples: 0,
+            count_only: true,
+            emitted: 0,
+        }
+    }
+
+    /// Sets emitted so far.
+    pub(crate) fn emitted(&self) -> usize {
+        self.emitted
     }
 
     pub(crate) fn run<E: Engine>(&mut self, e: &mut E) {
@@ -91,6 +122,9 @@ impl<'a> Tracker<'a> {
             let t = self.sync_t(ai);
             if t != NO_KEY {
                 e.add(ai, a.topic, t, self);
+            }
+            if self.count_only {
+                continue;
             }
             for k in 0..self.n {
                 let l = e.len(k);
@@ -103,6 +137,10 @@ impl<'a> Tracker<'a> {
 
     /// Record a callback with the given member arrival indices (topic order).
     pub(crate) fn emit(&mut self, members: &[usize]) {
+        self.emitted += 1;
+        if self.count_only {
+            return;
+        }
         let (index, cfg, arrivals) = (&self.index, self.cfg, self.arrivals);
         self.sets.push(
             members.iter().map(|&ai| {
@@ -130,8 +168,11 @@ impl<'a> Tracker<'a> {
     }
 
     pub(crate) fn remove(&mut self, ai: usize, why: Removal) {
-        if self.fate[ai] == Fate::Pending {
-            self.fate[ai] = Fate::Removed(why);
+        // No fates when only counting.
+        if let Some(f) = self.fate.get_mut(ai) {
+            if *f == Fate::Pending {
+                *f = Fate::Removed(why);
+            }
         }
     }
 

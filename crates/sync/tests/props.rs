@@ -1,6 +1,6 @@
 //! Invariants of every policy on arbitrary input.
 
-use bagscope_sync::{emulate, summarize, Arrival, Policy, SyncConfig};
+use bagscope_sync::{count_sets, emulate, summarize, Arrival, Policy, SyncConfig};
 use proptest::prelude::*;
 use std::collections::HashSet;
 
@@ -52,6 +52,8 @@ proptest! {
     #[test]
     fn invariants((cfg, arrivals) in arb_case()) {
         let o = emulate(&cfg, &arrivals).unwrap();
+        // The sweeps' count-only run emits exactly the sets the full emulation records.
+        prop_assert_eq!(count_sets(&cfg, &arrivals).unwrap(), o.sets.len());
         let n = cfg.n_topics;
         let mut used = HashSet::new();
         for s in &o.sets {
