@@ -289,90 +289,111 @@ pub struct JointCheckOptions {
 pub fn check_joints(topic: &str, msgs: &[JointMeta], opts: &JointCheckOptions) -> Vec<Finding> {
     let mut out = Vec::new();
     for m in msgs {
-        let (i, t) = (m.at.index, m.at.log_time_ns);
-        let mut seen = std::collections::BTreeSet::new();
-        for n in &m.names {
-            if !seen.insert(n) {
-                out.push(finding(
-                    "joint_duplicate_name",
-                    topic,
-                    i,
-                    t,
-                    Severity::Error,
-                    format!("joint '{n}' appears twice"),
-                ));
-            }
+        out.extend(check_joint_message(topic, m, opts));
+        out.extend(check_joint_ages(topic, std::slice::from_ref(&m.at), opts));
+    }
+    out
+}
+
+/// The checks of one joint message that need nothing but the message itself: duplicate names,
+/// value arrays against names, finiteness, limits. (A scan can run them as it decodes, and keep
+/// only the findings.)
+pub fn check_joint_message(topic: &str, m: &JointMeta, opts: &JointCheckOptions) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let (i, t) = (m.at.index, m.at.log_time_ns);
+    let mut seen = std::collections::BTreeSet::new();
+    for n in &m.names {
+        if !seen.insert(n) {
+            out.push(finding(
+                "joint_duplicate_name",
+                topic,
+                i,
+                t,
+                Severity::Error,
+                format!("joint '{n}' appears twice"),
+            ));
         }
-        for (field, vals) in &m.arrays {
-            // JointState allows empty velocity/effort arrays; anything else must match names.
-            if !vals.is_empty() && vals.len() != m.names.len() {
-                out.push(finding(
-                    "joint_length_mismatch",
-                    topic,
-                    i,
-                    t,
-                    Severity::Error,
-                    format!("{} names but {} {field} values", m.names.len(), vals.len()),
-                ));
-            }
-            if let Some(k) = vals.iter().position(|v| !v.is_finite()) {
-                out.push(finding(
-                    "joint_non_finite",
-                    topic,
-                    i,
-                    t,
-                    Severity::Error,
-                    format!("{field}[{k}] = {}", vals[k]),
-                ));
-            }
-            if field == "position" || field == "positions" {
-                for (n, v) in m.names.iter().zip(vals) {
-                    if let Some(&(lo, hi)) = opts.limits.get(n) {
-                        if *v < lo || *v > hi {
-                            out.push(finding(
-                                "joint_outside_limits",
-                                topic,
-                                i,
-                                t,
-                                Severity::Error,
-                                format!("{n} = {v:.4} outside [{lo}, {hi}]"),
-                            ));
-                        }
+    }
+    for (field, vals) in &m.arrays {
+        // JointState allows empty velocity/effort arrays; anything else must match names.
+        if !vals.is_empty() && vals.len() != m.names.len() {
+            out.push(finding(
+                "joint_length_mismatch",
+                topic,
+                i,
+                t,
+                Severity::Error,
+                format!("{} names but {} {field} values", m.names.len(), vals.len()),
+            ));
+        }
+        if let Some(k) = vals.iter().position(|v| !v.is_finite()) {
+            out.push(finding(
+                "joint_non_finite",
+                topic,
+                i,
+                t,
+                Severity::Error,
+                format!("{field}[{k}] = {}", vals[k]),
+            ));
+        }
+        if field == "position" || field == "positions" {
+            for (n, v) in m.names.iter().zip(vals) {
+                if let Some(&(lo, hi)) = opts.limits.get(n) {
+                    if *v < lo || *v > hi {
+                        out.push(finding(
+                            "joint_outside_limits",
+                            topic,
+                            i,
+                            t,
+                            Severity::Error,
+                            format!("{n} = {v:.4} outside [{lo}, {hi}]"),
+                        ));
                     }
                 }
             }
         }
-        if opts.stamps_on_log_axis {
-            let age = m.at.log_time_ns - m.at.stamp_ns;
-            if let Some(max) = opts.max_command_age_ns {
-                if age > max {
-                    out.push(finding(
-                        "command_stale",
-                        topic,
-                        i,
-                        t,
-                        Severity::Error,
-                        format!(
-                            "stamp is {:.1} ms old when recorded (limit {:.1} ms)",
-                            age as f64 / 1e6,
-                            max as f64 / 1e6
-                        ),
-                    ));
-                }
-            }
-            if -age > opts.future_tolerance_ns {
+    }
+    out
+}
+
+/// Command age checks (stale, stamped in the future) of joint messages, from their times
+/// alone; nothing when `opts.stamps_on_log_axis` is false.
+pub fn check_joint_ages(topic: &str, at: &[At], opts: &JointCheckOptions) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if !opts.stamps_on_log_axis {
+        return out;
+    }
+    for a in at {
+        let (i, t) = (a.index, a.log_time_ns);
+        let age = a.log_time_ns.saturating_sub(a.stamp_ns);
+        if let Some(max) = opts.max_command_age_ns {
+            if age > max {
                 out.push(finding(
-                    "command_in_future",
+                    "command_stale",
                     topic,
                     i,
                     t,
                     Severity::Error,
                     format!(
-                        "stamp is {:.1} ms after the time it was recorded",
-                        -age as f64 / 1e6
+                        "stamp is {:.1} ms old when recorded (limit {:.1} ms)",
+                        age as f64 / 1e6,
+                        max as f64 / 1e6
                     ),
                 ));
             }
+        }
+        if age.saturating_neg() > opts.future_tolerance_ns {
+            out.push(finding(
+                "command_in_future",
+                topic,
+                i,
+                t,
+                Severity::Error,
+                format!(
+                    "stamp is {:.1} ms after the time it was recorded",
+                    -(age as f64) / 1e6
+                ),
+            ));
         }
     }
     out

@@ -231,7 +231,7 @@ fn delay_search_input(
     let series = |n: i64, period: i64, lag: i64| bagscope_core::match_analysis::JointSeries {
         stamp_ns: (0..n).map(|i| t0 + i * period).collect(),
         log_time_ns: (0..n).map(|i| t0 + i * period + 500_000).collect(),
-        names: vec![names.clone(); n as usize],
+        names: vec![names.clone().into(); n as usize],
         values: (0..n)
             .map(|i| (0..6).map(|j| pos(t0 + i * period - lag, j)).collect())
             .collect(),

@@ -7,8 +7,9 @@ use serde::Serialize;
 
 use bagscope_bag::{Bag, Warning};
 use bagscope_checks::{
-    check_camera_info, check_clouds, check_images, check_joints, check_stamps, sort_findings, At,
-    CameraInfoMeta, CloudMeta, Finding, ImageMeta, JointCheckOptions, JointMeta,
+    check_camera_info, check_clouds, check_images, check_joint_ages, check_joint_message,
+    check_stamps, sort_findings, At, CameraInfoMeta, CloudMeta, Finding, ImageMeta,
+    JointCheckOptions, JointMeta,
 };
 use bagscope_msg::types::{CameraInfo, Image, JointState, JointTrajectory, PointCloud2};
 use bagscope_msg::{decode_typed, StampSource};
@@ -55,14 +56,32 @@ fn kind_of(type_name: &str) -> Kind {
     }
 }
 
-enum Meta {
+/// What the scan keeps of one message: its stamp and, for the few messages that need more,
+/// the rest boxed. 16 bytes for most messages: a joint message is checked as it is decoded
+/// and only its findings are kept; images, camera infos and clouds (low-rate, checked against
+/// each other) keep their metadata.
+struct Probe {
+    /// `NO_STAMP` when the message has none.
+    stamp_ns: i64,
+    extra: Option<Box<Extra>>,
+}
+
+enum Extra {
     Image(ImageMeta),
     Info(CameraInfoMeta),
-    Joint(JointMeta),
     Cloud(CloudMeta),
-    Stamp(At),
+    /// Findings of a joint message's own checks (their index is set once it is known).
+    Findings(Vec<Finding>),
     Undecodable(String),
-    None,
+}
+
+/// No real stamp is i64::MIN (a ROS stamp's seconds are 32-bit).
+const NO_STAMP: i64 = i64::MIN;
+
+/// A joint message's own findings, kept instead of the message (none: nothing kept).
+fn joint_findings(topic: &str, m: JointMeta, opts: &JointCheckOptions) -> Option<Box<Extra>> {
+    let f = check_joint_message(topic, &m, opts);
+    (!f.is_empty()).then(|| Box::new(Extra::Findings(f)))
 }
 
 /// The image topic a CameraInfo topic describes: the one in the same namespace
@@ -87,6 +106,9 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
     let kinds: Vec<Kind> = bag.topics.iter().map(|t| kind_of(&t.type_name)).collect();
     let schemas = topic_schemas(&bag);
     let locs = locators(&schemas);
+    let mut joint_opts = o.joints.clone();
+    // Age checks need the topic's first message: they run after the scan.
+    joint_opts.stamps_on_log_axis = false;
     let scan = bag.scan(&bag.all_topics(), |m| {
         let loc = &locs[m.topic];
         let stamp = loc.read_stamp_ns(m.data).ok().flatten();
@@ -95,9 +117,10 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
             log_time_ns: m.log_time_ns,
             stamp_ns: stamp.unwrap_or(0),
         };
-        match kinds[m.topic] {
+        let boxed = |e: Extra| Some(Box::new(e));
+        let extra = match kinds[m.topic] {
             Kind::Image => match decode_typed::<Image>(m.data) {
-                Ok(v) => Meta::Image(ImageMeta {
+                Ok(v) => boxed(Extra::Image(ImageMeta {
                     at,
                     frame_id: v.header.frame_id,
                     height: v.height,
@@ -106,11 +129,11 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
                     is_bigendian: v.is_bigendian,
                     step: v.step,
                     data_len: v.data.len(),
-                }),
-                Err(e) => Meta::Undecodable(e.to_string()),
+                })),
+                Err(e) => boxed(Extra::Undecodable(e.to_string())),
             },
             Kind::CameraInfo => match decode_typed::<CameraInfo>(m.data) {
-                Ok(v) => Meta::Info(CameraInfoMeta {
+                Ok(v) => boxed(Extra::Info(CameraInfoMeta {
                     at,
                     frame_id: v.header.frame_id,
                     height: v.height,
@@ -118,20 +141,24 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
                     distortion_model: v.distortion_model,
                     d_len: v.d.len(),
                     k: v.k,
-                }),
-                Err(e) => Meta::Undecodable(e.to_string()),
+                })),
+                Err(e) => boxed(Extra::Undecodable(e.to_string())),
             },
             Kind::JointState => match decode_typed::<JointState>(m.data) {
-                Ok(v) => Meta::Joint(JointMeta {
-                    at,
-                    names: v.name,
-                    arrays: vec![
-                        ("position".into(), v.position),
-                        ("velocity".into(), v.velocity),
-                        ("effort".into(), v.effort),
-                    ],
-                }),
-                Err(e) => Meta::Undecodable(e.to_string()),
+                Ok(v) => joint_findings(
+                    &bag.topics[m.topic].name,
+                    JointMeta {
+                        at,
+                        names: v.name,
+                        arrays: vec![
+                            ("position".into(), v.position),
+                            ("velocity".into(), v.velocity),
+                            ("effort".into(), v.effort),
+                        ],
+                    },
+                    &joint_opts,
+                ),
+                Err(e) => boxed(Extra::Undecodable(e.to_string())),
             },
             Kind::JointTrajectory => match decode_typed::<JointTrajectory>(m.data) {
                 Ok(v) => {
@@ -144,16 +171,20 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
                     if let Some(first) = arrays.first_mut() {
                         first.0 = "positions".into();
                     }
-                    Meta::Joint(JointMeta {
-                        at,
-                        names: v.joint_names,
-                        arrays,
-                    })
+                    joint_findings(
+                        &bag.topics[m.topic].name,
+                        JointMeta {
+                            at,
+                            names: v.joint_names,
+                            arrays,
+                        },
+                        &joint_opts,
+                    )
                 }
-                Err(e) => Meta::Undecodable(e.to_string()),
+                Err(e) => boxed(Extra::Undecodable(e.to_string())),
             },
             Kind::Cloud => match decode_typed::<PointCloud2>(m.data) {
-                Ok(v) => Meta::Cloud(CloudMeta {
+                Ok(v) => boxed(Extra::Cloud(CloudMeta {
                     at,
                     height: v.height,
                     width: v.width,
@@ -165,13 +196,14 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
                         .into_iter()
                         .map(|f| (f.name, f.offset, f.datatype, f.count))
                         .collect(),
-                }),
-                Err(e) => Meta::Undecodable(e.to_string()),
+                })),
+                Err(e) => boxed(Extra::Undecodable(e.to_string())),
             },
-            Kind::Other => match stamp {
-                Some(_) => Meta::Stamp(at),
-                None => Meta::None,
-            },
+            Kind::Other => None,
+        };
+        Probe {
+            stamp_ns: stamp.unwrap_or(NO_STAMP),
+            extra,
         }
     });
     let mut warnings = bag.open_warnings();
@@ -180,7 +212,6 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
     let n = bag.topics.len();
     let mut images: Vec<Vec<ImageMeta>> = vec![Vec::new(); n];
     let mut infos: Vec<Vec<CameraInfoMeta>> = vec![Vec::new(); n];
-    let mut joints: Vec<Vec<JointMeta>> = vec![Vec::new(); n];
     let mut clouds: Vec<Vec<CloudMeta>> = vec![Vec::new(); n];
     let mut stamps: Vec<Vec<At>> = vec![Vec::new(); n];
     let mut undecodable: Vec<(usize, String)> = vec![(0, String::new()); n];
@@ -190,33 +221,40 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
         let ti = it.topic;
         let idx = index[ti];
         index[ti] += 1;
-        let fix = |mut a: At| {
-            a.index = idx;
-            a
+        let p = it.value;
+        let at = At {
+            index: idx,
+            log_time_ns: it.log_time_ns,
+            stamp_ns: if p.stamp_ns == NO_STAMP {
+                0
+            } else {
+                p.stamp_ns
+            },
         };
-        match it.value {
-            Meta::Image(mut m) => {
-                m.at = fix(m.at);
-                stamps[ti].push(m.at);
+        match p.extra.map(|b| *b) {
+            Some(Extra::Image(mut m)) => {
+                m.at = at;
+                stamps[ti].push(at);
                 images[ti].push(m);
             }
-            Meta::Info(mut m) => {
-                m.at = fix(m.at);
-                stamps[ti].push(m.at);
+            Some(Extra::Info(mut m)) => {
+                m.at = at;
+                stamps[ti].push(at);
                 infos[ti].push(m);
             }
-            Meta::Joint(mut m) => {
-                m.at = fix(m.at);
-                stamps[ti].push(m.at);
-                joints[ti].push(m);
-            }
-            Meta::Cloud(mut m) => {
-                m.at = fix(m.at);
-                stamps[ti].push(m.at);
+            Some(Extra::Cloud(mut m)) => {
+                m.at = at;
+                stamps[ti].push(at);
                 clouds[ti].push(m);
             }
-            Meta::Stamp(a) => stamps[ti].push(fix(a)),
-            Meta::Undecodable(e) => {
+            Some(Extra::Findings(fs)) => {
+                stamps[ti].push(at);
+                findings.extend(fs.into_iter().map(|mut f| {
+                    f.index = idx;
+                    f
+                }));
+            }
+            Some(Extra::Undecodable(e)) => {
                 findings.push(Finding {
                     code: "message_undecodable".into(),
                     topic: bag.topics[ti].name.clone(),
@@ -231,7 +269,9 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
                 undecodable[ti].0 += 1;
                 undecodable[ti].1 = e;
             }
-            Meta::None => {}
+            // A joint message without findings, or any other stamped message.
+            None if kinds[ti] != Kind::Other || p.stamp_ns != NO_STAMP => stamps[ti].push(at),
+            None => {}
         }
     }
     let bag_start = stamps
@@ -277,14 +317,15 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
             }
             Kind::JointState | Kind::JointTrajectory => {
                 let mut jo = o.joints.clone();
-                // Age checks only make sense when stamps are on the recorder's axis.
-                jo.stamps_on_log_axis = joints[ti]
-                    .first()
-                    .is_some_and(|m| (m.at.log_time_ns - m.at.stamp_ns).abs() < 3_600_000_000_000);
+                // Age checks only make sense when stamps are on the recorder's axis. Every
+                // decoded joint message has its times in `stamps`, in log-time order.
+                jo.stamps_on_log_axis = stamps[ti].first().is_some_and(|a| {
+                    a.log_time_ns.saturating_sub(a.stamp_ns).saturating_abs() < 3_600_000_000_000
+                });
                 if kinds[ti] == Kind::JointState {
                     jo.max_command_age_ns = None;
                 }
-                findings.extend(check_joints(name, &joints[ti], &jo));
+                findings.extend(check_joint_ages(name, &stamps[ti], &jo));
                 "names vs values, duplicates, finiteness, limits, command age"
             }
             Kind::Cloud => {

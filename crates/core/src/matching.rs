@@ -10,8 +10,8 @@ use serde::Serialize;
 use bagscope_bag::{Bag, Warning};
 use bagscope_clocks::{Axis, ClockMap};
 use bagscope_matching::{
-    compare_runs, match_series, ClockMappingNote, CompareReport, JointSeries, MatchOptions,
-    MatchReport,
+    compare_runs, match_series, ClockMappingNote, CompareReport, JointNames, JointSeries,
+    MatchOptions, MatchReport,
 };
 use bagscope_msg::types::{JointState, JointTrajectory};
 use bagscope_msg::{decode, decode_typed, schema_for_channel, StampSource, Value};
@@ -82,6 +82,26 @@ struct Decoded {
 
 /// Decodes one topic into a joint series: typed fast paths for JointTrajectory and JointState,
 /// field paths through the dynamic decoder for anything else.
+/// The message's joint names as a shared list: the same list as the previous message decoded
+/// on this thread when equal (nearly always), so a topic holds one copy of its names, not one
+/// per message.
+fn shared(names: Vec<String>) -> JointNames {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<JointNames>> = const { std::cell::RefCell::new(None) };
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        match &*last {
+            Some(l) if l[..] == names[..] => l.clone(),
+            _ => {
+                let l: JointNames = names.into();
+                *last = Some(l.clone());
+                l
+            }
+        }
+    })
+}
+
 fn decode_topic(
     bag: &Bag,
     topic: usize,
@@ -93,13 +113,7 @@ fn decode_topic(
     wanted[topic] = true;
     let is_traj = t.type_name.ends_with("JointTrajectory") && values_field.is_none();
     let is_state = t.type_name.ends_with("JointState") && values_field.is_none();
-    type Row = (
-        i64,
-        Option<i64>,
-        Vec<String>,
-        Vec<f64>,
-        Vec<(i64, Vec<f64>)>,
-    );
+    type Row = (i64, Option<i64>, JointNames, Vec<f64>, Vec<(i64, Vec<f64>)>);
     let scan = if is_traj {
         bag.scan(&wanted, |m| -> Result<Row, String> {
             let v: JointTrajectory = decode_typed(m.data).map_err(|e| e.to_string())?;
@@ -116,7 +130,7 @@ fn decode_topic(
             Ok((
                 m.log_time_ns,
                 Some(v.header.stamp.to_ns()),
-                v.joint_names,
+                shared(v.joint_names),
                 first,
                 pts,
             ))
@@ -127,7 +141,7 @@ fn decode_topic(
             Ok((
                 m.log_time_ns,
                 Some(v.header.stamp.to_ns()),
-                v.name,
+                shared(v.name),
                 v.position,
                 Vec::new(),
             ))
@@ -162,7 +176,7 @@ fn decode_topic(
                 },
                 None => (0..values.len()).map(|i| format!("{vf}[{i}]")).collect(),
             };
-            Ok((m.log_time_ns, stamp, names, values, Vec::new()))
+            Ok((m.log_time_ns, stamp, shared(names), values, Vec::new()))
         })
     };
     let mut warnings = scan.warnings;

@@ -354,7 +354,7 @@ pub fn compare_plots(r: &CompareCommandReport, runs: &crate::matching::RunSeries
     let mut joints: Vec<String> = Vec::new();
     for (_, c, _) in runs {
         for names in &c.names {
-            for n in names {
+            for n in names.iter() {
                 if !joints.contains(n) {
                     joints.push(n.clone());
                 }

@@ -229,7 +229,11 @@ fn message_row<'a>(
         );
         return false;
     }
-    if layout.as_ref().is_none_or(|l| l.names != names) {
+    // The same shared list as the previous message (usual): no string comparisons.
+    if layout
+        .as_ref()
+        .is_none_or(|l| !std::ptr::eq(l.names, names) && l.names != names)
+    {
         *layout = Some(Layout::new(names, joint_idx, opts));
     }
     let Some(l) = layout.as_ref() else {

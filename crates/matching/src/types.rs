@@ -5,6 +5,10 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
 
+/// One message's joint names. Shared: a topic's messages nearly always carry the same list,
+/// and one copy of it per message would cost far more than the message's values.
+pub type JointNames = std::sync::Arc<[String]>;
+
 /// One decoded joint topic on the caller's common clock axis.
 ///
 /// Messages are parallel vectors: message `k` has `stamp_ns[k]`, `names[k]`, `values[k]`.
@@ -13,7 +17,7 @@ use std::fmt;
 pub struct JointSeries {
     pub stamp_ns: Vec<i64>,
     pub log_time_ns: Vec<i64>,
-    pub names: Vec<Vec<String>>,
+    pub names: Vec<JointNames>,
     pub values: Vec<Vec<f64>>,
     /// Optional per-message trajectory points `(time_from_start_ns, positions)`.
     /// Only used when a message has two or more points: the points are then placed at

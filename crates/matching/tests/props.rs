@@ -59,14 +59,14 @@ fn large_inputs_complete() {
     for k in 0..n_cmd as i64 {
         let t = k * 50_000_000;
         c.stamp_ns.push(t);
-        c.names.push(names.clone());
+        c.names.push(names.clone().into());
         c.values.push(traj(t).to_vec());
     }
     let mut r = JointSeries::default();
     for k in 0..n_resp as i64 {
         let t = k * 5_000_000 + (k * 7919 % 2001 - 1000) * 1000; // ±1 ms deterministic jitter
         r.stamp_ns.push(t);
-        r.names.push(names.clone());
+        r.names.push(names.clone().into());
         r.values.push(traj(t - delay).to_vec());
     }
     r.stamp_ns.sort_unstable();
@@ -102,7 +102,7 @@ fn garbage_series(max_len: usize) -> impl Strategy<Value = JointSeries> {
         for (t, l, n, v) in msgs {
             s.stamp_ns.push(t);
             s.log_time_ns.push(l);
-            s.names.push(n);
+            s.names.push(n.into());
             s.values.push(v);
         }
         s

@@ -43,7 +43,7 @@ fn series(v: &Value) -> JointSeries {
         })
         .collect();
     JointSeries {
-        names: vec![names; stamp_ns.len()],
+        names: vec![names.into(); stamp_ns.len()],
         stamp_ns,
         log_time_ns,
         values,

@@ -217,15 +217,19 @@ fn joints_missing_on_one_side_are_reported() {
     let s = Synth::default();
     let mut c = s.commands();
     for (n, v) in c.names.iter_mut().zip(c.values.iter_mut()) {
-        n.push("gripper".into());
+        let mut l = n.to_vec();
+        l.push("gripper".into());
+        *n = l.into();
         v.push(0.0);
     }
     let mut r = s.sampled();
     for (n, v) in r.names.iter_mut().zip(r.values.iter_mut()) {
-        let k = n.iter().position(|x| x == "joint_6").unwrap();
-        n.remove(k);
+        let mut l = n.to_vec();
+        let k = l.iter().position(|x| x == "joint_6").unwrap();
+        l.remove(k);
         v.remove(k);
-        n.push("wrist_cam".into());
+        l.push("wrist_cam".into());
+        *n = l.into();
         v.push(1.0);
     }
     let rep = match_series(&c, &r, &MatchOptions::default()).unwrap();
@@ -268,7 +272,7 @@ fn malformed_inputs_are_errors_not_panics() {
     other
         .names
         .iter_mut()
-        .for_each(|n| n.iter_mut().for_each(|x| x.push('x')));
+        .for_each(|n| *n = n.iter().map(|x| format!("{x}x")).collect());
     assert!(matches!(
         match_series(&c, &other, &o),
         Err(MatchError::NoCommonJoints { .. })
@@ -343,7 +347,9 @@ fn bad_messages_become_findings() {
     let mut c = s.commands();
     c.values[10][0] = f64::NAN; // non-finite
     c.values[11].pop(); // length mismatch
-    c.names[12][1] = "joint_1".into(); // duplicate name (joint_2 missing)
+    let mut dup = c.names[12].to_vec();
+    dup[1] = "joint_1".into(); // duplicate name (joint_2 missing)
+    c.names[12] = dup.into();
     c.values[13][4] = 9.0; // outside limits
     c.log_time_ns[14] += 500_000_000; // stale
     c.log_time_ns[15] -= 100_000_000; // stamp in the future
