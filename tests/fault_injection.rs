@@ -962,7 +962,7 @@ fn peak_memory(args: &[&str]) -> (i32, u64, u64) {
 
 /// Writes a bag of at least 2 GiB with 2.6 million messages (4 MiB images at 10 Hz plus small
 /// joint states at 50 kHz, uncompressed 8 MiB chunks: fast to write), runs `info`, `clocks`,
-/// `sync` and `export` on it and asserts each one's heap stays under a fixed ceiling: four
+/// `check`, `sync` and `export` on it and asserts each one's heap stays under a fixed ceiling: four
 /// chunk-sized buffers plus what the command keeps per message, by design (TESTING.md):
 /// - `info`: the log times of each topic, 8 bytes (for periods and gaps);
 /// - `clocks`: log time, publish time and stamp, 24 bytes, plus one 8-byte scratch value per
@@ -970,6 +970,9 @@ fn peak_memory(args: &[&str]) -> (i32, u64, u64) {
 /// - `sync`: the arrival (24 bytes), the synchronizer's state (6) and the outcome (a drop
 ///   record, 17), plus 16 bytes of per-topic stamps and lags while a low match rate is
 ///   diagnosed;
+/// - `check`: the scan's 32-byte item (log time, topic, stamp, a pointer to the findings or
+///   metadata the few messages that need it keep) and the 24-byte times of each stamped
+///   message for the stamp and command-age checks;
 /// - `export`: nothing per message, its row-group buffer instead (a fixed size).
 ///
 /// Takes ~25 s and 2.4 GiB of temp space (the bag is deleted afterwards). Skip it with
@@ -1122,6 +1125,7 @@ fn bounded_memory_on_a_2gb_bag() {
     for args in [
         vec!["info", p, "--json"],
         vec!["clocks", p, "--json"],
+        vec!["check", p, "--json"],
         vec![
             "sync",
             p,
@@ -1148,6 +1152,7 @@ fn bounded_memory_on_a_2gb_bag() {
                 "info" => 8 * n_msgs,
                 "clocks" => (24 + 8) * n_msgs,
                 "sync" => (24 + 6 + 17 + 8) * n_msgs,
+                "check" => (32 + 24) * n_msgs,
                 _ => row_buffer,
             };
         eprintln!(

@@ -357,6 +357,8 @@ where
             with_decoder(|dec| {
                 let mut out = Vec::new();
                 let w = run_job(files, plan, f, dec, job, &mut out);
+                // Grown by doubling: up to half of it unused, for every job until the merge.
+                out.shrink_to_fit();
                 (out, w)
             })
         })
@@ -365,11 +367,20 @@ where
     // Sized once: growing by doubling would hold up to twice the items at the peak.
     let mut items = Vec::with_capacity(results.iter().map(|(v, _)| v.len()).sum());
     let mut warnings = Vec::new();
+    // The jobs' pieces are freed as they are copied, but the allocator keeps freed memory for
+    // reuse: without handing it back now and then, the pieces and the merged items would all
+    // be resident at the end of the merge.
+    let mut freed = 0usize;
     for (mut v, w) in results {
         // Within a chunk, file order; indexes are sorted by log time, so restore record order.
         v.sort_by_key(|(off, _)| *off);
+        freed += v.capacity() * std::mem::size_of::<(u64, Item<T>)>();
         items.extend(v.into_iter().map(|(_, it)| it));
         warnings.extend(w);
+        if freed >= 32 << 20 {
+            crate::release_freed_memory();
+            freed = 0;
+        }
     }
     // Stable: equal log times keep file order. Usually already sorted, which is cheap to check.
     if !items

@@ -213,7 +213,13 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
     let mut images: Vec<Vec<ImageMeta>> = vec![Vec::new(); n];
     let mut infos: Vec<Vec<CameraInfoMeta>> = vec![Vec::new(); n];
     let mut clouds: Vec<Vec<CloudMeta>> = vec![Vec::new(); n];
-    let mut stamps: Vec<Vec<At>> = vec![Vec::new(); n];
+    // Sized once per topic: growing by doubling would hold up to three times the times of a
+    // large topic at its last step.
+    let mut per_topic = vec![0usize; n];
+    for it in &scan.items {
+        per_topic[it.topic] += 1;
+    }
+    let mut stamps: Vec<Vec<At>> = per_topic.iter().map(|&c| Vec::with_capacity(c)).collect();
     let mut undecodable: Vec<(usize, String)> = vec![(0, String::new()); n];
     let mut index = vec![0usize; n];
     let mut findings = Vec::new();
