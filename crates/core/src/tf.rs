@@ -224,19 +224,18 @@ pub fn tf(path: &Path, o: &TfOptions) -> Result<TfCommandReport, Error> {
         cache_ns: o.cache_ns,
     };
     let r = run_filter(&cfg, &o.topics, &read.events);
-    let tf_msgs: Vec<TfMessage> = read
-        .events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Tf(m) => Some(m.clone()),
+    // The TF messages in place (a copy of them all doubled the command's memory).
+    let tf_msgs = || {
+        read.events.iter().filter_map(|e| match e {
+            Event::Tf(m) => Some(m),
             Event::Data(_) => None,
         })
-        .collect();
-    let tree = analyze_tree(&o.tf_topics, &tf_msgs);
+    };
+    let tree = analyze_tree(&o.tf_topics, tf_msgs());
     if let Some(p) = &o.evidence {
         write_evidence(p, &o.topics, &r.decisions)?;
     }
-    if tf_msgs.is_empty() {
+    if tf_msgs().next().is_none() {
         warnings.push(Warning::new(
             "no_tf",
             "no TF messages on the given TF topics: every lookup fails (see --tf-topics)",

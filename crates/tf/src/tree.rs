@@ -77,12 +77,17 @@ struct ChildAcc {
 }
 
 /// `tf_topics[m.source]` names each message's topic (unknown indices show as `?`).
-pub fn analyze_tree(tf_topics: &[String], msgs: &[TfMessage]) -> TreeReport {
+pub fn analyze_tree<'a>(
+    tf_topics: &[String],
+    msgs: impl IntoIterator<Item = &'a TfMessage>,
+) -> TreeReport {
     let mut edges: BTreeMap<(String, String, bool), EdgeAcc> = BTreeMap::new();
     let mut children: BTreeMap<String, ChildAcc> = BTreeMap::new();
     let mut frames = BTreeSet::new();
     let mut transforms = 0usize;
+    let mut n_msgs = 0usize;
     for m in msgs {
+        n_msgs += 1;
         let topic = tf_topics
             .get(m.source)
             .cloned()
@@ -160,7 +165,7 @@ pub fn analyze_tree(tf_topics: &[String], msgs: &[TfMessage]) -> TreeReport {
         frames: frames.into_iter().collect(),
         edges,
         findings,
-        tf_messages: msgs.len(),
+        tf_messages: n_msgs,
         transforms,
     }
 }
