@@ -354,7 +354,7 @@ fn freshness_check(
                         .frames
                         .get(k)
                         .and_then(|f| f.get(idx))
-                        .cloned()
+                        .map(|f| f.to_string())
                         .unwrap_or_default(),
                     stamp_ns: arr
                         .get(ai)

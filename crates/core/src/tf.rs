@@ -9,7 +9,7 @@ use bagscope_bag::{Bag, Warning};
 use bagscope_msg::types::TFMessage;
 use bagscope_msg::{decode_typed, StampSource};
 use bagscope_tf::{
-    analyze_tree, is_static_topic, run_filter, DataMessage, Event, FilterConfig, Readiness,
+    analyze_tree, is_static_topic, run_filter, DataMessage, Event, FilterConfig, Frame, Readiness,
     TfMessage, TfTransform, TopicReadiness, TreeReport,
 };
 
@@ -63,7 +63,30 @@ impl TfCommandReport {
 /// What one scanned message turned into.
 enum Item {
     Tf(Result<Vec<TfTransform>, ()>),
-    Data(Result<(i64, String), ()>),
+    Data(Result<(i64, Frame), ()>),
+}
+
+/// The frame id as a shared string: the one this thread made last time for the same name
+/// (a bag repeats a few frame names in every message), so messages hold a pointer each, not a
+/// copy of the name.
+fn shared_frame(name: String) -> Frame {
+    use std::collections::HashMap;
+    thread_local! {
+        static SEEN: std::cell::RefCell<HashMap<String, Frame>> = std::cell::RefCell::new(HashMap::new());
+    }
+    SEEN.with(|seen| {
+        let mut seen = seen.borrow_mut();
+        if let Some(f) = seen.get(&name) {
+            return f.clone();
+        }
+        // A bag with ever-new frame names must not grow the table without bound.
+        if seen.len() >= 4096 {
+            seen.clear();
+        }
+        let f: Frame = name.as_str().into();
+        seen.insert(name, f.clone());
+        f
+    })
 }
 
 /// TF messages of `tf_topics` (absent topics reported, not an error) and, for each of `data`,
@@ -132,8 +155,8 @@ pub(crate) fn read_tf(bag: &Bag, tf_topics: &[String], data: &[String]) -> Resul
                     t.transforms
                         .into_iter()
                         .map(|x| TfTransform {
-                            parent: x.header.frame_id,
-                            child: x.child_frame_id,
+                            parent: shared_frame(x.header.frame_id),
+                            child: shared_frame(x.child_frame_id),
                             stamp_ns: x.header.stamp.to_ns(),
                         })
                         .collect()
@@ -146,7 +169,11 @@ pub(crate) fn read_tf(bag: &Bag, tf_topics: &[String], data: &[String]) -> Resul
             let frame = loc.read_frame_id(m.data).ok().flatten();
             // A readable stamp keeps the message (and the per-topic indices aligned with the
             // sync scan); an unreadable frame id becomes "" (the filter drops it).
-            Item::Data(stamp.map(|s| (s, frame.unwrap_or_default())).ok_or(()))
+            Item::Data(
+                stamp
+                    .map(|s| (s, shared_frame(frame.unwrap_or_default())))
+                    .ok_or(()),
+            )
         }
     });
     warnings.extend(scan.warnings);
@@ -294,7 +321,7 @@ fn write_evidence(
 /// For `sync --tf-target`: per sync topic, the frame id of each message in per-topic order,
 /// and the TF messages (log-time order).
 pub(crate) struct SyncTf {
-    pub frames: Vec<Vec<String>>,
+    pub frames: Vec<Vec<Frame>>,
     pub tf: Vec<TfMessage>,
     pub warnings: Vec<Warning>,
 }

@@ -23,7 +23,7 @@ use bagscope_stats::NsSummary;
 use serde::Serialize;
 
 use crate::buffer::{InsertStats, NotReady, TfBuffer};
-use crate::{strip_slash, DataMessage, Event, TfMessage, DEFAULT_CACHE_NS};
+use crate::{strip_slash, DataMessage, Event, Frame, TfMessage, DEFAULT_CACHE_NS};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FilterConfig {
@@ -58,7 +58,7 @@ pub struct MessageDecision {
     pub topic: usize,
     /// Per-topic index (arrival order).
     pub index: usize,
-    pub frame_id: String,
+    pub frame_id: Frame,
     pub stamp_ns: i64,
     pub log_time_ns: i64,
     pub readiness: Readiness,
@@ -246,7 +246,9 @@ fn summarize(topics: &[String], decisions: &[MessageDecision]) -> Vec<TopicReadi
             continue;
         };
         t.messages += 1;
-        frames[d.topic].insert(d.frame_id.clone());
+        if !frames[d.topic].contains(&*d.frame_id) {
+            frames[d.topic].insert(d.frame_id.to_string());
+        }
         match d.readiness {
             Readiness::ReadyOnArrival => t.ready_on_arrival += 1,
             Readiness::ReadyAfterWait => {

@@ -28,11 +28,14 @@ use serde::Serialize;
 /// tf2's default buffer cache length (`BufferCore::DEFAULT_CACHE_TIME`, 10 s).
 pub const DEFAULT_CACHE_NS: i64 = 10_000_000_000;
 
+/// A frame id. Shared: a bag repeats a few frame names in millions of messages.
+pub type Frame = std::sync::Arc<str>;
+
 /// One `geometry_msgs/TransformStamped`, reduced to what timing needs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TfTransform {
-    pub parent: String,
-    pub child: String,
+    pub parent: Frame,
+    pub child: Frame,
     pub stamp_ns: i64,
 }
 
@@ -52,7 +55,7 @@ pub struct TfMessage {
 pub struct DataMessage {
     /// Index into the data topic list.
     pub topic: usize,
-    pub frame_id: String,
+    pub frame_id: Frame,
     pub stamp_ns: i64,
     pub log_time_ns: i64,
 }
