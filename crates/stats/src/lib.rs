@@ -338,20 +338,27 @@ impl LinearFit {
     }
 }
 
+/// A deterministic xorshift generator for the tests of this crate.
+#[cfg(test)]
+pub(crate) fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed | 1;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
     fn median_by_selection_equals_median_of_sorted() {
         // A deterministic spread of sizes, duplicates and magnitudes near 1.7e18.
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut r = xorshift(0x9E37_79B9_7F4A_7C15);
         for n in 0..200usize {
             let v: Vec<i64> = (0..n)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    1_700_000_000_000_000_000 + (x % 1000) as i64 * 1_000_003
-                })
+                .map(|_| 1_700_000_000_000_000_000 + (r() % 1000) as i64 * 1_000_003)
                 .collect();
             let mut sorted = v.clone();
             sorted.sort_unstable();
@@ -365,12 +372,10 @@ mod tests {
 
     /// Deterministic values with duplicates, negatives and magnitudes near 1.7e18.
     fn spread(n: usize, seed: u64) -> Vec<i64> {
-        let mut x = seed | 1;
+        let mut r = xorshift(seed);
         (0..n)
             .map(|i| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                let x = r();
                 let base = if i % 7 == 0 {
                     -3_000_000
                 } else {

@@ -336,17 +336,7 @@ impl NsSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{median_in_place, quantile_sorted};
-
-    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
-        let mut x = seed | 1;
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        }
-    }
+    use crate::{median_in_place, quantile_sorted, xorshift};
 
     /// Shapes that exercise every path: few values (gathered at once), dense, heavy
     /// duplicates, outliers far away (many refinement rounds), the i64 extremes.
