@@ -132,9 +132,10 @@ fn arrivals(bag: &Bag, names: &[String]) -> Result<Fed, Error> {
         match loc.source() {
             StampSource::None => NO_STAMP,
             _ => match loc.read_stamp_ns(m.data) {
-                Ok(Some(s)) if s > UNREADABLE => s,
+                // Clamped clear of the sentinels: still negative, so still an invalid stamp.
+                Ok(Some(s)) => s.max(UNREADABLE + 1),
                 Ok(None) => NO_STAMP,
-                _ => UNREADABLE,
+                Err(_) => UNREADABLE,
             },
         }
     });

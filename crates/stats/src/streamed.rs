@@ -243,8 +243,8 @@ where
     out
 }
 
-/// Quantiles `qs` of the values `values()` yields, equal to [`quantiles_in_place`] of a
-/// collected copy; `None` when there are none. `values` is called once per pass and must
+/// Quantiles `qs` (ascending, as for [`quantiles_in_place`]) of the values `values()` yields,
+/// equal to [`quantiles_in_place`] of a collected copy; `None` when there are none. `values` is called once per pass and must
 /// yield the same sequence each time.
 pub fn quantiles_streamed<const K: usize, I, F>(values: F, qs: [f64; K]) -> Option<[i64; K]>
 where

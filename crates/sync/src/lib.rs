@@ -151,11 +151,15 @@ impl Arrival {
     const NO_STAMP: i64 = i64::MIN;
 
     /// `stamp_ns` is the header stamp, `None` for a header-less message. A stamp of
-    /// `i64::MIN` (no ROS stamp can be that far before 1970) counts as none.
+    /// `i64::MIN` (no ROS stamp can be that far before 1970) is kept as `i64::MIN + 1`: still
+    /// a negative, invalid stamp, as the synchronizers treat it.
     pub fn new(topic: usize, stamp_ns: Option<i64>, arrival_ns: i64) -> Arrival {
         Arrival {
             topic,
-            stamp: stamp_ns.unwrap_or(Self::NO_STAMP),
+            stamp: match stamp_ns {
+                Some(s) => s.max(Self::NO_STAMP + 1),
+                None => Self::NO_STAMP,
+            },
             arrival_ns,
         }
     }
@@ -484,6 +488,11 @@ mod tests {
         for s in [None, Some(0), Some(-1), Some(i64::MIN + 1), Some(i64::MAX)] {
             assert_eq!(Arrival::new(3, s, 7).stamp_ns(), s);
         }
+        // The sentinel's own value stays a (negative, invalid) stamp.
+        assert_eq!(
+            Arrival::new(3, Some(i64::MIN), 7).stamp_ns(),
+            Some(i64::MIN + 1)
+        );
         let json = serde_json::to_string(&Arrival::new(1, None, 5)).unwrap();
         assert_eq!(json, r#"{"topic":1,"stamp_ns":null,"arrival_ns":5}"#);
         let json = serde_json::to_string(&Arrival::new(0, Some(-2), 5)).unwrap();
