@@ -651,114 +651,127 @@ fn analyse_topic(
         ));
     }
 
-    // --- Lag, offset, modes --------------------------------------------------------------
-    let lag_summary = NsSummary::of_streamed(lags);
-    let mut lag_ns = lag_summary;
-    let mut clock_offset_ns = None;
-    if let Some(s) = lag_summary {
-        if basis == Some(LagBasis::Direct)
-            && s.p50.saturating_abs() > opts.clock_offset_ns
-            && ctx.recorder == Axis::Wall
-        {
-            // A device clock far from the recorder: report the offset, not a lag.
-            let off = s.p50.checked_neg().unwrap_or(i64::MAX);
-            clock_offset_ns = Some(off);
-            lag_ns = None;
-            note = Some(format!(
-                "stamps are {} from the recorder's clock: reported as clock_offset_ns, not lag",
-                secs(off)
-            ));
-            warn(
-                warnings,
-                WarningCode::ClockOffset,
-                format!(
-                    "{}'s stamp clock is offset by {} from the recorder (median stamp − log_time); its stamps cannot be compared with other topics'. Synchronise the device clock (PTP/NTP/chrony) or correct the offset before matching",
-                    t.topic,
+    // The statistics below are independent of each other, so they run on all cores: a bag's
+    // dominant topic (a 1 kHz IMU beside a camera) would otherwise keep one core busy alone.
+    // Each part collects its own warnings; they are sorted with all others at the end.
+
+    // --- Lag, offset, jitter -------------------------------------------------------------
+    let part_lag = || {
+        let mut w = Vec::new();
+        let lag_summary = NsSummary::of_streamed(lags);
+        let mut lag_ns = lag_summary;
+        let mut clock_offset_ns = None;
+        let mut offset_note = None;
+        if let Some(s) = lag_summary {
+            if basis == Some(LagBasis::Direct)
+                && s.p50.saturating_abs() > opts.clock_offset_ns
+                && ctx.recorder == Axis::Wall
+            {
+                // A device clock far from the recorder: report the offset, not a lag.
+                let off = s.p50.checked_neg().unwrap_or(i64::MAX);
+                clock_offset_ns = Some(off);
+                lag_ns = None;
+                offset_note = Some(format!(
+                    "stamps are {} from the recorder's clock: reported as clock_offset_ns, not lag",
                     secs(off)
+                ));
+                warn(
+                    &mut w,
+                    WarningCode::ClockOffset,
+                    format!(
+                        "{}'s stamp clock is offset by {} from the recorder (median stamp − log_time); its stamps cannot be compared with other topics'. Synchronise the device clock (PTP/NTP/chrony) or correct the offset before matching",
+                        t.topic,
+                        secs(off)
+                    ),
+                );
+            } else {
+                if s.p50 > opts.large_lag_ns {
+                    warn(
+                        &mut w,
+                        WarningCode::LargeLag,
+                        format!(
+                            "{} arrives {} (median) after its stamp; check the producer's processing and transport, or whether its clock is behind",
+                            t.topic,
+                            secs(s.p50)
+                        ),
+                    );
+                }
+                // Jitter from consecutive differences (MAD/√2): a block of stamps shifted into
+                // the future does not inflate it, as it would inflate the spread of the lag.
+                let jitter = robust_sigma_streamed(|| {
+                    lags().zip(lags().skip(1)).map(|(a, b)| b.saturating_sub(a))
+                }) / std::f64::consts::SQRT_2;
+                let tol = (opts.future_tolerance_ns as f64).max(3.0 * jitter);
+                let future = lags().filter(|&x| (x as f64) < -tol).count();
+                if future > 0 {
+                    warn(
+                        &mut w,
+                        WarningCode::StampsInFuture,
+                        format!(
+                            "{} of {} messages of {} were received before their stamp (down to {} early, beyond the {} jitter tolerance): the producer's clock runs ahead of the recorder's. Synchronise clocks",
+                            future,
+                            usable,
+                            t.topic,
+                            ms(-(s.min as f64)),
+                            ms(tol)
+                        ),
+                    );
+                }
+            }
+        }
+        (lag_ns, clock_offset_ns, offset_note, w)
+    };
+
+    // --- Lag modes -----------------------------------------------------------------------
+    let part_modes = || {
+        let mut w = Vec::new();
+        // Lag modes sort the lags: the one per-message buffer of the analysis (8 bytes a
+        // message of this topic, freed at once); every other order statistic is taken by
+        // streamed selection, which stores nothing.
+        let mut sorted_lags: Vec<i64> = lags().collect();
+        let lag_modes_ns = modes::lag_modes_ns_in_place(&mut sorted_lags, &opts.modes);
+        drop(sorted_lags);
+        if lag_modes_ns.len() > 1 {
+            let modes: Vec<String> = lag_modes_ns.iter().map(|&x| ms(x as f64)).collect();
+            warn(
+                &mut w,
+                WarningCode::MultimodalLag,
+                format!(
+                    "{}'s lag (log_time − stamp) has {} modes ({}): the producer stamps different messages at different points (e.g. exposure start vs end). Pairing by stamp inherits this offset; fix the driver's stamping or compensate per mode",
+                    t.topic,
+                    lag_modes_ns.len(),
+                    join(&modes)
                 ),
             );
-        } else {
-            if s.p50 > opts.large_lag_ns {
-                warn(
-                    warnings,
-                    WarningCode::LargeLag,
-                    format!(
-                        "{} arrives {} (median) after its stamp; check the producer's processing and transport, or whether its clock is behind",
-                        t.topic,
-                        secs(s.p50)
-                    ),
-                );
-            }
-            // Jitter from consecutive differences (MAD/√2): a block of stamps shifted into the
-            // future does not inflate it, as it would inflate the spread of the lag itself.
-            let jitter = robust_sigma_streamed(|| {
-                lags().zip(lags().skip(1)).map(|(a, b)| b.saturating_sub(a))
-            }) / std::f64::consts::SQRT_2;
-            let tol = (opts.future_tolerance_ns as f64).max(3.0 * jitter);
-            let future = lags().filter(|&x| (x as f64) < -tol).count();
-            if future > 0 {
-                warn(
-                    warnings,
-                    WarningCode::StampsInFuture,
-                    format!(
-                        "{} of {} messages of {} were received before their stamp (down to {} early, beyond the {} jitter tolerance): the producer's clock runs ahead of the recorder's. Synchronise clocks",
-                        future,
-                        usable,
-                        t.topic,
-                        ms(-(s.min as f64)),
-                        ms(tol)
-                    ),
-                );
-            }
         }
-    }
-    // Lag modes sort the lags: the one per-message buffer of the analysis (8 bytes a message
-    // of this topic, freed at once); every other order statistic is taken by streamed
-    // selection, which stores nothing.
-    let mut sorted_lags: Vec<i64> = lags().collect();
-    let lag_modes_ns = modes::lag_modes_ns_in_place(&mut sorted_lags, &opts.modes);
-    drop(sorted_lags);
-    if lag_modes_ns.len() > 1 {
-        let modes: Vec<String> = lag_modes_ns.iter().map(|&x| ms(x as f64)).collect();
-        warn(
-            warnings,
-            WarningCode::MultimodalLag,
-            format!(
-                "{}'s lag (log_time − stamp) has {} modes ({}): the producer stamps different messages at different points (e.g. exposure start vs end). Pairing by stamp inherits this offset; fix the driver's stamping or compensate per mode",
-                t.topic,
-                lag_modes_ns.len(),
-                join(&modes)
-            ),
-        );
-    }
+        (lag_modes_ns, w)
+    };
 
-    // Publish-time lags: only where publish time is on the recorder's axis (so is log time).
-    let rec_class = |v: i64| {
-        if v >= opts.wall_min_ns {
-            Axis::Wall
-        } else {
-            Axis::Sim
+    // --- Publish-time lags: only where publish time is on the recorder's axis (so is log time)
+    let part_publish = || {
+        let rec_class = |v: i64| {
+            if v >= opts.wall_min_ns {
+                Axis::Wall
+            } else {
+                Axis::Sim
+            }
+        };
+        let publish_ok =
+            !publish.is_empty() && publish.iter().all(|&p| rec_class(p) == ctx.recorder);
+        if !publish_ok {
+            return (None, None);
         }
-    };
-    let publish_ok = !publish.is_empty() && publish.iter().all(|&p| rec_class(p) == ctx.recorder);
-    let publish_lag_ns = if publish_ok {
-        if clock_offset_ns.is_some() {
-            None
-        } else {
-            NsSummary::of_streamed(|| pairs().map(|(i, _, s)| publish[i].saturating_sub(s)))
-        }
-    } else {
-        None
-    };
-    let log_minus_publish_ns = if publish_ok {
-        NsSummary::of_streamed(|| log.iter().zip(publish).map(|(&l, &p)| l.saturating_sub(p)))
-    } else {
-        None
+        (
+            NsSummary::of_streamed(|| pairs().map(|(i, _, s)| publish[i].saturating_sub(s))),
+            NsSummary::of_streamed(|| log.iter().zip(publish).map(|(&l, &p)| l.saturating_sub(p))),
+        )
     };
 
     // --- Clock model: stamp (on the recorder's axis) against log time --------------------
-    let mut clock_model = None;
-    if usable >= 2 {
+    let part_fit = || {
+        if usable < 2 {
+            return None;
+        }
         // Every stamp usable (the usual case): fit the arrays as they are, no copies.
         let compact: (Vec<i64>, Vec<i64>);
         let (xs, ys): (&[i64], &[i64]) = if usable == on_log.len() {
@@ -767,52 +780,27 @@ fn analyse_topic(
             compact = pairs().map(|(_, l, s)| (l, s)).unzip();
             (&compact.0, &compact.1)
         };
-        if let Some(f) = fit::robust_line(xs, ys) {
-            let drift_ppm = (f.line.slope - 1.0) * 1e6;
-            let model = ClockModel {
-                drift_ppm,
-                offset_ns: bagscope_stats::median_streamed(|| {
-                    xs.iter().zip(ys).map(|(&x, &y)| y.saturating_sub(x))
-                })
-                .unwrap_or(0),
-                residual_jitter_ns: f.residual_rms,
-                n: f.n,
-            };
-            let span = (xs[xs.len() - 1] as i128 - xs[0] as i128) as f64;
-            let accumulated = drift_ppm.abs() * 1e-6 * span;
-            if drift_ppm.abs() > opts.drift_warn_ppm
-                && accumulated > 5e6
-                && clock_offset_ns.is_none()
-            {
-                warn(
-                    warnings,
-                    WarningCode::ClockDrift,
-                    format!(
-                        "{}'s stamp clock drifts {:.0} ppm against the recorder ({} over the bag); lag grows or shrinks over time. Synchronise the producer's clock",
-                        t.topic,
-                        drift_ppm,
-                        ms(accumulated)
-                    ),
-                );
-            }
-            if drift_ppm.is_finite() && f.residual_rms.is_finite() {
-                clock_model = Some(model);
-            }
-        }
-    }
-
-    // Median raw offset of the wall-clock stamps (for comparison across topics).
-    let wall_median_raw = if axis == Axis::Wall && stamped && !is_clock {
-        bagscope_stats::median_streamed(|| {
-            (0..m)
-                .filter(|&i| classes[i] == Class::Wall)
-                .map(|i| log[i].saturating_sub(stamps[i]))
+        let f = fit::robust_line(xs, ys)?;
+        let offset_ns = bagscope_stats::median_streamed(|| {
+            xs.iter().zip(ys).map(|(&x, &y)| y.saturating_sub(x))
         })
-    } else {
-        None
+        .unwrap_or(0);
+        let span = (xs[xs.len() - 1] as i128 - xs[0] as i128) as f64;
+        Some((f, offset_ns, span))
     };
-    drop(on_log);
-    drop(classes);
+
+    // --- Median raw offset of the wall-clock stamps (for comparison across topics) -------
+    let part_wall = || {
+        if axis == Axis::Wall && stamped && !is_clock {
+            bagscope_stats::median_streamed(|| {
+                (0..m)
+                    .filter(|&i| classes[i] == Class::Wall)
+                    .map(|i| log[i].saturating_sub(stamps[i]))
+            })
+        } else {
+            None
+        }
+    };
 
     // --- Health: on stamps when they are a single clock, else on log time ----------------
     // /clock always on its values: its resets must show as jumps.
@@ -830,7 +818,57 @@ fn analyse_topic(
         jump_periods: opts.jump_periods,
         jump_cap_ns: opts.jump_cap_ns,
     };
-    let h = health::analyse(series, log, &hp);
+    let part_health = || health::analyse(series, log, &hp);
+
+    let (
+        ((lag_ns, clock_offset_ns, offset_note, lag_warnings), (lag_modes_ns, mode_warnings)),
+        ((published, fitted), (wall_median_raw, h)),
+    ) = rayon::join(
+        || rayon::join(part_lag, part_modes),
+        || {
+            rayon::join(
+                || rayon::join(part_publish, part_fit),
+                || rayon::join(part_wall, part_health),
+            )
+        },
+    );
+    drop(on_log);
+    drop(classes);
+    warnings.extend(lag_warnings);
+    warnings.extend(mode_warnings);
+    if offset_note.is_some() {
+        note = offset_note;
+    }
+    // Publish time against a stamp clock far from the recorder's would be that offset too.
+    let (publish_lag_ns, log_minus_publish_ns) = match published {
+        (_, lmp) if clock_offset_ns.is_some() => (None, lmp),
+        p => p,
+    };
+    let mut clock_model = None;
+    if let Some((f, offset_ns, span)) = fitted {
+        let drift_ppm = (f.line.slope - 1.0) * 1e6;
+        let accumulated = drift_ppm.abs() * 1e-6 * span;
+        if drift_ppm.abs() > opts.drift_warn_ppm && accumulated > 5e6 && clock_offset_ns.is_none() {
+            warn(
+                warnings,
+                WarningCode::ClockDrift,
+                format!(
+                    "{}'s stamp clock drifts {:.0} ppm against the recorder ({} over the bag); lag grows or shrinks over time. Synchronise the producer's clock",
+                    t.topic,
+                    drift_ppm,
+                    ms(accumulated)
+                ),
+            );
+        }
+        if drift_ppm.is_finite() && f.residual_rms.is_finite() {
+            clock_model = Some(ClockModel {
+                drift_ppm,
+                offset_ns,
+                residual_jitter_ns: f.residual_rms,
+                n: f.n,
+            });
+        }
+    }
     if !h.backward_jumps.is_empty() {
         let first = h.backward_jumps[0];
         warn(
