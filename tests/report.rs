@@ -86,7 +86,11 @@ fn rendered_dom(html: &Path) -> Option<String> {
         eprintln!("note: chromium not found; skipping the rendered-DOM checks");
         return None;
     };
-    let profile = tmp("chromium-profile");
+    // One profile per call: the tests run in parallel in one process, and a shared profile
+    // was removed by one test while another's browser was starting in it.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let profile = tmp(&format!("chromium-profile-{call}"));
     let url = format!("file://{}", html.canonicalize().unwrap().display());
     let out = Command::new(browser)
         .args([
