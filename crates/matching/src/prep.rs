@@ -61,13 +61,13 @@ impl Dense {
 
     /// Median spacing of the stamps; `None` with fewer than two samples.
     pub fn median_period_ns(&self) -> Option<i64> {
-        let d: Vec<i64> = self
-            .t
-            .windows(2)
-            .map(|w| w[1].saturating_sub(w[0]))
-            .filter(|&d| d > 0)
-            .collect();
-        bagscope_stats::median_ns(&d)
+        // Streamed: neither the differences nor a copy of them are stored.
+        bagscope_stats::median_streamed(|| {
+            self.t
+                .windows(2)
+                .map(|w| w[1].saturating_sub(w[0]))
+                .filter(|&d| d > 0)
+        })
     }
 }
 
@@ -465,13 +465,13 @@ pub(crate) fn check_command_age(s: &JointSeries, opts: &MatchOptions, sink: &mut
     if s.log_time_ns.len() != s.stamp_ns.len() || s.log_time_ns.is_empty() {
         return;
     }
-    let ages: Vec<i64> = s
-        .log_time_ns
-        .iter()
-        .zip(&s.stamp_ns)
-        .map(|(&l, &st)| l.saturating_sub(st))
-        .collect();
-    let med = bagscope_stats::median_ns(&ages).unwrap_or(0);
+    let ages = || {
+        s.log_time_ns
+            .iter()
+            .zip(&s.stamp_ns)
+            .map(|(&l, &st)| l.saturating_sub(st))
+    };
+    let med = bagscope_stats::median_streamed(ages).unwrap_or(0);
     if med.saturating_abs() > AXIS_MISMATCH_NS {
         // Comparing sim stamps with wall log times would flag every message.
         sink.add(
@@ -484,7 +484,7 @@ pub(crate) fn check_command_age(s: &JointSeries, opts: &MatchOptions, sink: &mut
         );
         return;
     }
-    for (k, &age) in ages.iter().enumerate() {
+    for (k, age) in ages().enumerate() {
         if let Some(max_age) = opts.max_command_age_ns {
             if age > max_age {
                 sink.add(
