@@ -1,6 +1,6 @@
 //! Robust straight-line fits of one clock against another.
 
-use bagscope_stats::{median_f64_streamed, LinearFit};
+use bagscope_stats::{median_f64_range_streamed, median_f64_streamed, LinearFit};
 
 /// `y = y_at_x0 + slope · (x − x0)`, evaluated without i64 overflow.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -82,10 +82,21 @@ pub(crate) fn robust_line(xs: &[i64], ys: &[i64]) -> Option<RobustFit> {
     let slope0 = median_f64_streamed(slopes);
     let (x0, y0) = (xs[0], ys[0]);
     let resid = |i: usize| (ys[i] - y0) as f64 - slope0 * (xs[i] - x0) as f64;
-    let c = median_f64_streamed(|| (0..n).map(resid));
-    let thr =
-        (4.0 * 1.4826 * median_f64_streamed(|| (0..n).map(|i| (resid(i) - c).abs()))).max(FLOOR_NS);
-    let mut keep: Vec<bool> = (0..n).map(|i| (resid(i) - c).abs() <= thr).collect();
+    let (c, lo, hi) = median_f64_range_streamed(|| (0..n).map(resid));
+    // No |resid − c| exceeds the larger distance from c to an extreme (rounding is monotone):
+    // when even that is within the floor, so is the MAD, and every point is kept, without
+    // the passes that would show it.
+    let dev_max = (hi - c).max(c - lo);
+    let thr = if 4.0 * 1.4826 * dev_max <= FLOOR_NS {
+        FLOOR_NS
+    } else {
+        (4.0 * 1.4826 * median_f64_streamed(|| (0..n).map(|i| (resid(i) - c).abs()))).max(FLOOR_NS)
+    };
+    let mut keep: Vec<bool> = if dev_max <= thr {
+        vec![true; n]
+    } else {
+        (0..n).map(|i| (resid(i) - c).abs() <= thr).collect()
+    };
     let f = LinearFit::fit_robust_masked(xs, ys, &mut keep, 3.0, FLOOR_NS)
         .or_else(|| LinearFit::fit_robust(xs, ys, 3.0, FLOOR_NS))?;
     if !(f.slope.is_finite() && f.y_at_x0.is_finite()) {

@@ -358,9 +358,25 @@ fn robust_sigma_streamed<I: Iterator<Item = i64>>(v: impl Fn() -> I) -> f64 {
     if v().nth(1).is_none() {
         return 0.0;
     }
-    let m = bagscope_stats::median_streamed(&v).unwrap_or(0);
+    let Some((m, lo, hi)) = bagscope_stats::median_range_streamed(&v) else {
+        return 0.0;
+    };
+    // All values equal (jitter-free timing): the MAD is 0 without a pass to find it.
+    if lo == hi {
+        return 0.0;
+    }
     let mad = bagscope_stats::median_streamed(|| v().map(|x| x.saturating_sub(m).saturating_abs()));
     1.4826 * mad.unwrap_or(0) as f64
+}
+
+/// Consecutive differences `b − a` (saturating) of the values, produced in one pass over them.
+fn steps(values: impl Iterator<Item = i64>) -> impl Iterator<Item = i64> {
+    let mut prev: Option<i64> = None;
+    values.filter_map(move |x| {
+        let d = prev.map(|p| x.saturating_sub(p));
+        prev = Some(x);
+        d
+    })
 }
 
 /// Internal per-topic result: the public report plus what the cross-topic pass needs.
@@ -558,6 +574,7 @@ fn analyse_topic(
     // When every stamp is already on the recorder's axis (the usual case) these are the
     // stamps themselves: borrowed, not copied.
     let mut on_log: Cow<'_, [i64]> = Cow::Borrowed(&[]);
+    let mut usable_known: Option<usize> = None;
     let mut basis: Option<LagBasis> = None;
     let mut note: Option<String> = None;
     if stamped && !is_clock {
@@ -577,12 +594,17 @@ fn analyse_topic(
                 _ => (NO_STAMP, false),
             }
         };
-        let all_direct = (0..m).all(|i| {
-            let (s, mapped) = target(i);
-            !mapped && s != NO_STAMP
-        });
+        // Every stamp a wall stamp on a wall recorder (the usual case): all direct, which
+        // the class counts already say.
+        let all_direct =
+            (ctx.recorder == Axis::Wall && counts.wall == m && opts.wall_min_ns > NO_STAMP)
+                || (0..m).all(|i| {
+                    let (s, mapped) = target(i);
+                    !mapped && s != NO_STAMP
+                });
         let (mapped_any, direct_any) = if all_direct {
             on_log = Cow::Borrowed(stamps);
+            usable_known = Some(m);
             (false, m > 0)
         } else {
             let mut v = vec![NO_STAMP; m];
@@ -612,7 +634,11 @@ fn analyse_topic(
             );
         }
     }
-    let usable = on_log.iter().filter(|&&x| x != NO_STAMP).count();
+    let usable = usable_known.unwrap_or_else(|| on_log.iter().filter(|&&x| x != NO_STAMP).count());
+    // When every stamp is used as it is, the lags are exactly the raw log − stamp of the
+    // wall-clock stamps, and the negated lags the stamp − log of the clock model: their
+    // medians come from the lag summary instead of passes of their own.
+    let lags_are_all_stamps = usable == m && m > 0 && matches!(on_log, Cow::Borrowed(_));
     // (log time, stamp on the recorder's axis) of the usable messages, in arrival order.
     let pairs = || {
         on_log
@@ -658,7 +684,10 @@ fn analyse_topic(
     // --- Lag, offset, jitter -------------------------------------------------------------
     let part_lag = || {
         let mut w = Vec::new();
-        let lag_summary = NsSummary::of_streamed(lags);
+        let (lag_summary, negated_median) = match NsSummary::of_streamed_and_negated_median(lags) {
+            Some((s, neg)) => (Some(s), neg),
+            None => (None, None),
+        };
         let mut lag_ns = lag_summary;
         let mut clock_offset_ns = None;
         let mut offset_note = None;
@@ -698,11 +727,14 @@ fn analyse_topic(
                 }
                 // Jitter from consecutive differences (MAD/√2): a block of stamps shifted into
                 // the future does not inflate it, as it would inflate the spread of the lag.
-                let jitter = robust_sigma_streamed(|| {
-                    lags().zip(lags().skip(1)).map(|(a, b)| b.saturating_sub(a))
-                }) / std::f64::consts::SQRT_2;
+                let jitter = robust_sigma_streamed(|| steps(lags())) / std::f64::consts::SQRT_2;
                 let tol = (opts.future_tolerance_ns as f64).max(3.0 * jitter);
-                let future = lags().filter(|&x| (x as f64) < -tol).count();
+                // None below −tol when the smallest is not: no pass to count them.
+                let future = if (s.min as f64) < -tol {
+                    lags().filter(|&x| (x as f64) < -tol).count()
+                } else {
+                    0
+                };
                 if future > 0 {
                     warn(
                         &mut w,
@@ -719,18 +751,33 @@ fn analyse_topic(
                 }
             }
         }
-        (lag_ns, clock_offset_ns, offset_note, w)
+        // stamp − log is the negated lag exactly when no lag saturated.
+        let no_saturation = lag_summary.is_some_and(|s| s.min > i64::MIN && s.max < i64::MAX);
+        let neg_median = negated_median.filter(|_| no_saturation);
+        (
+            (lag_ns, clock_offset_ns, offset_note, w),
+            lag_summary,
+            neg_median,
+        )
     };
 
     // --- Lag modes -----------------------------------------------------------------------
-    let part_modes = || {
+    let part_modes = |lag_summary: Option<NsSummary>| {
         let mut w = Vec::new();
-        // Lag modes sort the lags: the one per-message buffer of the analysis (8 bytes a
-        // message of this topic, freed at once); every other order statistic is taken by
-        // streamed selection, which stores nothing.
-        let mut sorted_lags: Vec<i64> = lags().collect();
-        let lag_modes_ns = modes::lag_modes_ns_in_place(&mut sorted_lags, &opts.modes);
-        drop(sorted_lags);
+        let lag_modes_ns = match lag_summary {
+            // Every lag the same: that is the one mode (the method never separates equal
+            // values), without sorting a copy.
+            Some(s) if s.min == s.max => vec![s.min],
+            _ => {
+                // Lag modes sort the lags: the one per-message buffer of the analysis (8
+                // bytes a message of this topic, freed at once); every other order statistic
+                // is taken by streamed selection, which stores nothing. Sized first:
+                // collecting a filtered iterator would grow it by copying.
+                let mut sorted_lags: Vec<i64> = Vec::with_capacity(usable);
+                sorted_lags.extend(lags());
+                modes::lag_modes_ns_in_place(&mut sorted_lags, &opts.modes)
+            }
+        };
         if lag_modes_ns.len() > 1 {
             let modes: Vec<String> = lag_modes_ns.iter().map(|&x| ms(x as f64)).collect();
             warn(
@@ -781,17 +828,21 @@ fn analyse_topic(
             (&compact.0, &compact.1)
         };
         let f = fit::robust_line(xs, ys)?;
-        let offset_ns = bagscope_stats::median_streamed(|| {
-            xs.iter().zip(ys).map(|(&x, &y)| y.saturating_sub(x))
-        })
-        .unwrap_or(0);
         let span = (xs[xs.len() - 1] as i128 - xs[0] as i128) as f64;
-        Some((f, offset_ns, span))
+        Some((f, span))
+    };
+    // The model's offset: the median of stamp − log over the fitted points.
+    let fit_offset = |from_lags: Option<i64>| {
+        from_lags.unwrap_or_else(|| {
+            bagscope_stats::median_streamed(|| pairs().map(|(_, l, s)| s.saturating_sub(l)))
+                .unwrap_or(0)
+        })
     };
 
     // --- Median raw offset of the wall-clock stamps (for comparison across topics) -------
+    let wall_from_lags = axis == Axis::Wall && stamped && !is_clock && lags_are_all_stamps;
     let part_wall = || {
-        if axis == Axis::Wall && stamped && !is_clock {
+        if axis == Axis::Wall && stamped && !is_clock && !wall_from_lags {
             bagscope_stats::median_streamed(|| {
                 (0..m)
                     .filter(|&i| classes[i] == Class::Wall)
@@ -821,10 +872,18 @@ fn analyse_topic(
     let part_health = || health::analyse(series, log, &hp);
 
     let (
-        ((lag_ns, clock_offset_ns, offset_note, lag_warnings), (lag_modes_ns, mode_warnings)),
+        (
+            ((lag_ns, clock_offset_ns, offset_note, lag_warnings), lag_summary, lag_negated_median),
+            (lag_modes_ns, mode_warnings),
+        ),
         ((published, fitted), (wall_median_raw, h)),
     ) = rayon::join(
-        || rayon::join(part_lag, part_modes),
+        // Modes after the lag summary, whose extremes can spare them their sort.
+        || {
+            let lag = part_lag();
+            let modes = part_modes(lag.1);
+            (lag, modes)
+        },
         || {
             rayon::join(
                 || rayon::join(part_publish, part_fit),
@@ -832,6 +891,12 @@ fn analyse_topic(
             )
         },
     );
+    let wall_median_raw = if wall_from_lags {
+        lag_summary.map(|s| s.p50)
+    } else {
+        wall_median_raw
+    };
+    let fitted = fitted.map(|(f, span)| (f, fit_offset(lag_negated_median), span));
     drop(on_log);
     drop(classes);
     warnings.extend(lag_warnings);

@@ -289,6 +289,16 @@ fn try_split(seg: Offsets<'_>, lo: usize, min_count: usize, opts: &ModeOptions) 
 mod tests {
     use super::*;
 
+    #[test]
+    fn equal_values_are_one_mode_at_that_value() {
+        // The analysis reports this without sorting when a topic's lags are all equal.
+        for n in [1usize, 2, 5, 100, 10_000] {
+            for v in [-3_000_000i64, 0, 7, i64::MAX] {
+                assert_eq!(lag_modes_ns(&vec![v; n], &ModeOptions::default()), vec![v]);
+            }
+        }
+    }
+
     /// Deterministic pseudo-normal noise (sum of uniforms) so the tests need no RNG crate.
     pub(crate) fn noise(seed: &mut u64) -> f64 {
         let mut s = 0.0;

@@ -6,7 +6,10 @@
 use serde::Serialize;
 
 mod streamed;
-pub use streamed::{median_f64_streamed, median_streamed, quantiles_streamed};
+pub use streamed::{
+    median_f64_range_streamed, median_f64_streamed, median_range_streamed, median_streamed,
+    quantiles_streamed,
+};
 
 /// Distribution summary of a set of nanosecond values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -257,6 +260,15 @@ impl LinearFit {
     }
 
     fn fit_where(xs: &[i64], ys: &[i64], keep: impl Fn(usize) -> bool) -> Option<LinearFit> {
+        Self::fit_where_max(xs, ys, keep).map(|(f, _)| f)
+    }
+
+    /// [`LinearFit::fit_where`], and the largest absolute residual of the fitted points.
+    fn fit_where_max(
+        xs: &[i64],
+        ys: &[i64],
+        keep: impl Fn(usize) -> bool,
+    ) -> Option<(LinearFit, f64)> {
         let n = xs.len().min(ys.len());
         let first = (0..n).find(|&i| keep(i))?;
         let (x0, y0) = (xs[first], ys[first]);
@@ -281,17 +293,20 @@ impl LinearFit {
         let slope = (nf * sxy - sx * sy) / den;
         let icpt = (sy - slope * sx) / nf;
         let mut ss = 0.0;
+        let mut max_abs: f64 = 0.0;
         for i in (first..n).filter(|&i| keep(i)) {
             let r = (ys[i] - y0) as f64 - (icpt + slope * (xs[i] - x0) as f64);
             ss += r * r;
+            max_abs = max_abs.max(r.abs());
         }
-        Some(LinearFit {
+        let fit = LinearFit {
             slope,
             y_at_x0: y0 as f64 + icpt,
             x0,
             residual_rms: (ss / nf).sqrt(),
             n: k,
-        })
+        };
+        Some((fit, max_abs))
     }
 
     /// [`LinearFit::fit_robust`] over the points where `keep` is true; trimmed points are
@@ -303,9 +318,19 @@ impl LinearFit {
         k: f64,
         floor: f64,
     ) -> Option<LinearFit> {
-        let mut fit = Self::fit_masked(xs, ys, keep)?;
+        // The residuals of the trimming test below (`ys[i] as f64 - eval`) round the stamps
+        // to f64 (up to 1024 ns off each at i64 magnitudes); those of the fit are exact to far
+        // below a nanosecond. Every point is within the threshold, with room for that
+        // rounding, when the fit's largest residual is this much below it: nothing to trim,
+        // and no pass to find that out.
+        const ROUNDING_ROOM: f64 = 8192.0;
+        let n = keep.len();
+        let (mut fit, mut max_abs) = Self::fit_where_max(xs, ys, |i| i < n && keep[i])?;
         for _ in 0..4 {
             let thr = (fit.residual_rms * k).max(floor);
+            if max_abs + ROUNDING_ROOM < thr {
+                break;
+            }
             let mut survivors = 0usize;
             let mut dropped = 0usize;
             for i in 0..keep.len().min(xs.len()).min(ys.len()) {
@@ -325,7 +350,7 @@ impl LinearFit {
                     keep[i] = false;
                 }
             }
-            fit = Self::fit_masked(xs, ys, keep)?;
+            (fit, max_abs) = Self::fit_where_max(xs, ys, |i| i < n && keep[i])?;
         }
         Some(fit)
     }

@@ -210,14 +210,33 @@ where
     F: Fn() -> I,
     I: Iterator<Item = i64>,
 {
+    quantiles_and_middle(values, m, qs).0
+}
+
+/// [`quantiles_of`], and the two middle order statistics (ranks ⌊(n−1)/2⌋ and ⌈(n−1)/2⌉),
+/// which the median of the negated values is made of: no further pass for it.
+fn quantiles_and_middle<const K: usize, I, F>(
+    values: &F,
+    m: &Moments,
+    qs: [f64; K],
+) -> ([i64; K], [i64; 2])
+where
+    F: Fn() -> I,
+    I: Iterator<Item = i64>,
+{
     let mut out = [0i64; K];
     if m.n == 0 {
-        return out;
+        return (out, [0; 2]);
     }
+    let mid = 0.5 * (m.n - 1) as f64;
+    let (mid_lo, mid_hi) = (mid.floor() as usize, mid.ceil() as usize);
     if m.n <= GATHER_MAX {
         let mut v: Vec<i64> = values().take(m.n).collect();
         if v.len() == m.n {
-            return quantiles_in_place(&mut v, qs);
+            let q = quantiles_in_place(&mut v, qs);
+            let lo = *v.select_nth_unstable(mid_lo).1;
+            let hi = *v.select_nth_unstable(mid_hi).1;
+            return (q, [lo, hi]);
         }
     }
     let pos: Vec<f64> = qs
@@ -227,6 +246,7 @@ where
     let mut ranks: Vec<usize> = pos
         .iter()
         .flat_map(|p| [p.floor() as usize, p.ceil() as usize])
+        .chain([mid_lo, mid_hi])
         .collect();
     ranks.sort_unstable();
     ranks.dedup();
@@ -240,7 +260,20 @@ where
             lerp(value(lo), value(hi), p - p.floor())
         };
     }
-    out
+    (out, [value(mid_lo), value(mid_hi)])
+}
+
+/// The median of the negated values, from the two middle order statistics of the values:
+/// sorted, the negated values are the values reversed and negated. `None` where a negation
+/// overflows.
+fn negated_median(n: usize, [lo, hi]: [i64; 2]) -> Option<i64> {
+    let mid = 0.5 * (n - 1) as f64;
+    let (nlo, nhi) = (hi.checked_neg()?, lo.checked_neg()?);
+    Some(if mid.floor() == mid.ceil() {
+        nlo
+    } else {
+        lerp(nlo, nhi, mid - mid.floor())
+    })
 }
 
 /// Quantiles `qs` (ascending, as for [`quantiles_in_place`]) of the values `values()` yields,
@@ -273,29 +306,41 @@ where
     F: Fn() -> I,
     I: Iterator<Item = f64>,
 {
+    median_f64_range_streamed(values).0
+}
+
+/// [`median_f64_streamed`] with the smallest and largest value (IEEE total order),
+/// `(median, min, max)`; all NaN when there are none.
+pub fn median_f64_range_streamed<I, F>(values: F) -> (f64, f64, f64)
+where
+    F: Fn() -> I,
+    I: Iterator<Item = f64>,
+{
     let keys = || values().map(f64_key);
     let m = moments(keys());
     if m.n == 0 {
-        return f64::NAN;
+        return (f64::NAN, f64::NAN, f64::NAN);
     }
+    let range = (key_f64(m.min), key_f64(m.max));
     let pos = 0.5 * (m.n - 1) as f64;
     let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
     let at = if m.n <= GATHER_MAX {
         let mut v: Vec<i64> = keys().take(m.n).collect();
         v.sort_unstable();
         if v.len() < m.n {
-            return f64::NAN;
+            return (f64::NAN, range.0, range.1);
         }
         vec![v[lo], v[hi]]
     } else {
         select_ranks(&keys, &m, &[lo, hi])
     };
     let (a, b) = (key_f64(at[0]), key_f64(at[1]));
-    if hi == lo {
+    let median = if hi == lo {
         a
     } else {
         a + (b - a) * (pos - lo as f64)
-    }
+    };
+    (median, range.0, range.1)
 }
 
 /// Median of the values `values()` yields (as [`crate::median_in_place`]), without storing them.
@@ -307,6 +352,18 @@ where
     quantiles_streamed(values, [0.5]).map(|[m]| m)
 }
 
+/// [`median_streamed`] with the smallest and largest value, `(median, min, max)`: the first
+/// pass finds the extremes anyway, and equal extremes tell a caller that every value is the
+/// same (a spread of zero) without another pass.
+pub fn median_range_streamed<I, F>(values: F) -> Option<(i64, i64, i64)>
+where
+    F: Fn() -> I,
+    I: Iterator<Item = i64>,
+{
+    let m = moments(values());
+    (m.n > 0).then(|| (quantiles_of(&values, &m, [0.5])[0], m.min, m.max))
+}
+
 impl NsSummary {
     /// [`NsSummary::of_in_place`] of the values `values()` yields, without storing them.
     /// `values` is called once per pass and must yield the same sequence each time.
@@ -315,12 +372,23 @@ impl NsSummary {
         F: Fn() -> I,
         I: Iterator<Item = i64>,
     {
+        Self::of_streamed_and_negated_median(values).map(|(s, _)| s)
+    }
+
+    /// [`NsSummary::of_streamed`], and the median of the values negated (`None` where a
+    /// negation overflows), which the same order statistics give without another pass.
+    pub fn of_streamed_and_negated_median<I, F>(values: F) -> Option<(NsSummary, Option<i64>)>
+    where
+        F: Fn() -> I,
+        I: Iterator<Item = i64>,
+    {
         let m = moments(values());
         if m.n == 0 {
             return None;
         }
-        let [p50, p95, p99] = quantiles_of(&values, &m, [0.50, 0.95, 0.99]);
-        Some(NsSummary {
+        let ([p50, p95, p99], middle) = quantiles_and_middle(&values, &m, [0.50, 0.95, 0.99]);
+        let negated = negated_median(m.n, middle);
+        let summary = NsSummary {
             count: m.n,
             min: m.min,
             p50,
@@ -329,7 +397,8 @@ impl NsSummary {
             max: m.max,
             mean: (m.sum / m.n as i128) as i64,
             negatives: m.negatives,
-        })
+        };
+        Some((summary, negated))
     }
 }
 
@@ -416,6 +485,42 @@ mod tests {
     }
 
     #[test]
+    fn negated_median_and_ranges_equal_selection_on_copies() {
+        for v in cases() {
+            let neg: Vec<i64> = v.iter().map(|x| x.saturating_neg()).collect();
+            let got = NsSummary::of_streamed_and_negated_median(|| v.iter().copied());
+            match got {
+                None => assert!(v.is_empty()),
+                Some((s, negated)) => {
+                    assert_eq!(Some(s), NsSummary::of_in_place(&mut v.clone()));
+                    // Only values holding i64::MIN cannot be negated exactly.
+                    if v.contains(&i64::MIN) {
+                        continue;
+                    }
+                    assert_eq!(
+                        negated,
+                        median_in_place(&mut neg.clone()),
+                        "n = {}",
+                        v.len()
+                    );
+                }
+            }
+            let r = median_range_streamed(|| v.iter().copied());
+            let want = median_in_place(&mut v.clone())
+                .map(|m| (m, *v.iter().min().unwrap(), *v.iter().max().unwrap()));
+            assert_eq!(r, want, "n = {}", v.len());
+        }
+        // Even counts whose middle pair differs by an odd amount: the rounding of the
+        // interpolation must follow the negated order, not negate the median.
+        for v in [vec![1i64, 2], vec![-7, 4, 10, 10], vec![0, 3, 3, 8, 9, 12]] {
+            let (_, negated) =
+                NsSummary::of_streamed_and_negated_median(|| v.iter().copied()).unwrap();
+            let mut neg: Vec<i64> = v.iter().map(|x| -x).collect();
+            assert_eq!(negated, median_in_place(&mut neg), "{v:?}");
+        }
+    }
+
+    #[test]
     fn float_median_equals_selection_on_a_copy() {
         for v in cases() {
             let mut f: Vec<f64> = v.iter().map(|&x| x as f64 * 1e-3 - 0.25).collect();
@@ -431,6 +536,13 @@ mod tests {
                 "n = {}: {got} {want}",
                 f.len()
             );
+            let (_, lo, hi) = median_f64_range_streamed(|| f.iter().copied());
+            if let (Some(a), Some(b)) = (
+                f.iter().copied().min_by(f64::total_cmp),
+                f.iter().copied().max_by(f64::total_cmp),
+            ) {
+                assert_eq!((lo.to_bits(), hi.to_bits()), (a.to_bits(), b.to_bits()));
+            }
         }
         for x in [-1e300, -1.5, -0.0, 0.0, 1e-300, 2.5, f64::INFINITY] {
             assert_eq!(key_f64(f64_key(x)).to_bits(), x.to_bits());
