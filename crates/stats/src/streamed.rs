@@ -3,10 +3,13 @@
 //! Analyses of a whole bag take medians and percentiles of values derived per message (lags,
 //! periods, residuals). Materialising each one costs 8 bytes a message of scratch; here the
 //! values are produced again on every pass instead (a closure returning an iterator), and the
-//! wanted ranks are narrowed by value range: one pass for count and extremes, one histogram
-//! pass per 14 bits of spread that remain ambiguous, then the few values left in the ranks'
-//! buckets are gathered and selected. Three passes for typical data, at most seven for values
-//! spread over the whole `i64` range. Results are identical to selecting on a collected copy
+//! wanted ranks are narrowed by value range. The first pass takes count, extremes and a
+//! positional sample; quantiles of the sample bracket each wanted rank, and a second pass
+//! counts the values below each bracket exactly and gathers those inside, from which the ranks
+//! are selected: two passes for typical data, whatever its spread. Where a bracket missed its
+//! rank (a sample unlike the sequence) or holds too many values (heavy duplicates), the exact
+//! counts narrow that rank's window and histogram passes (one per 14 bits of spread left)
+//! finish it. Results are identical to selecting on a collected copy
 //! ([`crate::quantiles_in_place`], [`crate::NsSummary::of_in_place`]).
 
 use crate::{lerp, quantiles_in_place, NsSummary};
@@ -16,13 +19,18 @@ const BUCKET_BITS: u32 = 14;
 /// A window holding at most this many values is gathered and selected directly.
 const GATHER_MAX: usize = 1 << 15;
 
-/// Count, extremes, sum and negatives of the values: the first pass.
+/// The first pass keeps every `stride`-th value, the stride starting at 16 and doubling
+/// whenever the sample reaches this size (which halves it): at most this many values.
+const SAMPLE_MAX: usize = 1 << 15;
+
+/// Count, extremes, sum and negatives of the values, and a positional sample: the first pass.
 struct Moments {
     n: usize,
     min: i64,
     max: i64,
     sum: i128,
     negatives: usize,
+    sample: Vec<i64>,
 }
 
 fn moments(values: impl Iterator<Item = i64>) -> Moments {
@@ -32,8 +40,24 @@ fn moments(values: impl Iterator<Item = i64>) -> Moments {
         max: i64::MIN,
         sum: 0,
         negatives: 0,
+        sample: Vec::new(),
     };
+    // Sampled positions are the multiples of mask + 1.
+    let mut mask = 15usize;
     for x in values {
+        if m.n & mask == 0 {
+            m.sample.push(x);
+            if m.sample.len() == SAMPLE_MAX {
+                // Keep the multiples of twice the stride (the next sampled position is one).
+                let mut w = 0;
+                for r in (0..SAMPLE_MAX).step_by(2) {
+                    m.sample[w] = m.sample[r];
+                    w += 1;
+                }
+                m.sample.truncate(w);
+                mask = mask * 2 + 1;
+            }
+        }
         m.n += 1;
         m.min = m.min.min(x);
         m.max = m.max.max(x);
@@ -41,6 +65,179 @@ fn moments(values: impl Iterator<Item = i64>) -> Moments {
         m.negatives += usize::from(x < 0);
     }
     m
+}
+
+/// Values gathered per bracket at most (1 MiB); a fuller bracket is narrowed by histograms.
+const BRACKET_GATHER_MAX: usize = 1 << 17;
+
+/// One bracket of the sample-guided pass: values `lo..=hi`, how many are below `lo`, how many
+/// inside, and those inside (while they fit).
+struct Bracket {
+    lo: i64,
+    hi: i64,
+    below: usize,
+    inside: usize,
+    gathered: Vec<i64>,
+    len: usize,
+}
+
+/// The sample-guided pass: brackets the ranks (ascending) by quantiles of the sample, counts
+/// the values below and inside each bracket in one pass, and selects the ranks their bracket
+/// holds from the values gathered there. Every other rank gets the exact window (bracket, or
+/// the gap between two) that holds it in `win`, for the histogram rounds.
+fn narrow_by_sample<I, F>(
+    values: &F,
+    m: &Moments,
+    ranks: &[usize],
+    win: &mut [Window],
+    out: &mut [Option<i64>],
+) where
+    F: Fn() -> I,
+    I: Iterator<Item = i64>,
+{
+    let s = m.sample.len();
+    if s < 64 || ranks.is_empty() {
+        return;
+    }
+    // Sample index range of each rank's bracket: its expected position ± 3.5 standard
+    // deviations of a sample quantile (binomial), plus a little for small samples.
+    let spans: Vec<(Option<usize>, Option<usize>)> = ranks
+        .iter()
+        .map(|&r| {
+            let q = r as f64 / m.n as f64;
+            let centre = q * s as f64;
+            let d = 3.5 * (s as f64 * q * (1.0 - q)).sqrt() + 4.0;
+            let (lo, hi) = ((centre - d).floor(), (centre + d).ceil());
+            (
+                (lo >= 0.0).then_some(lo as usize),
+                (hi < s as f64).then_some(hi as usize),
+            )
+        })
+        .collect();
+    // The sample's values at those indexes, each selected from what is right of the last.
+    let mut want: Vec<usize> = spans.iter().flat_map(|&(a, b)| [a, b]).flatten().collect();
+    want.sort_unstable();
+    want.dedup();
+    let mut smp = m.sample.clone();
+    let mut at: Vec<i64> = Vec::with_capacity(want.len());
+    let (mut base, mut rest) = (0usize, &mut smp[..]);
+    for &i in &want {
+        let (_, v, tail) = rest.select_nth_unstable(i - base);
+        at.push(*v);
+        (base, rest) = (i + 1, tail);
+    }
+    let value = |i: usize| at[want.binary_search(&i).unwrap_or(0)];
+    // Brackets ascending, merged where they meet.
+    let mut brackets: Vec<Bracket> = Vec::with_capacity(ranks.len());
+    for &(a, b) in &spans {
+        let (lo, hi) = (a.map_or(m.min, value), b.map_or(m.max, value));
+        match brackets.last_mut() {
+            Some(last) if lo <= last.hi => last.hi = last.hi.max(hi),
+            _ => brackets.push(Bracket {
+                lo,
+                hi,
+                below: 0,
+                inside: 0,
+                gathered: Vec::new(),
+                len: 0,
+            }),
+        }
+    }
+    for b in &mut brackets {
+        // Equal ends hold one value: counting is enough.
+        if b.lo != b.hi {
+            b.gathered = vec![0; BRACKET_GATHER_MAX];
+        }
+    }
+    // Counting is branch-free (which side of a bracket a value falls is data, not a
+    // predictable branch); the few values inside a bracket take the branch that gathers them.
+    let it = values();
+    if let [b] = &mut brackets[..] {
+        let (lo, span) = (b.lo, b.hi.wrapping_sub(b.lo) as u64);
+        for x in it {
+            b.below += usize::from(x < lo);
+            if (x.wrapping_sub(lo) as u64) <= span {
+                b.inside += 1;
+                if let Some(g) = b.gathered.get_mut(b.len) {
+                    *g = x;
+                    b.len += 1;
+                }
+            }
+        }
+    } else {
+        let bounds: Vec<(i64, u64)> = brackets
+            .iter()
+            .map(|b| (b.lo, b.hi.wrapping_sub(b.lo) as u64))
+            .collect();
+        let mut below = vec![0usize; bounds.len()];
+        for x in it {
+            for (c, &(lo, _)) in below.iter_mut().zip(&bounds) {
+                *c += usize::from(x < lo);
+            }
+            for (b, &(lo, span)) in brackets.iter_mut().zip(&bounds) {
+                if (x.wrapping_sub(lo) as u64) <= span {
+                    b.inside += 1;
+                    if let Some(g) = b.gathered.get_mut(b.len) {
+                        *g = x;
+                        b.len += 1;
+                    }
+                }
+            }
+        }
+        for (b, c) in brackets.iter_mut().zip(below) {
+            b.below = c;
+        }
+    }
+    // Each rank's region, from the exact counts: the gap before bracket j, then bracket j.
+    for (k, &r) in ranks.iter().enumerate() {
+        let mut prev_end = 0usize; // values up to the end of the previous bracket
+        for j in 0..=brackets.len() {
+            let (gap_lo, gap_hi, gap_end) = match (j.checked_sub(1), brackets.get(j)) {
+                (p, Some(b)) => (
+                    p.map_or(Some(m.min), |p| brackets[p].hi.checked_add(1)),
+                    b.lo.checked_sub(1),
+                    b.below,
+                ),
+                (p, None) => (
+                    p.and_then(|p| brackets[p].hi.checked_add(1)),
+                    Some(m.max),
+                    m.n,
+                ),
+            };
+            if r < gap_end {
+                if let (Some(lo), Some(hi)) = (gap_lo, gap_hi) {
+                    if r >= prev_end && lo <= hi {
+                        win[k] = Window {
+                            lo,
+                            hi,
+                            below: prev_end,
+                            count: gap_end - prev_end,
+                        };
+                    }
+                }
+                break;
+            }
+            let Some(b) = brackets.get_mut(j) else {
+                break;
+            };
+            if r < b.below + b.inside {
+                if b.lo == b.hi {
+                    out[k] = Some(b.lo);
+                } else if b.len == b.inside {
+                    out[k] = Some(*b.gathered[..b.len].select_nth_unstable(r - b.below).1);
+                } else {
+                    win[k] = Window {
+                        lo: b.lo,
+                        hi: b.hi,
+                        below: b.below,
+                        count: b.inside,
+                    };
+                }
+                break;
+            }
+            prev_end = b.below + b.inside;
+        }
+    }
 }
 
 /// Where one wanted rank is known to be: among the `count` values in `lo..=hi`, of which
@@ -69,6 +266,10 @@ where
         ranks.len()
     ];
     let mut out: Vec<Option<i64>> = vec![None; ranks.len()];
+    // (Equal extremes need no second pass at all.)
+    if m.n > GATHER_MAX && m.min != m.max {
+        narrow_by_sample(values, m, ranks, &mut win, &mut out);
+    }
     // Distinct ranks share a window or have disjoint ones (windows are buckets of one
     // refinement), so each round works on the distinct windows of the unresolved ranks.
     loop {
@@ -450,6 +651,26 @@ mod tests {
         out.push(v);
         let mut r = xorshift(8);
         out.push((0..300_000).map(|_| r() as i64).collect());
+        // Periodic with the sample's stride: every sampled position holds an outlier, so the
+        // sample misses the ranks and the exact counts must send them to the histograms.
+        for period in [16usize, 32, 64, 4096] {
+            out.push(
+                (0..200_000usize)
+                    .map(|i| {
+                        if i % period == 0 {
+                            1_000_000_000 + i as i64
+                        } else {
+                            (i % 1000) as i64
+                        }
+                    })
+                    .collect(),
+            );
+        }
+        // Two adjacent values, far more of them than a bracket gathers.
+        let mut r = xorshift(10);
+        out.push((0..400_000).map(|_| 5 + (r() % 2) as i64).collect());
+        // A run sorted ascending, then descending (the sample sees the order).
+        out.push((0..100_000).chain((0..100_000).rev()).collect());
         // Epoch-sized values close together (periods of a sorted stamp series).
         let mut r = xorshift(9);
         out.push(
