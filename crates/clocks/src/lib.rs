@@ -32,6 +32,7 @@ pub use modes::{lag_modes_ns, ModeOptions};
 use std::borrow::Cow;
 
 use bagscope_stats::NsSummary;
+use either::Either;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -651,7 +652,30 @@ fn analyse_topic(
     // Lags (log time − stamp) are recomputed wherever needed rather than kept: with one
     // reused buffer for every order statistic below (selection reorders it), a topic's
     // analysis holds 8 bytes a message beyond its input.
-    let lags = || pairs().map(|(_, l, s)| l.saturating_sub(s));
+    // (Without the index pairs() carries: a plainer loop, measurably faster per pass.)
+    let wide_lags = || {
+        on_log
+            .iter()
+            .zip(log)
+            .filter(|(&s, _)| s != NO_STAMP)
+            .map(|(&s, &l)| l.saturating_sub(s))
+    };
+    // Every lag within ±2.1 s (the usual case): the lags are kept once, 4 bytes each, and the
+    // passes of the statistics below read those instead of 16 bytes of log time and stamp
+    // (the passes are bound by memory bandwidth). The same values either way.
+    let lags32: Option<Vec<i32>> = (usable > 0)
+        .then(|| {
+            let mut v = Vec::with_capacity(usable);
+            for x in wide_lags() {
+                v.push(i32::try_from(x).ok()?);
+            }
+            Some(v)
+        })
+        .flatten();
+    let lags = || match lags32.as_deref() {
+        Some(v) => Either::Left(v.iter().map(|&x| i64::from(x))),
+        None => Either::Right(wide_lags()),
+    };
     if is_clock {
         note = Some("reference clock: see sim_clock".into());
     } else if !stamped {
@@ -768,15 +792,17 @@ fn analyse_topic(
             // Every lag the same: that is the one mode (the method never separates equal
             // values), without sorting a copy.
             Some(s) if s.min == s.max => vec![s.min],
-            _ => {
-                // Lag modes sort the lags: the one per-message buffer of the analysis (8
-                // bytes a message of this topic, freed at once); every other order statistic
-                // is taken by streamed selection, which stores nothing. Sized first:
-                // collecting a filtered iterator would grow it by copying.
-                let mut sorted_lags: Vec<i64> = Vec::with_capacity(usable);
-                sorted_lags.extend(lags());
-                modes::lag_modes_ns_in_place(&mut sorted_lags, &opts.modes)
-            }
+            // Lag modes sort a copy of the lags (4 or 8 bytes a message of this topic, freed at
+            // once); every other order statistic is taken by streamed selection.
+            _ => match lags32.as_deref() {
+                Some(v) => modes::lag_modes_ns_in_place(&mut v.to_vec(), &opts.modes),
+                None => {
+                    // Sized first: collecting a filtered iterator would grow it by copying.
+                    let mut sorted_lags: Vec<i64> = Vec::with_capacity(usable);
+                    sorted_lags.extend(wide_lags());
+                    modes::lag_modes_ns_in_place(&mut sorted_lags, &opts.modes)
+                }
+            },
         };
         if lag_modes_ns.len() > 1 {
             let modes: Vec<String> = lag_modes_ns.iter().map(|&x| ms(x as f64)).collect();
@@ -809,7 +835,13 @@ fn analyse_topic(
             return (None, None);
         }
         (
-            NsSummary::of_streamed(|| pairs().map(|(i, _, s)| publish[i].saturating_sub(s))),
+            NsSummary::of_streamed(|| {
+                on_log
+                    .iter()
+                    .zip(publish)
+                    .filter(|(&s, _)| s != NO_STAMP)
+                    .map(|(&s, &p)| p.saturating_sub(s))
+            }),
             NsSummary::of_streamed(|| log.iter().zip(publish).map(|(&l, &p)| l.saturating_sub(p))),
         )
     };
@@ -897,6 +929,7 @@ fn analyse_topic(
         wall_median_raw
     };
     let fitted = fitted.map(|(f, span)| (f, fit_offset(lag_negated_median), span));
+    drop(lags32);
     drop(on_log);
     drop(classes);
     warnings.extend(lag_warnings);

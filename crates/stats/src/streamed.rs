@@ -81,6 +81,36 @@ struct Bracket {
     len: usize,
 }
 
+/// The counting pass over `W` brackets: per value, branch-free counts of the brackets it is
+/// below (which side a value falls is data, not a predictable branch), and the rare branch
+/// that gathers it into a bracket. Counters in fixed arrays stay in registers.
+fn count_brackets<const W: usize, I: Iterator<Item = i64>>(values: I, brackets: &mut [Bracket]) {
+    let los: [i64; W] = std::array::from_fn(|j| brackets[j].lo);
+    let spans: [u64; W] =
+        std::array::from_fn(|j| brackets[j].hi.wrapping_sub(brackets[j].lo) as u64);
+    let mut below = [0usize; W];
+    let mut inside = [0usize; W];
+    for x in values {
+        for j in 0..W {
+            below[j] += usize::from(x < los[j]);
+        }
+        for j in 0..W {
+            if (x.wrapping_sub(los[j]) as u64) <= spans[j] {
+                inside[j] += 1;
+                let b = &mut brackets[j];
+                if let Some(g) = b.gathered.get_mut(b.len) {
+                    *g = x;
+                    b.len += 1;
+                }
+            }
+        }
+    }
+    for (j, b) in brackets.iter_mut().enumerate().take(W) {
+        b.below = below[j];
+        b.inside = inside[j];
+    }
+}
+
 /// The sample-guided pass: brackets the ranks (ascending) by quantiles of the sample, counts
 /// the values below and inside each bracket in one pass, and selects the ranks their bracket
 /// holds from the values gathered there. Every other rank gets the exact window (bracket, or
@@ -149,43 +179,20 @@ fn narrow_by_sample<I, F>(
             b.gathered = vec![0; BRACKET_GATHER_MAX];
         }
     }
-    // Counting is branch-free (which side of a bracket a value falls is data, not a
-    // predictable branch); the few values inside a bracket take the branch that gathers them.
-    let it = values();
-    if let [b] = &mut brackets[..] {
-        let (lo, span) = (b.lo, b.hi.wrapping_sub(b.lo) as u64);
-        for x in it {
-            b.below += usize::from(x < lo);
-            if (x.wrapping_sub(lo) as u64) <= span {
-                b.inside += 1;
-                if let Some(g) = b.gathered.get_mut(b.len) {
-                    *g = x;
-                    b.len += 1;
+    match brackets.len() {
+        1 => count_brackets::<1, _>(values(), &mut brackets),
+        2 => count_brackets::<2, _>(values(), &mut brackets),
+        3 => count_brackets::<3, _>(values(), &mut brackets),
+        4 => count_brackets::<4, _>(values(), &mut brackets),
+        _ => {
+            for chunk in brackets.chunks_mut(4) {
+                match chunk.len() {
+                    1 => count_brackets::<1, _>(values(), chunk),
+                    2 => count_brackets::<2, _>(values(), chunk),
+                    3 => count_brackets::<3, _>(values(), chunk),
+                    _ => count_brackets::<4, _>(values(), chunk),
                 }
             }
-        }
-    } else {
-        let bounds: Vec<(i64, u64)> = brackets
-            .iter()
-            .map(|b| (b.lo, b.hi.wrapping_sub(b.lo) as u64))
-            .collect();
-        let mut below = vec![0usize; bounds.len()];
-        for x in it {
-            for (c, &(lo, _)) in below.iter_mut().zip(&bounds) {
-                *c += usize::from(x < lo);
-            }
-            for (b, &(lo, span)) in brackets.iter_mut().zip(&bounds) {
-                if (x.wrapping_sub(lo) as u64) <= span {
-                    b.inside += 1;
-                    if let Some(g) = b.gathered.get_mut(b.len) {
-                        *g = x;
-                        b.len += 1;
-                    }
-                }
-            }
-        }
-        for (b, c) in brackets.iter_mut().zip(below) {
-            b.below = c;
         }
     }
     // Each rank's region, from the exact counts: the gap before bracket j, then bracket j.
