@@ -92,13 +92,18 @@ pub(crate) fn robust_line(xs: &[i64], ys: &[i64]) -> Option<RobustFit> {
     } else {
         (4.0 * 1.4826 * median_f64_streamed(|| (0..n).map(|i| (resid(i) - c).abs()))).max(FLOOR_NS)
     };
-    let mut keep: Vec<bool> = if dev_max <= thr {
-        vec![true; n]
-    } else {
-        (0..n).map(|i| (resid(i) - c).abs() <= thr).collect()
-    };
-    let f = LinearFit::fit_robust_masked(xs, ys, &mut keep, 3.0, FLOOR_NS)
-        .or_else(|| LinearFit::fit_robust(xs, ys, 3.0, FLOOR_NS))?;
+    // The points to fit are selected by the pass that sums them for the first fit.
+    let mut keep = vec![false; n];
+    let all = dev_max <= thr;
+    let f = LinearFit::fit_robust_selected(
+        xs,
+        ys,
+        &mut keep,
+        |i| all || (resid(i) - c).abs() <= thr,
+        3.0,
+        FLOOR_NS,
+    )
+    .or_else(|| LinearFit::fit_robust(xs, ys, 3.0, FLOOR_NS))?;
     if !(f.slope.is_finite() && f.y_at_x0.is_finite()) {
         return None;
     }

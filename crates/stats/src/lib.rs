@@ -242,6 +242,77 @@ pub struct LinearFit {
     pub n: usize,
 }
 
+/// The least-squares sums of a fit, accumulated point by point in index order, relative to
+/// the first point added (which keeps them well conditioned).
+#[derive(Default)]
+struct Sums {
+    origin: Option<(i64, i64)>,
+    k: usize,
+    sx: f64,
+    sy: f64,
+    sxx: f64,
+    sxy: f64,
+}
+
+impl Sums {
+    #[inline]
+    fn add(&mut self, x: i64, y: i64) {
+        let (x0, y0) = *self.origin.get_or_insert((x, y));
+        let x = (x - x0) as f64;
+        let y = (y - y0) as f64;
+        self.k += 1;
+        self.sx += x;
+        self.sy += y;
+        self.sxx += x * x;
+        self.sxy += x * y;
+    }
+
+    /// The fit of the points summed (those `keep` selects), and its largest absolute residual:
+    /// one more pass, for the residuals.
+    fn finish(
+        &self,
+        xs: &[i64],
+        ys: &[i64],
+        keep: impl Fn(usize) -> bool,
+    ) -> Option<(LinearFit, f64)> {
+        let (x0, y0) = self.origin?;
+        let Sums {
+            k,
+            sx,
+            sy,
+            sxx,
+            sxy,
+            ..
+        } = *self;
+        if k < 2 {
+            return None;
+        }
+        let nf = k as f64;
+        let den = nf * sxx - sx * sx;
+        if den.abs() < f64::EPSILON {
+            return None;
+        }
+        let slope = (nf * sxy - sx * sy) / den;
+        let icpt = (sy - slope * sx) / nf;
+        let n = xs.len().min(ys.len());
+        let mut ss = 0.0;
+        let mut max_abs: f64 = 0.0;
+        for i in (0..n).filter(|&i| keep(i)) {
+            let r = (ys[i] - y0) as f64 - (icpt + slope * (xs[i] - x0) as f64);
+            ss += r * r;
+            max_abs = max_abs.max(r.abs());
+        }
+        let fit = LinearFit {
+            slope,
+            y_at_x0: y0 as f64 + icpt,
+            x0,
+            residual_rms: (ss / nf).sqrt(),
+            n: k,
+        };
+        Some((fit, max_abs))
+    }
+}
+
 impl LinearFit {
     pub fn eval(&self, x: i64) -> f64 {
         self.y_at_x0 + self.slope * (x - self.x0) as f64
@@ -270,43 +341,11 @@ impl LinearFit {
         keep: impl Fn(usize) -> bool,
     ) -> Option<(LinearFit, f64)> {
         let n = xs.len().min(ys.len());
-        let first = (0..n).find(|&i| keep(i))?;
-        let (x0, y0) = (xs[first], ys[first]);
-        let (mut k, mut sx, mut sy, mut sxx, mut sxy) = (0usize, 0.0, 0.0, 0.0, 0.0);
-        for i in (first..n).filter(|&i| keep(i)) {
-            let x = (xs[i] - x0) as f64;
-            let y = (ys[i] - y0) as f64;
-            k += 1;
-            sx += x;
-            sy += y;
-            sxx += x * x;
-            sxy += x * y;
+        let mut sums = Sums::default();
+        for i in (0..n).filter(|&i| keep(i)) {
+            sums.add(xs[i], ys[i]);
         }
-        if k < 2 {
-            return None;
-        }
-        let nf = k as f64;
-        let den = nf * sxx - sx * sx;
-        if den.abs() < f64::EPSILON {
-            return None;
-        }
-        let slope = (nf * sxy - sx * sy) / den;
-        let icpt = (sy - slope * sx) / nf;
-        let mut ss = 0.0;
-        let mut max_abs: f64 = 0.0;
-        for i in (first..n).filter(|&i| keep(i)) {
-            let r = (ys[i] - y0) as f64 - (icpt + slope * (xs[i] - x0) as f64);
-            ss += r * r;
-            max_abs = max_abs.max(r.abs());
-        }
-        let fit = LinearFit {
-            slope,
-            y_at_x0: y0 as f64 + icpt,
-            x0,
-            residual_rms: (ss / nf).sqrt(),
-            n: k,
-        };
-        Some((fit, max_abs))
+        sums.finish(xs, ys, keep)
     }
 
     /// [`LinearFit::fit_robust`] over the points where `keep` is true; trimmed points are
@@ -318,6 +357,30 @@ impl LinearFit {
         k: f64,
         floor: f64,
     ) -> Option<LinearFit> {
+        Self::robust(xs, ys, keep, |_, kept| kept, k, floor)
+    }
+
+    /// [`LinearFit::fit_robust_masked`] over the points `init(i)` selects, written to `keep`
+    /// (of the points' length) by the same pass that sums them for the first fit.
+    pub fn fit_robust_selected(
+        xs: &[i64],
+        ys: &[i64],
+        keep: &mut [bool],
+        init: impl Fn(usize) -> bool,
+        k: f64,
+        floor: f64,
+    ) -> Option<LinearFit> {
+        Self::robust(xs, ys, keep, |i, _| init(i), k, floor)
+    }
+
+    fn robust(
+        xs: &[i64],
+        ys: &[i64],
+        keep: &mut [bool],
+        init: impl Fn(usize, bool) -> bool,
+        k: f64,
+        floor: f64,
+    ) -> Option<LinearFit> {
         // The residuals of the trimming test below (`ys[i] as f64 - eval`) round the stamps
         // to f64 (up to 1024 ns off each at i64 magnitudes); those of the fit are exact to far
         // below a nanosecond. Every point is within the threshold, with room for that
@@ -325,32 +388,46 @@ impl LinearFit {
         // and no pass to find that out.
         const ROUNDING_ROOM: f64 = 8192.0;
         let n = keep.len();
-        let (mut fit, mut max_abs) = Self::fit_where_max(xs, ys, |i| i < n && keep[i])?;
+        let m = n.min(xs.len()).min(ys.len());
+        let mut sums = Sums::default();
+        for i in 0..m {
+            let kept = init(i, keep[i]);
+            keep[i] = kept;
+            if kept {
+                sums.add(xs[i], ys[i]);
+            }
+        }
+        let (mut fit, mut max_abs) = sums.finish(xs, ys, |i| i < n && keep[i])?;
+        // The trimmed mask, written by the pass that tests the points and sums the survivors
+        // for the next fit; taken only when the trimming goes ahead.
+        let mut next: Vec<bool> = Vec::new();
         for _ in 0..4 {
             let thr = (fit.residual_rms * k).max(floor);
             if max_abs + ROUNDING_ROOM < thr {
                 break;
             }
+            next.resize(m, false);
             let mut survivors = 0usize;
             let mut dropped = 0usize;
-            for i in 0..keep.len().min(xs.len()).min(ys.len()) {
+            let mut sums = Sums::default();
+            for i in 0..m {
+                let mut kept = false;
                 if keep[i] {
                     if (ys[i] as f64 - fit.eval(xs[i])).abs() <= thr {
                         survivors += 1;
+                        kept = true;
+                        sums.add(xs[i], ys[i]);
                     } else {
                         dropped += 1;
                     }
                 }
+                next[i] = kept;
             }
             if dropped == 0 || survivors < 2 {
                 break;
             }
-            for i in 0..keep.len().min(xs.len()).min(ys.len()) {
-                if keep[i] && (ys[i] as f64 - fit.eval(xs[i])).abs() > thr {
-                    keep[i] = false;
-                }
-            }
-            (fit, max_abs) = Self::fit_where_max(xs, ys, |i| i < n && keep[i])?;
+            keep[..m].copy_from_slice(&next);
+            (fit, max_abs) = sums.finish(xs, ys, |i| i < n && keep[i])?;
         }
         Some(fit)
     }
@@ -453,6 +530,92 @@ mod tests {
             LinearFit::fit(&kx, &ky)
         );
         assert_eq!(LinearFit::fit_masked(&xs, &ys, &[false; 500]), None);
+    }
+
+    /// Robust fitting as first written (test, mark, refit on the mask; four rounds at most):
+    /// the fused passes must give exactly its fit and mask.
+    fn robust_reference(
+        xs: &[i64],
+        ys: &[i64],
+        keep: &mut [bool],
+        k: f64,
+        floor: f64,
+    ) -> Option<LinearFit> {
+        let mut fit = LinearFit::fit_masked(xs, ys, keep)?;
+        for _ in 0..4 {
+            let thr = (fit.residual_rms * k).max(floor);
+            let m = keep.len().min(xs.len()).min(ys.len());
+            let out = |i: usize| (ys[i] as f64 - fit.eval(xs[i])).abs() > thr;
+            let dropped = (0..m).filter(|&i| keep[i] && out(i)).count();
+            let survivors = (0..m).filter(|&i| keep[i]).count() - dropped;
+            if dropped == 0 || survivors < 2 {
+                break;
+            }
+            for i in 0..m {
+                if keep[i] && out(i) {
+                    keep[i] = false;
+                }
+            }
+            fit = LinearFit::fit_masked(xs, ys, keep)?;
+        }
+        Some(fit)
+    }
+
+    #[test]
+    fn robust_fit_equals_the_plain_algorithm() {
+        let mut r = xorshift(5);
+        let mut trimmed = 0;
+        for case in 0..40usize {
+            let n = 50 + case * 37;
+            let xs: Vec<i64> = (0..n as i64)
+                .map(|i| 1_700_000_000_000_000_000 + i * 1_000_000 + (r() % 20_000) as i64)
+                .collect();
+            let ys: Vec<i64> = xs
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| {
+                    let jitter = (r() % 200_000) as i64;
+                    // Outliers of several sizes, so trimming takes several rounds.
+                    let late = match i % 97 {
+                        0 => 50_000_000,
+                        13 => 5_000_000,
+                        41 => 900_000,
+                        _ => 0,
+                    };
+                    x - 1_000_000_000 + (x - xs[0]) / 100_000 + jitter + late
+                })
+                .collect();
+            let start: Vec<bool> = (0..n).map(|i| case % 3 != 0 || i % 5 != 0).collect();
+            for (k, floor) in [(3.0, 1e3), (3.0, 1e6), (1.0, 0.0)] {
+                let mut want_keep = start.clone();
+                let want = robust_reference(&xs, &ys, &mut want_keep, k, floor);
+                trimmed += usize::from(want_keep != start);
+                let mut keep = start.clone();
+                assert_eq!(
+                    LinearFit::fit_robust_masked(&xs, &ys, &mut keep, k, floor),
+                    want
+                );
+                assert_eq!(keep, want_keep, "case {case}");
+                let mut keep = vec![true; n];
+                assert_eq!(
+                    LinearFit::fit_robust_selected(&xs, &ys, &mut keep, |i| start[i], k, floor),
+                    want
+                );
+                assert_eq!(keep, want_keep, "case {case}");
+            }
+        }
+        // The cases must exercise the trimming, not only the first fit.
+        assert!(trimmed > 60, "{trimmed}");
+        // Nothing selected, and a single point.
+        let mut keep = vec![true; 3];
+        assert_eq!(
+            LinearFit::fit_robust_selected(&[1, 2, 3], &[1, 2, 3], &mut keep, |_| false, 3.0, 0.0),
+            None
+        );
+        assert_eq!(
+            LinearFit::fit_robust_masked(&[1], &[1], &mut [true], 3.0, 0.0),
+            None
+        );
     }
 
     #[test]
