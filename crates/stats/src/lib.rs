@@ -551,9 +551,9 @@ mod tests {
             if dropped == 0 || survivors < 2 {
                 break;
             }
-            for i in 0..m {
-                if keep[i] && out(i) {
-                    keep[i] = false;
+            for (i, kept) in keep.iter_mut().enumerate().take(m) {
+                if *kept && out(i) {
+                    *kept = false;
                 }
             }
             fit = LinearFit::fit_masked(xs, ys, keep)?;
