@@ -1383,3 +1383,39 @@ fn open_bag_bug_regressions() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// rosbag2 writes each zstd chunk as one frame with a content checksum; zstd verifies it while
+/// decompressing, so the scan does not compute the chunk CRC again. A flipped bit anywhere in
+/// such a chunk must still be reported as loss, by every command that reads payloads.
+#[test]
+fn flipped_bytes_in_checksummed_zstd_chunks() {
+    let rel = "ros2/rosbag2/rosbag2_py/test/resources/mcap/convert_a/rewriter_a_0.mcap";
+    let Some(corpus) = common::shared_path("corpus", rel) else {
+        return;
+    };
+    let src = corpus.join(rel);
+    let bytes = std::fs::read(&src).unwrap();
+    let dir = tempdir("zstd-checksum");
+    let mut rng = Rng(0x2571_cafe);
+    let mut tried = 0;
+    for r in records(&bytes).iter().filter(|r| r.opcode == OP_CHUNK) {
+        let c = chunk_body(&bytes, r);
+        let z = &bytes[c.records_at..c.records_at + c.records_len];
+        // The frame header descriptor's checksum flag: this test is about such chunks.
+        assert!(z.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) && z[4] & 0x04 != 0);
+        for j in 0..8 {
+            let mut b = bytes.clone();
+            // Past the frame header (a damaged header is a different, louder failure).
+            let at = c.records_at + 6 + rng.below(c.records_len - 6);
+            b[at] ^= 1 << rng.below(8);
+            let f = write(&dir, &format!("zflip_{at}_{j}.mcap"), &b);
+            let out = run(&["clocks", f.to_str().unwrap(), "--json"]);
+            assert_eq!(out.code, 3, "byte {at}: {}", out.stderr);
+            let v: Value = serde_json::from_str(&out.stdout).unwrap();
+            assert!(has_loss_warning(&v), "byte {at}: no loss warning");
+            tried += 1;
+        }
+    }
+    assert!(tried >= 8);
+    let _ = std::fs::remove_dir_all(&dir);
+}

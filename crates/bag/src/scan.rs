@@ -128,6 +128,30 @@ impl Decoder {
     }
 }
 
+/// Whether a chunk's data is a single zstd frame that carries a content checksum (which zstd
+/// verifies while decompressing it). The frame header descriptor's bit 2 is the flag; the
+/// frame must span the whole data, or a second frame could go unchecked.
+fn zstd_verified(file: &McapFile, c: &ChunkLoc) -> bool {
+    if c.compression != Compression::Zstd {
+        return false;
+    }
+    let Some(data) = c
+        .data_offset
+        .checked_add(c.data_len)
+        .and_then(|end| file.bytes.get(c.data_offset..end))
+    else {
+        return false;
+    };
+    is_checksummed_zstd_frame(data)
+}
+
+fn is_checksummed_zstd_frame(data: &[u8]) -> bool {
+    data.len() > 4
+        && data[..4] == [0x28, 0xb5, 0x2f, 0xfd]
+        && data[4] & 0x04 != 0
+        && zstd::zstd_safe::find_frame_compressed_size(data) == Ok(data.len())
+}
+
 /// Calls `f(opcode, body)` for every complete record in a decompressed chunk; returns the
 /// offset where parsing stopped (the end, unless the data is cut or corrupt).
 pub(crate) fn walk_chunk_records(buf: &[u8], mut f: impl FnMut(u8, &[u8])) -> usize {
@@ -466,7 +490,9 @@ where
     };
     // The CRC is computed as the walk goes, a block ahead of it: the walk then reads what the
     // CRC just brought into cache, instead of the whole chunk being read twice from memory.
-    let check_crc = !c.partial && c.uncompressed_crc != 0;
+    // A zstd chunk written as one frame with a content checksum (rosbag2's writer sets it)
+    // has had its decompressed bytes verified by zstd already: the CRC would check them again.
+    let check_crc = !c.partial && c.uncompressed_crc != 0 && !zstd_verified(file, c);
     let mut hasher = crc32fast::Hasher::new();
     let mut hashed = 0usize;
     const CRC_BLOCK: usize = 16 << 10;
@@ -942,4 +968,34 @@ pub struct TopicSpan {
     pub count: u64,
     pub first_log_time_ns: Option<i64>,
     pub last_log_time_ns: Option<i64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn frame(payload: &[u8], checksum: bool) -> Vec<u8> {
+        let mut e = zstd::stream::Encoder::new(Vec::new(), 3).unwrap();
+        e.include_checksum(checksum).unwrap();
+        e.write_all(payload).unwrap();
+        e.finish().unwrap()
+    }
+
+    #[test]
+    fn only_one_checksummed_frame_spares_the_crc() {
+        let payload: Vec<u8> = (0..10_000u32)
+            .flat_map(|i| (i * 7919).to_le_bytes())
+            .collect();
+        let with = frame(&payload, true);
+        assert!(is_checksummed_zstd_frame(&with));
+        assert!(!is_checksummed_zstd_frame(&frame(&payload, false)));
+        // A second frame after a checksummed one: its bytes would go unverified.
+        let mut two = with.clone();
+        two.extend(frame(&payload, false));
+        assert!(!is_checksummed_zstd_frame(&two));
+        // Cut short, or not zstd at all.
+        assert!(!is_checksummed_zstd_frame(&with[..with.len() - 3]));
+        assert!(!is_checksummed_zstd_frame(b"\x04\x22\x4d\x18 lz4"));
+    }
 }
