@@ -265,6 +265,19 @@ pub fn sync(path: &Path, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
             Policy::ApproxPy
         };
         let mut input = RecommendInput::new(policy, series);
+        // The sweeps replay the arrivals in the bag's order, as `sync` does (log-time ties
+        // keep file order), with the same stamp substitution as the series.
+        input.arrivals = Some(
+            arr.iter()
+                .map(|a| {
+                    Arrival::new(
+                        a.topic,
+                        Some(a.stamp_ns().unwrap_or(a.arrival_ns)),
+                        a.arrival_ns,
+                    )
+                })
+                .collect(),
+        );
         input.speed_mps = o.speed_mps;
         input.fx_px = o.fx_px;
         input.depth_m = o.depth_m;

@@ -27,6 +27,13 @@ pub struct RecommendInput {
     pub depth_m: Option<f64>,
     /// Tolerated pixel error; reported as the largest slop that stays within it.
     pub pixel_budget: Option<f64>,
+    /// Every message of `topics` in the order the recorder wrote them, stamps as in
+    /// `topics`, when the caller has it: the sweeps then replay exactly what `sync` replays.
+    /// Without it the topics are merged by arrival time, then topic, then message, which
+    /// differs from the file only where messages of two topics share a log time (common when
+    /// recording on sim time, where the order decides which message a synchronizer sees first).
+    #[serde(skip)]
+    pub arrivals: Option<Vec<Arrival>>,
 }
 
 impl RecommendInput {
@@ -38,6 +45,7 @@ impl RecommendInput {
             fx_px: None,
             depth_m: None,
             pixel_budget: None,
+            arrivals: None,
         }
     }
 }
@@ -112,14 +120,14 @@ pub struct Recommendation {
 const PLATEAU_FRACTION: f64 = 0.98;
 const SLOP_GRID_POINTS: i64 = 120;
 
-struct Runner {
+struct Runner<'a> {
     policy: Policy,
     n: usize,
-    arrivals: Vec<Arrival>,
+    arrivals: std::borrow::Cow<'a, [Arrival]>,
     counts: Vec<usize>,
 }
 
-impl Runner {
+impl Runner<'_> {
     fn run(&self, slop_ns: i64, queue_size: usize) -> CurvePoint {
         let mut cfg = SyncConfig::new(self.policy, self.n, queue_size);
         match self.policy {
@@ -218,6 +226,29 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
             )));
         }
     }
+    if let Some(a) = &input.arrivals {
+        let mut per_topic = vec![0usize; n];
+        for x in a {
+            match per_topic.get_mut(x.topic) {
+                Some(c) => *c += 1,
+                None => {
+                    return Err(SyncError::InvalidParam(format!(
+                        "an arrival of topic {} among {n} topics",
+                        x.topic
+                    )))
+                }
+            }
+        }
+        if per_topic
+            .iter()
+            .zip(&input.topics)
+            .any(|(&c, t)| c != t.stamps_ns.len())
+        {
+            return Err(SyncError::InvalidParam(
+                "the ordered arrivals do not hold each topic's messages".into(),
+            ));
+        }
+    }
     // Periods from sorted stamps: robust to out-of-order delivery.
     let periods: Vec<Vec<i64>> = input
         .topics
@@ -272,19 +303,28 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
     let queue_margin = 1usize;
     let mut notes = Vec::new();
 
-    // Decode once: merge topics in arrival order (ties: lower topic, then earlier message).
-    let mut merged: Vec<(i64, usize, usize)> = Vec::new();
-    for (k, t) in input.topics.iter().enumerate() {
-        merged.extend(t.arrival_ns.iter().enumerate().map(|(i, &a)| (a, k, i)));
-    }
-    merged.sort_unstable();
+    // Decode once: the recorder's order when given, else the topics merged by arrival time
+    // (ties: lower topic, then earlier message).
+    let arrivals = match &input.arrivals {
+        Some(a) => std::borrow::Cow::Borrowed(&a[..]),
+        None => {
+            let mut merged: Vec<(i64, usize, usize)> = Vec::new();
+            for (k, t) in input.topics.iter().enumerate() {
+                merged.extend(t.arrival_ns.iter().enumerate().map(|(i, &a)| (a, k, i)));
+            }
+            merged.sort_unstable();
+            std::borrow::Cow::Owned(
+                merged
+                    .iter()
+                    .map(|&(a, k, i)| Arrival::new(k, Some(input.topics[k].stamps_ns[i]), a))
+                    .collect(),
+            )
+        }
+    };
     let runner = Runner {
         policy: input.policy,
         n,
-        arrivals: merged
-            .iter()
-            .map(|&(a, k, i)| Arrival::new(k, Some(input.topics[k].stamps_ns[i]), a))
-            .collect(),
+        arrivals,
         counts: input.topics.iter().map(|t| t.stamps_ns.len()).collect(),
     };
 
