@@ -132,7 +132,10 @@ impl Decoder {
 /// verifies while decompressing it). The frame header descriptor's bit 2 is the flag; the
 /// frame must span the whole data, or a second frame could go unchecked.
 fn zstd_verified(file: &McapFile, c: &ChunkLoc) -> bool {
-    if c.compression != Compression::Zstd {
+    // Only the one-shot decompression reads the frame to its end, checksum included; the
+    // streamed one (chunks too large to allocate up front) stops after the stated size and
+    // can leave the checksum unread.
+    if c.compression != Compression::Zstd || c.partial || c.uncompressed_size > MAX_PREALLOC {
         return false;
     }
     let Some(data) = c
