@@ -1,11 +1,9 @@
 //! Throughput benchmarks on a generated bag of 2.4 million messages (JointState, Imu, TF at
-//! 600 Hz each, zstd chunks), against the baseline that only decompresses the chunks on all
-//! cores. Run with `cargo bench -p bagscope-core`; the bag is written once to
-//! `target/bench-data/` and reused.
+//! 1 kHz each, recorded-like, zstd chunks: `synth perf`), against the baseline that only
+//! decompresses the chunks on all cores. Run with `cargo bench -p bagscope-core`; the bag is
+//! written once to `target/bench-data/` and reused.
 
-use std::collections::BTreeMap;
 use std::hint::black_box;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -13,88 +11,16 @@ use rayon::prelude::*;
 
 use bagscope_core::match_analysis::nearest_index;
 use bagscope_core::sync_policy::{emulate, Arrival, Policy, SyncConfig};
-use bagscope_msg::types::{Header, Imu, JointState, TFMessage, Time, Transform, TransformStamped};
 
-const SECONDS: i64 = 1_333;
-const HZ: i64 = 600;
-
+/// The benchmark bag of `bench/peers.sh` (`synth perf`: recorded-like JointState, Imu and TF
+/// at 1 kHz each, with sensor noise and jittered lags), 2.4 M messages; written once.
 fn big_bag() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-data");
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("big.mcap");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-data/perf_2400000");
+    let path = dir.join("perf/perf.mcap");
     if path.exists() {
         return path;
     }
-    let tmp = dir.join("big.mcap.tmp");
-    let f = std::fs::File::create(&tmp).unwrap();
-    let mut w = mcap::WriteOptions::new()
-        .profile("ros2")
-        .compression(Some(mcap::Compression::Zstd))
-        .chunk_size(Some(4 << 20))
-        .create(BufWriter::new(f))
-        .unwrap();
-    let types = [
-        ("/joint_states", "sensor_msgs/msg/JointState"),
-        ("/imu", "sensor_msgs/msg/Imu"),
-        ("/tf", "tf2_msgs/msg/TFMessage"),
-    ];
-    let mut ch = Vec::new();
-    for (topic, ty) in types {
-        let text = bagscope_msg::schema::builtin::schema_text(ty).unwrap();
-        let sid = w.add_schema(ty, "ros2msg", text.as_bytes()).unwrap();
-        ch.push(w.add_channel(sid, topic, "cdr", &BTreeMap::new()).unwrap());
-    }
-    let t0 = 1_764_460_800_000_000_000i64;
-    let period = 1_000_000_000 / HZ;
-    let names: Vec<String> = (1..=6).map(|i| format!("joint_{i}")).collect();
-    for k in 0..SECONDS * HZ {
-        let stamp = t0 + k * period;
-        let header = Header {
-            stamp: Time::from_ns(stamp),
-            frame_id: "base".into(),
-        };
-        let x = k as f64 * 1e-3;
-        let payloads = [
-            bagscope_msg::encode_typed(&JointState {
-                header: header.clone(),
-                name: names.clone(),
-                position: (0..6).map(|j| (x + j as f64).sin()).collect(),
-                velocity: vec![0.0; 6],
-                effort: vec![0.0; 6],
-            })
-            .unwrap(),
-            bagscope_msg::encode_typed(&Imu {
-                header: header.clone(),
-                ..Default::default()
-            })
-            .unwrap(),
-            bagscope_msg::encode_typed(&TFMessage {
-                transforms: vec![TransformStamped {
-                    header,
-                    child_frame_id: "tool".into(),
-                    transform: Transform::default(),
-                }],
-            })
-            .unwrap(),
-        ];
-        for (i, p) in payloads.iter().enumerate() {
-            let log = (stamp + 1_000_000 + i as i64 * 1000) as u64;
-            w.write_to_known_channel(
-                &mcap::records::MessageHeader {
-                    channel_id: ch[i],
-                    sequence: k as u32,
-                    log_time: log,
-                    publish_time: log,
-                },
-                p,
-            )
-            .unwrap();
-        }
-    }
-    w.finish().unwrap();
-    drop(w);
-    std::fs::rename(&tmp, &path).unwrap();
-    path
+    bagscope_synth::perf::generate(&dir, 2_400_000).unwrap()
 }
 
 /// The floor: decompress every chunk on all cores and do nothing else. The file is mapped,
@@ -243,5 +169,47 @@ fn delay_search_input(
     )
 }
 
-criterion_group!(benches, bag_benches, sync_benches, matching_benches);
+/// One JointState payload (6 joints) as a recorder stores it, and its schema from the
+/// built-in definition text, as a bag's channel would carry it.
+fn joint_state_payload() -> (bagscope_msg::MessageSchema, Vec<u8>) {
+    use bagscope_msg::types::{Header, JointState, Time};
+    let ty = "sensor_msgs/msg/JointState";
+    let text = bagscope_msg::schema::builtin::schema_text(ty).unwrap();
+    let schema = bagscope_msg::schema_for_channel(ty, "ros2msg", text.as_bytes()).unwrap();
+    let payload = bagscope_msg::encode_typed(&JointState {
+        header: Header {
+            stamp: Time::from_ns(1_764_460_800_123_456_789),
+            frame_id: "base_link".into(),
+        },
+        name: (1..=6).map(|i| format!("joint_{i}")).collect(),
+        position: (0..6).map(|j| 0.1 * j as f64).collect(),
+        velocity: (0..6).map(|j| -0.2 * j as f64).collect(),
+        effort: (0..6).map(|j| 5.0 + j as f64).collect(),
+    })
+    .unwrap();
+    (schema, payload)
+}
+
+fn cdr_benches(c: &mut Criterion) {
+    let (schema, payload) = joint_state_payload();
+    let mut g = c.benchmark_group("cdr_joint_state");
+    // What every timing analysis does per message: the stamp at its fixed offset.
+    let loc = schema.stamp_locator();
+    g.bench_function("stamp_read", |b| {
+        b.iter(|| black_box(loc.read_stamp_ns(black_box(&payload)).unwrap()))
+    });
+    // Decoding the whole message into the dynamic value tree (never done for timing).
+    g.bench_function("dynamic_decode", |b| {
+        b.iter(|| black_box(bagscope_msg::decode(&schema, black_box(&payload)).unwrap()))
+    });
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    bag_benches,
+    sync_benches,
+    matching_benches,
+    cdr_benches
+);
 criterion_main!(benches);
