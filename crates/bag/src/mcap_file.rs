@@ -108,6 +108,13 @@ pub(crate) struct ChunkLoc {
 }
 
 impl ChunkLoc {
+    /// The chunk's (compressed) records in the file, if they lie inside it.
+    pub(crate) fn data<'a>(&self, file: &'a [u8]) -> Option<&'a [u8]> {
+        self.data_offset
+            .checked_add(self.data_len)
+            .and_then(|end| file.get(self.data_offset..end))
+    }
+
     /// Drops the mapped pages of this chunk's message index records (they follow the chunk
     /// back to back): one call for all of them, not one per record.
     pub(crate) fn release_indexes(&self, bytes: &Bytes) {

@@ -52,9 +52,7 @@ impl Decoder {
         c: &ChunkLoc,
     ) -> Result<&'a [u8], String> {
         let data = c
-            .data_offset
-            .checked_add(c.data_len)
-            .and_then(|end| file.get(c.data_offset..end))
+            .data(file)
             .ok_or_else(|| "chunk data lies outside the file".to_string())?;
         if c.compression == Compression::None {
             return Ok(data);
@@ -138,14 +136,7 @@ fn zstd_verified(file: &McapFile, c: &ChunkLoc) -> bool {
     if c.compression != Compression::Zstd || c.partial || c.uncompressed_size > MAX_PREALLOC {
         return false;
     }
-    let Some(data) = c
-        .data_offset
-        .checked_add(c.data_len)
-        .and_then(|end| file.bytes.get(c.data_offset..end))
-    else {
-        return false;
-    };
-    is_checksummed_zstd_frame(data)
+    c.data(&file.bytes).is_some_and(is_checksummed_zstd_frame)
 }
 
 fn is_checksummed_zstd_frame(data: &[u8]) -> bool {

@@ -223,7 +223,7 @@ pub fn sync(path: &Path, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
         )));
     }
     let bag = Bag::open(path)?;
-    let (arr, used, mut warnings) = arrivals(&bag, &o.topics)?;
+    let (mut arr, used, mut warnings) = arrivals(&bag, &o.topics)?;
     let n = o.topics.len();
     let mut cfg = SyncConfig::new(o.policy, n, o.queue_size);
     if let Some(s) = o.slop_ns {
@@ -266,9 +266,11 @@ pub fn sync(path: &Path, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
         };
         let mut input = RecommendInput::new(policy, series);
         // The sweeps replay the arrivals in the bag's order, as `sync` does (log-time ties
-        // keep file order), with the same stamp substitution as the series.
+        // keep file order), with the same stamp substitution as the series. Nothing else
+        // reads them when recommending: moved, not copied.
         input.arrivals = Some(
-            arr.iter()
+            std::mem::take(&mut arr)
+                .into_iter()
                 .map(|a| {
                     Arrival::new(
                         a.topic,

@@ -7,6 +7,7 @@
 //! analyses do their full work instead of meeting constant lags). Messages are written in
 //! arrival (log-time) order, as a recorder writes them. Deterministic: a fixed seed.
 
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
 
@@ -23,23 +24,17 @@ use crate::arm::WALL_START_NS;
 use crate::writer::{BagWriter, Message, TopicSpec};
 use crate::SynthError;
 
-/// A message waiting for its turn in arrival order (a min-heap by log time, then sequence).
-struct Pending(Message, u64);
+/// A message waiting for its turn in arrival order: (log time, sequence, topic, publish time,
+/// payload), smallest first. The sequence is unique, so nothing after it is ever compared.
+type Pending = Reverse<(i64, u64, usize, i64, Vec<u8>)>;
 
-impl PartialEq for Pending {
-    fn eq(&self, o: &Self) -> bool {
-        (self.0.log_time_ns, self.1) == (o.0.log_time_ns, o.1)
-    }
-}
-impl Eq for Pending {}
-impl PartialOrd for Pending {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Pending {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (o.0.log_time_ns, o.1).cmp(&(self.0.log_time_ns, self.1))
+fn take(p: Pending) -> Message {
+    let Reverse((log_time_ns, _, topic, publish_time_ns, data)) = p;
+    Message {
+        topic,
+        log_time_ns,
+        publish_time_ns,
+        data,
     }
 }
 
@@ -151,28 +146,16 @@ pub fn generate(dir: &Path, messages: u64) -> Result<PathBuf, SynthError> {
             }
             let log = (publish + transport).max(last_log[i]);
             last_log[i] = log;
-            pending.push(Pending(
-                Message {
-                    topic: i,
-                    log_time_ns: log,
-                    publish_time_ns: publish,
-                    data,
-                },
-                seq,
-            ));
+            pending.push(Reverse((log, seq, i, publish, data)));
             seq += 1;
         }
         // Everything received before this sample could have been stamped is final.
-        while pending
-            .peek()
-            .is_some_and(|p| p.0.log_time_ns < nominal - 20_000)
-        {
-            let Pending(m, _) = pending.pop().expect("peeked");
-            w.write(&m)?;
+        while pending.peek().is_some_and(|p| p.0 .0 < nominal - 20_000) {
+            w.write(&take(pending.pop().expect("peeked")))?;
         }
     }
-    while let Some(Pending(m, _)) = pending.pop() {
-        w.write(&m)?;
+    while let Some(p) = pending.pop() {
+        w.write(&take(p))?;
     }
     w.finish()
 }
