@@ -53,6 +53,27 @@ fn span_ok(v: &[i64]) -> bool {
     (hi as i128 - lo as i128) < (i64::MAX as i128) / 2
 }
 
+/// The start line's threshold, max(K·MAD, floor) of the deviations `dev(0..n)` whose largest
+/// is `dev_max`, and whether every point is within it. The threshold's value matters only
+/// when some point is not (it is the floor otherwise).
+fn threshold(n: usize, dev: impl Fn(usize) -> f64, dev_max: f64) -> (f64, bool) {
+    const K: f64 = 4.0 * 1.4826;
+    // K·MAD ≥ dev_max when MAD ≥ t with K·t ≥ dev_max (rounding is monotone), that is when
+    // at most `(n − 1) / 2` deviations (the lower middle rank) are below t: one counting
+    // pass instead of the selection of the MAD. The usual case on recorded data: the start
+    // line's small slope error grows into residuals spread over the whole bag.
+    let mad_reaches = || {
+        let t = dev_max / K;
+        K * t >= dev_max && (0..n).filter(|&i| dev(i) < t).count() <= (n - 1) / 2
+    };
+    if dev_max <= FLOOR_NS || mad_reaches() {
+        (FLOOR_NS, true)
+    } else {
+        let thr = (K * median_f64_streamed(|| (0..n).map(&dev))).max(FLOOR_NS);
+        (thr, dev_max <= thr)
+    }
+}
+
 /// Robust fit of `ys` against `xs`:
 /// 1. start from the median of consecutive step slopes (insensitive to pauses and outliers,
 ///    which plain least squares is not);
@@ -83,27 +104,15 @@ pub(crate) fn robust_line(xs: &[i64], ys: &[i64]) -> Option<RobustFit> {
     let (x0, y0) = (xs[0], ys[0]);
     let resid = |i: usize| (ys[i] - y0) as f64 - slope0 * (xs[i] - x0) as f64;
     let (c, lo, hi) = median_f64_range_streamed(|| (0..n).map(resid));
-    // No |resid − c| exceeds the larger distance from c to an extreme (rounding is monotone):
-    // when even that is within the floor, so is the MAD, and every point is kept, without
-    // the passes that would show it.
+    // No |resid − c| exceeds the larger distance from c to an extreme (rounding is monotone).
     let dev_max = (hi - c).max(c - lo);
-    let thr = if 4.0 * 1.4826 * dev_max <= FLOOR_NS {
-        FLOOR_NS
-    } else {
-        (4.0 * 1.4826 * median_f64_streamed(|| (0..n).map(|i| (resid(i) - c).abs()))).max(FLOOR_NS)
-    };
+    let dev = |i: usize| (resid(i) - c).abs();
+    let (thr, all) = threshold(n, dev, dev_max);
     // The points to fit are selected by the pass that sums them for the first fit.
     let mut keep = vec![false; n];
-    let all = dev_max <= thr;
-    let f = LinearFit::fit_robust_selected(
-        xs,
-        ys,
-        &mut keep,
-        |i| all || (resid(i) - c).abs() <= thr,
-        3.0,
-        FLOOR_NS,
-    )
-    .or_else(|| LinearFit::fit_robust(xs, ys, 3.0, FLOOR_NS))?;
+    let f =
+        LinearFit::fit_robust_selected(xs, ys, &mut keep, |i| all || dev(i) <= thr, 3.0, FLOOR_NS)
+            .or_else(|| LinearFit::fit_robust(xs, ys, 3.0, FLOOR_NS))?;
     if !(f.slope.is_finite() && f.y_at_x0.is_finite()) {
         return None;
     }
@@ -138,6 +147,57 @@ mod tests {
         }
         let f = robust_line(&log, &sim).unwrap();
         assert!((f.line.slope - 0.9).abs() < 1e-3, "{}", f.line.slope);
+    }
+
+    #[test]
+    fn threshold_decides_as_the_mad_itself() {
+        // The plain rule: the MAD selected, then compared.
+        let reference = |d: &[f64], dev_max: f64| {
+            const K: f64 = 4.0 * 1.4826;
+            let thr = if K * dev_max <= FLOOR_NS {
+                FLOOR_NS
+            } else {
+                let mad = bagscope_stats::median_f64_in_place(&mut d.to_vec());
+                (K * mad).max(FLOOR_NS)
+            };
+            (thr, dev_max <= thr)
+        };
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut r = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut shortcuts = 0;
+        for case in 0..3000 {
+            let n = 2 + (r() % 60) as usize;
+            // Deviations of a spread around the boundary K·MAD = dev_max: a bulk at one scale
+            // and a tail at another, with ties and exact multiples.
+            let bulk = (1 + r() % 4_000_000) as f64;
+            let tail = bulk * [1.0, 2.0, 5.9304, 6.0, 20.0][(r() % 5) as usize];
+            let tail_share = (r() % 100) as usize;
+            let d: Vec<f64> = (0..n)
+                .map(|i| {
+                    let u = (r() % 1001) as f64 / 1000.0;
+                    if i * 100 < tail_share * n {
+                        tail * u
+                    } else {
+                        bulk * u
+                    }
+                })
+                .collect();
+            let dev_max = d.iter().cloned().fold(0.0, f64::max);
+            let want = reference(&d, dev_max);
+            let got = threshold(n, |i| d[i], dev_max);
+            assert_eq!(got.1, want.1, "case {case}: {d:?}");
+            if !got.1 {
+                assert_eq!(got.0, want.0, "case {case}");
+            }
+            shortcuts += usize::from(got.1 && dev_max > FLOOR_NS);
+        }
+        // The counting shortcut was taken, not only the floor.
+        assert!(shortcuts > 100, "{shortcuts}");
     }
 
     #[test]

@@ -60,24 +60,51 @@ impl NsSummary {
     /// Summarise values that are already sorted ascending (not checked).
     pub fn of_sorted(v: &[i64]) -> NsSummary {
         assert!(!v.is_empty(), "NsSummary::of_sorted on an empty slice");
-        // i128 so that sums of ~1e18 stamps cannot overflow.
-        let sum: i128 = v.iter().map(|&x| x as i128).sum();
-        NsSummary {
-            count: v.len(),
-            min: v[0],
-            p50: quantile_sorted(v, 0.50),
-            p95: quantile_sorted(v, 0.95),
-            p99: quantile_sorted(v, 0.99),
-            max: v[v.len() - 1],
-            mean: (sum / v.len() as i128) as i64,
-            negatives: v.iter().take_while(|&&x| x < 0).count(),
+        Self::of_sorted_and_negated_median(v).expect("not empty").0
+    }
+
+    /// [`NsSummary::of_sorted`] of sorted values of any type that widens to `i64` (lags kept
+    /// as `i32`), and the median of the values negated, as
+    /// [`NsSummary::of_streamed_and_negated_median`] gives them; `None` when empty. Every
+    /// field is a function of the ranks (and the exact sum), so the numbers are those of the
+    /// unsorted values.
+    pub fn of_sorted_and_negated_median<T: Copy + Into<i64>>(
+        v: &[T],
+    ) -> Option<(NsSummary, Option<i64>)> {
+        let n = v.len();
+        if n == 0 {
+            return None;
         }
+        // i128 so that sums of ~1e18 stamps cannot overflow.
+        let sum: i128 = v.iter().map(|&x| i128::from(x.into())).sum();
+        let mid = 0.5 * (n - 1) as f64;
+        let middle = [
+            v[mid.floor() as usize].into(),
+            v[mid.ceil() as usize].into(),
+        ];
+        let summary = NsSummary {
+            count: n,
+            min: v[0].into(),
+            p50: quantile_sorted_of(v, 0.50),
+            p95: quantile_sorted_of(v, 0.95),
+            p99: quantile_sorted_of(v, 0.99),
+            max: v[n - 1].into(),
+            mean: (sum / n as i128) as i64,
+            negatives: v.partition_point(|&x| x.into() < 0),
+        };
+        Some((summary, streamed::negated_median(n, middle)))
     }
 }
 
 /// Quantile of sorted integers by linear interpolation between closest ranks
 /// (numpy's default), rounded to the nearest nanosecond.
 pub fn quantile_sorted(v: &[i64], q: f64) -> i64 {
+    quantile_sorted_of(v, q)
+}
+
+/// [`quantile_sorted`] of sorted values of any type that widens to `i64`: the same ranks,
+/// interpolated the same way.
+pub fn quantile_sorted_of<T: Copy + Into<i64>>(v: &[T], q: f64) -> i64 {
     if v.is_empty() {
         return 0;
     }
@@ -86,11 +113,11 @@ pub fn quantile_sorted(v: &[i64], q: f64) -> i64 {
     let lo = pos.floor() as usize;
     let hi = pos.ceil() as usize;
     if lo == hi {
-        return v[lo];
+        return v[lo].into();
     }
     let frac = pos - lo as f64;
     // Interpolate on the exact integer difference: f64 values near 1.7e18 are 256 ns apart.
-    lerp(v[lo], v[hi], frac)
+    lerp(v[lo].into(), v[hi].into(), frac)
 }
 
 /// `a + (b − a)·frac` rounded, on the exact integer difference (f64 values near 1.7e18 are

@@ -474,7 +474,7 @@ where
 /// The median of the negated values, from the two middle order statistics of the values:
 /// sorted, the negated values are the values reversed and negated. `None` where a negation
 /// overflows.
-fn negated_median(n: usize, [lo, hi]: [i64; 2]) -> Option<i64> {
+pub(crate) fn negated_median(n: usize, [lo, hi]: [i64; 2]) -> Option<i64> {
     let mid = 0.5 * (n - 1) as f64;
     let (nlo, nhi) = (hi.checked_neg()?, lo.checked_neg()?);
     Some(if mid.floor() == mid.ceil() {
@@ -745,6 +745,30 @@ mod tests {
                 NsSummary::of_streamed_and_negated_median(|| v.iter().copied()).unwrap();
             let mut neg: Vec<i64> = v.iter().map(|x| -x).collect();
             assert_eq!(negated, median_in_place(&mut neg), "{v:?}");
+        }
+    }
+
+    #[test]
+    fn summary_of_sorted_values_equals_the_streamed_one() {
+        for v in cases() {
+            let mut sorted = v.clone();
+            sorted.sort_unstable();
+            assert_eq!(
+                NsSummary::of_sorted_and_negated_median(&sorted),
+                NsSummary::of_streamed_and_negated_median(|| v.iter().copied()),
+                "n = {}",
+                v.len()
+            );
+            // The same values held as i32 where they fit (how clocks keeps lags).
+            let narrow: Vec<i32> = v.iter().filter_map(|&x| i32::try_from(x).ok()).collect();
+            let mut sorted: Vec<i32> = narrow.clone();
+            sorted.sort_unstable();
+            assert_eq!(
+                NsSummary::of_sorted_and_negated_median(&sorted),
+                NsSummary::of_streamed_and_negated_median(|| narrow.iter().map(|&x| x.into())),
+                "n = {} (i32)",
+                narrow.len()
+            );
         }
     }
 
