@@ -59,27 +59,14 @@ impl Decoder {
         }
         self.buf.clear();
         if c.partial || c.uncompressed_size > MAX_PREALLOC {
-            // Streaming: allocation follows what is actually produced, never the size field.
-            let limit = c.uncompressed_size;
-            let res = match c.compression {
-                Compression::Zstd => zstd::stream::read::Decoder::new(data)
-                    .map_err(|e| e.to_string())
-                    .and_then(|d| {
-                        d.take(limit)
-                            .read_to_end(&mut self.buf)
-                            .map_err(|e| e.to_string())
-                    }),
-                Compression::Lz4 => lz4_flex::frame::FrameDecoder::new(data)
-                    .take(limit)
-                    .read_to_end(&mut self.buf)
-                    .map_err(|e| e.to_string()),
-                Compression::None => unreachable!(),
-            };
-            return match res {
-                Ok(_) => Ok(&self.buf),
-                Err(_) if c.partial => Ok(&self.buf),
-                Err(e) => Err(e),
-            };
+            decompress_streamed(
+                c.compression,
+                data,
+                c.uncompressed_size,
+                c.partial,
+                &mut self.buf,
+            )?;
+            return Ok(&self.buf);
         }
         let size = c.uncompressed_size as usize;
         match c.compression {
@@ -126,14 +113,57 @@ impl Decoder {
     }
 }
 
+/// Decompresses a chunk's records into `buf` without trusting the size field for the
+/// allocation (it follows what is actually produced). A complete chunk must decompress to
+/// exactly `size` bytes: one byte past it is asked for, so that the frame is read to its end
+/// (where zstd checks the content checksum) and a size that disagrees with the data is an
+/// error, as in the one-shot path. A chunk cut off by the end of the file (`partial`) gives
+/// as much as could be decoded.
+fn decompress_streamed(
+    compression: Compression,
+    data: &[u8],
+    size: u64,
+    partial: bool,
+    buf: &mut Vec<u8>,
+) -> Result<(), String> {
+    let limit = size.saturating_add(u64::from(!partial));
+    let res = match compression {
+        Compression::Zstd => zstd::stream::read::Decoder::new(data)
+            .and_then(|d| d.take(limit).read_to_end(buf))
+            .map_err(|e| format!("zstd: {e}")),
+        Compression::Lz4 => lz4_flex::frame::FrameDecoder::new(data)
+            .take(limit)
+            .read_to_end(buf)
+            .map_err(|e| format!("lz4: {e}")),
+        Compression::None => {
+            buf.extend_from_slice(data);
+            Ok(data.len())
+        }
+    };
+    match res {
+        Err(_) if partial => Ok(()),
+        Err(e) => Err(e),
+        Ok(_) if !partial && buf.len() as u64 != size => Err(format!(
+            "decompressed to {}{} bytes, header says {size}",
+            buf.len(),
+            if buf.len() as u64 == limit {
+                " or more"
+            } else {
+                ""
+            },
+        )),
+        Ok(_) => Ok(()),
+    }
+}
+
 /// Whether a chunk's data is a single zstd frame that carries a content checksum (which zstd
 /// verifies while decompressing it). The frame header descriptor's bit 2 is the flag; the
 /// frame must span the whole data, or a second frame could go unchecked.
 fn zstd_verified(file: &McapFile, c: &ChunkLoc) -> bool {
-    // Only the one-shot decompression reads the frame to its end, checksum included; the
-    // streamed one (chunks too large to allocate up front) stops after the stated size and
-    // can leave the checksum unread.
-    if c.compression != Compression::Zstd || c.partial || c.uncompressed_size > MAX_PREALLOC {
+    // A complete chunk is decompressed to the end of its frame, checksum included, whether
+    // in one shot or streamed (chunks too large to allocate up front); a chunk cut off by the
+    // end of the file is not.
+    if c.compression != Compression::Zstd || c.partial {
         return false;
     }
     c.data(&file.bytes).is_some_and(is_checksummed_zstd_frame)
@@ -974,6 +1004,46 @@ mod tests {
         e.include_checksum(checksum).unwrap();
         e.write_all(payload).unwrap();
         e.finish().unwrap()
+    }
+
+    #[test]
+    fn streamed_decompression_checks_size_and_checksum() {
+        let payload: Vec<u8> = (0..100_000u32)
+            .flat_map(|i| (i % 251).to_le_bytes())
+            .collect();
+        let mut e = zstd::stream::Encoder::new(Vec::new(), 3).unwrap();
+        e.include_checksum(true).unwrap();
+        e.write_all(&payload).unwrap();
+        let frame = e.finish().unwrap();
+        let n = payload.len() as u64;
+        let run = |data: &[u8], size: u64, partial: bool| {
+            let mut buf = Vec::new();
+            decompress_streamed(Compression::Zstd, data, size, partial, &mut buf).map(|_| buf)
+        };
+        assert!(run(&frame, n, false).is_ok_and(|b| b == payload));
+        // The stated size disagrees with the data, either way.
+        // (`.err()`: a failure must not print the whole buffer.)
+        let err = run(&frame, n - 1, false)
+            .err()
+            .expect("size n - 1 accepted");
+        assert!(
+            err.contains("or more") && err.contains(&format!("header says {}", n - 1)),
+            "{err}"
+        );
+        let err = run(&frame, n + 1, false)
+            .err()
+            .expect("size n + 1 accepted");
+        assert!(err.contains(&format!("decompressed to {n} bytes")), "{err}");
+        // A wrong content checksum (the frame's last 4 bytes) is caught: the frame is read to
+        // its end although the stated size is reached before the checksum.
+        let mut bad = frame.clone();
+        let last = bad.len() - 1;
+        bad[last] ^= 0x40;
+        assert!(run(&bad, n, false).is_err());
+        // A chunk cut off by the end of the file: what could be decoded, no error.
+        let cut = run(&frame[..frame.len() / 2], n, true).unwrap();
+        // (zstd gives out whole blocks: possibly nothing of a half frame.)
+        assert!(payload.starts_with(&cut));
     }
 
     #[test]
