@@ -1022,17 +1022,17 @@ mod tests {
         };
         assert!(run(&frame, n, false).is_ok_and(|b| b == payload));
         // The stated size disagrees with the data, either way.
-        // (`.err()`: a failure must not print the whole buffer.)
-        let err = run(&frame, n - 1, false)
-            .err()
-            .expect("size n - 1 accepted");
+        // (let-else: a failure must not print the whole buffer.)
+        let Err(err) = run(&frame, n - 1, false) else {
+            panic!("size n - 1 accepted")
+        };
         assert!(
             err.contains("or more") && err.contains(&format!("header says {}", n - 1)),
             "{err}"
         );
-        let err = run(&frame, n + 1, false)
-            .err()
-            .expect("size n + 1 accepted");
+        let Err(err) = run(&frame, n + 1, false) else {
+            panic!("size n + 1 accepted")
+        };
         assert!(err.contains(&format!("decompressed to {n} bytes")), "{err}");
         // A wrong content checksum (the frame's last 4 bytes) is caught: the frame is read to
         // its end although the stated size is reached before the checksum.
