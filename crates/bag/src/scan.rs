@@ -85,18 +85,17 @@ impl Decoder {
                     return Err(format!("decompressed to {n} bytes, header says {size}"));
                 }
             }
+            // As the streamed path: read to the end of the frame (where lz4 checks a content
+            // checksum, if the frame has one) and require the stated size.
             Compression::Lz4 => {
                 self.buf.reserve(size);
-                lz4_flex::frame::FrameDecoder::new(data)
-                    .take(size as u64)
-                    .read_to_end(&mut self.buf)
-                    .map_err(|e| format!("lz4: {e}"))?;
-                if self.buf.len() != size {
-                    return Err(format!(
-                        "decompressed to {} bytes, header says {size}",
-                        self.buf.len()
-                    ));
-                }
+                decompress_streamed(
+                    c.compression,
+                    data,
+                    c.uncompressed_size,
+                    false,
+                    &mut self.buf,
+                )?;
             }
             Compression::None => unreachable!(),
         }
