@@ -197,7 +197,15 @@ pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
     match o.response {
         ResponseKind::Event => {
             for &(wall, stamp, rel_s) in &cmd_times {
-                let st = stamp + delay_ns + rng.random_range(-200_000..200_000);
+                let jitter = rng.random_range(-200_000..200_000);
+                // The acknowledging node's clock: a split bag's responses are on sim time
+                // (its truth says so), with the delay on the wall axis as for sampled
+                // responses; otherwise the command's clock.
+                let st = if resp_on_sim && !cmd_on_sim {
+                    sim_of(wall + delay_ns + jitter)
+                } else {
+                    stamp + delay_ns + jitter
+                };
                 let pos_by_joint: Vec<f64> = (0..6)
                     .map(|j| q(j, rel_s, window) + o.bias_rad[j] + noise.sample(&mut rng))
                     .collect();
@@ -210,7 +218,7 @@ pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
                     position: order.iter().map(|&j| pos_by_joint[j]).collect(),
                     ..Default::default()
                 };
-                let log = wall + (st - stamp) + lag(&mut rng);
+                let log = wall + delay_ns + jitter + lag(&mut rng);
                 msgs.push(Message {
                     topic: 1,
                     log_time_ns: log,
@@ -355,4 +363,69 @@ pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
         generator: format!("bagscope synth arm --seed {}", o.seed),
         tf,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (topic, log time, header stamp) of every message of a written arm bag.
+    fn read_back(path: &Path) -> Vec<(String, i64, i64)> {
+        let bytes = std::fs::read(path).unwrap();
+        mcap::MessageStream::new(&bytes)
+            .unwrap()
+            .map(|m| {
+                let m = m.unwrap();
+                // CDR: 4-byte encapsulation header, then the stamp (i32 sec, u32 nanosec).
+                let d = &m.data;
+                let sec = i32::from_le_bytes(d[4..8].try_into().unwrap()) as i64;
+                let nsec = u32::from_le_bytes(d[8..12].try_into().unwrap()) as i64;
+                (
+                    m.channel.topic.clone(),
+                    m.log_time as i64,
+                    sec * 1_000_000_000 + nsec,
+                )
+            })
+            .collect()
+    }
+
+    /// Acknowledgements in a split bag are stamped on the sim clock, as the truth says, the
+    /// delay on the wall axis: each answers its command `delay` later (±0.2 ms jitter).
+    #[test]
+    fn split_clock_acknowledgements_are_on_sim_time() {
+        let dir =
+            std::env::temp_dir().join(format!("bagscope-synth-split-ack-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let o = ArmOptions {
+            name: "split_ack".into(),
+            clock: ClockMode::Split,
+            response: ResponseKind::Event,
+            delay_s: 0.09,
+            sim_rtf: 0.5,
+            ..Default::default()
+        };
+        let truth = generate(&dir, &o).unwrap();
+        assert_eq!(truth.clock_axes["/joint_states"], "sim");
+        assert_eq!(truth.clock_axes["/arm_cmd"], "wall");
+        let msgs = read_back(&dir.join("split_ack/split_ack.mcap"));
+        let cmds: Vec<i64> = msgs
+            .iter()
+            .filter(|m| m.0 == "/arm_cmd")
+            .map(|m| m.2)
+            .collect();
+        let acks: Vec<i64> = msgs
+            .iter()
+            .filter(|m| m.0 == "/joint_states")
+            .map(|m| m.2)
+            .collect();
+        assert_eq!(cmds.len(), acks.len());
+        assert!(!cmds.is_empty());
+        for (c, a) in cmds.iter().zip(&acks) {
+            // The command on wall time, its acknowledgement on sim time (rtf 0.5).
+            assert!(*c >= WALL_START_NS, "command stamp {c}");
+            let due = ((c + 90_000_000 - WALL_START_NS) as f64 * 0.5) as i64;
+            assert!((a - due).abs() <= 100_000 + 1, "ack {a}, due {due}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
