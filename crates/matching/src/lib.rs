@@ -106,8 +106,66 @@ fn check_options(opts: &MatchOptions) -> Result<(), MatchError> {
     Ok(())
 }
 
+/// A sampled reading replaces an automatic echo reading when its corrected error is below
+/// this fraction of the echo reading's.
+const SAMPLED_CLEARLY_BETTER: f64 = 0.5;
+
 /// Estimates the response delay and the tracking error before and after removing it.
+///
+/// The response kind, unless given, follows the stream rates: responses at least twice as
+/// dense as the commands are samples of the state; others are taken for echoes (one per
+/// command). A state published at about the commands' rate (a slowed simulation's 100 Hz
+/// of sim time, say) looks the same by rate alone, and pairing its samples as echoes takes
+/// the sample nearest in value, off by the sampling phase. So an automatic echo reading is
+/// checked against a sampled one, and the sampled one is kept when its corrected error is
+/// clearly lower (a real echo fits either way: its values are the command's).
 pub fn match_series(
+    cmd: &JointSeries,
+    resp: &JointSeries,
+    opts: &MatchOptions,
+) -> Result<MatchReport, MatchError> {
+    let report = match_series_as(cmd, resp, opts)?;
+    if !(report.response_kind_auto && report.response_kind == ResponseKind::Event) {
+        return Ok(report);
+    }
+    let sampled_opts = MatchOptions {
+        response_kind: Some(ResponseKind::Sampled),
+        ..opts.clone()
+    };
+    let Ok(mut sampled) = match_series_as(cmd, resp, &sampled_opts) else {
+        return Ok(report);
+    };
+    let (echo_rms, sampled_rms) = (report.error_after.rms, sampled.error_after.rms);
+    // (A NaN error on either side keeps the echo reading.)
+    let clearly_better = sampled_rms < SAMPLED_CLEARLY_BETTER * echo_rms;
+    if !clearly_better {
+        return Ok(report);
+    }
+    sampled.response_kind_auto = true;
+    let mut sink = Sink {
+        checks: std::mem::take(&mut sampled.checks),
+    };
+    sink.add(
+        "response_kind_by_error",
+        RESP,
+        None,
+        None,
+        None,
+        format!(
+            "responses about as frequent as commands: read as samples of the state, whose corrected error ({sampled_rms:.4} rad) is below half of the reading as one echo per command ({echo_rms:.4} rad, delay {:.1} ms); the response kind \"event\" keeps the echo reading",
+            report.delay_ns as f64 / 1e6
+        ),
+    );
+    sampled.checks = sink.checks;
+    sampled.summary.push_str(&format!(
+        "\nresponses about as frequent as commands, read as samples of the state: read as one echo per command instead, delay {:.1} ms and {echo_rms:.3} rad after correction",
+        report.delay_ns as f64 / 1e6
+    ));
+    Ok(sampled)
+}
+
+/// [`match_series`] with the response kind as `opts` gives it or the rates suggest.
+fn match_series_as(
     cmd: &JointSeries,
     resp: &JointSeries,
     opts: &MatchOptions,

@@ -157,6 +157,43 @@ fn event_echoes_are_paired_causally() {
     assert!(sp.min >= 40_000_000 && sp.max <= 44_000_000, "{sp:?}");
 }
 
+/// A state published at the commands' rate (a slowed simulation) is not told from echoes by
+/// rate alone. Read as echoes, each command pairs with the sample nearest in value (10 ms off
+/// here: 50 ms instead of 60); read as samples, the delay is recovered, and that reading wins
+/// on its much lower corrected error. Real echoes keep the echo reading
+/// (`event_echoes_are_paired_causally`, `event_delay_longer_than_command_period`).
+#[test]
+fn state_at_the_command_rate_is_read_as_samples() {
+    let s = Synth {
+        resp_period_ns: 50_000_000,
+        delay_ns: 60_000_000,
+        ..Default::default()
+    };
+    let rep = match_series(&s.commands(), &s.sampled(), &MatchOptions::default()).unwrap();
+    assert_eq!(rep.response_kind, ResponseKind::Sampled, "{}", rep.summary);
+    assert!(rep.response_kind_auto);
+    assert!(
+        (rep.delay_ns - 60_000_000).abs() < 2_000_000,
+        "{}",
+        rep.summary
+    );
+    assert!(rep.error_after.rms < 0.005, "{}", rep.summary);
+    assert_eq!(rep.checks.counts.get("response_kind_by_error"), Some(&1));
+    // Asked for echoes, the echo reading stands (and is the one the rule replaced).
+    let o = MatchOptions {
+        response_kind: Some(ResponseKind::Event),
+        ..Default::default()
+    };
+    let echo = match_series(&s.commands(), &s.sampled(), &o).unwrap();
+    assert_eq!(echo.response_kind, ResponseKind::Event);
+    assert!(
+        (echo.delay_ns - 50_000_000).abs() < 2_000_000,
+        "{}",
+        echo.summary
+    );
+    assert!(rep.error_after.rms < 0.5 * echo.error_after.rms);
+}
+
 #[test]
 fn event_delay_longer_than_command_period() {
     for delay in [8_000_000, 120_000_000] {
