@@ -914,7 +914,8 @@ fn analyse_topic(
         ),
         ((published, fitted), (wall_median_raw, h)),
     ) = rayon::join(
-        // Modes after the lag summary, whose extremes can spare them their sort.
+        // Modes after the lag summary, read off the same sorted lags (constant ones need no
+        // mode search at all).
         || {
             // The i32 lags sorted once (a copy, 4 bytes a message of this topic, freed here)
             // for both the lag summary and the modes; lags in arrival order (constant ones,
