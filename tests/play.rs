@@ -2,10 +2,11 @@
 //! test, inside a network namespace the test creates (a veth pair with multicast, plus
 //! loopback) and removes, so no packet can reach a real interface.
 //!
-//! The outer tests (`netns_*`) make the namespace and run the matching `inner_*` test of this
-//! same binary inside it with `ip netns exec`; the inner tests are `#[ignore]`d so that they
-//! never run outside a namespace. Where a namespace cannot be made (not root, no iproute2)
-//! the outer tests fail and say why — set `BAGSCOPE_SKIP_NETNS=1` to skip them on purpose.
+//! The outer tests (`netns_*`) run the matching `inner_*` test of this same binary in a new
+//! network namespace (`unshare -n`, set up with a veth pair); the inner tests are `#[ignore]`d
+//! so that they never run outside one. Where a namespace cannot be made (not root, no
+//! util-linux or iproute2) the outer tests fail and say why — set `BAGSCOPE_SKIP_NETNS=1` to
+//! skip them on purpose (refused when `CI` is set).
 //!
 //! The offline tests (`--out --no-publish`) need no network.
 
@@ -49,21 +50,21 @@ fn expected(bag: &Path, topic: &str, window_ns: Option<i64>) -> Vec<(i64, Vec<u8
 }
 
 fn reliable() -> TopicQos {
-    TopicQos {
-        reliability: Reliability::Reliable,
-        durability: Durability::Volatile,
-        history: History::KeepAll,
-        source: "test",
-    }
+    TopicQos::new(
+        Reliability::Reliable,
+        Durability::Volatile,
+        History::KeepAll,
+        "test",
+    )
 }
 
 fn best_effort(depth: u32) -> TopicQos {
-    TopicQos {
-        reliability: Reliability::BestEffort,
-        durability: Durability::Volatile,
-        history: History::KeepLast(depth),
-        source: "test",
-    }
+    TopicQos::new(
+        Reliability::BestEffort,
+        Durability::Volatile,
+        History::KeepLast(depth),
+        "test",
+    )
 }
 
 /// `bagscope play BAG ARGS --report REPORT` (stdout discarded), not yet started.
@@ -88,6 +89,30 @@ fn cmd_reader(node: &Node) -> bagscope_replay::dds::RawReader {
     .unwrap()
 }
 
+/// A spawned player, killed if the test fails before it ends (an orphan would hold the outer
+/// test's output pipe open, and the outer test would wait forever).
+struct Player(std::process::Child);
+
+impl Drop for Player {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl std::ops::Deref for Player {
+    type Target = std::process::Child;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Player {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
 fn read_report(p: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
 }
@@ -99,72 +124,60 @@ fn quantile(v: &mut [i64], q: f64) -> i64 {
 
 // ---------------------------------------------------------------- namespace plumbing
 
-struct Netns(String);
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
-}
-
-fn ip(args: &[&str]) -> Result<(), String> {
-    let out = Command::new("ip")
-        .args(args)
-        .output()
-        .map_err(|e| format!("`ip` (iproute2) cannot be run: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "`ip {}` failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
-}
-
-/// A namespace with loopback and a veth pair (multicast on, a multicast route): DDS discovery
-/// works inside, nothing leaves.
-fn make_netns(tag: &str) -> Result<Netns, String> {
-    let name = format!("bagscope-{tag}-{}", std::process::id());
-    ip(&["netns", "add", &name])?;
-    let ns = Netns(name.clone());
-    let n = name.as_str();
-    ip(&["-n", n, "link", "set", "lo", "up"])?;
-    ip(&[
-        "-n", n, "link", "add", "bsv0", "type", "veth", "peer", "name", "bsv1",
-    ])?;
-    ip(&["-n", n, "addr", "add", "10.231.0.1/24", "dev", "bsv0"])?;
-    ip(&["-n", n, "addr", "add", "10.231.0.2/24", "dev", "bsv1"])?;
-    for d in ["bsv0", "bsv1"] {
-        ip(&["-n", n, "link", "set", d, "multicast", "on"])?;
-        ip(&["-n", n, "link", "set", d, "up"])?;
-    }
-    ip(&["-n", n, "route", "add", "224.0.0.0/4", "dev", "bsv0"])?;
-    Ok(ns)
-}
+/// Inside the new namespace: loopback and a veth pair with multicast on and a multicast route,
+/// so DDS discovery works; the namespace has no other interface, so nothing leaves, and it is
+/// gone when the test process exits.
+const NETNS_SETUP: &str = "set -e
+ip link set lo up
+ip link add bsv0 type veth peer name bsv1
+ip addr add 10.231.0.1/24 dev bsv0
+ip addr add 10.231.0.2/24 dev bsv1
+for d in bsv0 bsv1; do ip link set $d multicast on; ip link set $d up; done
+ip route add 224.0.0.0/4 dev bsv0
+exec \"$0\" \"$@\"";
 
 /// The DDS tests run one at a time: the timing test measures sub-millisecond errors, which
 /// another test's publishers and busy readers on the same 2 cores would distort.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Runs the ignored test `inner` of this binary inside a fresh namespace.
+/// Why a private network namespace cannot be made here, if it cannot.
+fn netns_unavailable() -> Option<String> {
+    let probe = "ip link set lo up && ip link add bsv0 type veth peer name bsv1";
+    match Command::new("unshare")
+        .args(["-n", "--", "sh", "-c", probe])
+        .output()
+    {
+        Err(e) => Some(format!("`unshare` (util-linux) cannot be run: {e}")),
+        Ok(o) if !o.status.success() => Some(format!(
+            "`unshare -n` with a veth pair failed: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Ok(_) => None,
+    }
+}
+
+/// Runs the ignored test `inner` of this binary inside a fresh network namespace
+/// (`unshare -n`).
 fn in_netns(inner: &str) {
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     if std::env::var_os("BAGSCOPE_SKIP_NETNS").is_some() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "BAGSCOPE_SKIP_NETNS is set under CI: the DDS tests must run there"
+        );
         eprintln!("note: BAGSCOPE_SKIP_NETNS is set: {inner} not run");
         return;
     }
-    let ns =
-        make_netns(&inner.trim_start_matches("inner_").replace('_', "-")).unwrap_or_else(|e| {
-            panic!(
-                "cannot create a network namespace for the DDS test ({e}); it needs root and \
-                 iproute2 (set BAGSCOPE_SKIP_NETNS=1 to skip on purpose)"
-            )
-        });
+    if let Some(why) = netns_unavailable() {
+        panic!(
+            "cannot create a network namespace for the DDS test ({why}); it needs root (or \
+             CAP_SYS_ADMIN + CAP_NET_ADMIN), util-linux and iproute2 (set BAGSCOPE_SKIP_NETNS=1 \
+             to skip on purpose)"
+        );
+    }
     let exe = std::env::current_exe().unwrap();
-    let out = Command::new("ip")
-        .args(["netns", "exec", &ns.0])
+    let out = Command::new("unshare")
+        .args(["-n", "--", "sh", "-c", NETNS_SETUP])
         .arg(exe)
         .args([
             inner,
@@ -173,9 +186,9 @@ fn in_netns(inner: &str) {
             "--nocapture",
             "--test-threads=1",
         ])
-        .env("BAGSCOPE_IN_NETNS", &ns.0)
+        .env("BAGSCOPE_IN_NETNS", "1")
         .output()
-        .expect("ip netns exec");
+        .expect("unshare -n");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     eprintln!("{stdout}\n{stderr}");
@@ -190,6 +203,20 @@ fn assert_in_netns() {
         std::env::var_os("BAGSCOPE_IN_NETNS").is_some(),
         "inner DDS tests run only inside the namespace their outer test makes"
     );
+    // Only loopback and the test's own veth pair: no real interface to leak onto.
+    // (`ip`, not /sys/class/net: sysfs still shows the namespace it was mounted in.)
+    let o = Command::new("ip").args(["-o", "link"]).output().unwrap();
+    let links = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.split(':').nth(1))
+        .map(|n| n.trim().split('@').next().unwrap_or("").to_string())
+        .filter(|n| !["lo", "bsv0", "bsv1"].contains(&n.as_str()))
+        .collect::<Vec<_>>();
+    assert!(o.status.success() && !o.stdout.is_empty());
+    assert!(
+        links.is_empty(),
+        "unexpected interfaces in the namespace: {links:?}"
+    );
 }
 
 #[test]
@@ -200,6 +227,16 @@ fn netns_play_arrives_identical_and_on_time() {
 #[test]
 fn netns_follow_clock_waits_for_the_simulator() {
     in_netns("inner_follow_clock_waits_for_the_simulator");
+}
+
+#[test]
+fn netns_recorded_qos_decides_who_matches() {
+    in_netns("inner_recorded_qos_decides_who_matches");
+}
+
+#[test]
+fn netns_follow_clock_goes_on_after_a_reset() {
+    in_netns("inner_follow_clock_goes_on_after_a_reset");
 }
 
 #[test]
@@ -235,6 +272,7 @@ fn inner_play_arrives_identical_and_on_time() {
         &report,
     )
     .spawn()
+    .map(Player)
     .unwrap();
     let mut got: Vec<(Instant, RawCdr)> = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -276,9 +314,11 @@ fn inner_play_arrives_identical_and_on_time() {
         .collect();
     let rp99 = quantile(&mut dev, 0.99);
     eprintln!("receiver-side interval error p99 {rp99} ns");
+    // The issue's bound holds at the receiver too (this includes DDS delivery and the
+    // receiver's 200 µs polling).
     assert!(
-        rp99 < 5_000_000,
-        "receiver-side interval error p99 {rp99} ns"
+        rp99 < 2_000_000,
+        "receiver-side interval error p99 {rp99} ns >= 2 ms"
     );
 }
 
@@ -312,6 +352,7 @@ fn inner_follow_clock_waits_for_the_simulator() {
         &report,
     )
     .spawn()
+    .map(Player)
     .unwrap();
     // Simulated time: 100 s at start, 100 Hz ticks of 10 ms; it stands still for 1.5 s of
     // wall time at sim 101.0 s.
@@ -447,7 +488,53 @@ fn inner_clock_restamp_and_interrupt() {
         (last - t0) as f64 / 1e9
     );
 
-    // 2. --restamp now --loop, stopped by SIGINT.
+    // 2. --loop: /clock starts again at the bag's start with every pass (as ros2 bag play's
+    // does), never running on past the played window.
+    let report = dir.path().join("loop.json");
+    let mut child = play_cmd(
+        &bag,
+        &[
+            "--topics",
+            "/arm_cmd",
+            "--clock",
+            "100",
+            "--rate",
+            "4",
+            "--duration",
+            "1s",
+            "--loop",
+            "--wait-for-subscribers",
+            "20s",
+        ],
+        &report,
+    )
+    .spawn()
+    .map(Player)
+    .unwrap();
+    let mut looped: Vec<i64> = Vec::new();
+    let start = Instant::now();
+    // Each pass is 0.25 s of wall time: 1.5 s holds several.
+    while start.elapsed() < Duration::from_secs(30) && looped.len() < 150 {
+        while let Ok(Some(s)) = clock.take_next_sample() {
+            looped.extend(parse_clock(s.value()));
+        }
+        while cmd.take_next_sample().ok().flatten().is_some() {}
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let _ = child.wait();
+    assert!(looped.len() >= 150, "{} clock messages", looped.len());
+    assert!(
+        looped.iter().all(|&t| t >= t0 && t <= t0 + 1_100_000_000),
+        "clock left the played window [0, 1 s]: {:?}",
+        looped.iter().map(|t| t - t0).collect::<Vec<_>>()
+    );
+    let jumps = looped.windows(2).filter(|w| w[1] < w[0]).count();
+    assert!(jumps >= 2, "{jumps} restarts of /clock over several passes");
+
+    // 3. --restamp now --loop, stopped by SIGINT.
     let report = dir.path().join("play.json");
     let mut child = play_cmd(
         &bag,
@@ -463,6 +550,7 @@ fn inner_clock_restamp_and_interrupt() {
         &report,
     )
     .spawn()
+    .map(Player)
     .unwrap();
     let mut cmds: Vec<(i64, RawCdr)> = Vec::new();
     let start = Instant::now();
@@ -510,6 +598,230 @@ fn inner_clock_restamp_and_interrupt() {
         );
         assert!(want.iter().any(|(_, w)| w[12..] == b[12..]), "body changed");
     }
+}
+
+/// Copies the first `window_ns` of `/arm_cmd` into a new MCAP under each of `topics`, with
+/// the given `offered_qos_profiles` (rosbag2's YAML) in the channel metadata.
+fn bag_with_qos(src: &Path, out: &Path, topics: &[(&str, &str)], window_ns: i64) {
+    let b = Bag::open(src).unwrap();
+    let i = b.topic_index("/arm_cmd").unwrap();
+    let t = &b.topics[i];
+    let msgs = expected(src, "/arm_cmd", Some(window_ns));
+    let mut w = mcap::WriteOptions::new()
+        .profile("ros2")
+        .create(std::io::BufWriter::new(std::fs::File::create(out).unwrap()))
+        .unwrap();
+    let (enc, data, _) = bagscope_msg::schema::builtin::schema_for_writing(
+        &t.type_name,
+        &t.schema_encoding,
+        &t.schema_data,
+    )
+    .unwrap();
+    let sid = w.add_schema(&t.type_name, &enc, &data).unwrap();
+    let mut chans = Vec::new();
+    for (name, qos) in topics {
+        let md = std::collections::BTreeMap::from([(
+            "offered_qos_profiles".to_string(),
+            qos.to_string(),
+        )]);
+        chans.push(w.add_channel(sid, name, "cdr", &md).unwrap());
+    }
+    for (seq, (lt, d)) in msgs.iter().enumerate() {
+        for &c in &chans {
+            let h = mcap::records::MessageHeader {
+                channel_id: c,
+                sequence: seq as u32,
+                log_time: *lt as u64,
+                publish_time: *lt as u64,
+            };
+            w.write_to_known_channel(&h, d).unwrap();
+        }
+    }
+    w.finish().unwrap();
+}
+
+/// The recorded QoS decides who can match, as with the original publishers: a transient-local
+/// reader that requests a 200 ms deadline matches only an offer that is transient local with
+/// a deadline of at most 200 ms (recorded: 100 ms); a topic whose recorded publishers differed
+/// is offered the reliable default, which a reliable reader matches (a best-effort offer
+/// would not).
+#[test]
+#[ignore = "runs inside a network namespace (see netns_recorded_qos_decides_who_matches)"]
+fn inner_recorded_qos_decides_who_matches() {
+    assert_in_netns();
+    let dir = tempfile::tempdir().unwrap();
+    let bag = dir.path().join("qos.mcap");
+    let tl = "- history: keep_last\n  depth: 5\n  reliability: reliable\n  durability: transient_local\n  deadline:\n    sec: 0\n    nsec: 100000000\n  lifespan:\n    sec: 9223372036\n    nsec: 854775807\n  liveliness: automatic\n  liveliness_lease_duration:\n    sec: 9223372036\n    nsec: 854775807\n";
+    let mixed = "- history: 1\n  depth: 10\n  reliability: 1\n  durability: 1\n- history: 1\n  depth: 10\n  reliability: 2\n  durability: 2\n";
+    bag_with_qos(
+        &command_bag(),
+        &bag,
+        &[("/cmd_tl", tl), ("/cmd_mixed", mixed)],
+        1_000_000_000,
+    );
+    let want = expected(&bag, "/cmd_tl", None);
+    assert!(want.len() >= 15);
+    let node = Node::new(0).unwrap();
+    let ty = "trajectory_msgs/msg/JointTrajectory";
+    // The readers' QoS is set here in DDS terms, not through the player's mapping.
+    use bagscope_replay::dds::rustdds::{policy, Duration as DdsDuration, QosPolicyBuilder};
+    let reliable_dds = || {
+        QosPolicyBuilder::new()
+            .reliability(policy::Reliability::Reliable {
+                max_blocking_time: DdsDuration::from_millis(100),
+            })
+            .history(policy::History::KeepAll)
+    };
+    let strict = reliable_dds()
+        .durability(policy::Durability::TransientLocal)
+        .deadline(policy::Deadline(DdsDuration::from_millis(200)))
+        .build();
+    let mut r_tl = node.reader_with_qos("/cmd_tl", ty, strict).unwrap();
+    let mut r_mixed = node
+        .reader_with_qos("/cmd_mixed", ty, reliable_dds().build())
+        .unwrap();
+    let report = dir.path().join("play.json");
+    let mut child = play_cmd(&bag, &["--wait-for-subscribers", "20s"], &report)
+        .spawn()
+        .map(Player)
+        .unwrap();
+    let (mut got_tl, mut got_mixed) = (Vec::new(), Vec::new());
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let mut exited_at: Option<Instant> = None;
+    while (got_tl.len() < want.len() || got_mixed.len() < want.len()) && Instant::now() < deadline {
+        while let Ok(Some(s)) = r_tl.take_next_sample() {
+            got_tl.push(s.value().to_stored());
+        }
+        while let Ok(Some(s)) = r_mixed.take_next_sample() {
+            got_mixed.push(s.value().to_stored());
+        }
+        if exited_at.is_none() && child.try_wait().unwrap().is_some() {
+            exited_at = Some(Instant::now());
+        }
+        if exited_at.is_some_and(|t| t.elapsed() > Duration::from_secs(3)) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(child.wait().unwrap().code(), Some(0), "play exit code");
+    let want: Vec<Vec<u8>> = want.into_iter().map(|(_, d)| d).collect();
+    assert_eq!(got_tl, want, "transient-local reader with a deadline");
+    assert_eq!(got_mixed, want, "reliable reader of the mixed topic");
+    let r = read_report(&report);
+    let by = |name: &str| {
+        r["topics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["topic"] == name)
+            .unwrap()
+            .clone()
+    };
+    let q = &by("/cmd_tl")["qos"];
+    assert_eq!(q["source"], "recorded");
+    assert_eq!(q["durability"], "transient_local");
+    assert_eq!(q["deadline_ns"], 100_000_000);
+    assert_eq!(q["history"]["depth"], 5);
+    assert_eq!(by("/cmd_mixed")["qos"]["source"], "default");
+    assert!(
+        r["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "qos_mixed" && w["topic"] == "/cmd_mixed"),
+        "{}",
+        r["warnings"]
+    );
+}
+
+/// A simulator reset (its /clock jumps back) does not stall playback: it goes on from where it
+/// was, paced by the clock from its new value, and the report says so.
+#[test]
+#[ignore = "runs inside a network namespace (see netns_follow_clock_goes_on_after_a_reset)"]
+fn inner_follow_clock_goes_on_after_a_reset() {
+    assert_in_netns();
+    let bag = command_bag();
+    let want = expected(&bag, "/arm_cmd", Some(1_500_000_000));
+    let node = Node::new(0).unwrap();
+    let mut clock = node
+        .writer("/clock", "rosgraph_msgs/msg/Clock", &best_effort(1))
+        .unwrap();
+    // Best effort (nothing is lost on the namespace's veth): this test is about pacing; delivery
+    // is the reliable tests' business.
+    let mut reader = node
+        .reader(
+            "/arm_cmd",
+            "trajectory_msgs/msg/JointTrajectory",
+            &best_effort(1000),
+        )
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("play.json");
+    let mut child = play_cmd(
+        &bag,
+        &[
+            "--topics",
+            "/arm_cmd",
+            "--duration",
+            "1.5s",
+            "--follow-clock",
+            "/clock",
+            "--wait-for-subscribers",
+            "20s",
+        ],
+        &report,
+    )
+    .spawn()
+    .map(Player)
+    .unwrap();
+    let mut sim: i64 = 100_000_000_000;
+    let mut got: Vec<RawCdr> = Vec::new();
+    let mut reset_done = false;
+    let deadline = Instant::now() + Duration::from_secs(40);
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "stalled: {} of {} received",
+            got.len(),
+            want.len()
+        );
+        let _ = clock.send(node.publisher(), &clock_payload(sim));
+        let tick_end = Instant::now() + Duration::from_millis(10);
+        while Instant::now() < tick_end {
+            while let Ok(Some(s)) = reader.take_next_sample() {
+                got.push(s.value().clone());
+            }
+            std::thread::sleep(Duration::from_micros(300));
+        }
+        if !reset_done && got.len() >= 5 {
+            reset_done = true;
+            sim = 3_000_000_000; // the simulation restarts near zero
+        }
+        if child.try_wait().unwrap().is_some() {
+            std::thread::sleep(Duration::from_millis(200));
+            while let Ok(Some(s)) = reader.take_next_sample() {
+                got.push(s.value().clone());
+            }
+            break;
+        }
+        sim += 10_000_000;
+    }
+    assert!(reset_done, "playback ended before the reset");
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let r = read_report(&report);
+    assert_eq!(got.len(), want.len(), "report: {r}");
+    for (i, (g, (_, w))) in got.iter().zip(&want).enumerate() {
+        assert_eq!(&g.to_stored(), w, "message {i}");
+    }
+    assert!(
+        r["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "followed_clock_jumped_back"),
+        "{}",
+        r["warnings"]
+    );
 }
 
 // ---------------------------------------------------------------- offline (no network)
@@ -597,27 +909,208 @@ fn offline_out_is_the_schedule() {
     }
 }
 
+/// `--dry-run --out`: paced in real time, the written log times are the schedule (exact
+/// recorded intervals), the publish times when each went out (at or after it).
+#[test]
+fn paced_out_logs_the_schedule_and_publish_times_the_sends() {
+    let bag = command_bag();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("paced.mcap");
+    let o = Command::new(bin())
+        .arg("play")
+        .arg(&bag)
+        .args([
+            "--topics",
+            "/arm_cmd",
+            "--duration",
+            "1s",
+            "--dry-run",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let want = expected(&bag, "/arm_cmd", Some(1_000_000_000));
+    let paced = Bag::open(&out).unwrap();
+    let mut got: Vec<(i64, i64, Vec<u8>)> = Vec::new();
+    paced.visit(&paced.all_topics(), |m| {
+        got.push((m.log_time_ns, m.publish_time_ns.unwrap(), m.data.to_vec()))
+    });
+    assert_eq!(got.len(), want.len());
+    let (g0, w0) = (got[0].0, want[0].0);
+    for ((lt, pt, d), (wt, wd)) in got.iter().zip(&want) {
+        assert_eq!(d, wd);
+        assert!(
+            (lt - g0 - (wt - w0)).abs() <= 1,
+            "log time off the schedule"
+        );
+        assert!(
+            (0..50_000_000).contains(&(pt - lt)),
+            "publish time {} ns after the scheduled time",
+            pt - lt
+        );
+    }
+}
+
 #[test]
 fn usage_errors_exit_2() {
     let bag = command_bag();
-    for args in [
-        vec!["--rate", "0", "--no-publish", "--out", "/tmp/x.mcap"],
-        vec!["--topics", "/nope", "--no-publish", "--out", "/tmp/x.mcap"],
-        vec!["--loop", "--no-publish", "--out", "/tmp/x.mcap"],
-        vec!["--remap", "nocolon"],
-    ] {
+    let dir = tempfile::tempdir().unwrap();
+    let x = dir.path().join("x.mcap");
+    let x = x.to_str().unwrap();
+    let bad_qos = dir.path().join("qos.yaml");
+    std::fs::write(&bad_qos, "/arm_cmd:\n  reliablity: best_effort\n").unwrap();
+    let bad_qos = bad_qos.to_str().unwrap();
+    // (arguments, exit code, what the message must name)
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        (vec!["--rate", "0", "--no-publish", "--out", x], 2, "--rate"),
+        // An unknown topic is an error naming it, as for every command (exit 1).
+        (
+            vec!["--topics", "/nope", "--no-publish", "--out", x],
+            1,
+            "/nope",
+        ),
+        (vec!["--loop", "--no-publish", "--out", x], 2, "--loop"),
+        // --duration bounds each pass, not the output.
+        (
+            vec!["--loop", "--duration", "1s", "--no-publish", "--out", x],
+            2,
+            "--loop",
+        ),
+        (vec!["--remap", "nocolon"], 2, "nocolon"),
+        (
+            vec!["--remap", "/arm_cmd:=bad name", "--no-publish", "--out", x],
+            2,
+            "bad name",
+        ),
+        (
+            vec!["--qos-overrides", bad_qos, "--no-publish", "--out", x],
+            2,
+            "reliablity",
+        ),
+        (
+            vec!["--topics", "/arm_cmd", "--follow-clock", "/arm_cmd"],
+            2,
+            "--follow-clock",
+        ),
+    ];
+    for (args, want, names) in cases {
         let o = Command::new(bin())
             .arg("play")
             .arg(&bag)
             .args(&args)
             .output()
             .unwrap();
-        let code = o.status.code();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(want), "{args:?}: {err}");
         assert!(
-            code == Some(2) || code == Some(1),
-            "{args:?}: exit {code:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
+            err.contains(names),
+            "{args:?}: message does not name {names:?}: {err}"
         );
-        assert!(!o.stderr.is_empty(), "{args:?}: no message");
     }
+    assert!(
+        !Path::new(&format!("{x}.partial")).exists() && !Path::new(x).exists(),
+        "a failed run left an output behind"
+    );
+}
+
+/// `--order stamp` on a bag with split clocks: /joint_states is stamped on sim time while
+/// /gripper_cmd has no header and the recorder logs wall time. The headerless messages are
+/// placed by their log time shifted onto the stamps' clock, so they keep their place among
+/// the stamped ones (not 1.7e9 s away from them).
+#[test]
+fn offline_stamp_order_shifts_headerless_messages_onto_the_stamps_clock() {
+    let bag = root().join("bags/arm_split");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("by_stamp.mcap");
+    let o = Command::new(bin())
+        .arg("play")
+        .arg(&bag)
+        .args([
+            "--topics",
+            "/joint_states",
+            "/gripper_cmd",
+            "--order",
+            "stamp",
+            "--no-publish",
+            "--json",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        r["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "schedule_fallback" && w["topic"] == "/gripper_cmd"),
+        "{}",
+        r["warnings"]
+    );
+    // Input: (log time, topic) in log order; output: scheduled time per message, in order.
+    let src = Bag::open(&bag).unwrap();
+    let sel = src.select(&["/joint_states", "/gripper_cmd"]).unwrap();
+    let mut input: Vec<(i64, String, Vec<u8>)> = Vec::new();
+    src.visit(&sel, |m| {
+        input.push((
+            m.log_time_ns,
+            src.topics[m.topic].name.clone(),
+            m.data.to_vec(),
+        ))
+    });
+    input.sort_by_key(|(t, _, _)| *t);
+    let retimed = Bag::open(&out).unwrap();
+    // Scheduled times per topic, in order (the k-th output message of a topic is its k-th
+    // input message: checked byte for byte).
+    let mut sched: std::collections::BTreeMap<String, Vec<(i64, Vec<u8>)>> = Default::default();
+    retimed.visit(&retimed.all_topics(), |m| {
+        sched
+            .entry(retimed.topics[m.topic].name.clone())
+            .or_default()
+            .push((m.log_time_ns, m.data.to_vec()));
+    });
+    assert_eq!(r["published"].as_u64(), Some(input.len() as u64));
+    let all: Vec<i64> = sched.values().flatten().map(|(t, _)| *t).collect();
+    let span = all.iter().max().unwrap() - all.iter().min().unwrap();
+    assert!(
+        span < 30_000_000_000,
+        "schedule spans {} s",
+        span as f64 / 1e9
+    );
+    // Each gripper command comes 0–13 ms (one state period) after the state logged just
+    // before it, as in the recording.
+    let mut next: std::collections::BTreeMap<&str, usize> = Default::default();
+    let mut last_state: Option<i64> = None;
+    let mut checked = 0;
+    for (_, topic, data) in &input {
+        let k = next.entry(topic.as_str()).or_default();
+        let (at, d) = &sched[topic.as_str()][*k];
+        *k += 1;
+        assert_eq!(d, data, "{topic} message {k} differs");
+        if topic == "/joint_states" {
+            last_state = Some(*at);
+        } else if let Some(s) = last_state {
+            let d = at - s;
+            assert!(
+                (0..=13_000_000).contains(&d),
+                "gripper command {d} ns after its state"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 100, "{checked} gripper commands checked");
 }

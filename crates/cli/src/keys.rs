@@ -41,6 +41,14 @@ pub fn spawn(ctl: Arc<Control>) -> Keys {
             None
         }
     };
+    if let Some(t) = saved {
+        crate::interrupt::before_forced_exit(move || {
+            // SAFETY: as in `finish`.
+            unsafe {
+                libc::tcsetattr(0, libc::TCSANOW, &t);
+            }
+        });
+    }
     let handle = std::thread::spawn(move || {
         if saved.is_none() {
             return;

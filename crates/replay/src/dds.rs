@@ -9,14 +9,20 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use rustdds::no_key::{DataReader, DataWriter, DeserializerAdapter, SerializerAdapter};
-use rustdds::policy::{Durability as DdsDurability, History as DdsHistory, Reliability as DdsRel};
+use rustdds::policy::{
+    Deadline, Durability as DdsDurability, History as DdsHistory, Lifespan,
+    Liveliness as DdsLiveliness, Reliability as DdsRel,
+};
 use rustdds::{
     DataWriterStatus, DomainParticipant, DomainParticipantBuilder, Publisher, QosPolicies,
     QosPolicyBuilder, RepresentationIdentifier, StatusEvented, Subscriber, Topic, TopicKind,
 };
 
-use crate::qos::{Durability, History, Reliability, TopicQos};
+use crate::qos::{Durability, History, Liveliness, Reliability, TopicQos};
+
 use crate::ReplayError;
+/// The DDS stack, for callers that set DDS QoS themselves.
+pub use rustdds;
 
 /// A recorded CDR message split at its 4-byte encapsulation header: RTPS carries the header's
 /// representation identifier separately from the body.
@@ -121,7 +127,9 @@ pub fn dds_type_name(ros_type: &str) -> String {
 }
 
 pub fn to_dds_qos(q: &TopicQos) -> QosPolicies {
-    QosPolicyBuilder::new()
+    let d = |ns: Option<i64>| ns.map_or(rustdds::Duration::INFINITE, rustdds::Duration::from_nanos);
+    let lease_duration = d(q.liveliness_lease_ns);
+    let mut b = QosPolicyBuilder::new()
         .reliability(match q.reliability {
             Reliability::Reliable => DdsRel::Reliable {
                 max_blocking_time: rustdds::Duration::from_millis(100),
@@ -138,7 +146,22 @@ pub fn to_dds_qos(q: &TopicQos) -> QosPolicies {
             },
             History::KeepAll => DdsHistory::KeepAll,
         })
-        .build()
+        // Offered as recorded: a subscriber that requests a deadline or a liveliness lease
+        // matches only an offer at least as strict.
+        .liveliness(match q.liveliness {
+            Liveliness::Automatic => DdsLiveliness::Automatic { lease_duration },
+            Liveliness::ManualByNode => DdsLiveliness::ManualByParticipant { lease_duration },
+            Liveliness::ManualByTopic => DdsLiveliness::ManualByTopic { lease_duration },
+        });
+    if let Some(ns) = q.deadline_ns {
+        b = b.deadline(Deadline(rustdds::Duration::from_nanos(ns)));
+    }
+    if let Some(ns) = q.lifespan_ns {
+        b = b.lifespan(Lifespan {
+            duration: rustdds::Duration::from_nanos(ns),
+        });
+    }
+    b.build()
 }
 
 fn dds_err(what: &str, e: impl std::fmt::Debug) -> ReplayError {
@@ -222,7 +245,17 @@ impl Node {
         ros_type: &str,
         qos: &TopicQos,
     ) -> Result<DataReader<RawCdr, RawIn>, ReplayError> {
-        let q = to_dds_qos(qos);
+        self.reader_with_qos(ros_topic, ros_type, to_dds_qos(qos))
+    }
+
+    /// As [`Node::reader`], with the DDS QoS given directly (tests check the player's QoS
+    /// mapping against readers that do not go through it).
+    pub fn reader_with_qos(
+        &self,
+        ros_topic: &str,
+        ros_type: &str,
+        q: QosPolicies,
+    ) -> Result<DataReader<RawCdr, RawIn>, ReplayError> {
         let topic = self.topic(ros_topic, ros_type, &q)?;
         self.subscriber
             .create_datareader_no_key::<RawCdr, RawIn>(&topic, Some(q))

@@ -26,6 +26,7 @@ use bagscope_msg::{schema_for_channel, StampLocator, StampSource};
 use bagscope_stats::NsSummary;
 use serde::Serialize;
 
+pub use out::partial_path;
 pub use pace::{ExternalClock, Timebase};
 pub use qos::{QosOverrides, TopicQos};
 
@@ -252,6 +253,9 @@ impl PlayReport {
     }
 }
 
+/// How long the player stays on the graph after the last message was acknowledged.
+const LINGER: Duration = Duration::from_millis(300);
+
 fn unix_now_ns() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -290,8 +294,30 @@ fn select_topics(bag: &Bag, o: &PlayOptions) -> Result<Vec<bool>, ReplayError> {
         .collect())
 }
 
+/// A fully qualified ROS 2 topic name (what `--remap` may publish under): `/` then tokens of
+/// letters, digits and `_`, not starting with a digit, separated by single `/`.
+fn valid_topic_name(n: &str) -> bool {
+    let Some(rest) = n.strip_prefix('/') else {
+        return false;
+    };
+    !rest.is_empty()
+        && rest.split('/').all(|tok| {
+            !tok.is_empty()
+                && !tok.starts_with(|c: char| c.is_ascii_digit())
+                && !tok.contains("__")
+                && tok.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+}
+
 fn check_options(o: &PlayOptions) -> Result<(), ReplayError> {
     let u = |m: String| Err(ReplayError::Usage(m));
+    for (old, new) in &o.remap {
+        if !valid_topic_name(new) {
+            return u(format!(
+                "--remap {old}:={new}: {new:?} is not a ROS 2 topic name (/ then letters, digits, _)"
+            ));
+        }
+    }
     if !(o.rate.is_finite() && o.rate > 0.0) {
         return u(format!("--rate {}: must be a positive number", o.rate));
     }
@@ -312,8 +338,15 @@ fn check_options(o: &PlayOptions) -> Result<(), ReplayError> {
     if !o.publish && (o.follow_clock.is_some() || o.clock_hz.is_some()) {
         return u("--follow-clock and --clock need publishing (drop --no-publish)".into());
     }
-    if !o.publish && !o.dry_run && o.loop_playback && o.duration_ns.is_none() {
-        return u("--loop without publishing would write forever: give --duration".into());
+    if !o.publish && !o.dry_run && o.loop_playback {
+        // Offline, passes follow each other without waiting and --duration bounds each pass,
+        // not the whole: the output would grow until the disk is full.
+        return u("--loop without publishing would write forever".into());
+    }
+    if let Some(c) = &o.follow_clock {
+        if !valid_topic_name(c) {
+            return u(format!("--follow-clock {c:?} is not a ROS 2 topic name"));
+        }
     }
     if o.follow_clock.is_some() && o.clock_hz.is_some() {
         return u(
@@ -370,7 +403,11 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
             warnings.push(
                 Warning::new(
                     "schedule_fallback",
-                    format!("{} has no header.stamp: scheduled by log time", t.type_name),
+                    format!(
+                        "{} has no header.stamp: scheduled by log time, shifted onto the \
+                         stamps' clock by the latest stamped message's stamp − log time",
+                        t.type_name
+                    ),
                 )
                 .topic(&t.name),
             );
@@ -387,16 +424,26 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
                 .topic(&t.name),
             );
         }
-        let recorded = qos::from_recorded(t.offered_qos_profiles.as_deref()).unwrap_or_else(|e| {
-            warnings.push(
-                Warning::new(
-                    "qos_unreadable",
-                    format!("offered_qos_profiles unreadable ({e}): offering the ROS 2 default"),
-                )
-                .topic(&t.name),
-            );
-            TopicQos::default()
-        });
+        let recorded = match qos::from_recorded(t.offered_qos_profiles.as_deref()) {
+            Ok(offer) => {
+                if let Some(m) = offer.mixed {
+                    warnings.push(Warning::new("qos_mixed", m).topic(&t.name));
+                }
+                offer.qos
+            }
+            Err(e) => {
+                warnings.push(
+                    Warning::new(
+                        "qos_unreadable",
+                        format!(
+                            "offered_qos_profiles unreadable ({e}): offering the ROS 2 default"
+                        ),
+                    )
+                    .topic(&t.name),
+                );
+                TopicQos::default()
+            }
+        };
         locators[i] = loc;
         plans.push(Plan {
             topic: i,
@@ -406,6 +453,15 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
             qos: o.qos_overrides.apply(&t.name, recorded),
             stamp_offset,
         });
+    }
+    if let Some(c) = &o.follow_clock {
+        if let Some(p) = plans.iter().find(|p| &p.published_as == c) {
+            return Err(ReplayError::Usage(format!(
+                "--follow-clock {c}: the bag's {} is being played onto it (playback would pace \
+                 itself by its own output); exclude it with --exclude-topics {}",
+                p.name, p.name
+            )));
+        }
     }
     if plans.is_empty() {
         return Err(ReplayError::Usage(format!(
@@ -451,13 +507,17 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
                     .filter_map(|(p, w)| (w.matched_subscriptions() == 0).then_some(p))
                     .map(|p| p.published_as.as_str())
                     .collect();
-                warnings.push(Warning::new(
-                    "no_subscriber",
-                    format!(
-                        "no subscriber matched within the wait for: {} (played anyway)",
-                        missing.join(", ")
-                    ),
-                ));
+                // Messages sent before anyone listens are lost to the run being recorded.
+                warnings.push(
+                    Warning::new(
+                        "no_subscriber",
+                        format!(
+                            "no subscriber matched within the wait for: {} (played anyway)",
+                            missing.join(", ")
+                        ),
+                    )
+                    .loss(),
+                );
                 break;
             }
             std::thread::sleep(Duration::from_millis(10));
@@ -541,6 +601,17 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
 
     if let Some(e) = &external {
         e.shutdown();
+        let (_, back) = e.counts();
+        if back > 0 {
+            warnings.push(Warning::new(
+                "followed_clock_jumped_back",
+                format!(
+                    "{} went back {back} time(s) (a simulation reset?): playback went on from \
+                     where it was, paced by the clock from there",
+                    e.topic
+                ),
+            ));
+        }
     }
     // Reliable subscribers get everything before we leave the graph.
     if !ctl.stopped() {
@@ -554,9 +625,17 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
                         "not_acknowledged",
                         "reliable subscribers had not acknowledged every message when playback ended",
                     )
-                    .topic(&p.published_as),
+                    .topic(&p.published_as)
+                    .loss(),
                 );
             }
+        }
+        // Stay on the graph a moment after the last acknowledgement: a reliable RustDDS
+        // reader drops samples it has received but not yet taken once their writer is gone
+        // (its cache forgets the writer's in-order marker), so a player that left at once
+        // would cost such a receiver its last messages.
+        if writers.iter_mut().any(|w| w.matched_subscriptions() > 0) {
+            std::thread::sleep(LINGER);
         }
     }
     let out_path = match sinks.mcap.take() {
@@ -575,10 +654,16 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
                 warnings.push(
                     Warning::new(
                         "schedule_fallback",
-                        format!(
-                            "{n} message(s) without the {:?} time: scheduled by log time",
-                            o.order
-                        ),
+                        match o.order {
+                            Order::Stamp => format!(
+                                "{n} message(s) without header.stamp (or with a zero one): \
+                                 scheduled by log time, shifted onto the stamps' clock by the \
+                                 latest stamped message's stamp − log time"
+                            ),
+                            _ => format!(
+                                "{n} message(s) without a publish time: scheduled by log time"
+                            ),
+                        },
                     )
                     .topic(name),
                 );
@@ -606,10 +691,20 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
             ),
         ));
     }
+    let interrupted = ctl.stopped();
+    let played: u64 = state.published.iter().chain(&state.failed).sum();
+    if played == 0 && !interrupted {
+        warnings.push(
+            Warning::new(
+                "nothing_played",
+                "no message of the selected topics lies in the selected window (or the bag is empty)",
+            )
+            .loss(),
+        );
+    }
     warnings.sort();
     warnings.dedup();
 
-    let interrupted = ctl.stopped();
     let mut all_errors = Vec::new();
     let mut topics = Vec::new();
     for (k, p) in plans.iter().enumerate() {
@@ -727,6 +822,10 @@ fn run_player(
     // (opening, first chunk) is not charged to the first publish.
     let mut started = false;
     while let Some(ev) = queue.pop() {
+        // Offline nothing waits, so this is where Ctrl-C is seen.
+        if ctl.stopped() {
+            break;
+        }
         let item = match ev {
             source::Event::Done(s) => {
                 *summary = s;
@@ -756,6 +855,8 @@ fn run_player(
             loop_index = item.loop_index;
             loop_base_ns = last_offset_ns;
             pass_begin = None;
+            // Bag time (what /clock says) starts again with each pass, as in ros2 bag play.
+            tb.set_loop_base(loop_base_ns);
         }
         let begin = *pass_begin.get_or_insert(item.key_ns);
         tb.set_begin(*st.begin_ns.get_or_insert(item.key_ns));
@@ -782,7 +883,7 @@ fn run_player(
         if o.restamp == Restamp::Now {
             if let Some(off) = plans[k].stamp_offset {
                 let now_ns = match external {
-                    Some(ext) => ext.latest().map(|(t, _)| t).unwrap_or(0),
+                    Some(ext) => ext.latest_raw().unwrap_or(0),
                     None if o.clock_hz.is_some() => tb.bag_time_now(st.begin_ns.unwrap_or(0)),
                     None if realtime => unix_now_ns(),
                     None => tb.scheduled_unix_ns(offset_ns),
@@ -813,11 +914,17 @@ fn run_player(
             }
         }
         if let Some(m) = &mut sinks.mcap {
-            let log_ns = match target {
-                Some(_) => unix_now_ns(),
-                None => tb.scheduled_unix_ns(offset_ns),
+            // Log time: when the message was due (on the followed clock when following one);
+            // publish time: when it went out (the same offline).
+            let (log_ns, publish_ns) = match (target, external) {
+                (Some(_), Some(ext)) => (ext.due_raw(tb, offset_ns), unix_now_ns()),
+                (Some(_), None) => (tb.scheduled_unix_ns(offset_ns), unix_now_ns()),
+                (None, _) => {
+                    let t = tb.scheduled_unix_ns(offset_ns);
+                    (t, t)
+                }
             };
-            m.write(k, log_ns, data)?;
+            m.write(k, log_ns, publish_ns, data)?;
         }
         if ok {
             st.published[k] += 1;

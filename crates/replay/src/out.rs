@@ -22,11 +22,19 @@ pub struct Sinks {
 }
 
 pub struct McapOut {
-    w: mcap::Writer<BufWriter<File>>,
+    /// `None` once finished.
+    w: Option<mcap::Writer<BufWriter<File>>>,
     channels: Vec<u16>,
     sequence: Vec<u32>,
     tmp: PathBuf,
     path: PathBuf,
+}
+
+/// Where `--out PATH` is written until it is complete.
+pub fn partial_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(".partial");
+    s.into()
 }
 
 fn err(path: &Path, e: impl std::fmt::Display) -> ReplayError {
@@ -50,11 +58,7 @@ impl McapOut {
                 }
             }
         }
-        let tmp: PathBuf = {
-            let mut s = path.as_os_str().to_os_string();
-            s.push(".partial");
-            s.into()
-        };
+        let tmp = partial_path(path);
         let file = File::create(&tmp).map_err(|e| err(&tmp, e))?;
         let mut w = mcap::WriteOptions::new()
             .profile("ros2")
@@ -90,7 +94,7 @@ impl McapOut {
             );
         }
         Ok(McapOut {
-            w,
+            w: Some(w),
             sequence: vec![0; channels.len()],
             channels,
             tmp,
@@ -99,24 +103,45 @@ impl McapOut {
     }
 
     /// `k`: index into the topics given at creation.
-    pub fn write(&mut self, k: usize, log_time_ns: i64, data: &[u8]) -> Result<(), ReplayError> {
-        let t = log_time_ns.max(0) as u64;
+    pub fn write(
+        &mut self,
+        k: usize,
+        log_time_ns: i64,
+        publish_time_ns: i64,
+        data: &[u8],
+    ) -> Result<(), ReplayError> {
         self.sequence[k] = self.sequence[k].wrapping_add(1);
         let header = mcap::records::MessageHeader {
             channel_id: self.channels[k],
             sequence: self.sequence[k],
-            log_time: t,
-            publish_time: t,
+            log_time: log_time_ns.max(0) as u64,
+            publish_time: publish_time_ns.max(0) as u64,
         };
-        self.w
-            .write_to_known_channel(&header, data)
-            .map_err(|e| err(&self.tmp, e))
+        match &mut self.w {
+            Some(w) => w
+                .write_to_known_channel(&header, data)
+                .map_err(|e| err(&self.tmp, e)),
+            None => Err(err(&self.tmp, "written after the end")),
+        }
     }
 
     pub fn finish(mut self) -> Result<PathBuf, ReplayError> {
-        self.w.finish().map_err(|e| err(&self.tmp, e))?;
-        drop(self.w);
+        let Some(mut w) = self.w.take() else {
+            return Err(err(&self.tmp, "finished twice"));
+        };
+        w.finish().map_err(|e| err(&self.tmp, e))?;
+        drop(w);
         std::fs::rename(&self.tmp, &self.path).map_err(|e| err(&self.path, e))?;
-        Ok(self.path)
+        Ok(self.path.clone())
+    }
+}
+
+impl Drop for McapOut {
+    /// A run that failed before finishing leaves no `.partial` file behind.
+    fn drop(&mut self) {
+        if let Some(w) = self.w.take() {
+            drop(w);
+            let _ = std::fs::remove_file(&self.tmp);
+        }
     }
 }

@@ -33,6 +33,8 @@ struct TbState {
     ext_paused_at: Option<i64>,
     /// Bag time of the schedule's zero, once known.
     begin_bag_ns: Option<i64>,
+    /// Schedule offset where the current `--loop` pass began (bag time restarts there).
+    loop_base_ns: i64,
 }
 
 /// The schedule's origin, shared with the `/clock` thread.
@@ -64,6 +66,7 @@ impl Timebase {
                 ext_origin_ns: 0,
                 ext_paused_at: None,
                 begin_bag_ns: None,
+                loop_base_ns: 0,
             })),
             rate,
             delay_ns,
@@ -96,6 +99,11 @@ impl Timebase {
         });
     }
 
+    /// A new `--loop` pass starts at schedule offset `offset_ns`.
+    pub fn set_loop_base(&self, offset_ns: i64) {
+        self.with(|s| s.loop_base_ns = offset_ns);
+    }
+
     pub fn pause(&self) {
         self.with(|s| {
             s.paused_since.get_or_insert_with(Instant::now);
@@ -105,7 +113,10 @@ impl Timebase {
     fn resume(&self) {
         self.with(|s| {
             if let Some(p) = s.paused_since.take() {
-                s.origin += p.elapsed();
+                // Both origins move, so the wall times written for --out stay the targets.
+                let e = p.elapsed();
+                s.origin += e;
+                s.origin_unix_ns += e.as_nanos() as i64;
             }
         });
     }
@@ -125,7 +136,8 @@ impl Timebase {
     pub fn bag_time_now(&self, begin_ns: i64) -> i64 {
         self.with(|s| {
             let now = s.paused_since.unwrap_or_else(Instant::now);
-            let since = now.saturating_duration_since(s.origin + dur(self.delay_ns));
+            let pass_start = s.origin + dur(self.delay_ns) + dur(s.loop_base_ns);
+            let since = now.saturating_duration_since(pass_start);
             begin_ns + (since.as_nanos() as f64 * self.rate) as i64
         })
     }
@@ -140,9 +152,13 @@ impl Timebase {
         let target = self.target(offset_ns);
         self.with(|s| {
             if target > now {
-                s.origin = s.origin.checked_sub(target - now).unwrap_or(s.origin);
+                if let Some(o) = s.origin.checked_sub(target - now) {
+                    s.origin = o;
+                    s.origin_unix_ns -= (target - now).as_nanos() as i64;
+                }
             } else {
                 s.origin += now - target;
+                s.origin_unix_ns += (now - target).as_nanos() as i64;
             }
             s.paused_since = Some(now);
         });
@@ -176,6 +192,11 @@ impl Timebase {
                 std::thread::yield_now();
             }
         }
+    }
+
+    /// When `offset_ns` is due on the followed clock's continuous time (see [`ExternalClock`]).
+    fn ext_due(&self, offset_ns: i64) -> i64 {
+        self.with(|s| s.ext_origin_ns + self.delay_ns + offset_ns)
     }
 
     /// Waits until the followed clock passes `origin + delay + offset_ns`; returns the
@@ -212,7 +233,7 @@ impl Timebase {
                     s.ext_origin_ns += l - p;
                 }
             });
-            let due = self.with(|s| s.ext_origin_ns + self.delay_ns + offset_ns);
+            let due = self.ext_due(offset_ns);
             if let Some(at) = ext.passed(due) {
                 return Waited::Ready(at);
             }
@@ -223,13 +244,40 @@ impl Timebase {
 
 #[derive(Default)]
 struct ExtState {
-    /// Recent (clock value, arrival) pairs, oldest first.
+    /// Recent (continuous clock value, arrival) pairs, oldest first.
     history: VecDeque<(i64, Instant)>,
     received: u64,
     backwards: u64,
+    /// Latest value as received.
+    last_raw: Option<i64>,
+    /// Sum of the backwards jumps so far: continuous value = received value + this.
+    jumped_ns: i64,
 }
 
-/// A clock topic followed over DDS (a simulator's `/clock`).
+impl ExtState {
+    fn push(&mut self, t: i64, arrived: Instant) {
+        if let Some(last) = self.last_raw {
+            if t < last {
+                // A reset (sim restarted, or a new world): the schedule goes on from where it
+                // was, paced by the clock from its new value, instead of waiting for the
+                // clock to climb back past the old one.
+                self.backwards += 1;
+                self.jumped_ns = self.jumped_ns.saturating_add(last - t);
+            }
+        }
+        self.last_raw = Some(t);
+        self.received += 1;
+        self.history
+            .push_back((t.saturating_add(self.jumped_ns), arrived));
+        if self.history.len() > 1024 {
+            self.history.pop_front();
+        }
+    }
+}
+
+/// A clock topic followed over DDS (a simulator's `/clock`). Its values are kept as a
+/// continuous time: where the clock jumps back, later values are shifted by the jump, so the
+/// schedule continues from where it was.
 pub struct ExternalClock {
     st: Arc<(Mutex<ExtState>, Condvar)>,
     stop: Arc<AtomicBool>,
@@ -246,12 +294,12 @@ impl ExternalClock {
         ctl: &Control,
     ) -> Result<ExternalClock, ReplayError> {
         let _ = ctl;
-        let qos = TopicQos {
-            reliability: Reliability::BestEffort,
-            durability: Durability::Volatile,
-            history: History::KeepLast(100),
-            source: "clock",
-        };
+        let qos = TopicQos::new(
+            Reliability::BestEffort,
+            Durability::Volatile,
+            History::KeepLast(100),
+            "clock",
+        );
         let mut reader = node.reader(topic, "rosgraph_msgs/msg/Clock", &qos)?;
         let st: Arc<(Mutex<ExtState>, Condvar)> = Arc::default();
         let stop = Arc::new(AtomicBool::new(false));
@@ -271,14 +319,7 @@ impl ExternalClock {
                                 Ok(g) => g,
                                 Err(p) => p.into_inner(),
                             };
-                            if g.history.back().is_some_and(|(l, _)| t < *l) {
-                                g.backwards += 1;
-                            }
-                            g.received += 1;
-                            g.history.push_back((t, arrived));
-                            if g.history.len() > 1024 {
-                                g.history.pop_front();
-                            }
+                            g.push(t, arrived);
                             cv.notify_all();
                         }
                     }
@@ -303,12 +344,22 @@ impl ExternalClock {
         }
     }
 
-    /// Latest clock value and when it arrived.
+    /// Latest continuous clock value and when it arrived.
     pub fn latest(&self) -> Option<(i64, Instant)> {
         self.lock().history.back().copied()
     }
 
-    /// Arrival of the first clock message at or past `due` (after the last backwards jump).
+    /// Latest clock value as received (what receivers on that clock see as "now").
+    pub fn latest_raw(&self) -> Option<i64> {
+        self.lock().last_raw
+    }
+
+    /// The received clock's value at which schedule offset `offset_ns` is due.
+    pub fn due_raw(&self, tb: &Timebase, offset_ns: i64) -> i64 {
+        tb.ext_due(offset_ns) - self.lock().jumped_ns
+    }
+
+    /// Arrival of the first clock message at or past `due` (continuous time).
     fn passed(&self, due: i64) -> Option<Instant> {
         let g = self.lock();
         let &(last, _) = g.history.back()?;
@@ -394,12 +445,12 @@ pub fn spawn_clock<'s, 'e>(
     hz: f64,
     tb: &Timebase,
 ) -> Result<ClockThread<'s>, ReplayError> {
-    let qos = TopicQos {
-        reliability: Reliability::BestEffort,
-        durability: Durability::Volatile,
-        history: History::KeepLast(1),
-        source: "clock",
-    };
+    let qos = TopicQos::new(
+        Reliability::BestEffort,
+        Durability::Volatile,
+        History::KeepLast(1),
+        "clock",
+    );
     let mut w = node.writer(topic, "rosgraph_msgs/msg/Clock", &qos)?;
     let stop = Arc::new(AtomicBool::new(false));
     let published = Arc::new(AtomicU64::new(0));

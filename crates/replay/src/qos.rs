@@ -2,11 +2,16 @@
 //! writes it in `metadata.yaml` and in MCAP channel metadata) and the user's overrides (the
 //! rosbag2 `--qos-profile-overrides-path` YAML).
 //!
-//! rosbag2's player offers, per topic, reliable only if every recorded publisher was reliable
-//! and transient-local only if every one was, so that every original subscriber still matches.
+//! As rosbag2's player does: when every recorded publisher offered the same profile in the
+//! policies that decide matching (reliability, durability, deadline, liveliness and its
+//! lease), that profile is offered again, so every original subscriber still matches; when they
+//! differ, the ROS 2 default (reliable, volatile) is offered, with a warning. Unlike rosbag2,
+//! the history depth is the recorded one (the largest), not reset to 10. An override replaces
+//! the topic's whole profile: policies it does not name take the default, as in rosbag2.
 //! Both encodings rosbag2 has used are accepted: integers (Foxy–Iron: reliability 1 reliable /
-//! 2 best effort, durability 1 transient local / 2 volatile, history 1 keep last / 2 keep all)
-//! and strings (Jazzy and later: `reliable`, `transient_local`, `keep_last`, ...).
+//! 2 best effort, durability 1 transient local / 2 volatile, history 1 keep last / 2 keep all,
+//! liveliness 1 automatic / 3 manual by topic) and strings (Jazzy and later: `reliable`,
+//! `transient_local`, `keep_last`, `automatic`, ...); durations are `{sec, nsec}`.
 
 use std::collections::BTreeMap;
 
@@ -36,39 +41,103 @@ pub enum History {
     KeepAll,
 }
 
-/// The QoS a replayed topic is offered with, and where it came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Liveliness {
+    #[default]
+    Automatic,
+    /// rmw's deprecated `manual_by_node`; DDS calls it manual by participant.
+    ManualByNode,
+    ManualByTopic,
+}
+
+/// The QoS a replayed topic is offered with, and where it came from. Durations are `None`
+/// when infinite (or unspecified, which ROS 2 middlewares take as infinite).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TopicQos {
     pub reliability: Reliability,
     pub durability: Durability,
     pub history: History,
-    /// `recorded`, `default` (nothing recorded), or `override`.
+    pub deadline_ns: Option<i64>,
+    pub lifespan_ns: Option<i64>,
+    pub liveliness: Liveliness,
+    pub liveliness_lease_ns: Option<i64>,
+    /// `recorded`, `default` (nothing recorded, or publishers that differed), or `override`.
     pub source: &'static str,
 }
 
 /// rclcpp's default publisher QoS (`rclcpp::QoS(10)`), used when nothing was recorded.
 pub const DEFAULT_DEPTH: u32 = 10;
 
-impl Default for TopicQos {
-    fn default() -> Self {
+impl TopicQos {
+    /// A profile with these three policies and the default for the others.
+    pub fn new(
+        reliability: Reliability,
+        durability: Durability,
+        history: History,
+        source: &'static str,
+    ) -> TopicQos {
         TopicQos {
-            reliability: Reliability::Reliable,
-            durability: Durability::Volatile,
-            history: History::KeepLast(DEFAULT_DEPTH),
-            source: "default",
+            reliability,
+            durability,
+            history,
+            deadline_ns: None,
+            lifespan_ns: None,
+            liveliness: Liveliness::Automatic,
+            liveliness_lease_ns: None,
+            source,
         }
     }
 }
 
-/// One recorded or overriding profile; `None` where the YAML says "system default" or nothing.
+impl Default for TopicQos {
+    fn default() -> Self {
+        TopicQos::new(
+            Reliability::Reliable,
+            Durability::Volatile,
+            History::KeepLast(DEFAULT_DEPTH),
+            "default",
+        )
+    }
+}
+
+/// One recorded or overriding profile; `None` where the YAML says "system default" or nothing
+/// (durations: also where it says infinite).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct Profile {
     reliability: Option<Reliability>,
     durability: Option<Durability>,
     keep_all: Option<bool>,
     depth: Option<u32>,
+    deadline_ns: Option<i64>,
+    lifespan_ns: Option<i64>,
+    liveliness: Option<Liveliness>,
+    lease_ns: Option<i64>,
 }
 
+impl Profile {
+    /// The policies rosbag2 compares to decide whether publishers offered the same profile
+    /// (those that decide matching; history and lifespan do not).
+    fn matching_part(
+        &self,
+    ) -> (
+        Reliability,
+        Durability,
+        Option<i64>,
+        Liveliness,
+        Option<i64>,
+    ) {
+        (
+            self.reliability.unwrap_or(Reliability::Reliable),
+            self.durability.unwrap_or(Durability::Volatile),
+            self.deadline_ns,
+            self.liveliness.unwrap_or_default(),
+            self.lease_ns,
+        )
+    }
+}
+
+/// Enum values as lowercase text (`Reliable`, ` reliable` and `1` are all accepted).
 fn as_text(v: &Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s.trim().to_ascii_lowercase()),
@@ -77,8 +146,58 @@ fn as_text(v: &Value) -> Option<String> {
     }
 }
 
+/// `{sec, nsec}` → ns; `None` for infinite (rmw's {9223372036, 854775807}) and unspecified
+/// ({0, 0}).
+fn duration(key: &str, v: &Value) -> Result<Option<i64>, String> {
+    let Value::Mapping(m) = v else {
+        return Err(format!("{key}: expected {{sec, nsec}}"));
+    };
+    let part = |k: &str| -> Result<u64, String> {
+        match m.get(Value::String(k.to_string())) {
+            None => Ok(0),
+            Some(Value::Number(n)) => n
+                .as_u64()
+                .ok_or_else(|| format!("{key}.{k}: not a non-negative integer")),
+            Some(_) => Err(format!("{key}.{k}: not a number")),
+        }
+    };
+    let (sec, nsec) = (part("sec")?, part("nsec")?);
+    let ns = (sec as u128) * 1_000_000_000 + nsec as u128;
+    Ok(if ns == 0 || ns >= i64::MAX as u128 {
+        None
+    } else {
+        Some(ns as i64)
+    })
+}
+
+/// Keys a profile may have (rosbag2's own, as it writes and reads them).
+const KEYS: [&str; 9] = [
+    "history",
+    "depth",
+    "reliability",
+    "durability",
+    "deadline",
+    "lifespan",
+    "liveliness",
+    "liveliness_lease_duration",
+    "avoid_ros_namespace_conventions",
+];
+
 fn profile(map: &serde_yaml_ng::Mapping) -> Result<Profile, String> {
-    let get = |k: &str| map.get(Value::String(k.to_string())).and_then(as_text);
+    for k in map.keys() {
+        match k.as_str() {
+            Some(k) if KEYS.contains(&k) => {}
+            _ => {
+                return Err(format!(
+                    "unknown QoS policy {:?} (known: {})",
+                    as_text(k).unwrap_or_default(),
+                    KEYS.join(", ")
+                ))
+            }
+        }
+    }
+    let raw = |k: &str| map.get(Value::String(k.to_string()));
+    let get = |k: &str| raw(k).and_then(as_text);
     let mut p = Profile::default();
     if let Some(r) = get("reliability") {
         p.reliability = match r.as_str() {
@@ -111,15 +230,66 @@ fn profile(map: &serde_yaml_ng::Mapping) -> Result<Profile, String> {
             p.depth = Some(u32::try_from(n).unwrap_or(u32::MAX));
         }
     }
+    if let Some(l) = get("liveliness") {
+        p.liveliness = match l.as_str() {
+            "1" | "automatic" => Some(Liveliness::Automatic),
+            "2" | "manual_by_node" => Some(Liveliness::ManualByNode),
+            "3" | "manual_by_topic" => Some(Liveliness::ManualByTopic),
+            "0" | "4" | "system_default" | "unknown" | "best_available" => None,
+            other => return Err(format!("liveliness {other:?}")),
+        };
+    }
+    if let Some(v) = raw("deadline") {
+        p.deadline_ns = duration("deadline", v)?;
+    }
+    if let Some(v) = raw("lifespan") {
+        p.lifespan_ns = duration("lifespan", v)?;
+    }
+    if let Some(v) = raw("liveliness_lease_duration") {
+        p.lease_ns = duration("liveliness_lease_duration", v)?;
+    }
+    if let Some(v) = raw("avoid_ros_namespace_conventions") {
+        if matches!(v, Value::Bool(true)) || as_text(v).as_deref() == Some("true") {
+            return Err(
+                "avoid_ros_namespace_conventions: true is not supported (topics are always \
+                 published under ROS 2 names)"
+                    .into(),
+            );
+        }
+    }
     Ok(p)
+}
+
+impl Profile {
+    /// This profile on top of the defaults, with the given history.
+    fn to_qos(self, history: History, source: &'static str) -> TopicQos {
+        TopicQos {
+            reliability: self.reliability.unwrap_or(Reliability::Reliable),
+            durability: self.durability.unwrap_or(Durability::Volatile),
+            history,
+            deadline_ns: self.deadline_ns,
+            lifespan_ns: self.lifespan_ns,
+            liveliness: self.liveliness.unwrap_or_default(),
+            liveliness_lease_ns: self.lease_ns,
+            source,
+        }
+    }
+}
+
+/// What the player offers for a topic, and a warning when its recorded publishers differed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Offer {
+    pub qos: TopicQos,
+    pub mixed: Option<String>,
 }
 
 /// The profile the player offers for a topic recorded with these publisher profiles (YAML text
 /// of a list; empty text or `[]` means nothing was recorded).
-pub fn from_recorded(yaml: Option<&str>) -> Result<TopicQos, String> {
+pub fn from_recorded(yaml: Option<&str>) -> Result<Offer, String> {
+    let plain = |qos| Ok(Offer { qos, mixed: None });
     let text = yaml.unwrap_or("").trim();
     if text.is_empty() {
-        return Ok(TopicQos::default());
+        return plain(TopicQos::default());
     }
     let v: Value = serde_yaml_ng::from_str(text).map_err(|e| format!("not YAML: {e}"))?;
     let list = match v {
@@ -134,35 +304,30 @@ pub fn from_recorded(yaml: Option<&str>) -> Result<TopicQos, String> {
             _ => return Err("a profile is not a mapping".into()),
         }
     }
-    if profiles.is_empty() {
-        return Ok(TopicQos::default());
+    let Some(first) = profiles.first().copied() else {
+        return plain(TopicQos::default());
+    };
+    if profiles
+        .iter()
+        .any(|p| p.matching_part() != first.matching_part())
+    {
+        return Ok(Offer {
+            qos: TopicQos::default(),
+            mixed: Some(format!(
+                "its {} recorded publishers offered different QoS (reliability, durability, \
+                 deadline or liveliness): offering the ROS 2 default, as rosbag2 does",
+                profiles.len()
+            )),
+        });
     }
-    let all_reliable = profiles
-        .iter()
-        .all(|p| p.reliability != Some(Reliability::BestEffort));
-    let all_tl = profiles
-        .iter()
-        .all(|p| p.durability == Some(Durability::TransientLocal));
     let keep_all = profiles.iter().any(|p| p.keep_all == Some(true));
     let depth = profiles.iter().filter_map(|p| p.depth).max();
-    Ok(TopicQos {
-        reliability: if all_reliable {
-            Reliability::Reliable
-        } else {
-            Reliability::BestEffort
-        },
-        durability: if all_tl {
-            Durability::TransientLocal
-        } else {
-            Durability::Volatile
-        },
-        history: if keep_all {
-            History::KeepAll
-        } else {
-            History::KeepLast(depth.unwrap_or(DEFAULT_DEPTH))
-        },
-        source: "recorded",
-    })
+    let history = if keep_all {
+        History::KeepAll
+    } else {
+        History::KeepLast(depth.unwrap_or(DEFAULT_DEPTH))
+    };
+    plain(first.to_qos(history, "recorded"))
 }
 
 /// Overrides per topic name, from the rosbag2 override file:
@@ -174,56 +339,54 @@ pub struct QosOverrides(BTreeMap<String, ProfileOverride>);
 pub struct ProfileOverride(Profile);
 
 impl QosOverrides {
-    pub fn parse(text: &str) -> Result<Self, ReplayError> {
-        let bad = |m: String| ReplayError::Usage(format!("QoS override file: {m}"));
-        let v: Value = serde_yaml_ng::from_str(text).map_err(|e| bad(e.to_string()))?;
+    /// Parses the override file's text; errors say which topic and policy is wrong.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let v: Value = serde_yaml_ng::from_str(text).map_err(|e| e.to_string())?;
         let mut out = BTreeMap::new();
         match v {
             Value::Null => {}
             Value::Mapping(m) => {
                 for (k, v) in m {
-                    let topic =
-                        as_text(&k).ok_or_else(|| bad("a key is not a topic name".into()))?;
-                    let Value::Mapping(pm) = v else {
-                        return Err(bad(format!("{topic}: not a mapping")));
+                    // Topic names are case-sensitive: taken as written.
+                    let topic = match &k {
+                        Value::String(s) => s.trim().to_string(),
+                        _ => return Err("a key is not a topic name".into()),
                     };
-                    let p = profile(&pm).map_err(|e| bad(format!("{topic}: {e}")))?;
+                    let Value::Mapping(pm) = v else {
+                        return Err(format!("{topic}: not a mapping"));
+                    };
+                    let p = profile(&pm).map_err(|e| format!("{topic}: {e}"))?;
                     out.insert(topic, ProfileOverride(p));
                 }
             }
-            _ => return Err(bad("not a mapping of topic names".into())),
+            _ => return Err("not a mapping of topic names".into()),
         }
         Ok(QosOverrides(out))
+    }
+
+    /// Reads and parses an override file.
+    pub fn read(path: &std::path::Path) -> Result<Self, ReplayError> {
+        let bad =
+            |m: String| ReplayError::Usage(format!("QoS override file {}: {m}", path.display()));
+        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+        Self::parse(&text).map_err(bad)
     }
 
     pub fn topics(&self) -> impl Iterator<Item = &str> {
         self.0.keys().map(String::as_str)
     }
 
-    /// `base` with the fields the override sets replaced.
+    /// The override's profile (policies it leaves out take the default, as in rosbag2), or
+    /// `base` when the topic has none.
     pub fn apply(&self, topic: &str, base: TopicQos) -> TopicQos {
         let Some(ProfileOverride(p)) = self.0.get(topic) else {
             return base;
         };
-        let mut q = base;
-        if let Some(r) = p.reliability {
-            q.reliability = r;
-        }
-        if let Some(d) = p.durability {
-            q.durability = d;
-        }
-        match (p.keep_all, p.depth) {
-            (Some(true), _) => q.history = History::KeepAll,
-            (_, Some(d)) => q.history = History::KeepLast(d),
-            (Some(false), None) => {
-                if q.history == History::KeepAll {
-                    q.history = History::KeepLast(DEFAULT_DEPTH)
-                }
-            }
-            (None, None) => {}
-        }
-        q.source = "override";
-        q
+        let history = match (p.keep_all, p.depth) {
+            (Some(true), _) => History::KeepAll,
+            (_, d) => History::KeepLast(d.unwrap_or(DEFAULT_DEPTH)),
+        };
+        p.to_qos(history, "override")
     }
 }
 
@@ -233,45 +396,85 @@ mod tests {
 
     #[test]
     fn empty_recording_gives_rclcpp_default() {
-        assert_eq!(from_recorded(Some("[]")).unwrap(), TopicQos::default());
-        assert_eq!(from_recorded(None).unwrap(), TopicQos::default());
+        let d = Offer {
+            qos: TopicQos::default(),
+            mixed: None,
+        };
+        assert_eq!(from_recorded(Some("[]")).unwrap(), d);
+        assert_eq!(from_recorded(None).unwrap(), d);
     }
 
     #[test]
-    fn humble_integer_profiles_adapt_like_rosbag2() {
-        // Two publishers: one reliable transient-local, one best-effort volatile.
+    fn publishers_that_differ_get_the_default_with_a_warning() {
+        // Humble integers: one reliable transient-local, one best-effort volatile publisher.
+        // A best-effort offer would lose every reliable subscriber; rosbag2 offers its default.
         let y = "- history: 1\n  depth: 5\n  reliability: 1\n  durability: 1\n\
                  - history: 1\n  depth: 20\n  reliability: 2\n  durability: 2\n";
-        let q = from_recorded(Some(y)).unwrap();
-        assert_eq!(q.reliability, Reliability::BestEffort);
-        assert_eq!(q.durability, Durability::Volatile);
-        assert_eq!(q.history, History::KeepLast(20));
-        let y = "- history: 1\n  depth: 1\n  reliability: 1\n  durability: 1\n";
-        let q = from_recorded(Some(y)).unwrap();
-        assert_eq!(q.reliability, Reliability::Reliable);
-        assert_eq!(q.durability, Durability::TransientLocal);
-        assert_eq!(q.history, History::KeepLast(1));
+        let o = from_recorded(Some(y)).unwrap();
+        assert_eq!(o.qos, TopicQos::default());
+        assert!(o.mixed.is_some());
+        // Same reliability and durability but another deadline: also mixed.
+        let y = "- reliability: 1\n  durability: 2\n  deadline: {sec: 0, nsec: 100000000}\n\
+                 - reliability: 1\n  durability: 2\n";
+        assert!(from_recorded(Some(y)).unwrap().mixed.is_some());
     }
 
     #[test]
-    fn jazzy_string_profiles() {
-        let y = "- history: keep_all\n  depth: 0\n  reliability: best_effort\n  durability: volatile\n  deadline:\n    sec: 9223372036\n    nsec: 854775807\n";
-        let q = from_recorded(Some(y)).unwrap();
+    fn publishers_that_agree_are_offered_their_profile() {
+        // Depths differ (history does not decide matching): the largest is kept.
+        let y = "- history: 1\n  depth: 1\n  reliability: 1\n  durability: 1\n\
+                 - history: 1\n  depth: 7\n  reliability: 1\n  durability: 1\n  \
+                 deadline: {sec: 0, nsec: 0}\n";
+        let o = from_recorded(Some(y)).unwrap();
+        assert_eq!(o.mixed, None);
+        assert_eq!(o.qos.reliability, Reliability::Reliable);
+        assert_eq!(o.qos.durability, Durability::TransientLocal);
+        assert_eq!(o.qos.history, History::KeepLast(7));
+        assert_eq!(o.qos.source, "recorded");
+    }
+
+    #[test]
+    fn jazzy_string_profiles_with_durations() {
+        let y = "- history: keep_all\n  depth: 0\n  reliability: best_effort\n  durability: volatile\n  deadline:\n    sec: 9223372036\n    nsec: 854775807\n  lifespan:\n    sec: 2\n    nsec: 500\n  liveliness: manual_by_topic\n  liveliness_lease_duration:\n    sec: 1\n    nsec: 0\n";
+        let q = from_recorded(Some(y)).unwrap().qos;
         assert_eq!(q.reliability, Reliability::BestEffort);
         assert_eq!(q.history, History::KeepAll);
+        assert_eq!(q.deadline_ns, None, "infinite");
+        assert_eq!(q.lifespan_ns, Some(2_000_000_500));
+        assert_eq!(q.liveliness, Liveliness::ManualByTopic);
+        assert_eq!(q.liveliness_lease_ns, Some(1_000_000_000));
         assert!(from_recorded(Some("- reliability: sometimes\n")).is_err());
+        assert!(from_recorded(Some("- deadline: 5\n")).is_err());
     }
 
     #[test]
-    fn overrides_replace_only_what_they_set() {
-        let o = QosOverrides::parse("/cmd:\n  reliability: best_effort\n  depth: 3\n").unwrap();
-        let q = o.apply("/cmd", TopicQos::default());
+    fn an_override_replaces_the_whole_profile() {
+        let o = QosOverrides::parse("/Cmd:\n  reliability: best_effort\n  depth: 3\n").unwrap();
+        let recorded = TopicQos {
+            durability: Durability::TransientLocal,
+            deadline_ns: Some(5),
+            ..TopicQos::default()
+        };
+        let q = o.apply("/Cmd", recorded.clone());
         assert_eq!(q.reliability, Reliability::BestEffort);
-        assert_eq!(q.durability, Durability::Volatile);
+        assert_eq!(q.durability, Durability::Volatile, "not named: the default");
+        assert_eq!(q.deadline_ns, None);
         assert_eq!(q.history, History::KeepLast(3));
         assert_eq!(q.source, "override");
-        assert_eq!(o.apply("/other", TopicQos::default()).source, "default");
+        // Topic names keep their case.
+        assert_eq!(o.topics().collect::<Vec<_>>(), ["/Cmd"]);
+        assert_eq!(o.apply("/cmd", recorded.clone()), recorded);
+    }
+
+    #[test]
+    fn override_files_that_are_wrong_say_so() {
         assert!(QosOverrides::parse("- 1\n").is_err());
-        assert!(QosOverrides::parse("/x:\n  durability: forever\n").is_err());
+        let e = QosOverrides::parse("/x:\n  durability: forever\n").unwrap_err();
+        assert!(e.contains("/x") && e.contains("durability"), "{e}");
+        // A misspelt policy is an error, not silently the default.
+        let e = QosOverrides::parse("/x:\n  reliablity: best_effort\n").unwrap_err();
+        assert!(e.contains("reliablity"), "{e}");
+        assert!(QosOverrides::parse("/x:\n  avoid_ros_namespace_conventions: true\n").is_err());
+        assert!(QosOverrides::parse("/x:\n  avoid_ros_namespace_conventions: false\n").is_ok());
     }
 }

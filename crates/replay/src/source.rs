@@ -163,6 +163,32 @@ impl Ord for Held {
     }
 }
 
+/// A message's `header.stamp`, `None` where its type has none or it is zero (unset: common on
+/// commands, where zero means "now").
+fn stamp_key(plan: &ReadPlan, topic: usize, data: &[u8]) -> Option<i64> {
+    plan.locators
+        .get(topic)
+        .and_then(|l| l.read_stamp_ns(data).ok().flatten())
+        .filter(|&t| t != 0)
+}
+
+/// stamp − log time of the bag's first message that has a stamp (reads no further than it).
+fn first_stamp_offset(bag: &Bag, plan: &ReadPlan, stop: &AtomicBool) -> Option<i64> {
+    let halt = AtomicBool::new(false);
+    let mut found = None;
+    let _ = bag.visit_until(&plan.wanted, &halt, |m| {
+        if found.is_some() || stop.load(Ordering::Relaxed) {
+            halt.store(true, Ordering::Relaxed);
+            return;
+        }
+        if let Some(k) = stamp_key(plan, m.topic, m.data) {
+            found = Some(k.saturating_sub(m.log_time_ns));
+            halt.store(true, Ordering::Relaxed);
+        }
+    });
+    found
+}
+
 /// The read-ahead loop; runs on its own thread until the bag (or window) ends, `stop` is set
 /// or the queue is closed. Always ends by pushing [`Event::Done`].
 pub fn read(bag: &Bag, plan: &ReadPlan, queue: &Queue, stop: &AtomicBool) {
@@ -175,6 +201,13 @@ pub fn read(bag: &Bag, plan: &ReadPlan, queue: &Queue, stop: &AtomicBool) {
     let mut loop_index = 0u32;
     let halt = AtomicBool::new(false);
     let mut closed = false;
+    // header.stamp and log time can be on different clocks (sim vs wall): a message without a
+    // stamp is placed at its log time shifted by the stamp − log offset of the latest stamped
+    // message, starting from the first stamped message's.
+    let mut stamp_minus_log = match plan.order {
+        Order::Stamp => first_stamp_offset(bag, plan, stop),
+        _ => None,
+    };
     loop {
         let mut heap: BinaryHeap<Held> = BinaryHeap::new();
         let mut held_bytes = 0usize;
@@ -190,7 +223,10 @@ pub fn read(bag: &Bag, plan: &ReadPlan, queue: &Queue, stop: &AtomicBool) {
             let item = h.1;
             let first = *t0.get_or_insert(item.key_ns);
             let begin = first.saturating_add(plan.start_offset_ns);
-            if item.key_ns < begin {
+            // Before the window: skipped on purpose. Without a start offset a message keyed
+            // before the first one is only late (out of order beyond the window) and is
+            // played at once, counted below, never dropped.
+            if item.key_ns < begin && plan.start_offset_ns > 0 {
                 return Flow::Go;
             }
             if let Some(d) = plan.duration_ns {
@@ -219,15 +255,15 @@ pub fn read(bag: &Bag, plan: &ReadPlan, queue: &Queue, stop: &AtomicBool) {
             }
             let key = match plan.order {
                 Order::Log => Some(m.log_time_ns),
-                Order::Publish => m.publish_time_ns,
-                Order::Stamp => plan
-                    .locators
-                    .get(m.topic)
-                    .and_then(|l| l.read_stamp_ns(m.data).ok().flatten()),
+                Order::Publish => m.publish_time_ns.filter(|&t| t != 0),
+                Order::Stamp => stamp_key(plan, m.topic, m.data),
             };
+            if let (Order::Stamp, Some(k)) = (plan.order, key) {
+                stamp_minus_log = Some(k.saturating_sub(m.log_time_ns));
+            }
             let key_ns = key.unwrap_or_else(|| {
                 summary.key_fallback[m.topic] += 1;
-                m.log_time_ns
+                m.log_time_ns.saturating_add(stamp_minus_log.unwrap_or(0))
             });
             let item = Item {
                 topic: m.topic,

@@ -66,7 +66,8 @@ pub struct Args {
     /// Rewrite header.stamp to the publish time (`now`) or keep it as recorded.
     #[arg(long, value_enum, default_value = "keep")]
     pub restamp: RestampArg,
-    /// Also write what is played into this MCAP, log time = publish time (a retimed bag).
+    /// Also write what is played into this MCAP: log time = scheduled time, publish time = when
+    /// it was sent (a retimed bag).
     #[arg(long, value_name = "FILE.mcap")]
     pub out: Option<PathBuf>,
     /// With --out: do not publish; compute the schedule and write it at once.
@@ -106,12 +107,13 @@ fn parse_remap(s: &str) -> Result<(String, String), String> {
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
     let qos_overrides = match &a.qos_overrides {
-        Some(p) => {
-            let text = std::fs::read_to_string(p).map_err(|e| {
-                anyhow::anyhow!("reading the QoS override file: {e}: {}", p.display())
-            })?;
-            QosOverrides::parse(&text)?
-        }
+        Some(p) => match QosOverrides::read(p) {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("bagscope: error: {e}");
+                return Ok(2);
+            }
+        },
         None => QosOverrides::default(),
     };
     let domain_id = match a.domain_id {
@@ -158,6 +160,12 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         let ctl = ctl.clone();
         move || ctl.stop()
     });
+    if let Some(out) = &o.out {
+        let partial = bagscope_replay::partial_path(out);
+        crate::interrupt::before_forced_exit(move || {
+            let _ = std::fs::remove_file(&partial);
+        });
+    }
     let interactive = (o.publish || o.dry_run)
         && std::io::stdin().is_terminal()
         && std::io::stderr().is_terminal();
