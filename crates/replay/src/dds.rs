@@ -127,7 +127,11 @@ pub fn dds_type_name(ros_type: &str) -> String {
 }
 
 pub fn to_dds_qos(q: &TopicQos) -> QosPolicies {
-    let d = |ns: Option<i64>| ns.map_or(rustdds::Duration::INFINITE, rustdds::Duration::from_nanos);
+    // RustDDS keeps whole seconds in an i32: longer durations are sent as infinite.
+    let d = |ns: Option<i64>| match ns {
+        Some(ns) if ns < i32::MAX as i64 * 1_000_000_000 => rustdds::Duration::from_nanos(ns),
+        _ => rustdds::Duration::INFINITE,
+    };
     let lease_duration = d(q.liveliness_lease_ns);
     let mut b = QosPolicyBuilder::new()
         .reliability(match q.reliability {
@@ -153,12 +157,12 @@ pub fn to_dds_qos(q: &TopicQos) -> QosPolicies {
             Liveliness::ManualByNode => DdsLiveliness::ManualByParticipant { lease_duration },
             Liveliness::ManualByTopic => DdsLiveliness::ManualByTopic { lease_duration },
         });
-    if let Some(ns) = q.deadline_ns {
-        b = b.deadline(Deadline(rustdds::Duration::from_nanos(ns)));
+    if q.deadline_ns.is_some() {
+        b = b.deadline(Deadline(d(q.deadline_ns)));
     }
-    if let Some(ns) = q.lifespan_ns {
+    if q.lifespan_ns.is_some() {
         b = b.lifespan(Lifespan {
-            duration: rustdds::Duration::from_nanos(ns),
+            duration: d(q.lifespan_ns),
         });
     }
     b.build()

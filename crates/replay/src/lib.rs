@@ -226,7 +226,8 @@ pub struct PlayReport {
     pub restamp: Restamp,
     pub domain_id: Option<u16>,
     pub follow_clock: Option<String>,
-    /// Wall time of the schedule origin, ns since the Unix epoch.
+    /// Wall time when playback started (the schedule's origin before any pause), ns since the
+    /// Unix epoch.
     pub started_unix_ns: i64,
     pub wall_duration_ns: i64,
     /// Bag time of the first scheduled message (the schedule's zero), ns.
@@ -567,7 +568,9 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         let rs = &reader_stop;
         let bag = &bag;
         let rp = &read_plan;
-        s.spawn(move || source::read(bag, rp, q, rs));
+        // The reader also stops on the user's stop, which it would otherwise only see once the
+        // player returns (the player may be waiting for the reader's first message).
+        s.spawn(move || source::read(bag, rp, q, &|| rs.load(Ordering::Relaxed) || ctl.stopped()));
 
         // The /clock publisher runs beside the player on the shared time base.
         let clock_thread = match (&node, o.clock_hz) {
@@ -740,7 +743,7 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         restamp: o.restamp,
         domain_id: o.publish.then_some(o.domain_id),
         follow_clock: o.follow_clock.clone(),
-        started_unix_ns: timebase.scheduled_unix_ns(-o.delay_ns),
+        started_unix_ns: timebase.started_unix_ns(),
         wall_duration_ns: started.elapsed().as_nanos() as i64,
         begin_ns: state.begin_ns,
         loops_played: state.loops,
@@ -863,7 +866,8 @@ fn run_player(
         st.loops = loop_index + 1;
         let rel = item.key_ns.saturating_sub(begin);
         let offset_ns = loop_base_ns.saturating_add((rel as f64 / o.rate).round() as i64);
-        last_offset_ns = offset_ns;
+        // A late message (keyed before its pass's first) must not move the next pass back.
+        last_offset_ns = last_offset_ns.max(offset_ns);
 
         // Wait for the target (or compute it, offline).
         let target = if realtime {

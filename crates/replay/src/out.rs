@@ -28,6 +28,8 @@ pub struct McapOut {
     sequence: Vec<u32>,
     tmp: PathBuf,
     path: PathBuf,
+    /// The output reached its final name; until then dropping removes `tmp`.
+    renamed: bool,
 }
 
 /// Where `--out PATH` is written until it is complete.
@@ -60,13 +62,35 @@ impl McapOut {
         }
         let tmp = partial_path(path);
         let file = File::create(&tmp).map_err(|e| err(&tmp, e))?;
+        match Self::start(file, &tmp, topics) {
+            Ok((w, channels)) => Ok(McapOut {
+                w: Some(w),
+                sequence: vec![0; channels.len()],
+                channels,
+                tmp,
+                path: path.to_path_buf(),
+                renamed: false,
+            }),
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                Err(e)
+            }
+        }
+    }
+
+    /// The writer with its schemas and channels.
+    fn start(
+        file: File,
+        tmp: &Path,
+        topics: &[OutTopic<'_>],
+    ) -> Result<(mcap::Writer<BufWriter<File>>, Vec<u16>), ReplayError> {
         let mut w = mcap::WriteOptions::new()
             .profile("ros2")
             .library(concat!("bagscope play ", env!("CARGO_PKG_VERSION")))
             .compression(Some(mcap::Compression::Zstd))
             .chunk_size(Some(4 << 20))
             .create(BufWriter::new(file))
-            .map_err(|e| err(&tmp, e))?;
+            .map_err(|e| err(tmp, e))?;
         let mut channels = Vec::new();
         for t in topics {
             let (enc, data, _) = bagscope_msg::schema::builtin::schema_for_writing(
@@ -77,7 +101,7 @@ impl McapOut {
             .unwrap_or_else(|| ("ros2msg".into(), Vec::new(), "none"));
             let sid = w
                 .add_schema(&t.topic.type_name, &enc, &data)
-                .map_err(|e| err(&tmp, e))?;
+                .map_err(|e| err(tmp, e))?;
             let mut md = BTreeMap::new();
             md.insert(
                 "offered_qos_profiles".to_string(),
@@ -90,16 +114,10 @@ impl McapOut {
             };
             channels.push(
                 w.add_channel(sid, t.published_as, enc, &md)
-                    .map_err(|e| err(&tmp, e))?,
+                    .map_err(|e| err(tmp, e))?,
             );
         }
-        Ok(McapOut {
-            w: Some(w),
-            sequence: vec![0; channels.len()],
-            channels,
-            tmp,
-            path: path.to_path_buf(),
-        })
+        Ok((w, channels))
     }
 
     /// `k`: index into the topics given at creation.
@@ -132,15 +150,17 @@ impl McapOut {
         w.finish().map_err(|e| err(&self.tmp, e))?;
         drop(w);
         std::fs::rename(&self.tmp, &self.path).map_err(|e| err(&self.path, e))?;
+        self.renamed = true;
         Ok(self.path.clone())
     }
 }
 
 impl Drop for McapOut {
-    /// A run that failed before finishing leaves no `.partial` file behind.
+    /// A run that failed before its output reached its name (while writing, finishing or
+    /// renaming) leaves no `.partial` file behind.
     fn drop(&mut self) {
-        if let Some(w) = self.w.take() {
-            drop(w);
+        drop(self.w.take());
+        if !self.renamed {
             let _ = std::fs::remove_file(&self.tmp);
         }
     }

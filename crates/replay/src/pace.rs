@@ -27,6 +27,8 @@ pub enum Waited {
 struct TbState {
     origin: Instant,
     origin_unix_ns: i64,
+    /// `origin_unix_ns` when playback started (pauses do not move it).
+    start_unix_ns: i64,
     paused_since: Option<Instant>,
     /// Followed clock's value at the origin, and when paused, its value at the pause.
     ext_origin_ns: i64,
@@ -62,6 +64,7 @@ impl Timebase {
             st: Arc::new(Mutex::new(TbState {
                 origin: Instant::now(),
                 origin_unix_ns: unix_now_ns(),
+                start_unix_ns: unix_now_ns(),
                 paused_since: None,
                 ext_origin_ns: 0,
                 ext_paused_at: None,
@@ -85,7 +88,13 @@ impl Timebase {
         self.with(|s| {
             s.origin = Instant::now();
             s.origin_unix_ns = unix_now_ns();
+            s.start_unix_ns = s.origin_unix_ns;
         });
+    }
+
+    /// Wall time when playback started, ns since the epoch.
+    pub fn started_unix_ns(&self) -> i64 {
+        self.with(|s| s.start_unix_ns)
     }
 
     pub fn start_external(&mut self, clock_ns: i64) {
@@ -254,9 +263,16 @@ struct ExtState {
     jumped_ns: i64,
 }
 
+/// A followed clock going back by more than this is a reset; less (two clock publishers a
+/// little out of step, a reordered sample) is ignored: the sample is dropped.
+const RESET_NS: i64 = 250_000_000;
+
 impl ExtState {
     fn push(&mut self, t: i64, arrived: Instant) {
         if let Some(last) = self.last_raw {
+            if t < last && last - t <= RESET_NS {
+                return;
+            }
             if t < last {
                 // A reset (sim restarted, or a new world): the schedule goes on from where it
                 // was, paced by the clock from its new value, instead of waiting for the
@@ -483,4 +499,28 @@ pub fn spawn_clock<'s, 'e>(
         published,
         handle,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn followed_clock_is_continuous_across_resets_and_ignores_small_regressions() {
+        let t = Instant::now();
+        let mut st = ExtState::default();
+        for v in [10_000, 10_010, 10_020] {
+            st.push(v * 1_000_000, t);
+        }
+        // 10 ms back (two publishers out of step): dropped, not a reset.
+        st.push(10_010_000_000, t);
+        assert_eq!((st.backwards, st.received), (0, 3));
+        // The simulation restarts at 5 ms: continuous time goes on from 10.02 s.
+        st.push(5_000_000, t);
+        st.push(15_000_000, t);
+        assert_eq!(st.backwards, 1);
+        assert_eq!(st.last_raw, Some(15_000_000));
+        let cont: Vec<i64> = st.history.iter().map(|(v, _)| v / 1_000_000).collect();
+        assert_eq!(cont, [10_000, 10_010, 10_020, 10_020, 10_030]);
+    }
 }

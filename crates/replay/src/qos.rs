@@ -146,8 +146,10 @@ fn as_text(v: &Value) -> Option<String> {
     }
 }
 
-/// `{sec, nsec}` → ns; `None` for infinite (rmw's {9223372036, 854775807}) and unspecified
-/// ({0, 0}).
+/// `{sec, nsec}` → ns; `None` for infinite and unspecified ({0, 0}). Infinite is rmw's
+/// {9223372036, 854775807}, and in Foxy-era bags also the middlewares' own "infinite"
+/// ({2147483647, 4294967295} from Fast DDS, {2147483647, 2147483647} from Connext), which
+/// rosbag2 maps to infinite too: any 2^31 − 1 s or more is taken as infinite.
 fn duration(key: &str, v: &Value) -> Result<Option<i64>, String> {
     let Value::Mapping(m) = v else {
         return Err(format!("{key}: expected {{sec, nsec}}"));
@@ -163,7 +165,7 @@ fn duration(key: &str, v: &Value) -> Result<Option<i64>, String> {
     };
     let (sec, nsec) = (part("sec")?, part("nsec")?);
     let ns = (sec as u128) * 1_000_000_000 + nsec as u128;
-    Ok(if ns == 0 || ns >= i64::MAX as u128 {
+    Ok(if ns == 0 || sec >= i32::MAX as u64 {
         None
     } else {
         Some(ns as i64)
@@ -183,8 +185,11 @@ const KEYS: [&str; 9] = [
     "avoid_ros_namespace_conventions",
 ];
 
-fn profile(map: &serde_yaml_ng::Mapping) -> Result<Profile, String> {
-    for k in map.keys() {
+/// Parses one profile. `strict` (override files): an unknown key is an error, since a misspelt
+/// policy would otherwise silently take the default; recorded profiles may carry keys of a
+/// newer rosbag2, which are ignored.
+fn profile(map: &serde_yaml_ng::Mapping, strict: bool) -> Result<Profile, String> {
+    for k in map.keys().filter(|_| strict) {
         match k.as_str() {
             Some(k) if KEYS.contains(&k) => {}
             _ => {
@@ -300,7 +305,7 @@ pub fn from_recorded(yaml: Option<&str>) -> Result<Offer, String> {
     let mut profiles = Vec::new();
     for item in &list {
         match item {
-            Value::Mapping(m) => profiles.push(profile(m)?),
+            Value::Mapping(m) => profiles.push(profile(m, false)?),
             _ => return Err("a profile is not a mapping".into()),
         }
     }
@@ -355,7 +360,7 @@ impl QosOverrides {
                     let Value::Mapping(pm) = v else {
                         return Err(format!("{topic}: not a mapping"));
                     };
-                    let p = profile(&pm).map_err(|e| format!("{topic}: {e}"))?;
+                    let p = profile(&pm, true).map_err(|e| format!("{topic}: {e}"))?;
                     out.insert(topic, ProfileOverride(p));
                 }
             }
@@ -445,6 +450,14 @@ mod tests {
         assert_eq!(q.liveliness_lease_ns, Some(1_000_000_000));
         assert!(from_recorded(Some("- reliability: sometimes\n")).is_err());
         assert!(from_recorded(Some("- deadline: 5\n")).is_err());
+        // Foxy-era bags: the middleware's own "infinite", as rosbag2 reads it.
+        for (s, n) in [(2147483647u64, 4294967295u64), (2147483647, 2147483647)] {
+            let y = format!("- deadline: {{sec: {s}, nsec: {n}}}\n");
+            assert_eq!(from_recorded(Some(&y)).unwrap().qos.deadline_ns, None);
+        }
+        // A key of a newer rosbag2 in a recorded profile is ignored (not in an override).
+        let y = "- reliability: reliable\n  future_policy: 3\n";
+        assert_eq!(from_recorded(Some(y)).unwrap().qos.source, "recorded");
     }
 
     #[test]

@@ -172,12 +172,32 @@ fn stamp_key(plan: &ReadPlan, topic: usize, data: &[u8]) -> Option<i64> {
         .filter(|&t| t != 0)
 }
 
-/// stamp − log time of the bag's first message that has a stamp (reads no further than it).
-fn first_stamp_offset(bag: &Bag, plan: &ReadPlan, stop: &AtomicBool) -> Option<i64> {
+/// Messages the stamp pre-pass looks at before giving up (then messages without a stamp keep
+/// their log time until the first stamped one): a bag whose stamps are all zero is not read
+/// twice.
+const PREPASS_MAX_MESSAGES: u64 = 100_000;
+
+/// stamp − log time of the first selected message that has a stamp, among the first
+/// [`PREPASS_MAX_MESSAGES`] of the topics whose type has one.
+fn first_stamp_offset(bag: &Bag, plan: &ReadPlan, stop: &Stop) -> Option<i64> {
+    let stamped: Vec<bool> = (0..plan.wanted.len())
+        .map(|i| {
+            plan.wanted[i]
+                && plan
+                    .locators
+                    .get(i)
+                    .is_some_and(|l| l.source() != bagscope_msg::StampSource::None)
+        })
+        .collect();
+    if !stamped.contains(&true) {
+        return None;
+    }
     let halt = AtomicBool::new(false);
     let mut found = None;
-    let _ = bag.visit_until(&plan.wanted, &halt, |m| {
-        if found.is_some() || stop.load(Ordering::Relaxed) {
+    let mut seen = 0u64;
+    let _ = bag.visit_until(&stamped, &halt, |m| {
+        seen += 1;
+        if found.is_some() || seen > PREPASS_MAX_MESSAGES || stop() {
             halt.store(true, Ordering::Relaxed);
             return;
         }
@@ -189,9 +209,12 @@ fn first_stamp_offset(bag: &Bag, plan: &ReadPlan, stop: &AtomicBool) -> Option<i
     found
 }
 
+/// Whether the reader should stop (the player finished, or the user stopped playback).
+pub type Stop<'a> = dyn Fn() -> bool + Sync + 'a;
+
 /// The read-ahead loop; runs on its own thread until the bag (or window) ends, `stop` is set
 /// or the queue is closed. Always ends by pushing [`Event::Done`].
-pub fn read(bag: &Bag, plan: &ReadPlan, queue: &Queue, stop: &AtomicBool) {
+pub fn read(bag: &Bag, plan: &ReadPlan, queue: &Queue, stop: &Stop) {
     let mut summary = ReadSummary {
         key_fallback: vec![0; bag.topics.len()],
         ..Default::default()
@@ -204,11 +227,13 @@ pub fn read(bag: &Bag, plan: &ReadPlan, queue: &Queue, stop: &AtomicBool) {
     // header.stamp and log time can be on different clocks (sim vs wall): a message without a
     // stamp is placed at its log time shifted by the stamp − log offset of the latest stamped
     // message, starting from the first stamped message's.
-    let mut stamp_minus_log = match plan.order {
+    let first_offset = match plan.order {
         Order::Stamp => first_stamp_offset(bag, plan, stop),
         _ => None,
     };
     loop {
+        // Each pass starts from the bag's first offset, not from where the last pass ended.
+        let mut stamp_minus_log = first_offset;
         let mut heap: BinaryHeap<Held> = BinaryHeap::new();
         let mut held_bytes = 0usize;
         let mut seq = 0u64;
@@ -249,7 +274,7 @@ pub fn read(bag: &Bag, plan: &ReadPlan, queue: &Queue, stop: &AtomicBool) {
             if halt.load(Ordering::Relaxed) {
                 return;
             }
-            if stop.load(Ordering::Relaxed) {
+            if stop() {
                 halt.store(true, Ordering::Relaxed);
                 return;
             }
@@ -311,7 +336,7 @@ pub fn read(bag: &Bag, plan: &ReadPlan, queue: &Queue, stop: &AtomicBool) {
             }
         }
         summary.warnings.append(&mut warnings);
-        let stopped = stop.load(Ordering::Relaxed) || closed;
+        let stopped = stop() || closed;
         // A pass that played nothing would loop forever without sleeping.
         if !plan.loops || stopped || emitted == 0 {
             break;
