@@ -1009,6 +1009,53 @@ fn failed_out_leaves_no_partial() {
     assert!(out.join("keep").exists());
 }
 
+/// `--start-paused` in a terminal (a pseudo-terminal from `script`): nothing goes out until a
+/// key says so; each `s` publishes exactly one message, `q` stops (exit 3, interrupted).
+#[test]
+fn keyboard_steps_while_paused_and_quits() {
+    use std::io::Write;
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let bag = command_bag();
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("keys.json");
+    let cmd = format!(
+        "{} play {} --topics /arm_cmd --start-paused --dry-run --report {}",
+        bin(),
+        bag.display(),
+        report.display()
+    );
+    let mut child = match Command::new("script")
+        .args(["-q", "-e", "-c", &cmd, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+    {
+        Ok(c) => Player(c),
+        Err(e) => panic!("`script` (util-linux/bsdutils) is needed for a terminal: {e}"),
+    };
+    let mut keys = child.stdin.take().unwrap();
+    // The keyboard thread reads every 100 ms; give each key its own read.
+    std::thread::sleep(Duration::from_millis(1500));
+    for k in [b"s", b"s", b"s", b"q"] {
+        keys.write_all(k).unwrap();
+        keys.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(400));
+    }
+    let until = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < until, "play did not quit on q");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(3), "quit by q is an interruption");
+    let r = read_report(&report);
+    assert_eq!(r["published"], 3, "three steps, three messages");
+    assert_eq!(r["interrupted"], true);
+}
+
 #[test]
 fn usage_errors_exit_2() {
     let bag = command_bag();
