@@ -113,6 +113,25 @@ impl std::ops::DerefMut for Player {
     }
 }
 
+/// One 10 ms tick of a simulated clock: publishes `sim` on /clock and collects what arrives
+/// meanwhile, tagged with `sim`.
+fn clock_tick(
+    node: &Node,
+    clock: &mut bagscope_replay::dds::RawWriter,
+    reader: &mut bagscope_replay::dds::RawReader,
+    sim: i64,
+    got: &mut Vec<(i64, RawCdr)>,
+) {
+    let _ = clock.send(node.publisher(), &clock_payload(sim));
+    let tick_end = Instant::now() + Duration::from_millis(10);
+    while Instant::now() < tick_end {
+        while let Ok(Some(s)) = reader.take_next_sample() {
+            got.push((sim, s.value().clone()));
+        }
+        std::thread::sleep(Duration::from_micros(300));
+    }
+}
+
 fn read_report(p: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
 }
@@ -372,14 +391,7 @@ fn inner_follow_clock_waits_for_the_simulator() {
             got.len(),
             want.len()
         );
-        let _ = clock.send(node.publisher(), &clock_payload(sim));
-        let tick_end = Instant::now() + Duration::from_millis(10);
-        while Instant::now() < tick_end {
-            while let Ok(Some(s)) = reader.take_next_sample() {
-                got.push((sim, s.value().clone()));
-            }
-            std::thread::sleep(Duration::from_micros(300));
-        }
+        clock_tick(&node, &mut clock, &mut reader, sim, &mut got);
         if !stalled && sim >= sim0 + 1_000_000_000 && !got.is_empty() {
             stalled = true;
             let n = got.len();
@@ -789,14 +801,7 @@ fn inner_follow_clock_goes_on_after_a_reset() {
             got.len(),
             want.len()
         );
-        let _ = clock.send(node.publisher(), &clock_payload(sim));
-        let tick_end = Instant::now() + Duration::from_millis(10);
-        while Instant::now() < tick_end {
-            while let Ok(Some(s)) = reader.take_next_sample() {
-                got.push((sim, s.value().clone()));
-            }
-            std::thread::sleep(Duration::from_micros(300));
-        }
+        clock_tick(&node, &mut clock, &mut reader, sim, &mut got);
         if !reset_done && got.len() >= 5 {
             reset_done = true;
             at_reset = got.len();
@@ -841,6 +846,41 @@ fn inner_follow_clock_goes_on_after_a_reset() {
 
 // ---------------------------------------------------------------- offline (no network)
 
+/// (log time, topic, payload) of these topics, in log-time order (file order among ties).
+fn messages(bag: &Path, topics: &[&str]) -> Vec<(i64, String, Vec<u8>)> {
+    let src = Bag::open(bag).unwrap();
+    let sel = src.select(topics).unwrap();
+    let mut v = Vec::new();
+    src.visit(&sel, |m| {
+        v.push((
+            m.log_time_ns,
+            src.topics[m.topic].name.clone(),
+            m.data.to_vec(),
+        ))
+    });
+    v.sort_by_key(|(t, _, _)| *t);
+    v
+}
+
+/// `bagscope play BAG ARGS --no-publish --json --out OUT`, which must succeed; its report.
+fn play_offline(bag: &Path, args: &[&str], out: &Path) -> serde_json::Value {
+    let o = Command::new(bin())
+        .arg("play")
+        .arg(bag)
+        .args(args)
+        .args(["--no-publish", "--json", "--out"])
+        .arg(out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
 /// `--out --no-publish`: the retimed bag holds the window's messages, byte-identical, with log
 /// times on the schedule `start + (t − t_begin)/rate`.
 #[test]
@@ -848,10 +888,9 @@ fn offline_out_is_the_schedule() {
     let bag = command_bag();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("retimed.mcap");
-    let o = Command::new(bin())
-        .arg("play")
-        .arg(&bag)
-        .args([
+    let r = play_offline(
+        &bag,
+        &[
             "--topics",
             "/arm_cmd",
             "/joint_states",
@@ -861,33 +900,12 @@ fn offline_out_is_the_schedule() {
             "1s",
             "--duration",
             "3s",
-            "--no-publish",
-            "--json",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+        ],
+        &out,
     );
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["mode"], "offline");
 
-    let src = Bag::open(&bag).unwrap();
-    let sel = src.select(&["/arm_cmd", "/joint_states"]).unwrap();
-    let mut all: Vec<(i64, String, Vec<u8>)> = Vec::new();
-    src.visit(&sel, |m| {
-        all.push((
-            m.log_time_ns,
-            src.topics[m.topic].name.clone(),
-            m.data.to_vec(),
-        ))
-    });
-    all.sort_by_key(|(t, _, _)| *t);
+    let all = messages(&bag, &["/arm_cmd", "/joint_states"]);
     let first = all[0].0;
     let begin = first + 1_000_000_000;
     let window: Vec<_> = all
@@ -1127,29 +1145,17 @@ fn offline_stamp_order_shifts_headerless_messages_onto_the_stamps_clock() {
     let bag = root().join("bags/arm_split");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("by_stamp.mcap");
-    let o = Command::new(bin())
-        .arg("play")
-        .arg(&bag)
-        .args([
+    let r = play_offline(
+        &bag,
+        &[
             "--topics",
             "/joint_states",
             "/gripper_cmd",
             "--order",
             "stamp",
-            "--no-publish",
-            "--json",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+        ],
+        &out,
     );
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(
         r["warnings"]
             .as_array()
@@ -1160,17 +1166,7 @@ fn offline_stamp_order_shifts_headerless_messages_onto_the_stamps_clock() {
         r["warnings"]
     );
     // Input: (log time, topic) in log order; output: scheduled time per message, in order.
-    let src = Bag::open(&bag).unwrap();
-    let sel = src.select(&["/joint_states", "/gripper_cmd"]).unwrap();
-    let mut input: Vec<(i64, String, Vec<u8>)> = Vec::new();
-    src.visit(&sel, |m| {
-        input.push((
-            m.log_time_ns,
-            src.topics[m.topic].name.clone(),
-            m.data.to_vec(),
-        ))
-    });
-    input.sort_by_key(|(t, _, _)| *t);
+    let input = messages(&bag, &["/joint_states", "/gripper_cmd"]);
     let retimed = Bag::open(&out).unwrap();
     // Scheduled times per topic, in order (the k-th output message of a topic is its k-th
     // input message: checked byte for byte).
