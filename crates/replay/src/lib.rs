@@ -254,6 +254,10 @@ impl PlayReport {
     }
 }
 
+/// After `--wait-for-subscribers` has seen every topic matched: how long the subscribers get to
+/// match us in turn before the first message.
+const DISCOVERY_SETTLE: Duration = Duration::from_millis(500);
+
 /// How long the player stays on the graph after the last message was acknowledged.
 const LINGER: Duration = Duration::from_millis(300);
 
@@ -521,6 +525,13 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
                 );
                 break;
             }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Discovery is asymmetric: our writer sees a reader before that reader has taken in our
+        // writer, and a volatile reader drops what was sent in between (CycloneDDS lost the
+        // first message so in the interop test). Give the other side a moment.
+        let settle = Instant::now() + DISCOVERY_SETTLE;
+        while Instant::now() < settle && !ctl.stopped() {
             std::thread::sleep(Duration::from_millis(10));
         }
     }
