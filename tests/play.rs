@@ -75,6 +75,8 @@ fn play_cmd(bag: &Path, args: &[&str], report: &Path) -> Command {
         .args(args)
         .arg("--report")
         .arg(report)
+        // The test's own readers are on domain 0 with default settings.
+        .env_remove("ROS_DOMAIN_ID")
         .stdout(Stdio::null());
     c
 }
@@ -195,8 +197,19 @@ fn in_netns(inner: &str) {
         );
     }
     let exe = std::env::current_exe().unwrap();
-    let out = Command::new("unshare")
-        .args(["-n", "--", "sh", "-c", NETNS_SETUP])
+    // A hung inner test (a receiver that never starts) must not hold CI until its limit.
+    let out = Command::new("timeout")
+        .args([
+            "-k",
+            "10",
+            "600",
+            "unshare",
+            "-n",
+            "--",
+            "sh",
+            "-c",
+            NETNS_SETUP,
+        ])
         .arg(exe)
         .args([
             inner,
@@ -665,12 +678,24 @@ fn inner_cyclonedds_receives_what_play_sends() {
         .arg(root().join("tests/interop/cyclonedds_receive.py"))
         .arg(&mcap_file)
         .arg("10")
+        .env_remove("CYCLONEDDS_URI")
         .stdout(Stdio::piped())
         .spawn()
         .map(Player)
         .unwrap();
-    let mut lines = std::io::BufReader::new(rx.stdout.take().unwrap()).lines();
-    assert_eq!(lines.next().unwrap().unwrap(), "ready");
+    // Its lines, read on a thread so that a receiver that hangs fails the test in time.
+    let (tx, lines) = std::sync::mpsc::channel::<String>();
+    let out = std::io::BufReader::new(rx.stdout.take().unwrap());
+    std::thread::spawn(move || {
+        for l in out.lines().map_while(Result::ok) {
+            let _ = tx.send(l);
+        }
+    });
+    assert_eq!(
+        lines.recv_timeout(Duration::from_secs(60)).as_deref(),
+        Ok("ready"),
+        "the CycloneDDS receiver did not start"
+    );
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("play.json");
     let st = play_cmd(
@@ -688,8 +713,8 @@ fn inner_cyclonedds_receives_what_play_sends() {
     .status()
     .unwrap();
     assert_eq!(st.code(), Some(0), "play exit code");
-    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
     let status = rx.wait().unwrap();
+    let rest: Vec<String> = lines.iter().collect();
     assert!(status.success(), "CycloneDDS receiver: {rest:?}");
     assert!(
         rest.iter().any(|l| l == "all equal to the bag, in order"),
@@ -1113,35 +1138,63 @@ fn failed_out_leaves_no_partial() {
 /// key says so; each `s` publishes exactly one message, `q` stops (exit 3, interrupted).
 #[test]
 fn keyboard_steps_while_paused_and_quits() {
-    use std::io::Write;
+    use std::io::{Read, Write};
+    use std::sync::{Arc, Mutex};
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let bag = command_bag();
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("keys.json");
+    let q = |p: &str| format!("'{}'", p.replace('\'', "'\\''"));
     let cmd = format!(
         "{} play {} --topics /arm_cmd --start-paused --dry-run --report {}",
-        bin(),
-        bag.display(),
-        report.display()
+        q(bin()),
+        q(&bag.display().to_string()),
+        q(&report.display().to_string())
     );
     let mut child = match Command::new("script")
         .args(["-q", "-e", "-c", &cmd, "/dev/null"])
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
     {
         Ok(c) => Player(c),
-        Err(e) => panic!("`script` (util-linux/bsdutils) is needed for a terminal: {e}"),
+        Err(e) => panic!("`script` (bsdutils) is needed for a terminal: {e}"),
+    };
+    // What the terminal shows (the progress bar), read as it comes.
+    let screen = Arc::new(Mutex::new(String::new()));
+    let mut out = child.stdout.take().unwrap();
+    let sink = screen.clone();
+    std::thread::spawn(move || {
+        let mut b = [0u8; 4096];
+        while let Ok(n) = out.read(&mut b) {
+            if n == 0 {
+                break;
+            }
+            sink.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&b[..n]));
+        }
+    });
+    let wait_for = |what: &str| {
+        let until = Instant::now() + Duration::from_secs(30);
+        while !screen.lock().unwrap().contains(what) {
+            assert!(Instant::now() < until, "the terminal never showed {what:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     };
     let mut keys = child.stdin.take().unwrap();
-    // The keyboard thread reads every 100 ms; give each key its own read.
-    std::thread::sleep(Duration::from_millis(1500));
-    for k in [b"s", b"s", b"s", b"q"] {
+    let mut press = |k: &[u8]| {
         keys.write_all(k).unwrap();
         keys.flush().unwrap();
-        std::thread::sleep(Duration::from_millis(400));
+    };
+    // Each key only once the bar shows the state it acts on.
+    wait_for("0 published  [paused");
+    for n in 1..=3 {
+        press(b"s");
+        wait_for(&format!(" {n} published  [paused"));
     }
+    press(b"q");
     let until = Instant::now() + Duration::from_secs(10);
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {

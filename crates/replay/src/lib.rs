@@ -529,9 +529,11 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         }
         // Discovery is asymmetric: our writer sees a reader before that reader has taken in our
         // writer, and a volatile reader drops what was sent in between (CycloneDDS lost the
-        // first message so in the interop test). Give the other side a moment.
+        // first message so in the interop test). Give the other side a moment. (A guess: a
+        // discovery message of ours that had to be resent can take longer.)
+        let all_matched = writers.iter_mut().all(|w| w.matched_subscriptions() > 0);
         let settle = Instant::now() + DISCOVERY_SETTLE;
-        while Instant::now() < settle && !ctl.stopped() {
+        while all_matched && Instant::now() < settle && !ctl.stopped() {
             std::thread::sleep(Duration::from_millis(10));
         }
     }

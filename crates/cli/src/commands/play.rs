@@ -83,7 +83,8 @@ pub struct Args {
     /// Per-topic QoS overrides (rosbag2 YAML: /topic: {reliability: best_effort, ...}).
     #[arg(long, value_name = "FILE")]
     pub qos_overrides: Option<PathBuf>,
-    /// Before playing, wait up to this long for a subscriber on every topic.
+    /// Before playing, wait up to this long for a subscriber on every topic (then 0.5 s more,
+    /// for them to discover the player in turn; --delay comes after that).
     #[arg(long, value_parser = parse_dur, value_name = "DUR")]
     pub wait_for_subscribers: Option<i64>,
     /// Write the timing report as JSON to this file.
