@@ -124,15 +124,17 @@ pub fn match_series(
     resp: &JointSeries,
     opts: &MatchOptions,
 ) -> Result<MatchReport, MatchError> {
-    let report = match_series_as(cmd, resp, opts)?;
-    if !(report.response_kind_auto && report.response_kind == ResponseKind::Event) {
+    let p = prepare_pair(cmd, resp, opts)?;
+    let (kind, kind_auto) = match opts.response_kind {
+        Some(k) => (k, false),
+        None => (auto_kind(&p.c.messages, &p.r), true),
+    };
+    let report = analyse(&p, kind, kind_auto, opts)?;
+    if !(kind_auto && kind == ResponseKind::Event) {
         return Ok(report);
     }
-    let sampled_opts = MatchOptions {
-        response_kind: Some(ResponseKind::Sampled),
-        ..opts.clone()
-    };
-    let Ok(mut sampled) = match_series_as(cmd, resp, &sampled_opts) else {
+    // The automatic echo reading, checked against the sampled one on the same preparation.
+    let Ok(mut sampled) = analyse(&p, ResponseKind::Sampled, false, opts) else {
         return Ok(report);
     };
     let (echo_rms, sampled_rms) = (report.error_after.rms, sampled.error_after.rms);
@@ -164,12 +166,24 @@ pub fn match_series(
     Ok(sampled)
 }
 
-/// [`match_series`] with the response kind as `opts` gives it or the rates suggest.
-fn match_series_as(
+/// What every reading of a command/response pair shares: validated inputs, joints paired by
+/// name, both streams prepared, and the findings so far.
+struct PreparedPair {
+    matched: Vec<String>,
+    joints: JointSets,
+    /// Per matched joint: continuous (angles wrap at ±π).
+    wrap: Vec<bool>,
+    c: prep::Prepared,
+    r: prep::Dense,
+    sink: Sink,
+}
+
+/// Validates and prepares both streams (independent of the response kind).
+fn prepare_pair(
     cmd: &JointSeries,
     resp: &JointSeries,
     opts: &MatchOptions,
-) -> Result<MatchReport, MatchError> {
+) -> Result<PreparedPair, MatchError> {
     check_options(opts)?;
     prep::validate(cmd, CMD)?;
     prep::validate(resp, RESP)?;
@@ -223,17 +237,39 @@ fn match_series_as(
             detail: "no usable messages after checks".into(),
         });
     }
+    Ok(PreparedPair {
+        matched,
+        joints,
+        wrap,
+        c,
+        r,
+        sink,
+    })
+}
 
-    let (kind, kind_auto) = match opts.response_kind {
-        Some(k) => (k, false),
-        None => (auto_kind(&c.messages, &r), true),
-    };
+/// One reading of a prepared pair, with responses read as `kind`.
+fn analyse(
+    p: &PreparedPair,
+    kind: ResponseKind,
+    kind_auto: bool,
+    opts: &MatchOptions,
+) -> Result<MatchReport, MatchError> {
+    let PreparedPair {
+        matched,
+        joints,
+        wrap,
+        c,
+        r,
+        ..
+    } = p;
+    let (matched, wrap) = (matched.as_slice(), wrap.as_slice());
+    let mut sink = p.sink.clone();
     // Sampled analysis follows the expanded trajectory; events answer whole messages.
     let timeline = match kind {
         ResponseKind::Sampled => &c.samples,
         ResponseKind::Event => &c.messages,
     };
-    let (mut used, mut segs) = segments::choose(timeline, &wrap, opts);
+    let (mut used, mut segs) = segments::choose(timeline, wrap, opts);
     if !used.iter().any(|&u| u) {
         if segs.mode == "window" {
             return Err(MatchError::NoPairs {
@@ -258,13 +294,13 @@ fn match_series_as(
                     window_ns: None,
                     ..opts.clone()
                 };
-                segs = segments::choose(timeline, &wrap, &o).1;
+                segs = segments::choose(timeline, wrap, &o).1;
             }
         }
     }
     let cmds: Vec<usize> = (0..timeline.len()).filter(|&k| used[k]).collect();
 
-    let track = Track::new(&r, &wrap, opts.max_pair_distance_ns, opts.interpolate);
+    let track = Track::new(r, wrap, opts.max_pair_distance_ns, opts.interpolate);
     let mut per_joint_delay = BTreeMap::new();
     let (delay, method, method_desc) = match kind {
         ResponseKind::Sampled => {
@@ -272,15 +308,15 @@ fn match_series_as(
                 detail: "no response inside the search window".into(),
             };
             let mut s =
-                delay::error_curve(timeline, &track, &cmds, &matched, opts).ok_or_else(no_pairs)?;
+                delay::error_curve(timeline, &track, &cmds, matched, opts).ok_or_else(no_pairs)?;
             if s.flat {
                 return Err(MatchError::NoMotion);
             }
             // Second pass without outliers; the error statistics below still include them.
             let (cleaned, dropped) = delay::drop_outliers(timeline, &track, &cmds, s.delay_ns);
             if dropped > 0 {
-                if let Some(s2) = delay::error_curve(&cleaned, &track, &cmds, &matched, opts)
-                    .filter(|s2| !s2.flat)
+                if let Some(s2) =
+                    delay::error_curve(&cleaned, &track, &cmds, matched, opts).filter(|s2| !s2.flat)
                 {
                     s = s2;
                     sink.add(
@@ -323,7 +359,7 @@ fn match_series_as(
             (est, "error_curve_min", "error-curve minimum".to_string())
         }
         ResponseKind::Event => {
-            let e = delay::event_pairs(timeline, &r, &cmds, &wrap, opts).ok_or_else(|| {
+            let e = delay::event_pairs(timeline, r, &cmds, wrap, opts).ok_or_else(|| {
                 MatchError::NoPairs {
                     detail: "no response inside the causal search window".into(),
                 }
@@ -400,7 +436,7 @@ fn match_series_as(
     // Before: naive nearest stamp, no shift.
     let before_pairs = nearest_pairs(
         timeline,
-        &r,
+        r,
         &cmds,
         0,
         opts.max_pair_distance_ns,
@@ -425,21 +461,21 @@ fn match_series_as(
             );
         }
     }
-    let error_before = pair_errors(timeline, &r, &before_pairs, &wrap, &matched);
+    let error_before = pair_errors(timeline, r, &before_pairs, wrap, matched);
 
     // After: response taken at t_cmd + delay.
     let error_after = if kind == ResponseKind::Sampled && opts.interpolate {
-        track_errors(timeline, &track, &cmds, delay.delay_ns, &matched)
+        track_errors(timeline, &track, &cmds, delay.delay_ns, matched)
     } else {
         let p = nearest_pairs(
             timeline,
-            &r,
+            r,
             &cmds,
             delay.delay_ns,
             opts.max_pair_distance_ns,
             opts.one_to_one,
         );
-        pair_errors(timeline, &r, &p, &wrap, &matched)
+        pair_errors(timeline, r, &p, wrap, matched)
     };
     if error_after.samples == 0 {
         return Err(MatchError::NoPairs {
@@ -466,7 +502,7 @@ fn match_series_as(
         pairs_used: error_after.pairs,
         error_before,
         error_after,
-        joints,
+        joints: joints.clone(),
         segments: segs,
         streams: StreamCounts {
             command_messages: c.messages.len(),

@@ -14,7 +14,7 @@ pub(crate) const CMD: &str = "command";
 pub(crate) const RESP: &str = "response";
 
 /// Collects findings, keeping complete counts but only the first few instances per kind.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct Sink {
     pub checks: Checks,
 }
