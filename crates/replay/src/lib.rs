@@ -19,7 +19,7 @@ pub mod source;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use bagscope_bag::{Bag, BagError, Warning};
 use bagscope_msg::{schema_for_channel, StampLocator, StampSource};
@@ -27,6 +27,7 @@ use bagscope_stats::NsSummary;
 use serde::Serialize;
 
 pub use out::partial_path;
+use pace::unix_now_ns;
 pub use pace::{ExternalClock, Timebase};
 pub use qos::{QosOverrides, TopicQos};
 
@@ -260,13 +261,6 @@ const DISCOVERY_SETTLE: Duration = Duration::from_millis(500);
 
 /// How long the player stays on the graph after the last message was acknowledged.
 const LINGER: Duration = Duration::from_millis(300);
-
-fn unix_now_ns() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as i64)
-        .unwrap_or(0)
-}
 
 /// Per-topic playback plan.
 struct Plan {

@@ -47,7 +47,8 @@ pub struct Timebase {
     delay_ns: i64,
 }
 
-fn unix_now_ns() -> i64 {
+/// Wall time now, ns since the Unix epoch (0 before it).
+pub(crate) fn unix_now_ns() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos() as i64)
