@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
-use common::{bin, root};
+use common::{bin, root, tempdir};
 
 fn shared() -> Option<PathBuf> {
     common::shared_path("", "acceptance/check.py")
@@ -141,13 +141,6 @@ fn exit_code_contract() {
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["message_count"], 3000);
-}
-
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("bagscope-test-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// Cut a repo bag at several offsets: never a panic; exit 1 with the file named, or exit 3

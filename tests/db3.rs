@@ -13,7 +13,7 @@ use bagscope_bag::Bag;
 use serde_json::Value;
 
 mod common;
-use common::{bin, root};
+use common::{bin, root, tempdir};
 
 fn shared() -> Option<PathBuf> {
     common::shared_path("", "corpus/tools/summaries_db3.jsonl")
@@ -21,13 +21,6 @@ fn shared() -> Option<PathBuf> {
 
 fn fixtures() -> PathBuf {
     root().join("tests/data/db3")
-}
-
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("bagscope-db3-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -427,7 +420,8 @@ fn db3_arm_bags_match_their_mcap_originals() {
 
 /// A python with the foxglove `mcap` package, in a venv made for this test run.
 fn python_mcap() -> Option<PathBuf> {
-    let venv = std::env::temp_dir().join("bagscope-db3-pymcap");
+    // Kept between runs under target/ (not the system temp dir, which CI needs for building).
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("db3-pymcap");
     let py = venv.join("bin/python");
     let ok = |py: &Path| {
         Command::new(py)

@@ -7,13 +7,12 @@
 //! * A closed stdout (`bagscope info … | head -c 10`) exits 0 quietly: no error text.
 //! * Nothing ever panics.
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
 mod common;
-use common::{bin, root};
+use common::{bin, root, tempdir, Tmp};
 
 fn bag(name: &str) -> String {
     root().join("bags").join(name).display().to_string()
@@ -38,29 +37,6 @@ fn run(args: &[&str]) -> Out {
         out.stderr
     );
     out
-}
-
-/// A fresh temp folder, removed when dropped.
-struct Tmp(PathBuf);
-
-impl std::ops::Deref for Tmp {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn tempdir(tag: &str) -> Tmp {
-    let d = std::env::temp_dir().join(format!("bagscope-exit-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    Tmp(d)
 }
 
 /// A copy of `bags/arm_wall` cut in the middle of its data section (a recorder killed

@@ -21,17 +21,10 @@ use std::process::Command;
 use serde_json::Value;
 
 mod common;
-use common::{bin, root};
+use common::{bin, root, tempdir};
 
 fn shared_bags() -> Option<PathBuf> {
     common::shared_path("bags", "")
-}
-
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("bagscope-fault-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 /// Deterministic xorshift64*: the same damage on every run, no dependency.
@@ -1182,8 +1175,8 @@ fn bounded_memory_on_a_2gb_bag() {
             ));
         }
     }
-    if std::env::var_os("BAGSCOPE_KEEP_BIG_BAG").is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
+    if std::env::var_os("BAGSCOPE_KEEP_BIG_BAG").is_some() {
+        eprintln!("kept {}", dir.keep().display());
     }
     assert!(failures.is_empty(), "{failures:?}");
 }

@@ -14,14 +14,8 @@ use serde_json::Value;
 mod common;
 use common::{bin, root};
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "bagscope-report-test-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tmp(name: &str) -> common::Tmp {
+    common::tempdir(&format!("report-{name}"))
 }
 
 fn truth(bag: &str) -> Value {
@@ -43,9 +37,10 @@ fn is_png(p: &Path) -> bool {
     b.len() > 10_000 && b.starts_with(b"\x89PNG\r\n\x1a\n")
 }
 
-/// Writes the report of `bags/<bag>` and returns (out dir, report.json).
-fn make_report(bag: &str) -> (PathBuf, Value) {
-    let out = tmp(bag).join("out");
+/// Writes the report of `bags/<bag>` and returns (its temp folder, out dir, report.json).
+fn make_report(bag: &str) -> (common::Tmp, PathBuf, Value) {
+    let dir = tmp(bag);
+    let out = dir.join("out");
     let bag_path = root().join("bags").join(bag);
     let (code, stdout, stderr) = run(&[
         "report",
@@ -65,7 +60,7 @@ fn make_report(bag: &str) -> (PathBuf, Value) {
     }
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("## Verdicts"));
-    (out, j)
+    (dir, out, j)
 }
 
 /// Headless Chromium's rendered DOM of `html`, or `None` when no browser is installed
@@ -158,7 +153,7 @@ fn element_text<'a>(dom: &'a str, id: &str) -> &'a str {
 
 #[test]
 fn report_arm_split_states_delay_and_split() {
-    let (out, j) = make_report("arm_split");
+    let (_dir, out, j) = make_report("arm_split");
     let t = truth("arm_split");
     let v = &j["verdicts"];
     assert_eq!(v["split"], t["split_clock"]);
@@ -194,7 +189,7 @@ fn report_arm_split_states_delay_and_split() {
 
 #[test]
 fn report_sensors_states_faults_and_sync_pairs() {
-    let (out, j) = make_report("sensors");
+    let (_dir, out, j) = make_report("sensors");
     let t = truth("sensors");
     let v = &j["verdicts"];
     assert_eq!(v["split"], false);

@@ -4,20 +4,13 @@
 //! reproducible, identical inputs decide identically, and every run is byte-for-byte repeatable.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 
 mod common;
-use common::bin;
-
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("bagscope-suite-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use common::{bin, tempdir};
 
 fn run(args: &[String]) -> (i32, String, String) {
     let out = Command::new(bin()).args(args).output().unwrap();
@@ -28,7 +21,7 @@ fn run(args: &[String]) -> (i32, String, String) {
     )
 }
 
-fn write_suite(tag: &str) -> PathBuf {
+fn write_suite(tag: &str) -> common::Tmp {
     let dir = tempdir(tag);
     let (code, _, err) = run(&["synth".into(), "--suite".into(), dir.display().to_string()]);
     assert_eq!(code, 0, "{err}");

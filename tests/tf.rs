@@ -3,20 +3,13 @@
 //! each message's readiness against the one its construction implies, and byte-identical
 //! repeated runs.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 
 mod common;
-use common::bin;
-
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("bagscope-tf-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use common::{bin, tempdir};
 
 fn run(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(bin()).args(args).output().unwrap();

@@ -31,3 +31,34 @@ pub fn shared_path(rel: &str, marker: &str) -> Option<PathBuf> {
     );
     None
 }
+
+/// A fresh temp folder (`bagscope-<tag>-XXXXXX` in the temp dir), removed when dropped, so a
+/// test run leaves nothing behind (CI's disk is small).
+pub struct Tmp(tempfile::TempDir);
+
+impl Tmp {
+    /// Keeps the folder after the test (for looking at what it wrote).
+    pub fn keep(self) -> PathBuf {
+        self.0.keep()
+    }
+}
+
+impl std::ops::Deref for Tmp {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<Path> for Tmp {
+    fn as_ref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+pub fn tempdir(tag: &str) -> Tmp {
+    Tmp(tempfile::Builder::new()
+        .prefix(&format!("bagscope-{tag}-"))
+        .tempdir()
+        .expect("a temp folder"))
+}

@@ -62,11 +62,12 @@ fn save(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     p
 }
 
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("bagscope-columns-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh temp folder, removed when dropped.
+fn tempdir(tag: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("bagscope-bag-{tag}-"))
+        .tempdir()
+        .unwrap()
 }
 
 /// Asserts the column scan of `path` equals the plain scan regrouped by topic; returns the
@@ -135,22 +136,24 @@ fn first_chunk_records(bytes: &[u8]) -> usize {
 
 #[test]
 fn columns_equal_the_plain_scan() {
-    let dir = tempdir("ok");
+    let tmp = tempdir("ok");
+    let dir = tmp.path();
     // In order; overlapping chunks (re-sorted); loose messages only (no indexes at all).
     for (name, msgs, chunk) in [
         ("ordered.mcap", messages(6000, 1), Some(4096)),
         ("overlap.mcap", messages(6000, 4), Some(4096)),
         ("loose.mcap", messages(600, 2), None),
     ] {
-        let n = check(&save(&dir, name, &write_mcap(&msgs, chunk)));
+        let n = check(&save(dir, name, &write_mcap(&msgs, chunk)));
         assert_eq!(n, msgs.len(), "{name}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
 fn wrong_or_missing_index_counts_change_nothing() {
-    let dir = tempdir("bad");
+    let tmp = tempdir("bad");
+    let dir = tmp.path();
     let msgs = messages(6000, 1);
     let good = write_mcap(&msgs, Some(4096));
 
@@ -163,13 +166,13 @@ fn wrong_or_missing_index_counts_change_nothing() {
     let (ca, cb) = ([good[a], good[a + 1]], [good[b], good[b + 1]]);
     swapped[a..a + 2].copy_from_slice(&cb);
     swapped[b..b + 2].copy_from_slice(&ca);
-    assert_eq!(check(&save(&dir, "swapped.mcap", &swapped)), msgs.len());
+    assert_eq!(check(&save(dir, "swapped.mcap", &swapped)), msgs.len());
 
     // One index names a channel that never appears in its chunk: every slot of that chunk
     // is mis-sized, as is the whole topic's array.
     let mut unknown = good.clone();
     unknown[a..a + 2].copy_from_slice(&9u16.to_le_bytes());
-    check(&save(&dir, "unknown_channel.mcap", &unknown));
+    check(&save(dir, "unknown_channel.mcap", &unknown));
 
     // A message record in the middle of the first chunk made too long: the rest of that
     // chunk is lost (with a warning), its slots stay part empty and are closed up.
@@ -180,13 +183,13 @@ fn wrong_or_missing_index_counts_change_nothing() {
         pos += 9 + len;
     }
     cut[pos + 1..pos + 9].copy_from_slice(&(1u64 << 40).to_le_bytes());
-    let n = check(&save(&dir, "cut_chunk.mcap", &cut));
+    let n = check(&save(dir, "cut_chunk.mcap", &cut));
     assert!(n < msgs.len() && n >= 10, "{n}");
 
     // The file cut off in the middle: the last chunk is partial (no trusted index), the
     // complete ones before it have theirs.
     let truncated = &good[..good.len() * 2 / 3];
-    let n = check(&save(&dir, "truncated.mcap", truncated));
+    let n = check(&save(dir, "truncated.mcap", truncated));
     assert!(n > 0 && n < msgs.len(), "{n}");
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(dir);
 }

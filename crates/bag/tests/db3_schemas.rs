@@ -1,15 +1,16 @@
 //! sqlite3 bags across rosbag2 schema versions and with odd rows, built here with rusqlite.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use bagscope_bag::Bag;
 use rusqlite::Connection;
 
-fn tempdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("bagscope-bag-db3-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh temp folder, removed when dropped.
+fn tempdir(tag: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("bagscope-bag-{tag}-"))
+        .tempdir()
+        .unwrap()
 }
 
 /// std_msgs/String CDR payload.
@@ -35,7 +36,8 @@ fn create(path: &Path, topics_sql: &str, extra: &str) -> Connection {
 
 #[test]
 fn oldest_schema_without_qos_column() {
-    let d = tempdir("v1");
+    let tmp = tempdir("v1");
+    let d = tmp.path();
     let p = d.join("old.db3");
     let c = create(
         &p,
@@ -68,12 +70,13 @@ fn oldest_schema_without_qos_column() {
     assert!(s.items.iter().all(|i| i.value.0.is_none()));
     assert_eq!(s.items[0].value.1, string_msg("m1"));
     assert!(s.warnings.is_empty(), "{:?}", s.warnings);
-    let _ = std::fs::remove_dir_all(&d);
+    let _ = std::fs::remove_dir_all(d);
 }
 
 #[test]
 fn orphans_bad_rows_and_topic_filter() {
-    let d = tempdir("odd");
+    let tmp = tempdir("odd");
+    let d = tmp.path();
     let p = d.join("odd.db3");
     let c = create(
         &p,
@@ -127,12 +130,13 @@ fn orphans_bad_rows_and_topic_filter() {
     let _ = bag.visit(&bag.all_topics(), |m| seen.push((m.log_time_ns, m.topic)));
     assert_eq!(seen.len(), 4);
     assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0));
-    let _ = std::fs::remove_dir_all(&d);
+    let _ = std::fs::remove_dir_all(d);
 }
 
 #[test]
 fn iron_tables_give_embedded_schemas_and_message_compression_is_undone() {
-    let d = tempdir("iron");
+    let tmp = tempdir("iron");
+    let d = tmp.path();
     let bagdir = d.join("bag");
     std::fs::create_dir_all(&bagdir).unwrap();
     let p = bagdir.join("bag_0.db3");
@@ -173,12 +177,13 @@ fn iron_tables_give_embedded_schemas_and_message_compression_is_undone() {
     assert_eq!(t.metadata_count, Some(1));
     let s = bag.scan(&bag.all_topics(), |m| m.data.to_vec());
     assert_eq!(s.items[0].value, payload);
-    let _ = std::fs::remove_dir_all(&d);
+    let _ = std::fs::remove_dir_all(d);
 }
 
 #[test]
 fn unsupported_and_empty_inputs_are_errors() {
-    let d = tempdir("err");
+    let tmp = tempdir("err");
+    let d = tmp.path();
     let p = d.join("empty.db3");
     std::fs::write(&p, b"").unwrap();
     assert!(Bag::open(&p).is_err());
@@ -189,5 +194,5 @@ fn unsupported_and_empty_inputs_are_errors() {
     drop(c);
     let e = Bag::open(&q).unwrap_err().to_string();
     assert!(e.contains("other.db3") && e.contains("topics"), "{e}");
-    let _ = std::fs::remove_dir_all(&d);
+    let _ = std::fs::remove_dir_all(d);
 }
