@@ -418,9 +418,9 @@ fn db3_arm_bags_match_their_mcap_originals() {
     }
 }
 
-/// A python with the foxglove `mcap` package, in a venv made for this test run.
+/// A python with the foxglove `mcap` package, in a venv made once under `target/tmp`.
 fn python_mcap() -> Option<PathBuf> {
-    // Kept between runs under target/ (not the system temp dir, which CI needs for building).
+    // Under target/, not the system temp dir (which CI needs for building).
     let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("db3-pymcap");
     let py = venv.join("bin/python");
     let ok = |py: &Path| {
