@@ -99,6 +99,141 @@ fn repo_bags_against_their_truth() {
     }
 }
 
+/// The analyses against ground truth at other rates, delays, lags and real-time factors than
+/// the shipped bags' (the acceptance bags are checked again with other parameters after each
+/// hand-in): `synth` writes each variant and its truth, check.py compares.
+#[test]
+fn parameter_variants_against_their_truth() {
+    let dir = tempdir("variants");
+    let d = dir.to_str().unwrap();
+    let variants: &[&[&str]] = &[
+        // Slow commands, dense state, a long delay.
+        &[
+            "arm_wall",
+            "--name",
+            "v_wall_slow",
+            "--command-hz",
+            "10",
+            "--state-hz",
+            "200",
+            "--delay",
+            "0.12",
+        ],
+        // Fast commands, a short delay.
+        &[
+            "arm_wall",
+            "--name",
+            "v_wall_fast",
+            "--command-hz",
+            "50",
+            "--state-hz",
+            "250",
+            "--delay",
+            "0.015",
+            "--seed",
+            "5",
+        ],
+        &[
+            "arm_sim",
+            "--name",
+            "v_sim_half",
+            "--rtf",
+            "0.5",
+            "--delay",
+            "0.08",
+        ],
+        &[
+            "arm_sim",
+            "--name",
+            "v_sim_fast",
+            "--rtf",
+            "1.6",
+            "--delay",
+            "0.03",
+            "--state-hz",
+            "60",
+            "--seed",
+            "9",
+        ],
+        &[
+            "arm_split",
+            "--name",
+            "v_split",
+            "--rtf",
+            "1.25",
+            "--delay",
+            "0.14",
+            "--duration",
+            "30",
+        ],
+        &[
+            "arm_ack",
+            "--name",
+            "v_ack",
+            "--delay",
+            "0.075",
+            "--command-hz",
+            "10",
+            "--duration",
+            "20",
+        ],
+        // A faster camera and lidar, a later lidar.
+        &[
+            "sensors",
+            "--name",
+            "v_sensors",
+            "--camera-hz",
+            "30",
+            "--lidar-hz",
+            "15",
+            "--imu-hz",
+            "200",
+            "--image-lag",
+            "0.02",
+            "--lidar-lag",
+            "0.15",
+            "--seed",
+            "4",
+        ],
+        // The lidar faster than the camera, a wider second mode.
+        &[
+            "sensors_bimodal",
+            "--name",
+            "v_bimodal",
+            "--camera-hz",
+            "15",
+            "--lidar-hz",
+            "20",
+            "--bimodal-offset",
+            "0.02",
+            "--lidar-lag",
+            "0.2",
+        ],
+    ];
+    for v in variants {
+        let (code, _, err) = run(&[&["synth"], *v, &["-o", d]].concat());
+        assert_eq!(code, 0, "synth {v:?}: {err}");
+    }
+    // The parameters reached the truth (a variant that silently kept the defaults would
+    // only re-check the shipped bags).
+    let truth = |n: &str| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(dir.join(format!("{n}.truth.json"))).unwrap())
+            .unwrap()
+    };
+    assert_eq!(truth("v_wall_slow")["delay_s"], 0.12);
+    assert_eq!(truth("v_wall_slow")["counts"]["/arm_cmd"], 240);
+    assert_eq!(truth("v_sim_half")["sim_rtf"], 0.5);
+    assert_eq!(truth("v_sensors")["rates_hz"]["/lidar/points"], 15.0);
+    assert_eq!(truth("v_bimodal")["approx_pair_half_fast_period_s"], 0.025);
+    assert_eq!(truth("v_bimodal")["queue_rule_min"], 4);
+    if shared().is_none() {
+        return;
+    }
+    for area in ["info", "clocks", "sync", "match", "checks"] {
+        check_py(area, &dir);
+    }
+}
+
 fn run(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(bin()).args(args).output().unwrap();
     (

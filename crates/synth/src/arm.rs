@@ -43,6 +43,10 @@ pub struct ArmOptions {
     pub delay_s: f64,
     pub duration_s: f64,
     pub sim_rtf: f64,
+    /// Command rate on the command node's clock.
+    pub command_hz: f64,
+    /// Joint-state rate on the state publisher's clock (sampled responses).
+    pub state_hz: f64,
     pub bias_rad: [f64; 6],
     pub noise_rad: f64,
     pub zstd: bool,
@@ -61,6 +65,8 @@ impl Default for ArmOptions {
             delay_s: 0.042,
             duration_s: 24.0,
             sim_rtf: 0.9,
+            command_hz: 20.0,
+            state_hz: 100.0,
             bias_rad: [0.0; 6],
             noise_rad: 0.002,
             zstd: true,
@@ -109,7 +115,36 @@ fn q(j: usize, t_rel_s: f64, window: [f64; 2]) -> f64 {
     base + amp * env * (2.0 * std::f64::consts::PI * freq * t).sin()
 }
 
+/// The period of a rate in whole nanoseconds; the rate must be positive and finite.
+pub(crate) fn period_ns(hz: f64, what: &str) -> Result<i64, SynthError> {
+    if !(hz.is_finite() && hz > 0.0 && hz <= 1e6) {
+        return Err(SynthError::Param(format!(
+            "{what} must be a rate in (0, 1e6] Hz, got {hz}"
+        )));
+    }
+    Ok((1e9 / hz).round() as i64)
+}
+
 pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
+    // The motion window starts at 2 s and ends 1.5 s before the end.
+    if !(o.duration_s.is_finite() && o.duration_s >= 6.0) {
+        return Err(SynthError::Param(format!(
+            "an arm bag needs a duration of at least 6 s, got {}",
+            o.duration_s
+        )));
+    }
+    if !(o.delay_s.is_finite() && (0.0..=5.0).contains(&o.delay_s)) {
+        return Err(SynthError::Param(format!(
+            "the delay must be within 0-5 s, got {}",
+            o.delay_s
+        )));
+    }
+    if !(o.sim_rtf.is_finite() && o.sim_rtf > 0.0 && o.sim_rtf <= 100.0) {
+        return Err(SynthError::Param(format!(
+            "the real-time factor must be in (0, 100], got {}",
+            o.sim_rtf
+        )));
+    }
     let mut rng = ChaCha8Rng::seed_from_u64(o.seed);
     // Header frame ids stay empty without TF (the shipped bags), as before.
     let frame = if o.tf.is_some() {
@@ -151,14 +186,11 @@ pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
     let mut msgs = Vec::new();
     let lag = |rng: &mut ChaCha8Rng| 500_000 + rng.random_range(0..1_500_000i64);
 
-    // Commands every 50 ms of the command clock. In sim mode the sim clock drives the node, so
-    // a period of 50 ms sim is 50/rtf ms of wall time.
-    let cmd_period_wall = (50_000_000.0 / if cmd_on_sim { rtf } else { 1.0 }) as i64;
-    let n_cmd = if o.response == ResponseKind::Event {
-        (12.0 / 0.05) as i64
-    } else {
-        dur_ns / 50_000_000
-    };
+    // Commands every 1/command_hz of the command clock (50 ms by default). In sim mode the sim
+    // clock drives the node, so a period of 50 ms sim is 50/rtf ms of wall time.
+    let cmd_period_ns = period_ns(o.command_hz, "command_hz")?;
+    let cmd_period_wall = (cmd_period_ns as f64 / if cmd_on_sim { rtf } else { 1.0 }) as i64;
+    let n_cmd = dur_ns / cmd_period_ns;
     let mut cmd_times = Vec::new(); // (wall_ns, stamp_ns, rel_s on the command clock)
     for k in 0..n_cmd {
         let wall =
@@ -229,8 +261,9 @@ pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
             }
         }
         ResponseKind::Sampled => {
-            // The state publisher runs at 100 Hz of its own clock.
-            let period_wall = (10_000_000.0 / if resp_on_sim { rtf } else { 1.0 }) as i64;
+            // The state publisher runs at state_hz (100 Hz by default) of its own clock.
+            let state_period_ns = period_ns(o.state_hz, "state_hz")?;
+            let period_wall = (state_period_ns as f64 / if resp_on_sim { rtf } else { 1.0 }) as i64;
             let mut k = 0i64;
             loop {
                 let wall = WALL_START_NS
@@ -427,5 +460,52 @@ mod tests {
             assert!((a - due).abs() <= 100_000 + 1, "ack {a}, due {due}");
         }
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Median period of ascending times.
+    fn median_period(t: &[i64]) -> i64 {
+        let mut d: Vec<i64> = t.windows(2).map(|w| w[1] - w[0]).collect();
+        d.sort_unstable();
+        d[d.len() / 2]
+    }
+
+    /// The rate options set the stamps' cadence on each node's clock (sim time runs at rtf).
+    #[test]
+    fn rates_follow_the_options() {
+        let dir = std::env::temp_dir().join(format!("bagscope-synth-rates-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let o = ArmOptions {
+            name: "rates".into(),
+            clock: ClockMode::Sim,
+            sim_rtf: 0.5,
+            command_hz: 10.0,
+            state_hz: 250.0,
+            duration_s: 10.0,
+            ..Default::default()
+        };
+        let truth = generate(&dir, &o).unwrap();
+        let msgs = read_back(&dir.join("rates/rates.mcap"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let stamps = |topic: &str| -> Vec<i64> {
+            let mut v: Vec<i64> = msgs.iter().filter(|m| m.0 == topic).map(|m| m.2).collect();
+            v.sort_unstable();
+            v
+        };
+        let (cmds, states) = (stamps("/arm_cmd"), stamps("/joint_states"));
+        assert_eq!(cmds.len() as u64, truth.counts["/arm_cmd"]);
+        assert_eq!(cmds.len(), 100);
+        // ±0.3 / ±0.4 ms of jitter on wall time, halved on the sim clock.
+        assert!((median_period(&cmds) - 100_000_000).abs() < 400_000);
+        assert!((median_period(&states) - 4_000_000).abs() < 400_000);
+        // Ten seconds of wall time at 250 Hz of a clock running at half speed.
+        assert!((states.len() as i64 - 1250).abs() <= 2, "{}", states.len());
+        assert!(generate(
+            &dir,
+            &ArmOptions {
+                command_hz: 0.0,
+                ..o.clone()
+            }
+        )
+        .is_err());
     }
 }

@@ -44,41 +44,146 @@ pub const SCENARIOS: &[&str] = &[
 /// odom->base_link at 100 Hz on `/tf`; `sensors_tf` is `sensors` with it at 50 Hz.
 pub const TF_SCENARIOS: &[&str] = &["arm_tf", "sensors_tf"];
 
-/// Overrides of the TF option; any field set turns TF on for an arm or sensor scenario.
+/// Changes to a scenario's parameters (`bagscope synth SCENARIO --delay 0.1 …`), so that the
+/// analyses can be checked against ground truth at other rates, delays and lags than the
+/// shipped bags'. Each field set replaces the scenario's value and the truth file follows;
+/// any TF field turns TF on for an arm or sensor scenario. A field that does not apply to the
+/// scenario is an error, not ignored.
 #[derive(Debug, Clone, Default)]
-pub struct TfOverride {
-    pub rate_hz: Option<f64>,
-    pub topic: Option<String>,
+pub struct Overrides {
+    /// The bag's name (folder and truth file) instead of the scenario's.
+    pub name: Option<String>,
+    pub tf_rate_hz: Option<f64>,
+    pub tf_topic: Option<String>,
+    pub duration_s: Option<f64>,
+    /// Arm scenarios: command → response delay.
+    pub delay_s: Option<f64>,
+    /// Arm scenarios with a sim clock: sim seconds per wall second.
+    pub sim_rtf: Option<f64>,
+    pub command_hz: Option<f64>,
+    pub state_hz: Option<f64>,
+    /// Sensor scenarios.
+    pub camera_hz: Option<f64>,
+    pub lidar_hz: Option<f64>,
+    pub imu_hz: Option<f64>,
+    pub image_lag_s: Option<f64>,
+    pub lidar_lag_s: Option<f64>,
+    /// Every third image stamped this much later (`sensors_bimodal`'s is 12 ms).
+    pub bimodal_offset_s: Option<f64>,
+}
+
+impl Overrides {
+    /// Whether anything but TF is changed (a renamed or re-parameterised scenario).
+    pub fn changes_scenario(&self) -> bool {
+        let only_tf = Overrides {
+            tf_rate_hz: self.tf_rate_hz,
+            tf_topic: self.tf_topic.clone(),
+            ..Default::default()
+        };
+        self.describe() != only_tf.describe()
+    }
+
+    /// The parameters set, as `synth`'s options (for the truth's `generator`).
+    fn describe(&self) -> String {
+        let mut out = String::new();
+        let mut num = |flag: &str, v: Option<f64>| {
+            if let Some(v) = v {
+                out.push_str(&format!(" --{flag} {v}"));
+            }
+        };
+        num("tf-rate", self.tf_rate_hz);
+        num("duration", self.duration_s);
+        num("delay", self.delay_s);
+        num("rtf", self.sim_rtf);
+        num("command-hz", self.command_hz);
+        num("state-hz", self.state_hz);
+        num("camera-hz", self.camera_hz);
+        num("lidar-hz", self.lidar_hz);
+        num("imu-hz", self.imu_hz);
+        num("image-lag", self.image_lag_s);
+        num("lidar-lag", self.lidar_lag_s);
+        num("bimodal-offset", self.bimodal_offset_s);
+        if let Some(t) = &self.tf_topic {
+            out.push_str(&format!(" --tf-topic {t}"));
+        }
+        if let Some(n) = &self.name {
+            out.push_str(&format!(" --name {n}"));
+        }
+        out
+    }
+
+    /// Names of the fields set that do not apply to an arm (`arm`) or sensor scenario.
+    fn misplaced(&self, arm: bool) -> Vec<&'static str> {
+        let arm_only = [
+            ("--delay", self.delay_s.is_some()),
+            ("--rtf", self.sim_rtf.is_some()),
+            ("--command-hz", self.command_hz.is_some()),
+            ("--state-hz", self.state_hz.is_some()),
+        ];
+        let sensor_only = [
+            ("--camera-hz", self.camera_hz.is_some()),
+            ("--lidar-hz", self.lidar_hz.is_some()),
+            ("--imu-hz", self.imu_hz.is_some()),
+            ("--image-lag", self.image_lag_s.is_some()),
+            ("--lidar-lag", self.lidar_lag_s.is_some()),
+            ("--bimodal-offset", self.bimodal_offset_s.is_some()),
+        ];
+        let wrong: &[(&str, bool)] = if arm { &sensor_only } else { &arm_only };
+        wrong
+            .iter()
+            .filter(|(_, set)| *set)
+            .map(|(f, _)| *f)
+            .collect()
+    }
 }
 
 /// Writes scenario `name` into `dir/name/` and its truth into `dir/name.truth.json`.
 pub fn generate(name: &str, dir: &Path, seed: u64) -> Result<PathBuf, SynthError> {
-    generate_with(name, dir, seed, &TfOverride::default())
+    generate_with(name, dir, seed, &Overrides::default())
 }
 
 /// The TF option for scenario `name`: its default (TF scenarios), changed by `ov`.
-fn tf_option(name: &str, default_hz: f64, ov: &TfOverride) -> Option<TfSynth> {
-    let on = name.ends_with("_tf") || ov.rate_hz.is_some() || ov.topic.is_some();
+fn tf_option(name: &str, default_hz: f64, ov: &Overrides) -> Option<TfSynth> {
+    let on = name.ends_with("_tf") || ov.tf_rate_hz.is_some() || ov.tf_topic.is_some();
     on.then(|| {
-        let mut t = TfSynth::new(ov.rate_hz.unwrap_or(default_hz));
-        if let Some(topic) = &ov.topic {
+        let mut t = TfSynth::new(ov.tf_rate_hz.unwrap_or(default_hz));
+        if let Some(topic) = &ov.tf_topic {
             t.topic = topic.clone();
         }
         t
     })
 }
 
-/// [`generate`] with TF overrides (`--tf-rate`, `--tf-topic`).
+/// [`generate`] with the scenario's parameters changed by `ov`; the bag goes into
+/// `dir/NAME/` and its truth into `dir/NAME.truth.json`, NAME being `ov.name` or the
+/// scenario's.
 pub fn generate_with(
     name: &str,
     dir: &Path,
     seed: u64,
-    ov: &TfOverride,
+    ov: &Overrides,
 ) -> Result<PathBuf, SynthError> {
+    let bag_name = ov.name.clone().unwrap_or_else(|| name.to_string());
+    if bag_name.is_empty() || bag_name.contains(['/', '\\']) || bag_name.starts_with('.') {
+        return Err(SynthError::Param(format!(
+            "'{bag_name}' cannot name a bag folder"
+        )));
+    }
+    let is_arm = name.starts_with("arm_");
+    if SCENARIOS.contains(&name) || TF_SCENARIOS.contains(&name) {
+        let wrong = ov.misplaced(is_arm);
+        if !wrong.is_empty() {
+            return Err(SynthError::Param(format!(
+                "{} do(es) not apply to {name}",
+                wrong.join(", ")
+            )));
+        }
+    }
+    let extra = ov.describe();
     let truth = match name {
         "arm_wall" | "arm_sim" | "arm_split" | "arm_ack" | "arm_tf" => {
             let mut o = ArmOptions {
-                name: name.to_string(),
+                name: bag_name.clone(),
                 seed,
                 tf: tf_option(name, 100.0, ov),
                 ..Default::default()
@@ -99,11 +204,20 @@ pub fn generate_with(
                 }
                 _ => {}
             }
-            serde_json::to_string_pretty(&arm::generate(dir, &o)?)
+            o.duration_s = ov.duration_s.unwrap_or(o.duration_s);
+            o.delay_s = ov.delay_s.unwrap_or(o.delay_s);
+            o.sim_rtf = ov.sim_rtf.unwrap_or(o.sim_rtf);
+            o.command_hz = ov.command_hz.unwrap_or(o.command_hz);
+            o.state_hz = ov.state_hz.unwrap_or(o.state_hz);
+            let mut t = arm::generate(dir, &o)?;
+            if !extra.is_empty() {
+                t.generator = format!("bagscope synth {name} --seed {seed}{extra}");
+            }
+            serde_json::to_string_pretty(&t)
         }
         "sensors" | "sensors_bimodal" | "sensors_tf" => {
             let mut o = SensorOptions {
-                name: name.to_string(),
+                name: bag_name.clone(),
                 seed,
                 tf: tf_option(name, 50.0, ov),
                 ..Default::default()
@@ -112,7 +226,20 @@ pub fn generate_with(
                 o.bimodal_offset_s = Some(0.012);
                 o.faults = false;
             }
-            serde_json::to_string_pretty(&sensors::generate(dir, &o)?)
+            o.duration_s = ov.duration_s.unwrap_or(o.duration_s);
+            o.camera_hz = ov.camera_hz.unwrap_or(o.camera_hz);
+            o.lidar_hz = ov.lidar_hz.unwrap_or(o.lidar_hz);
+            o.imu_hz = ov.imu_hz.unwrap_or(o.imu_hz);
+            o.image_lag_s = ov.image_lag_s.unwrap_or(o.image_lag_s);
+            o.lidar_lag_s = ov.lidar_lag_s.unwrap_or(o.lidar_lag_s);
+            if ov.bimodal_offset_s.is_some() {
+                o.bimodal_offset_s = ov.bimodal_offset_s;
+            }
+            let mut t = sensors::generate(dir, &o)?;
+            if !extra.is_empty() {
+                t.generator = format!("bagscope synth {name} --seed {seed}{extra}");
+            }
+            serde_json::to_string_pretty(&t)
         }
         other => {
             return Err(SynthError::UnknownScenario(
@@ -122,7 +249,56 @@ pub fn generate_with(
         }
     }
     .map_err(|e| SynthError::Param(e.to_string()))?;
-    let p = dir.join(format!("{name}.truth.json"));
+    let p = dir.join(format!("{bag_name}.truth.json"));
     std::fs::write(&p, truth + "\n").map_err(|e| SynthError::Io(p.clone(), e))?;
-    Ok(dir.join(name))
+    Ok(dir.join(bag_name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_that_do_not_apply_are_errors() {
+        let dir = std::env::temp_dir().join(format!("bagscope-synth-ov-{}", std::process::id()));
+        let arm_on_sensors = Overrides {
+            delay_s: Some(0.1),
+            ..Default::default()
+        };
+        let e = generate_with("sensors", &dir, 1, &arm_on_sensors).unwrap_err();
+        assert!(e.to_string().contains("--delay"), "{e}");
+        let sensors_on_arm = Overrides {
+            lidar_hz: Some(5.0),
+            ..Default::default()
+        };
+        let e = generate_with("arm_wall", &dir, 1, &sensors_on_arm).unwrap_err();
+        assert!(e.to_string().contains("--lidar-hz"), "{e}");
+        let bad_name = Overrides {
+            name: Some("../x".into()),
+            ..Default::default()
+        };
+        assert!(generate_with("arm_wall", &dir, 1, &bad_name).is_err());
+        // Nothing was written.
+        assert!(!dir.exists());
+    }
+
+    #[test]
+    fn tf_alone_does_not_change_the_scenario() {
+        let tf = Overrides {
+            tf_rate_hz: Some(30.0),
+            tf_topic: Some("/robot/tf".into()),
+            ..Default::default()
+        };
+        assert!(!tf.changes_scenario());
+        assert!(!Overrides::default().changes_scenario());
+        let renamed = Overrides {
+            name: Some("x".into()),
+            ..tf
+        };
+        assert!(renamed.changes_scenario());
+        assert_eq!(
+            renamed.describe(),
+            " --tf-rate 30 --tf-topic /robot/tf --name x"
+        );
+    }
 }

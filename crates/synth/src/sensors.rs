@@ -11,7 +11,7 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use crate::arm::WALL_START_NS;
+use crate::arm::{period_ns, WALL_START_NS};
 use crate::writer::{write_rosbag2, Message, TopicSpec};
 use crate::SynthError;
 
@@ -24,6 +24,10 @@ pub struct SensorOptions {
     pub bimodal_offset_s: Option<f64>,
     pub image_lag_s: f64,
     pub lidar_lag_s: f64,
+    /// Camera image (and camera info) rate.
+    pub camera_hz: f64,
+    pub lidar_hz: f64,
+    pub imu_hz: f64,
     /// Seed the contract faults (bad step, bad data size, uncalibrated K, wrong frame).
     pub faults: bool,
     pub zstd: bool,
@@ -40,6 +44,9 @@ impl Default for SensorOptions {
             bimodal_offset_s: None,
             image_lag_s: 0.010,
             lidar_lag_s: 0.090,
+            camera_hz: 20.0,
+            lidar_hz: 10.0,
+            imu_hz: 100.0,
             faults: true,
             zstd: true,
             tf: None,
@@ -103,7 +110,24 @@ pub fn generate(dir: &Path, o: &SensorOptions) -> Result<SensorTruth, SynthError
             type_name: "sensor_msgs/msg/Imu".into(),
         },
     ];
+    let cam_period_ns = period_ns(o.camera_hz, "camera_hz")?;
+    let lidar_period_ns = period_ns(o.lidar_hz, "lidar_hz")?;
+    let imu_period_ns = period_ns(o.imu_hz, "imu_hz")?;
+    for (what, lag) in [("image", o.image_lag_s), ("lidar", o.lidar_lag_s)] {
+        if !(lag.is_finite() && (0.0..=5.0).contains(&lag)) {
+            return Err(SynthError::Param(format!(
+                "the {what} receive lag must be within 0-5 s, got {lag}"
+            )));
+        }
+    }
     let dur_ns = (o.duration_s * 1e9) as i64;
+    if !(o.duration_s.is_finite() && dur_ns / cam_period_ns > 41) {
+        // The contract faults sit on frames 17-40.
+        return Err(SynthError::Param(format!(
+            "a sensors bag needs more than 41 camera frames: {} s at {} Hz",
+            o.duration_s, o.camera_hz
+        )));
+    }
     let mut msgs = Vec::new();
     let (step_bad, size_bad, k0_bad, frame_bad) = if o.faults {
         (vec![17usize], vec![23usize], vec![31usize], vec![40usize])
@@ -111,11 +135,11 @@ pub fn generate(dir: &Path, o: &SensorOptions) -> Result<SensorTruth, SynthError
         (vec![], vec![], vec![], vec![])
     };
     let mut bimodal_frames = Vec::new();
-    let n_img = dur_ns / 50_000_000;
+    let n_img = dur_ns / cam_period_ns;
     for k in 0..n_img {
         let ku = k as usize;
         let mut stamp =
-            WALL_START_NS + 7_000_000 + k * 50_000_000 + rng.random_range(-300_000..300_000);
+            WALL_START_NS + 7_000_000 + k * cam_period_ns + rng.random_range(-300_000..300_000);
         let capture = stamp;
         if let Some(off) = o.bimodal_offset_s {
             if k % 3 == 2 {
@@ -204,10 +228,10 @@ pub fn generate(dir: &Path, o: &SensorOptions) -> Result<SensorTruth, SynthError
             data: encode_typed(&info)?,
         });
     }
-    let n_lidar = dur_ns / 100_000_000;
+    let n_lidar = dur_ns / lidar_period_ns;
     for k in 0..n_lidar {
         let stamp =
-            WALL_START_NS + 23_000_000 + k * 100_000_000 + rng.random_range(-500_000..500_000);
+            WALL_START_NS + 23_000_000 + k * lidar_period_ns + rng.random_range(-500_000..500_000);
         let n_pts = 32u32;
         let pc = PointCloud2 {
             header: Header {
@@ -240,10 +264,10 @@ pub fn generate(dir: &Path, o: &SensorOptions) -> Result<SensorTruth, SynthError
             data: encode_typed(&pc)?,
         });
     }
-    let n_imu = dur_ns / 10_000_000;
+    let n_imu = dur_ns / imu_period_ns;
     for k in 0..n_imu {
         let stamp =
-            WALL_START_NS + 3_000_000 + k * 10_000_000 + rng.random_range(-200_000..200_000);
+            WALL_START_NS + 3_000_000 + k * imu_period_ns + rng.random_range(-200_000..200_000);
         let imu = Imu {
             header: Header {
                 stamp: Time::from_ns(stamp),
@@ -282,10 +306,10 @@ pub fn generate(dir: &Path, o: &SensorOptions) -> Result<SensorTruth, SynthError
 
     let s = |x: &str| x.to_string();
     let mut rates_hz = BTreeMap::new();
-    rates_hz.insert(s("/camera/image_raw"), 20.0);
-    rates_hz.insert(s("/camera/camera_info"), 20.0);
-    rates_hz.insert(s("/lidar/points"), 10.0);
-    rates_hz.insert(s("/imu/data"), 100.0);
+    rates_hz.insert(s("/camera/image_raw"), o.camera_hz);
+    rates_hz.insert(s("/camera/camera_info"), o.camera_hz);
+    rates_hz.insert(s("/lidar/points"), o.lidar_hz);
+    rates_hz.insert(s("/imu/data"), o.imu_hz);
     let mut counts = BTreeMap::new();
     counts.insert(s("/camera/image_raw"), n_img as u64);
     counts.insert(s("/camera/camera_info"), n_img as u64);
@@ -294,8 +318,12 @@ pub fn generate(dir: &Path, o: &SensorOptions) -> Result<SensorTruth, SynthError
     let mut receive_lag_s = BTreeMap::new();
     receive_lag_s.insert(s("/camera/image_raw"), o.image_lag_s);
     receive_lag_s.insert(s("/lidar/points"), o.lidar_lag_s);
-    // ⌈Δlag / T_fast⌉ with T_fast = 50 ms (the camera).
-    let queue_rule_min = ((o.lidar_lag_s - o.image_lag_s) / 0.05).ceil().max(1.0) as u32;
+    // ⌈Δlag / T_fast⌉ with T_fast the faster of camera and lidar (50 ms, the camera, by
+    // default).
+    let t_fast_s = cam_period_ns.min(lidar_period_ns) as f64 / 1e9;
+    let queue_rule_min = ((o.lidar_lag_s - o.image_lag_s).abs() / t_fast_s)
+        .ceil()
+        .max(1.0) as u32;
     Ok(SensorTruth {
         kind: "sensors",
         bag: o.name.clone(),
@@ -304,9 +332,9 @@ pub fn generate(dir: &Path, o: &SensorOptions) -> Result<SensorTruth, SynthError
         receive_lag_s,
         exact_pair: [s("/camera/image_raw"), s("/camera/camera_info")],
         approx_pair: [s("/camera/image_raw"), s("/lidar/points")],
-        approx_pair_half_fast_period_s: 0.025,
+        approx_pair_half_fast_period_s: t_fast_s / 2.0,
         queue_rule_min,
-        imu_lidar_half_fast_period_s: 0.005,
+        imu_lidar_half_fast_period_s: imu_period_ns.min(lidar_period_ns) as f64 / 2e9,
         image_faults: ImageFaults {
             step_too_small: step_bad,
             data_size_mismatch: size_bad,

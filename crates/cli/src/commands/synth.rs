@@ -25,6 +25,43 @@ pub struct Args {
     /// Add TF to an arm/sensor scenario on this topic instead of /tf (e.g. /robot/tf).
     #[arg(long)]
     pub tf_topic: Option<String>,
+    /// Name of the bag folder (and NAME.truth.json) instead of the scenario's.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Length of the recording in seconds (arm: 24, arm_ack: 12, sensors: 20).
+    #[arg(long, value_name = "SEC")]
+    pub duration: Option<f64>,
+    /// Arm: command → response delay in seconds (arm_wall/arm_ack 0.042, arm_sim 0.025,
+    /// arm_split 0.055).
+    #[arg(long, value_name = "SEC", help_heading = "Scenario parameters")]
+    pub delay: Option<f64>,
+    /// Arm with a sim clock: sim seconds per wall second (0.9).
+    #[arg(long, value_name = "R", help_heading = "Scenario parameters")]
+    pub rtf: Option<f64>,
+    /// Arm: command rate on the command node's clock (20).
+    #[arg(long, value_name = "HZ", help_heading = "Scenario parameters")]
+    pub command_hz: Option<f64>,
+    /// Arm: joint-state rate on its publisher's clock (100).
+    #[arg(long, value_name = "HZ", help_heading = "Scenario parameters")]
+    pub state_hz: Option<f64>,
+    /// Sensors: camera image and camera info rate (20).
+    #[arg(long, value_name = "HZ", help_heading = "Scenario parameters")]
+    pub camera_hz: Option<f64>,
+    /// Sensors: lidar rate (10).
+    #[arg(long, value_name = "HZ", help_heading = "Scenario parameters")]
+    pub lidar_hz: Option<f64>,
+    /// Sensors: IMU rate (100).
+    #[arg(long, value_name = "HZ", help_heading = "Scenario parameters")]
+    pub imu_hz: Option<f64>,
+    /// Sensors: camera receive lag, log time − capture, in seconds (0.010).
+    #[arg(long, value_name = "SEC", help_heading = "Scenario parameters")]
+    pub image_lag: Option<f64>,
+    /// Sensors: lidar receive lag in seconds (0.090).
+    #[arg(long, value_name = "SEC", help_heading = "Scenario parameters")]
+    pub lidar_lag: Option<f64>,
+    /// Sensors: every third image stamped this much later, in seconds (sensors_bimodal: 0.012).
+    #[arg(long, value_name = "SEC", help_heading = "Scenario parameters")]
+    pub bimodal_offset: Option<f64>,
     /// For the `perf` scenario (the benchmark bag): how many messages to write.
     #[arg(long, default_value_t = 3_000_000)]
     pub messages: u64,
@@ -48,19 +85,38 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     let (Some(scenario), Some(out)) = (&a.scenario, &a.out) else {
         anyhow::bail!("a scenario and -o OUT are needed (or --suite DIR)");
     };
+    let ov = synth::Overrides {
+        name: a.name.clone(),
+        tf_rate_hz: a.tf_rate,
+        tf_topic: a.tf_topic.clone(),
+        duration_s: a.duration,
+        delay_s: a.delay,
+        sim_rtf: a.rtf,
+        command_hz: a.command_hz,
+        state_hz: a.state_hz,
+        camera_hz: a.camera_hz,
+        lidar_hz: a.lidar_hz,
+        imu_hz: a.imu_hz,
+        image_lag_s: a.image_lag,
+        lidar_lag_s: a.lidar_lag,
+        bimodal_offset_s: a.bimodal_offset,
+    };
     if scenario == "perf" {
+        if ov.changes_scenario() {
+            anyhow::bail!("the perf bag takes --messages, not scenario parameters");
+        }
         let p = synth::perf::generate(out, a.messages)?;
         crate::render::print(&format!("wrote {}\n", p.display()))?;
         return Ok(0);
     }
     let names: Vec<&str> = if scenario == "all" {
+        if ov.changes_scenario() {
+            // One name or parameter set for arm and sensor scenarios alike makes no sense.
+            anyhow::bail!("scenario parameters and --name need one scenario, not `all`");
+        }
         synth::SCENARIOS.to_vec()
     } else {
         vec![scenario.as_str()]
-    };
-    let ov = synth::TfOverride {
-        rate_hz: a.tf_rate,
-        topic: a.tf_topic.clone(),
     };
     let mut written = Vec::new();
     for n in names {
