@@ -71,8 +71,9 @@ pub struct RecommendRule {
     pub fast_topic: usize,
     pub fast_period_ns: i64,
     pub half_fast_period_ns: i64,
-    /// ½·p95|Δperiod| of the fast topic (gap widening) + ½·max p95|Δperiod| of the others
-    /// (their own stamp scatter), capped at ½·T_fast.
+    /// ½·p95|Δperiod| of the fast topic (its gaps widen by that much), capped at ½·T_fast.
+    /// The other topics' scatter does not count: half the fast topic's widest gap bounds the
+    /// distance from any stamp to its nearest fast stamp.
     pub jitter_margin_ns: i64,
     /// ½·T_fast + jitter margin.
     pub rule_slop_ns: i64,
@@ -269,13 +270,10 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
     let fast = (0..n).min_by_key(|&k| (medians[k], k)).unwrap_or(0);
     let t_fast = medians[fast];
     let half = t_fast / 2;
+    // A slow stamp is at most half the fast topic's widest gap from a fast stamp, wherever its
+    // own jitter puts it: only the fast topic's gaps widen the slop.
     let fast_dev = abs_dev_quantile(&periods[fast], t_fast, 0.95);
-    let other_dev = (0..n)
-        .filter(|&k| k != fast)
-        .map(|k| abs_dev_quantile(&periods[k], medians[k], 0.95))
-        .max()
-        .unwrap_or(0);
-    let jitter_margin = (fast_dev / 2 + other_dev / 2).min(half);
+    let jitter_margin = (fast_dev / 2).min(half);
     let rule_slop = half + jitter_margin;
     let others: Vec<&[i64]> = (0..n)
         .filter(|&k| k != fast)
