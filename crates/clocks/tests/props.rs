@@ -249,7 +249,19 @@ proptest! {
 /// Error rates of the mode finder over a grid of shapes (run with --ignored --nocapture when
 /// retuning `ModeOptions`; it only prints).
 fn scan_rates() {
-    let o = ModeOptions::default();
+    let env = |k: &str, d: f64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let d = ModeOptions::default();
+    let o = ModeOptions {
+        min_separation: env("MODES_SEP", d.min_separation),
+        max_valley_ratio: env("MODES_VALLEY", d.max_valley_ratio),
+        min_dip_z: env("MODES_DIPZ", d.min_dip_z),
+        ..d
+    };
     for &n in &[100usize, 200, 400, 1000] {
         for shape in 0..4u8 {
             let mut bad = 0;
@@ -292,5 +304,52 @@ fn scan_rates() {
                 eprintln!("bimodal n={n} sep={sep} frac={frac:.2}: miss {miss}/300");
             }
         }
+    }
+}
+
+#[test]
+#[ignore]
+/// Error rates on uniform jitter (what a timer driver with bounded jitter gives): one uniform
+/// block, and two blocks (a third of the values a fixed offset later, as an exposure-end stamp
+/// on every third frame). Prints only.
+fn scan_uniform_rates() {
+    // Overrides for retuning: MODES_SEP, MODES_VALLEY, MODES_DIPZ.
+    let env = |k: &str, d: f64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let d = ModeOptions::default();
+    let o = ModeOptions {
+        min_separation: env("MODES_SEP", d.min_separation),
+        max_valley_ratio: env("MODES_VALLEY", d.max_valley_ratio),
+        min_dip_z: env("MODES_DIPZ", d.min_dip_z),
+        ..d
+    };
+    eprintln!("{o:?}");
+    for &n in &[60usize, 100, 133, 200, 400, 1000, 3000] {
+        let mut bad = 0;
+        for seed in 0..500u64 {
+            let mut r = Lcg(seed * 7 + 3);
+            let v: Vec<i64> = (0..n).map(|_| 10 * MS + (2e6 * r.u()) as i64).collect();
+            if lag_modes_ns(&v, &o).len() != 1 {
+                bad += 1;
+            }
+        }
+        let mut miss = 0;
+        for seed in 0..500u64 {
+            let mut r = Lcg(seed * 11 + 9);
+            let v: Vec<i64> = (0..n)
+                .map(|i| {
+                    let off = if i % 3 == 2 { 13 * MS } else { 0 };
+                    10 * MS + off + (2e6 * r.u()) as i64
+                })
+                .collect();
+            if lag_modes_ns(&v, &o).len() != 2 {
+                miss += 1;
+            }
+        }
+        eprintln!("uniform n={n}: false multi {bad}/500; two blocks: wrong count {miss}/500");
     }
 }
