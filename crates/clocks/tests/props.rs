@@ -244,11 +244,8 @@ proptest! {
     }
 }
 
-#[test]
-#[ignore]
-/// Error rates of the mode finder over a grid of shapes (run with --ignored --nocapture when
-/// retuning `ModeOptions`; it only prints).
-fn scan_rates() {
+/// The default options, with overrides for retuning from MODES_SEP, MODES_VALLEY, MODES_DIPZ.
+fn scan_options() -> ModeOptions {
     let env = |k: &str, d: f64| {
         std::env::var(k)
             .ok()
@@ -256,12 +253,20 @@ fn scan_rates() {
             .unwrap_or(d)
     };
     let d = ModeOptions::default();
-    let o = ModeOptions {
+    ModeOptions {
         min_separation: env("MODES_SEP", d.min_separation),
         max_valley_ratio: env("MODES_VALLEY", d.max_valley_ratio),
         min_dip_z: env("MODES_DIPZ", d.min_dip_z),
         ..d
-    };
+    }
+}
+
+#[test]
+#[ignore]
+/// Error rates of the mode finder over a grid of shapes (run with --ignored --nocapture when
+/// retuning `ModeOptions`; it only prints).
+fn scan_rates() {
+    let o = scan_options();
     for &n in &[100usize, 200, 400, 1000] {
         for shape in 0..4u8 {
             let mut bad = 0;
@@ -313,20 +318,7 @@ fn scan_rates() {
 /// block, and two blocks (a third of the values a fixed offset later, as an exposure-end stamp
 /// on every third frame). Prints only.
 fn scan_uniform_rates() {
-    // Overrides for retuning: MODES_SEP, MODES_VALLEY, MODES_DIPZ.
-    let env = |k: &str, d: f64| {
-        std::env::var(k)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(d)
-    };
-    let d = ModeOptions::default();
-    let o = ModeOptions {
-        min_separation: env("MODES_SEP", d.min_separation),
-        max_valley_ratio: env("MODES_VALLEY", d.max_valley_ratio),
-        min_dip_z: env("MODES_DIPZ", d.min_dip_z),
-        ..d
-    };
+    let o = scan_options();
     eprintln!("{o:?}");
     for &n in &[60usize, 100, 133, 200, 400, 1000, 3000] {
         let mut bad = 0;
