@@ -75,12 +75,22 @@ pub struct Overrides {
 impl Overrides {
     /// Whether anything but TF is changed (a renamed or re-parameterised scenario).
     pub fn changes_scenario(&self) -> bool {
-        let only_tf = Overrides {
-            tf_rate_hz: self.tf_rate_hz,
-            tf_topic: self.tf_topic.clone(),
-            ..Default::default()
-        };
-        self.describe() != only_tf.describe()
+        self.name.is_some()
+            || [
+                self.duration_s,
+                self.delay_s,
+                self.sim_rtf,
+                self.command_hz,
+                self.state_hz,
+                self.camera_hz,
+                self.lidar_hz,
+                self.imu_hz,
+                self.image_lag_s,
+                self.lidar_lag_s,
+                self.bimodal_offset_s,
+            ]
+            .iter()
+            .any(Option::is_some)
     }
 
     /// The parameters set, as `synth`'s options (for the truth's `generator`).
