@@ -12,8 +12,12 @@ use crate::qos::{Durability, History, Reliability, TopicQos};
 use crate::{Control, ReplayError};
 
 /// Below this much time left, stop sleeping and yield until the target: `thread::sleep`
-/// overshoots by tens of microseconds to a millisecond.
-const SPIN_NS: u64 = 500_000;
+/// overshoots by ~0.1 ms typically, and on a virtual machine whose idle vCPU the host has
+/// descheduled, by up to 3.4 ms one time in a thousand (measured on the 2-core CI VM; a busy
+/// loop there sees gaps under 0.8 ms). Spinning the last 3 ms costs ~6% of a core at 20 Hz.
+const SPIN_NS: u64 = 3_000_000;
+/// Sleeps shorter than this are not worth their overshoot.
+const MIN_SLEEP_NS: u64 = 200_000;
 /// Longest single sleep, so that stop and pause are answered quickly.
 const MAX_SLEEP: Duration = Duration::from_millis(20);
 
@@ -196,7 +200,7 @@ impl Timebase {
                 return Waited::Ready(target);
             }
             let left = target - now;
-            if left > Duration::from_nanos(2 * SPIN_NS) {
+            if left > Duration::from_nanos(SPIN_NS + MIN_SLEEP_NS) {
                 std::thread::sleep((left - Duration::from_nanos(SPIN_NS)).min(MAX_SLEEP));
             } else {
                 std::thread::yield_now();
