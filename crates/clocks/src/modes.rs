@@ -10,6 +10,14 @@
 //!    * separation: `median(right) − median(left) ≥ min_separation × s`, where `s` is the larger
 //!      of the two sides' robust sigmas (1.4826 × MAD). A single Gaussian cut in half gives
 //!      ≈2.3, a uniform ≈2.7, an exponential tail ≈1.8; two clusters 4σ apart give ≈4.3.
+//!      A robust sigma from k values is noisy, and the best cut is the one that looks most
+//!      separated, so a side of few values needs more: `× (1 + small_sample/√k)`, k the
+//!      smaller side's count (with 1.5: ×1.3 at k = 25, ×1.07 at k = 500), unless the dip
+//!      below is strong (`strong_dip_z`). Without this a uniform block of 100-200 values split
+//!      falsely 8% of the time; with it 1.6-2.2%, and a third of 133 values in a second block
+//!      6% instead of 21% (ignored scans in tests/props.rs). The price: two Gaussian clusters
+//!      4σ apart holding 1/3 and 2/3 of 400 values are missed 4% of the time instead of 1.3%,
+//!      a 5σ one holding 15% of 200 values 12% instead of 4%.
 //!    * valley: the densest window (half-width `s/2`) of each side, and the sparsest window
 //!      between the two peaks, must satisfy `valley ≤ max_valley_ratio × min(peaks)`. This
 //!      rejects flat or one-sided shapes that pass the separation test by chance.
@@ -32,6 +40,11 @@ pub struct ModeOptions {
     pub max_valley_ratio: f64,
     /// The dip must be significant against counting noise: `peak − valley ≥ z·√(peak + valley)`.
     pub min_dip_z: f64,
+    /// Small-sample margin on `min_separation`: the threshold is
+    /// `min_separation · (1 + small_sample / √k)`, k the smaller side's count.
+    pub small_sample: f64,
+    /// A dip this significant (z) waives the small-sample margin.
+    pub strong_dip_z: f64,
     /// Stop splitting beyond this many modes.
     pub max_modes: usize,
 }
@@ -43,6 +56,8 @@ impl Default for ModeOptions {
             min_separation: 3.0,
             max_valley_ratio: 0.6,
             min_dip_z: 2.0,
+            small_sample: 1.5,
+            strong_dip_z: 3.0,
             max_modes: 4,
         }
     }
@@ -315,7 +330,17 @@ fn try_split<T: LagValue>(
     }
     // The dip must also be significant against counting noise (Poisson, 2 sigma): small
     // samples of a long tail clump by chance.
-    if p - v < opts.min_dip_z * (p + v).sqrt() {
+    let dip_z = (p - v) / (p + v).sqrt();
+    if dip_z < opts.min_dip_z {
+        return None;
+    }
+    // Either side's robust sigma is noisy over few values, and the best cut is the one that
+    // looks most separated: a flat block passes the separation bound by chance. Small sides
+    // need more separation, unless the dip is strong (a flat block's dip stays near 1.7 at any
+    // size; a real valley's grows with √k).
+    let k_small = best_k.min(m - best_k) as f64;
+    let small_sep = opts.min_separation * (1.0 + opts.small_sample / k_small.sqrt());
+    if sep < small_sep * s && dip_z < opts.strong_dip_z {
         return None;
     }
     Some(lo + best_k)
@@ -479,19 +504,21 @@ mod tests {
         assert_eq!(lag_modes_ns(&e, &ModeOptions::default()).len(), 1);
     }
 
+    /// Two clusters 4σ apart, a third in the smaller, 400 values: found nearly always. (Not
+    /// always: the small-sample margin trades a few of these, 7 in 100 here and 13 in 300 in
+    /// the scan of tests/props.rs, against flat blocks split falsely 8% of the time without it.)
     #[test]
     fn four_sigma_clusters_split() {
-        for seed0 in 0..20u64 {
-            let mut seed = seed0 + 100;
-            let v: Vec<i64> = (0..400)
-                .map(|i| (if i % 3 == 0 { 4e6 } else { 0.0 } + 1e6 * noise(&mut seed)) as i64)
-                .collect();
-            assert_eq!(
-                lag_modes_ns(&v, &ModeOptions::default()).len(),
-                2,
-                "seed {seed0}"
-            );
-        }
+        let missed: Vec<u64> = (0..100u64)
+            .filter(|seed0| {
+                let mut seed = seed0 + 100;
+                let v: Vec<i64> = (0..400)
+                    .map(|i| (if i % 3 == 0 { 4e6 } else { 0.0 } + 1e6 * noise(&mut seed)) as i64)
+                    .collect();
+                lag_modes_ns(&v, &ModeOptions::default()).len() != 2
+            })
+            .collect();
+        assert!(missed.len() <= 10, "missed with seeds {missed:?}");
     }
 
     #[test]

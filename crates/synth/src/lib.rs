@@ -181,7 +181,11 @@ pub fn generate_with(
     }
     let is_arm = name.starts_with("arm_");
     if SCENARIOS.contains(&name) || TF_SCENARIOS.contains(&name) {
-        let wrong = ov.misplaced(is_arm);
+        let mut wrong = ov.misplaced(is_arm);
+        // Only these arms have a sim clock whose rate --rtf could set.
+        if is_arm && ov.sim_rtf.is_some() && !matches!(name, "arm_sim" | "arm_split") {
+            wrong.push("--rtf");
+        }
         if !wrong.is_empty() {
             return Err(SynthError::Param(format!(
                 "{} do(es) not apply to {name}",
@@ -283,6 +287,15 @@ mod tests {
         };
         let e = generate_with("arm_wall", &dir, 1, &sensors_on_arm).unwrap_err();
         assert!(e.to_string().contains("--lidar-hz"), "{e}");
+        // A wall-clock arm has no sim clock for --rtf to set.
+        let rtf = Overrides {
+            sim_rtf: Some(0.5),
+            ..Default::default()
+        };
+        for wall in ["arm_wall", "arm_ack", "arm_tf"] {
+            let e = generate_with(wall, &dir, 1, &rtf).unwrap_err();
+            assert!(e.to_string().contains("--rtf"), "{wall}: {e}");
+        }
         let bad_name = Overrides {
             name: Some("../x".into()),
             ..Default::default()

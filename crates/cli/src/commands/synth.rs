@@ -35,7 +35,7 @@ pub struct Args {
     /// arm_split 0.055).
     #[arg(long, value_name = "SEC", help_heading = "Scenario parameters")]
     pub delay: Option<f64>,
-    /// Arm with a sim clock: sim seconds per wall second (0.9).
+    /// Arm with a sim clock (arm_sim, arm_split): sim seconds per wall second (0.9).
     #[arg(long, value_name = "R", help_heading = "Scenario parameters")]
     pub rtf: Option<f64>,
     /// Arm: command rate on the command node's clock (20).
