@@ -349,8 +349,8 @@ fn try_split<T: LagValue>(
     }
     // Either side's robust sigma is noisy over few values, and the best cut is the one that
     // looks most separated: a flat block passes the separation bound by chance. Small sides
-    // need more separation, unless the dip is strong (a flat block's dip stays near 1.7 at any
-    // size; a real valley's grows with √k).
+    // need more separation, unless the dip is strong (on a flat block the dip is counting
+    // noise, whose z does not grow with the sample; a real valley's grows with √k).
     let k_small = best_k.min(m - best_k) as f64;
     let small_sep = opts.min_separation * (1.0 + opts.small_sample / k_small.sqrt());
     if sep < small_sep * s && dip_z < opts.strong_dip_z {

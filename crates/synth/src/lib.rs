@@ -122,8 +122,9 @@ impl Overrides {
         out
     }
 
-    /// Names of the fields set that do not apply to an arm (`arm`) or sensor scenario.
-    fn misplaced(&self, arm: bool) -> Vec<&'static str> {
+    /// Names of the fields set that do not apply to scenario `name`.
+    fn misplaced(&self, name: &str) -> Vec<&'static str> {
+        let arm = name.starts_with("arm_");
         let arm_only = [
             ("--delay", self.delay_s.is_some()),
             ("--rtf", self.sim_rtf.is_some()),
@@ -139,11 +140,16 @@ impl Overrides {
             ("--bimodal-offset", self.bimodal_offset_s.is_some()),
         ];
         let wrong: &[(&str, bool)] = if arm { &sensor_only } else { &arm_only };
-        wrong
+        let mut names: Vec<&'static str> = wrong
             .iter()
             .filter(|(_, set)| *set)
             .map(|(f, _)| *f)
-            .collect()
+            .collect();
+        // Only these arms have a sim clock whose rate --rtf could set.
+        if arm && self.sim_rtf.is_some() && !matches!(name, "arm_sim" | "arm_split") {
+            names.push("--rtf");
+        }
+        names
     }
 }
 
@@ -179,13 +185,8 @@ pub fn generate_with(
             "'{bag_name}' cannot name a bag folder"
         )));
     }
-    let is_arm = name.starts_with("arm_");
     if SCENARIOS.contains(&name) || TF_SCENARIOS.contains(&name) {
-        let mut wrong = ov.misplaced(is_arm);
-        // Only these arms have a sim clock whose rate --rtf could set.
-        if is_arm && ov.sim_rtf.is_some() && !matches!(name, "arm_sim" | "arm_split") {
-            wrong.push("--rtf");
-        }
+        let wrong = ov.misplaced(name);
         if !wrong.is_empty() {
             return Err(SynthError::Param(format!(
                 "{} do(es) not apply to {name}",
