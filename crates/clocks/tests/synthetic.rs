@@ -686,3 +686,92 @@ fn json_shape_for_the_checker() {
         .iter()
         .any(|w| w["code"] == "split_clock_axes" && w["topic"].is_null()));
 }
+
+#[test]
+fn future_tolerance_follows_the_jitter() {
+    // Lags uniform in ±4 ms around 0 (a producer clock synchronised to ~ms): many lags are
+    // below −1 ms, none below 3 × jitter (~6.6 ms), so none is a stamp in the future. The
+    // same with 7 stamps moved 30 ms ahead: exactly those 7 are.
+    let mut rng = Noise(11);
+    let n = 3000;
+    let stamp: Vec<i64> = (0..n as i64).map(|i| T0 + i * 10 * MS).collect();
+    let log: Vec<i64> = stamp
+        .iter()
+        .map(|&s| s + ((rng.uniform() * 2.0 - 1.0) * 4.0 * MS as f64) as i64)
+        .collect();
+    let sync = topic(
+        "/sync",
+        "sensor_msgs/msg/Imu",
+        StampSource::HeaderStamp,
+        log.clone(),
+        stamp.clone(),
+    );
+    let mut ahead = topic(
+        "/ahead",
+        "sensor_msgs/msg/Imu",
+        StampSource::HeaderStamp,
+        log,
+        stamp,
+    );
+    for i in [5, 400, 401, 1200, 2000, 2500, 2999] {
+        ahead.stamp_ns[i] += 30 * MS;
+    }
+    let r = analyze(&[sync, ahead], &ClocksOptions::default());
+    let s = r.topic("/sync").unwrap().lag_ns.unwrap();
+    assert!(s.min < -3 * MS, "{s:?}");
+    assert!(!has_warning(&r, WarningCode::StampsInFuture, Some("/sync")));
+    let w = r
+        .warnings
+        .iter()
+        .find(|w| w.code == WarningCode::StampsInFuture && w.topic.as_deref() == Some("/ahead"))
+        .expect("future stamps on /ahead");
+    assert!(w.message.starts_with("7 of 3000 "), "{}", w.message);
+}
+
+#[test]
+fn long_topic_clock_model_is_fitted_on_a_spread_sample() {
+    // 300 000 messages at 1 kHz (5 min), stamp clock 250 ppm fast, jitter σ = 0.2 ms, and 2%
+    // of the messages held up 40 ms (outliers the fit must trim).
+    let n = 300_000usize;
+    let mut rng = Noise(5);
+    let stamp: Vec<i64> = (0..n as i64)
+        .map(|i| T0 + i * MS + (i * MS) / 4000) // +250 ppm against the recorder
+        .collect();
+    let log: Vec<i64> = (0..n as i64)
+        .map(|i| {
+            let late = if rng.uniform() < 0.02 { 40 * MS } else { 0 };
+            T0 + i * MS + 2 * MS + (0.2 * MS as f64 * rng.normal()) as i64 + late
+        })
+        .collect();
+    let t = topic(
+        "/fast",
+        "sensor_msgs/msg/Imu",
+        StampSource::HeaderStamp,
+        log,
+        stamp,
+    );
+    let r = analyze(&[t], &ClocksOptions::default());
+    let m = r.topic("/fast").unwrap().clock_model.unwrap();
+    assert_eq!(m.fit_stride, n.div_ceil(FIT_MAX_POINTS), "{m:?}");
+    // Slope standard error here is ~0.01 ppm; a sample taken from one part of the span or
+    // with x and y misaligned would be off by far more.
+    assert!((m.drift_ppm - 250.0).abs() < 0.2, "{m:?}");
+    assert!(
+        (m.residual_jitter_ns / (0.2 * MS as f64) - 1.0).abs() < 0.1,
+        "{m:?}"
+    );
+    // The late ~2% are trimmed (and 3-sigma trimming takes ~0.3% of the rest): n counts the
+    // sample's points that the fit kept. The sample: every stride-th message, and the last.
+    let k = m.fit_stride;
+    let sample = (n - 1) / k + 1 + usize::from(!(n - 1).is_multiple_of(k));
+    assert!(
+        m.n * 100 >= sample * 96 && m.n * 100 <= sample * 99,
+        "{m:?} of {sample}"
+    );
+
+    // A topic at the limit is fitted on every message.
+    let short = wall_topic("/short", FIT_MAX_POINTS, MS, 2 * MS, 0.0, 9);
+    let r = analyze(&[short], &ClocksOptions::default());
+    let m = r.topic("/short").unwrap().clock_model.unwrap();
+    assert_eq!((m.fit_stride, m.n), (1, FIT_MAX_POINTS), "{m:?}");
+}
