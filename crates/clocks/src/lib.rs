@@ -903,7 +903,8 @@ fn analyse_topic(
         let span = (xs[xs.len() - 1] as i128 - xs[0] as i128) as f64;
         Some((f, span, stride))
     };
-    // The model's offset: the median of stamp − log over the fitted points.
+    // The model's offset: the median of stamp − log over every usable message (not only the
+    // fit's sample).
     let fit_offset = |from_lags: Option<i64>| {
         from_lags.unwrap_or_else(|| {
             bagscope_stats::median_streamed(|| pairs().map(|(_, l, s)| s.saturating_sub(l)))
