@@ -409,6 +409,13 @@ struct Ctx<'a> {
 /// "No stamp on the recorder's axis" in the per-message arrays (no real time is i64::MIN).
 const NO_STAMP: i64 = i64::MIN;
 
+/// What the publish-time part found: its two summaries (publish − stamp, log − publish), or
+/// that publish time equals log time for every message.
+enum Published {
+    Summaries(Option<NsSummary>, Option<NsSummary>),
+    SameAsLog,
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Class {
     Wall,
@@ -857,9 +864,15 @@ fn analyse_topic(
         let publish_ok =
             !publish.is_empty() && publish.iter().all(|&p| rec_class(p) == ctx.recorder);
         if !publish_ok {
-            return (None, None);
+            return Published::Summaries(None, None);
         }
-        (
+        // Recorders that write the receive time as publish time too (rosbag2 before Jazzy, and
+        // most bags seen): publish − stamp is then the lag, whose summary the lag part
+        // computes anyway, and log − publish is all zeros. Same numbers, no passes.
+        if publish == log {
+            return Published::SameAsLog;
+        }
+        Published::Summaries(
             NsSummary::of_streamed(|| {
                 on_log
                     .iter()
@@ -992,6 +1005,23 @@ fn analyse_topic(
     if offset_note.is_some() {
         note = offset_note;
     }
+    let published = match published {
+        Published::Summaries(a, b) => (a, b),
+        Published::SameAsLog => (
+            // The lags are log − stamp over the same messages, saturating alike.
+            lag_summary,
+            (n > 0).then_some(NsSummary {
+                count: n,
+                min: 0,
+                p50: 0,
+                p95: 0,
+                p99: 0,
+                max: 0,
+                mean: 0,
+                negatives: 0,
+            }),
+        ),
+    };
     // Publish time against a stamp clock far from the recorder's would be that offset too.
     let (publish_lag_ns, log_minus_publish_ns) = match published {
         (_, lmp) if clock_offset_ns.is_some() => (None, lmp),

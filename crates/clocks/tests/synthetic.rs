@@ -1,6 +1,7 @@
 //! Synthetic bags exercising each clock situation end to end.
 
 use bagscope_clocks::*;
+use bagscope_stats::NsSummary;
 
 const T0: i64 = 1_764_460_800_000_000_000; // 2025-11-30, wall time
 const MS: i64 = 1_000_000;
@@ -774,4 +775,43 @@ fn long_topic_clock_model_is_fitted_on_a_spread_sample() {
     let r = analyze(&[short], &ClocksOptions::default());
     let m = r.topic("/short").unwrap().clock_model.unwrap();
     assert_eq!((m.fit_stride, m.n), (1, FIT_MAX_POINTS), "{m:?}");
+}
+
+#[test]
+fn publish_summaries_equal_the_plain_computation() {
+    // Three topics: publish time = receive time (most recorders), publish time between stamp
+    // and receipt (rosbag2 from Jazzy), and publish = receive with some stamps unfilled (0),
+    // where only the stamped messages count. Each summary against NsSummary::of on a copy.
+    let n = 40_000;
+    let same = wall_topic("/same", n, MS, 3 * MS, 0.4 * MS as f64, 21);
+    let mut own = wall_topic("/own", n, MS, 3 * MS, 0.4 * MS as f64, 22);
+    let mut rng = Noise(23);
+    for (p, s) in own.publish_time_ns.iter_mut().zip(&own.stamp_ns) {
+        *p = s + (0.2 * MS as f64 * (1.0 + rng.uniform())) as i64;
+    }
+    let mut holes = wall_topic("/holes", n, MS, 3 * MS, 0.4 * MS as f64, 24);
+    for i in (0..n).step_by(7) {
+        holes.stamp_ns[i] = 0;
+    }
+    let want = |t: &TopicTimes| {
+        let stamped: Vec<usize> = (0..n).filter(|&i| t.stamp_ns[i] != 0).collect();
+        let pl: Vec<i64> = stamped
+            .iter()
+            .map(|&i| t.publish_time_ns[i] - t.stamp_ns[i])
+            .collect();
+        let lmp: Vec<i64> = (0..n)
+            .map(|i| t.log_time_ns[i] - t.publish_time_ns[i])
+            .collect();
+        (NsSummary::of(&pl), NsSummary::of(&lmp))
+    };
+    let expected: Vec<_> = [&same, &own, &holes].map(want).into();
+    let r = analyze(&[same, own, holes], &ClocksOptions::default());
+    for (name, (pl, lmp)) in ["/same", "/own", "/holes"].iter().zip(expected) {
+        let t = r.topic(name).unwrap();
+        assert_eq!(t.publish_lag_ns, pl, "{name}");
+        assert_eq!(t.log_minus_publish_ns, lmp, "{name}");
+        assert!(pl.is_some() && lmp.is_some(), "{name}");
+    }
+    // The unfilled stamps make /holes mixed: its lag is on the stamped messages only.
+    assert_eq!(r.topic("/holes").unwrap().axis, Axis::Mixed);
 }
