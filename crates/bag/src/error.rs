@@ -14,6 +14,8 @@ pub enum BagError {
     },
     #[error("not an MCAP file (bad magic bytes): {path}")]
     NotMcap { path: PathBuf },
+    #[error("file cut off after {len} bytes, inside the MCAP magic at its start: no record to read: {path}")]
+    CutInMagic { path: PathBuf, len: usize },
     #[error("empty file: {path}")]
     Empty { path: PathBuf },
     #[error("invalid metadata.yaml ({reason}): {path}")]
@@ -34,8 +36,8 @@ pub enum BagError {
 
 pub type Result<T, E = BagError> = std::result::Result<T, E>;
 
-/// A structured, machine-readable warning. `data_loss` marks warnings that mean some messages
-/// could not be read (the CLI exits 3 on those).
+/// A structured, machine-readable warning. `data_loss` marks warnings about lost or suspect
+/// data: some messages could not be read, or the file was cut short (the CLI exits 3 on those).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Warning {
     pub code: String,

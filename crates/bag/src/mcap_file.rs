@@ -309,6 +309,14 @@ impl McapFile {
     }
 
     pub(crate) fn from_bytes(path: &Path, bytes: Bytes) -> Result<McapFile> {
+        if bytes.len() < MAGIC.len() && MAGIC.starts_with(&bytes[..]) {
+            // Nothing to recover, but "not MCAP" would send the user looking for the wrong
+            // problem: this is the start of one, cut off.
+            return Err(BagError::CutInMagic {
+                path: path.to_path_buf(),
+                len: bytes.len(),
+            });
+        }
         if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
             return Err(BagError::NotMcap {
                 path: path.to_path_buf(),
@@ -716,11 +724,20 @@ impl McapFile {
     fn read_summary(&mut self) {
         let len = self.bytes.len();
         if len < MAGIC.len() * 2 + 29 || &self.bytes[len - 8..] != MAGIC {
+            // Cut after the data section (the recorder died writing the summary): every
+            // message is there, but the file is still a cut file, and a user or script that
+            // checks a recording must hear so (exit 3), as for any other cut.
             if !self.warnings.iter().any(|w| w.data_loss) {
-                self.warn(Warning::new(
-                    "summary_truncated",
-                    "file ends after its data section but before its footer: the summary is missing (no messages lost)",
-                ));
+                self.warn(
+                    Warning::new(
+                        "truncated",
+                        format!(
+                            "file ends at byte {len} without a footer and the closing magic (cut short after its data section: the recorder stopped while writing the summary?): every message was read, the summary (chunk indexes, statistics) is missing; `mcap recover` rewrites it"
+                        ),
+                    )
+                    .offset(len as u64)
+                    .loss(),
+                );
             }
             return;
         }
@@ -823,6 +840,32 @@ impl McapFile {
         }
         for r in found {
             self.add_record(r);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file that holds only the start of the magic is named a cut file, not "not MCAP";
+    /// other short or foreign starts stay "not MCAP".
+    #[test]
+    fn a_cut_inside_the_magic_is_named_a_cut() {
+        let p = Path::new("x.mcap");
+        for n in 1..MAGIC.len() {
+            let e = McapFile::from_bytes(p, Bytes::Owned(MAGIC[..n].to_vec())).err();
+            assert!(
+                matches!(e, Some(BagError::CutInMagic { len, .. }) if len == n),
+                "{n}: {e:?}"
+            );
+        }
+        for other in [&b"\x89MCAQ"[..], b"ROS", b"\x89MCAP0\r\x0b"] {
+            let e = McapFile::from_bytes(p, Bytes::Owned(other.to_vec())).err();
+            assert!(
+                matches!(e, Some(BagError::NotMcap { .. })),
+                "{other:?}: {e:?}"
+            );
         }
     }
 }
