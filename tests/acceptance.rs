@@ -209,6 +209,34 @@ fn parameter_variants_against_their_truth() {
             "--lidar-lag",
             "0.2",
         ],
+        // A reset early in a slower simulation, and one late in a faster one with sparse
+        // joint states.
+        &[
+            "sim_reset",
+            "--name",
+            "v_reset_early",
+            "--reset-at",
+            "1.5",
+            "--rtf",
+            "0.6",
+            "--duration",
+            "12",
+        ],
+        &[
+            "sim_reset",
+            "--name",
+            "v_reset_late",
+            "--reset-at",
+            "27.2",
+            "--rtf",
+            "1.8",
+            "--state-hz",
+            "25",
+            "--duration",
+            "28",
+            "--seed",
+            "3",
+        ],
     ];
     for v in variants {
         let (code, _, err) = run(&[&["synth"], *v, &["-o", d]].concat());
@@ -226,6 +254,33 @@ fn parameter_variants_against_their_truth() {
     assert_eq!(truth("v_sensors")["rates_hz"]["/lidar/points"], 15.0);
     assert_eq!(truth("v_bimodal")["approx_pair_half_fast_period_s"], 0.025);
     assert_eq!(truth("v_bimodal")["queue_rule_min"], 4);
+    assert_eq!(truth("v_reset_early")["reset_log_time_rel_s"], 1.5);
+    assert_eq!(truth("v_reset_late")["sim_rtf"], 1.8);
+    // What check.py does not look at for a reset: the sim clock's rate (its truth, within 1%,
+    // the tolerance check.py gives the arm bags') and where the second epoch starts (within
+    // one clock period).
+    for name in ["v_reset_early", "v_reset_late"] {
+        let t = truth(name);
+        let bag = dir.join(name);
+        let (code, out, err) = run(&["clocks", bag.to_str().unwrap(), "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let sc = &v["sim_clock"];
+        let rtf = t["sim_rtf"].as_f64().unwrap();
+        let rate = sc["rate"].as_f64().unwrap();
+        assert!(
+            (rate - rtf).abs() < 0.01 * rtf,
+            "{name}: rate {rate}, truth {rtf}"
+        );
+        let epochs = sc["epochs"].as_array().unwrap();
+        assert_eq!(epochs.len(), 2, "{name}");
+        let start = epochs[1]["start_log_time_ns"].as_i64().unwrap();
+        let reset = t["reset_log_time_ns"].as_i64().unwrap();
+        assert!(
+            (start - reset).abs() <= 10_000_000,
+            "{name}: epoch at {start}, reset {reset}"
+        );
+    }
     if shared().is_none() {
         return;
     }
@@ -359,6 +414,7 @@ fn shipped_bags_are_reproducible() {
         "arm_ack",
         "sensors",
         "sensors_bimodal",
+        "sim_reset",
     ] {
         let a = std::fs::read(dir.join(name).join(format!("{name}.mcap"))).unwrap();
         let b = std::fs::read(root().join("bags").join(name).join(format!("{name}.mcap"))).unwrap();

@@ -2,6 +2,7 @@
 //! README's example, the tests, and users who want to test their own pipelines.
 
 pub mod arm;
+pub mod epoch;
 pub mod perf;
 pub mod sensors;
 pub mod suite;
@@ -11,6 +12,7 @@ mod writer;
 use std::path::{Path, PathBuf};
 
 pub use arm::{ArmOptions, ArmTruth, ClockMode, ResponseKind};
+pub use epoch::{EpochOptions, EpochTruth};
 pub use sensors::{SensorOptions, SensorTruth};
 pub use tf::{TfSynth, TfTruth};
 
@@ -38,6 +40,7 @@ pub const SCENARIOS: &[&str] = &[
     "arm_ack",
     "sensors",
     "sensors_bimodal",
+    "sim_reset",
 ];
 
 /// Scenarios with TF (not in `all`, so `bags/` is unchanged): `arm_tf` is `arm_wall` with
@@ -70,6 +73,8 @@ pub struct Overrides {
     pub lidar_lag_s: Option<f64>,
     /// Every third image stamped this much later (`sensors_bimodal`'s is 12 ms).
     pub bimodal_offset_s: Option<f64>,
+    /// `sim_reset`: wall seconds from the start to the simulator's reset.
+    pub reset_at_s: Option<f64>,
 }
 
 impl Overrides {
@@ -88,6 +93,7 @@ impl Overrides {
                 self.image_lag_s,
                 self.lidar_lag_s,
                 self.bimodal_offset_s,
+                self.reset_at_s,
             ]
             .iter()
             .any(Option::is_some)
@@ -113,6 +119,7 @@ impl Overrides {
         num("image-lag", self.image_lag_s);
         num("lidar-lag", self.lidar_lag_s);
         num("bimodal-offset", self.bimodal_offset_s);
+        num("reset-at", self.reset_at_s);
         if let Some(t) = &self.tf_topic {
             out.push_str(&format!(" --tf-topic {t}"));
         }
@@ -125,31 +132,34 @@ impl Overrides {
     /// Names of the fields set that do not apply to scenario `name`.
     fn misplaced(&self, name: &str) -> Vec<&'static str> {
         let arm = name.starts_with("arm_");
-        let arm_only = [
-            ("--delay", self.delay_s.is_some()),
-            ("--rtf", self.sim_rtf.is_some()),
-            ("--command-hz", self.command_hz.is_some()),
-            ("--state-hz", self.state_hz.is_some()),
+        let sensors = name.starts_with("sensors");
+        let reset = name == "sim_reset";
+        // (flag, set, applies to `name`)
+        let flags = [
+            ("--delay", self.delay_s.is_some(), arm),
+            // Only these have a sim clock whose rate --rtf could set.
+            (
+                "--rtf",
+                self.sim_rtf.is_some(),
+                reset || matches!(name, "arm_sim" | "arm_split"),
+            ),
+            ("--command-hz", self.command_hz.is_some(), arm),
+            ("--state-hz", self.state_hz.is_some(), arm || reset),
+            ("--camera-hz", self.camera_hz.is_some(), sensors),
+            ("--lidar-hz", self.lidar_hz.is_some(), sensors),
+            ("--imu-hz", self.imu_hz.is_some(), sensors),
+            ("--image-lag", self.image_lag_s.is_some(), sensors),
+            ("--lidar-lag", self.lidar_lag_s.is_some(), sensors),
+            ("--bimodal-offset", self.bimodal_offset_s.is_some(), sensors),
+            ("--reset-at", self.reset_at_s.is_some(), reset),
+            ("--tf-rate", self.tf_rate_hz.is_some(), arm || sensors),
+            ("--tf-topic", self.tf_topic.is_some(), arm || sensors),
         ];
-        let sensor_only = [
-            ("--camera-hz", self.camera_hz.is_some()),
-            ("--lidar-hz", self.lidar_hz.is_some()),
-            ("--imu-hz", self.imu_hz.is_some()),
-            ("--image-lag", self.image_lag_s.is_some()),
-            ("--lidar-lag", self.lidar_lag_s.is_some()),
-            ("--bimodal-offset", self.bimodal_offset_s.is_some()),
-        ];
-        let wrong: &[(&str, bool)] = if arm { &sensor_only } else { &arm_only };
-        let mut names: Vec<&'static str> = wrong
+        flags
             .iter()
-            .filter(|(_, set)| *set)
-            .map(|(f, _)| *f)
-            .collect();
-        // Only these arms have a sim clock whose rate --rtf could set.
-        if arm && self.sim_rtf.is_some() && !matches!(name, "arm_sim" | "arm_split") {
-            names.push("--rtf");
-        }
-        names
+            .filter(|(_, set, applies)| *set && !applies)
+            .map(|(f, _, _)| *f)
+            .collect()
     }
 }
 
@@ -251,6 +261,23 @@ pub fn generate_with(
                 o.bimodal_offset_s = ov.bimodal_offset_s;
             }
             let mut t = sensors::generate(dir, &o)?;
+            if !extra.is_empty() {
+                t.generator = format!("bagscope synth {name} --seed {seed}{extra}");
+            }
+            serde_json::to_string_pretty(&t)
+        }
+        "sim_reset" => {
+            let d = EpochOptions::default();
+            let o = EpochOptions {
+                name: bag_name.clone(),
+                seed,
+                duration_s: ov.duration_s.unwrap_or(d.duration_s),
+                reset_at_s: ov.reset_at_s.unwrap_or(d.reset_at_s),
+                sim_rtf: ov.sim_rtf.unwrap_or(d.sim_rtf),
+                state_hz: ov.state_hz.unwrap_or(d.state_hz),
+                ..d
+            };
+            let mut t = epoch::generate(dir, &o)?;
             if !extra.is_empty() {
                 t.generator = format!("bagscope synth {name} --seed {seed}{extra}");
             }

@@ -4,8 +4,8 @@ use bagscope_core::synth;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Scenario to write: arm_wall, arm_sim, arm_split, arm_ack, sensors, sensors_bimodal, or
-    /// `all`; with TF: arm_tf, sensors_tf; `perf`: the benchmark bag (--messages N).
+    /// Scenario to write: arm_wall, arm_sim, arm_split, arm_ack, sensors, sensors_bimodal,
+    /// sim_reset, or `all`; with TF: arm_tf, sensors_tf; `perf`: the benchmark bag (--messages N).
     /// Not needed with --suite.
     #[arg(required_unless_present = "suite")]
     pub scenario: Option<String>,
@@ -28,20 +28,21 @@ pub struct Args {
     /// Name of the bag folder (and NAME.truth.json) instead of the scenario's.
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
-    /// Length of the recording in seconds (arm: 24, arm_ack: 12, sensors: 20).
+    /// Length of the recording in seconds (arm: 24, arm_ack: 12, sensors and sim_reset: 20).
     #[arg(long, value_name = "SEC")]
     pub duration: Option<f64>,
     /// Arm: command → response delay in seconds (arm_wall/arm_ack 0.042, arm_sim 0.025,
     /// arm_split 0.055).
     #[arg(long, value_name = "SEC", help_heading = "Scenario parameters")]
     pub delay: Option<f64>,
-    /// Arm with a sim clock (arm_sim, arm_split): sim seconds per wall second (0.9).
+    /// Sim seconds per wall second: arm with a sim clock (arm_sim, arm_split: 0.9), sim_reset
+    /// (1.0).
     #[arg(long, value_name = "R", help_heading = "Scenario parameters")]
     pub rtf: Option<f64>,
     /// Arm: command rate on the command node's clock (20).
     #[arg(long, value_name = "HZ", help_heading = "Scenario parameters")]
     pub command_hz: Option<f64>,
-    /// Arm: joint-state rate on its publisher's clock (100).
+    /// Arm: joint-state rate on its publisher's clock (100); sim_reset: on the sim clock (50).
     #[arg(long, value_name = "HZ", help_heading = "Scenario parameters")]
     pub state_hz: Option<f64>,
     /// Sensors: camera image and camera info rate (20).
@@ -62,6 +63,9 @@ pub struct Args {
     /// Sensors: every third image stamped this much later, in seconds (sensors_bimodal: 0.012).
     #[arg(long, value_name = "SEC", help_heading = "Scenario parameters")]
     pub bimodal_offset: Option<f64>,
+    /// sim_reset: wall seconds from the start to the simulator's reset (9.5).
+    #[arg(long, value_name = "SEC", help_heading = "Scenario parameters")]
+    pub reset_at: Option<f64>,
     /// For the `perf` scenario (the benchmark bag): how many messages to write.
     #[arg(long, default_value_t = 3_000_000)]
     pub messages: u64,
@@ -100,6 +104,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         image_lag_s: a.image_lag,
         lidar_lag_s: a.lidar_lag,
         bimodal_offset_s: a.bimodal_offset,
+        reset_at_s: a.reset_at,
     };
     if scenario == "perf" {
         if ov.changes_scenario() {
