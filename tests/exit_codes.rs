@@ -514,6 +514,27 @@ fn synth_contract() {
     let target = file.join("sub");
     let o = run(&["synth", "arm_wall", "-o", target.to_str().unwrap()]);
     assert_error(&o, &["a_file"], "synth into a path under a file");
+    // TF for `all` goes to the scenarios that carry it; sim_reset alone refuses it.
+    let all = dir.join("all_tf");
+    let o = run(&[
+        "synth",
+        "all",
+        "--tf-rate",
+        "30",
+        "-o",
+        all.to_str().unwrap(),
+    ]);
+    assert_code(&o, 0, "synth all --tf-rate 30");
+    assert!(all.join("sim_reset").is_dir() && all.join("arm_wall").is_dir());
+    let o = run(&[
+        "synth",
+        "sim_reset",
+        "--tf-rate",
+        "30",
+        "-o",
+        all.to_str().unwrap(),
+    ]);
+    assert_error(&o, &["--tf-rate", "sim_reset"], "synth sim_reset --tf-rate");
 }
 
 #[test]

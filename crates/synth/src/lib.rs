@@ -47,6 +47,11 @@ pub const SCENARIOS: &[&str] = &[
 /// odom->base_link at 100 Hz on `/tf`; `sensors_tf` is `sensors` with it at 50 Hz.
 pub const TF_SCENARIOS: &[&str] = &["arm_tf", "sensors_tf"];
 
+/// Whether scenario `name` can carry TF (`--tf-rate`, `--tf-topic`): the arm and sensor ones.
+pub fn takes_tf(name: &str) -> bool {
+    name.starts_with("arm_") || name.starts_with("sensors")
+}
+
 /// Changes to a scenario's parameters (`bagscope synth SCENARIO --delay 0.1 …`), so that the
 /// analyses can be checked against ground truth at other rates, delays and lags than the
 /// shipped bags'. Each field set replaces the scenario's value and the truth file follows;
@@ -152,8 +157,8 @@ impl Overrides {
             ("--lidar-lag", self.lidar_lag_s.is_some(), sensors),
             ("--bimodal-offset", self.bimodal_offset_s.is_some(), sensors),
             ("--reset-at", self.reset_at_s.is_some(), reset),
-            ("--tf-rate", self.tf_rate_hz.is_some(), arm || sensors),
-            ("--tf-topic", self.tf_topic.is_some(), arm || sensors),
+            ("--tf-rate", self.tf_rate_hz.is_some(), takes_tf(name)),
+            ("--tf-topic", self.tf_topic.is_some(), takes_tf(name)),
         ];
         flags
             .iter()

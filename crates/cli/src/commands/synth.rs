@@ -125,7 +125,17 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     };
     let mut written = Vec::new();
     for n in names {
-        let p = synth::generate_with(n, out, a.seed, &ov)?;
+        // `all --tf-rate R` adds TF to the scenarios that can carry it, not to sim_reset.
+        let p = if scenario == "all" && !synth::takes_tf(n) {
+            let no_tf = synth::Overrides {
+                tf_rate_hz: None,
+                tf_topic: None,
+                ..ov.clone()
+            };
+            synth::generate_with(n, out, a.seed, &no_tf)?
+        } else {
+            synth::generate_with(n, out, a.seed, &ov)?
+        };
         written.push(p.display().to_string());
     }
     if a.json {
