@@ -185,6 +185,26 @@ fn tf_option(name: &str, default_hz: f64, ov: &Overrides) -> Option<TfSynth> {
     })
 }
 
+/// Every scenario of [`SCENARIOS`] (what `bags/` holds). Only TF may be changed: it goes to
+/// the scenarios that carry it ([`takes_tf`]), not to the others.
+pub fn generate_all(dir: &Path, seed: u64, ov: &Overrides) -> Result<Vec<PathBuf>, SynthError> {
+    if ov.changes_scenario() {
+        // One name or parameter set for arm and sensor scenarios alike makes no sense.
+        return Err(SynthError::Param(
+            "scenario parameters and --name need one scenario, not `all`".into(),
+        ));
+    }
+    let no_tf = Overrides {
+        tf_rate_hz: None,
+        tf_topic: None,
+        ..ov.clone()
+    };
+    SCENARIOS
+        .iter()
+        .map(|&n| generate_with(n, dir, seed, if takes_tf(n) { ov } else { &no_tf }))
+        .collect()
+}
+
 /// [`generate`] with the scenario's parameters changed by `ov`; the bag goes into
 /// `dir/NAME/` and its truth into `dir/NAME.truth.json`, NAME being `ov.name` or the
 /// scenario's.

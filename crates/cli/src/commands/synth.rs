@@ -114,30 +114,12 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         crate::render::print(&format!("wrote {}\n", p.display()))?;
         return Ok(0);
     }
-    let names: Vec<&str> = if scenario == "all" {
-        if ov.changes_scenario() {
-            // One name or parameter set for arm and sensor scenarios alike makes no sense.
-            anyhow::bail!("scenario parameters and --name need one scenario, not `all`");
-        }
-        synth::SCENARIOS.to_vec()
+    let paths = if scenario == "all" {
+        synth::generate_all(out, a.seed, &ov)?
     } else {
-        vec![scenario.as_str()]
+        vec![synth::generate_with(scenario, out, a.seed, &ov)?]
     };
-    let mut written = Vec::new();
-    for n in names {
-        // `all --tf-rate R` adds TF to the scenarios that can carry it, not to sim_reset.
-        let p = if scenario == "all" && !synth::takes_tf(n) {
-            let no_tf = synth::Overrides {
-                tf_rate_hz: None,
-                tf_topic: None,
-                ..ov.clone()
-            };
-            synth::generate_with(n, out, a.seed, &no_tf)?
-        } else {
-            synth::generate_with(n, out, a.seed, &ov)?
-        };
-        written.push(p.display().to_string());
-    }
+    let written: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
     if a.json {
         crate::render::json(&serde_json::json!({ "written": written }))?;
     } else {
