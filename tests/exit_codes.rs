@@ -469,7 +469,33 @@ fn play_contract() {
     assert_code(&o, 0, "play --dry-run");
     let v: Value = serde_json::from_str(&o.stdout).unwrap();
     assert_eq!(v["mode"], "dry_run");
-    assert!(v["timing_error"]["count"].as_u64().unwrap() > 0);
+    let n = v["timing_error"]["count"].as_u64().unwrap();
+    assert!(n > 0);
+    // Steal is taken out where Linux accounts for it: same messages, never a larger error.
+    let own = &v["timing_error_without_steal"];
+    if cfg!(target_os = "linux") {
+        assert_eq!(own["count"].as_u64(), Some(n), "{own}");
+        for q in ["p50", "p99", "max"] {
+            assert!(own[q].as_i64().unwrap() <= v["timing_error"][q].as_i64().unwrap());
+        }
+        assert!(v["late_by_steal"].as_u64().unwrap() <= n);
+    }
+    // Offline (no pacing) there is no timing error, so no steal to take out of it.
+    let out3 = dir.join("r3.mcap");
+    let o = run(&[
+        "play",
+        &w,
+        "--no-publish",
+        "--duration",
+        "0.3",
+        "--out",
+        out3.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_code(&o, 0, "play --no-publish --out");
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert!(v["timing_error"].is_null() && v["timing_error_without_steal"].is_null());
+    assert!(v["late_by_steal"].is_null());
 }
 
 #[test]

@@ -4,9 +4,10 @@
 //! Scheduling: every message's target is computed from one origin on the monotonic clock,
 //! `origin + delay + (t − t_begin) / rate`, never by summing sleeps, so error does not build
 //! up; reading and decompression run ahead on another thread ([`source`]); the wait sleeps
-//! coarsely and yields through the last half millisecond. With `--follow-clock` the target is
+//! coarsely and yields through the last 3 ms. With `--follow-clock` the target is
 //! a time on an external clock topic (a simulator's `/clock`) and playback waits while that
-//! clock stands still. The error of each publish against its target is measured and reported.
+//! clock stands still. The error of each publish against its target is measured and reported,
+//! with the share the machine took (hypervisor steal, [`steal`]) reported apart.
 //!
 //! This crate is the only DDS user of the workspace.
 
@@ -15,6 +16,7 @@ mod out;
 mod pace;
 pub mod qos;
 pub mod source;
+pub mod steal;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -205,6 +207,11 @@ pub struct PlayedTopic {
     pub restamped: u64,
     /// Publish time minus target time, ns (absent offline).
     pub timing_error: Option<NsSummary>,
+    /// `timing_error` less the time the machine kept the player off its CPU (see
+    /// [`PlayReport::timing_error_without_steal`]).
+    pub timing_error_without_steal: Option<NsSummary>,
+    /// Messages made at least 0.1 ms late by steal (absent where steal is not measured).
+    pub late_by_steal: Option<u64>,
     /// Readers matched at the end (DDS only).
     pub matched_subscribers: Option<usize>,
 }
@@ -240,6 +247,14 @@ pub struct PlayReport {
     pub failed: u64,
     /// Over all topics: publish time minus target time, ns.
     pub timing_error: Option<NsSummary>,
+    /// Over all topics: each publish's error less the part of it during which the player's
+    /// thread, spinning for its target, was kept off its CPU by the machine (hypervisor steal,
+    /// interrupts), read from Linux's scheduler accounting (see [`steal`]). That part is the
+    /// host's, not the player's; a sleep that overshoots the target counts fully as the
+    /// player's. Absent offline, when following a clock, and where the kernel does not say.
+    pub timing_error_without_steal: Option<NsSummary>,
+    /// Over all topics: messages made at least 0.1 ms late by steal.
+    pub late_by_steal: Option<u64>,
     pub topics: Vec<PlayedTopic>,
     pub clock: Option<ClockReport>,
     pub out: Option<String>,
@@ -716,10 +731,13 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
     warnings.dedup();
 
     let mut all_errors = Vec::new();
+    let mut all_own = Vec::new();
+    let steal_known = state.steal_measured && !state.errors.iter().all(Vec::is_empty);
     let mut topics = Vec::new();
     for (k, p) in plans.iter().enumerate() {
         let errs = &state.errors[k];
         all_errors.extend_from_slice(errs);
+        all_own.extend_from_slice(&state.own_errors[k]);
         topics.push(PlayedTopic {
             topic: p.name.clone(),
             published_as: p.published_as.clone(),
@@ -729,6 +747,8 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
             failed: state.failed[k],
             restamped: state.restamped[k],
             timing_error: NsSummary::of(errs),
+            timing_error_without_steal: NsSummary::of(&state.own_errors[k]).filter(|_| steal_known),
+            late_by_steal: steal_known.then_some(state.late_by_steal[k]),
             matched_subscribers: writers.get_mut(k).map(|w| w.matched_subscriptions()),
         });
     }
@@ -758,6 +778,8 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         published: state.published.iter().sum(),
         failed: state.failed.iter().sum(),
         timing_error: NsSummary::of(&all_errors),
+        timing_error_without_steal: NsSummary::of(&all_own).filter(|_| steal_known),
+        late_by_steal: steal_known.then(|| state.late_by_steal.iter().sum()),
         topics,
         clock: o.clock_hz.filter(|_| o.publish).map(|hz| ClockReport {
             topic: clock_topic.to_string(),
@@ -785,6 +807,12 @@ struct PlayState {
     failed: Vec<u64>,
     restamped: Vec<u64>,
     errors: Vec<Vec<i64>>,
+    /// Errors less steal; filled only while steal is measured for every message.
+    own_errors: Vec<Vec<i64>>,
+    late_by_steal: Vec<u64>,
+    /// False once a message's steal could not be measured (offline, follow-clock, no
+    /// schedstat): the without-steal summaries are then not reported.
+    steal_measured: bool,
     begin_ns: Option<i64>,
     loops: u32,
     bad_encapsulation: u64,
@@ -798,6 +826,9 @@ impl PlayState {
             failed: vec![0; n],
             restamped: vec![0; n],
             errors: vec![Vec::new(); n],
+            own_errors: vec![Vec::new(); n],
+            late_by_steal: vec![0; n],
+            steal_measured: true,
             begin_ns: None,
             loops: 0,
             bad_encapsulation: 0,
@@ -828,6 +859,8 @@ fn run_player(
     let mut pass_begin: Option<i64> = None;
     let mut last_offset_ns = 0i64;
     let mut buf: Vec<u8> = Vec::new();
+    // Names this thread: the one that waits for every target.
+    let mut probe = steal::StealProbe::this_thread();
     // The origin is set when the first message is in hand, so that the read-ahead's warm-up
     // (opening, first chunk) is not charged to the first publish.
     let mut started = false;
@@ -877,17 +910,17 @@ fn run_player(
         last_offset_ns = last_offset_ns.max(offset_ns);
 
         // Wait for the target (or compute it, offline).
-        let target = if realtime {
+        let (target, spun) = if realtime {
             let w = match external {
                 Some(ext) => tb.wait_external(offset_ns, ctl, ext),
-                None => tb.wait(offset_ns, ctl),
+                None => tb.wait(offset_ns, ctl, &mut probe),
             };
             match w {
                 pace::Waited::Stopped => break,
-                pace::Waited::Ready(t) => Some(t),
+                pace::Waited::Ready(t, spun) => (Some(t), spun),
             }
         } else {
-            None
+            (None, None)
         };
 
         let mut data: &[u8] = &item.data;
@@ -912,7 +945,9 @@ fn run_player(
             st.options_dropped += 1;
         }
 
-        let sent_at = Instant::now();
+        // Sampled so that the whole overrun, up to the send, is in one measured gap.
+        let sent = target.and_then(|_| probe.sample());
+        let sent_at = sent.map_or_else(Instant::now, |s| s.at);
         let mut ok = true;
         if let (Some(n), Some(w)) = (node, writers.get_mut(k)) {
             match w.send(n.publisher(), data) {
@@ -944,7 +979,23 @@ fn run_player(
             st.failed[k] += 1;
         }
         if let Some(t) = target {
-            st.errors[k].push(sent_at.saturating_duration_since(t).as_nanos() as i64);
+            let err = sent_at.saturating_duration_since(t).as_nanos() as i64;
+            st.errors[k].push(err);
+            // Steal is known where the probe works and the wait spun up to the target (or
+            // none: a sleep that overshoots is the player's margin, charged to it in full).
+            let stolen_ns = probe.available().then(|| match (spun, sent) {
+                (Some(a), Some(b)) => steal::stolen_between(&a, &b),
+                _ => 0,
+            });
+            match stolen_ns {
+                Some(s) => {
+                    st.own_errors[k].push(err - (s as i64).min(err));
+                    if s >= 100_000 {
+                        st.late_by_steal[k] += 1;
+                    }
+                }
+                None => st.steal_measured = false,
+            }
         }
         ctl.progress_ns.store(rel.max(0) as u64, Ordering::Relaxed);
     }

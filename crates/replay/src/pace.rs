@@ -9,6 +9,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::dds::{clock_payload, parse_clock, Node};
 use crate::qos::{Durability, History, Reliability, TopicQos};
+use crate::steal::{CpuSample, StealProbe};
 use crate::{Control, ReplayError};
 
 /// Below this much time left, stop sleeping and yield until the target: `thread::sleep`
@@ -22,8 +23,11 @@ const MIN_SLEEP_NS: u64 = 200_000;
 const MAX_SLEEP: Duration = Duration::from_millis(20);
 
 pub enum Waited {
-    /// Go: the instant the message was due (its target, or when it was released).
-    Ready(Instant),
+    /// Go: the instant the message was due (its target, or when it was released), and, when
+    /// the wait spun up to it, the waiting thread's last scheduler sample before it (see
+    /// [`crate::steal`]): from there until the send, the thread only runs or is kept off its
+    /// CPU.
+    Ready(Instant, Option<CpuSample>),
     Stopped,
 }
 
@@ -179,8 +183,13 @@ impl Timebase {
         now
     }
 
-    /// Waits on the monotonic clock until `offset_ns` is due.
-    pub fn wait(&self, offset_ns: i64, ctl: &Control) -> Waited {
+    /// Waits on the monotonic clock until `offset_ns` is due. `probe` belongs to the calling
+    /// thread and is read on every turn of the spin, so that an overrun of the target can be
+    /// split into the machine's share (steal) and the player's.
+    pub fn wait(&self, offset_ns: i64, ctl: &Control, probe: &mut StealProbe) -> Waited {
+        // The last sample taken while spinning before the target. A sleep clears it: across
+        // a sleep the accounting cannot tell the machine's pauses from the player's own.
+        let mut spun: Option<CpuSample> = None;
         loop {
             if ctl.stopped() {
                 return Waited::Stopped;
@@ -188,8 +197,9 @@ impl Timebase {
             if ctl.paused() {
                 self.pause();
                 if ctl.take_step() {
-                    return Waited::Ready(self.step_to(offset_ns));
+                    return Waited::Ready(self.step_to(offset_ns), None);
                 }
+                spun = None;
                 std::thread::sleep(Duration::from_millis(5));
                 continue;
             }
@@ -197,12 +207,17 @@ impl Timebase {
             let target = self.target(offset_ns);
             let now = Instant::now();
             if now >= target {
-                return Waited::Ready(target);
+                return Waited::Ready(target, spun);
             }
             let left = target - now;
             if left > Duration::from_nanos(SPIN_NS + MIN_SLEEP_NS) {
+                spun = None;
                 std::thread::sleep((left - Duration::from_nanos(SPIN_NS)).min(MAX_SLEEP));
             } else {
+                // A sample that is already past the target would hide the pause before it.
+                if let Some(s) = probe.sample().filter(|s| s.at < target) {
+                    spun = Some(s);
+                }
                 std::thread::yield_now();
             }
         }
@@ -237,7 +252,7 @@ impl Timebase {
                             s.ext_paused_at = Some(l);
                         });
                     }
-                    return Waited::Ready(now);
+                    return Waited::Ready(now, None);
                 }
                 std::thread::sleep(Duration::from_millis(5));
                 continue;
@@ -249,7 +264,7 @@ impl Timebase {
             });
             let due = self.ext_due(offset_ns);
             if let Some(at) = ext.passed(due) {
-                return Waited::Ready(at);
+                return Waited::Ready(at, None);
             }
             ext.wait_change(MAX_SLEEP);
         }

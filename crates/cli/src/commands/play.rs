@@ -308,6 +308,17 @@ fn text(r: &PlayReport) -> String {
             e.count
         ));
     }
+    if let (Some(e), Some(n)) = (r.timing_error_without_steal, r.late_by_steal) {
+        if n > 0 {
+            s.push_str(&format!(
+                "the machine kept the player off its CPU at {n} target(s) (hypervisor steal): \
+                 without that time the error is p50 {} ms, p99 {} ms, max {} ms\n",
+                ms(e.p50),
+                ms(e.p99),
+                ms(e.max)
+            ));
+        }
+    }
     if let Some(c) = &r.clock {
         s.push_str(&format!(
             "{}: {} message(s) at {} Hz\n",
