@@ -579,6 +579,8 @@ fn inner_follow_clock_waits_for_the_simulator() {
     }
     let r: serde_json::Value = read_report(&report);
     assert_eq!(r["mode"], "follow_clock");
+    // Lateness against clock arrivals: no steal is taken out of it.
+    assert!(r["timing_error_without_steal"].is_null() && r["late_by_steal"].is_null());
 }
 
 /// `--clock` publishes bag time; `--restamp now` rewrites header.stamp to the wall clock; the

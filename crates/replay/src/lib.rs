@@ -983,7 +983,9 @@ fn run_player(
             st.errors[k].push(err);
             // Steal is known where the probe works and the wait spun up to the target (or
             // none: a sleep that overshoots is the player's margin, charged to it in full).
-            let stolen_ns = probe.available().then(|| match (spun, sent) {
+            // (Following a clock, lateness is against clock arrivals: not measured there.)
+            let measured = probe.available() && external.is_none();
+            let stolen_ns = measured.then(|| match (spun, sent) {
                 (Some(a), Some(b)) => steal::stolen_between(&a, &b),
                 _ => 0,
             });

@@ -12,7 +12,6 @@
 //! from the host's.
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::time::Instant;
 
 /// One reading of the calling thread's scheduler accounting.
@@ -52,7 +51,7 @@ impl StealProbe {
     pub fn sample(&mut self) -> Option<CpuSample> {
         let f = self.file.as_ref()?;
         let mut buf = [0u8; 96];
-        let n = f.read_at(&mut buf, 0).ok()?;
+        let n = read_at_start(f, &mut buf)?;
         let at = Instant::now();
         let (on_cpu_ns, run_delay_ns, switches) = parse_schedstat(&buf[..n])?;
         Some(CpuSample {
@@ -62,6 +61,17 @@ impl StealProbe {
             switches,
         })
     }
+}
+
+/// Reads the file from its start again (procfs regenerates it on each read from 0).
+#[cfg(unix)]
+fn read_at_start(f: &File, buf: &mut [u8]) -> Option<usize> {
+    std::os::unix::fs::FileExt::read_at(f, buf, 0).ok()
+}
+
+#[cfg(not(unix))]
+fn read_at_start(_: &File, _: &mut [u8]) -> Option<usize> {
+    None
 }
 
 /// `"<on-cpu ns> <run-delay ns> <times switched in>\n"`.
