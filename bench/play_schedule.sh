@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Scheduling accuracy of `bagscope play` on this machine: 10^5 JointState messages at 1 kHz
 # (100 s) paced in real time into a null sink (`--dry-run`: no DDS), then the distribution of
-# publish time minus target time.
+# publish time minus target time, and the same without the time the host kept the player off
+# its CPU (steal; Linux only).
 #
 #   bench/play_schedule.sh [MESSAGES]      (default 100000 at 1 kHz)
 set -euo pipefail
@@ -20,6 +21,10 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 e = r["timing_error"]
 print(f"bagscope play --dry-run: {e['count']} messages at 1 kHz over {r['wall_duration_ns']/1e9:.1f} s")
+o = r.get("timing_error_without_steal")
+print(f"  {'':>4}  {'error':>9}    {'without host steal' if o else ''}")
 for k in ("min", "p50", "p95", "p99", "max", "mean"):
-    print(f"  {k:>4}: {e[k]/1e3:9.1f} us")
+    print(f"  {k:>4}: {e[k]/1e3:9.1f} us" + (f"  {o[k]/1e3:9.1f} us" if o else ""))
+if o:
+    print(f"  made late (>= 0.1 ms) by host steal: {r['late_by_steal']} messages")
 PY
