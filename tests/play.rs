@@ -406,11 +406,11 @@ fn inner_play_arrives_identical_and_on_time() {
     // raw numbers, so where the kernel accounts for steal the bound applies to the error
     // without it; the receiver-side check below sees everything.
     let bounded = if own.is_null() {
-        assert_ne!(
-            std::env::consts::OS,
-            "linux",
-            "steal is measured on Linux (/proc/thread-self/schedstat) but not reported"
+        assert!(
+            std::fs::read_to_string("/proc/thread-self/schedstat").is_err(),
+            "this kernel accounts for steal (/proc/thread-self/schedstat) but play reports none"
         );
+        eprintln!("note: no /proc/thread-self/schedstat: the bound applies to the raw error");
         p99
     } else {
         let (op99, omax) = (own["p99"].as_i64().unwrap(), own["max"].as_i64().unwrap());
