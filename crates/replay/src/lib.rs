@@ -210,7 +210,7 @@ pub struct PlayedTopic {
     /// `timing_error` less the time the machine kept the player off its CPU (see
     /// [`PlayReport::timing_error_without_steal`]).
     pub timing_error_without_steal: Option<NsSummary>,
-    /// Messages made at least 0.1 ms late by steal (absent where steal is not measured).
+    /// Messages made at least 0.1 ms late by steal (absent with the summary above).
     pub late_by_steal: Option<u64>,
     /// Readers matched at the end (DDS only).
     pub matched_subscribers: Option<usize>,
@@ -248,12 +248,14 @@ pub struct PlayReport {
     /// Over all topics: publish time minus target time, ns.
     pub timing_error: Option<NsSummary>,
     /// Over all topics: each publish's error less the part of it during which the player's
-    /// thread, spinning for its target, was kept off its CPU by the machine (hypervisor steal,
-    /// interrupts), read from Linux's scheduler accounting (see [`steal`]). That part is the
-    /// host's, not the player's; a sleep that overshoots the target counts fully as the
-    /// player's. Absent offline, when following a clock, and where the kernel does not say.
+    /// thread, spinning for its target and never switched out, was kept off its CPU by the
+    /// machine (hypervisor steal; see [`steal`]). That part is the host's, not the player's; a
+    /// sleep that overshoots the target, a lock or a yield to another thread counts fully as
+    /// the player's. Absent offline, when following a clock, and off Linux; equal to
+    /// `timing_error` where the kernel does not keep steal out of a thread's CPU time.
     pub timing_error_without_steal: Option<NsSummary>,
-    /// Over all topics: messages made at least 0.1 ms late by steal.
+    /// Over all topics: messages made at least 0.1 ms late by steal (absent with the summary
+    /// above).
     pub late_by_steal: Option<u64>,
     pub topics: Vec<PlayedTopic>,
     pub clock: Option<ClockReport>,
@@ -748,7 +750,7 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
             restamped: state.restamped[k],
             timing_error: NsSummary::of(errs),
             timing_error_without_steal: NsSummary::of(&state.own_errors[k]).filter(|_| steal_known),
-            late_by_steal: steal_known.then_some(state.late_by_steal[k]),
+            late_by_steal: (steal_known && !errs.is_empty()).then_some(state.late_by_steal[k]),
             matched_subscribers: writers.get_mut(k).map(|w| w.matched_subscriptions()),
         });
     }
@@ -810,8 +812,9 @@ struct PlayState {
     /// Errors less steal; filled only while steal is measured for every message.
     own_errors: Vec<Vec<i64>>,
     late_by_steal: Vec<u64>,
-    /// False once a message's steal could not be measured (offline, follow-clock, no
-    /// schedstat): the without-steal summaries are then not reported.
+    /// False once a paced message's steal could not be measured (following a clock, no
+    /// per-thread CPU accounting): the without-steal figures are then not reported (offline
+    /// there are none, as there is no timing error).
     steal_measured: bool,
     begin_ns: Option<i64>,
     loops: u32,
@@ -991,8 +994,11 @@ fn run_player(
             });
             match stolen_ns {
                 Some(s) => {
-                    st.own_errors[k].push(err - (s as i64).min(err));
-                    if s >= 100_000 {
+                    // The gap may have begun before the target: only the overrun is late. The
+                    // rest is the least error the samples allow the player to have had.
+                    let late_by_steal = (s as i64).min(err);
+                    st.own_errors[k].push(err - late_by_steal);
+                    if late_by_steal >= 100_000 {
                         st.late_by_steal[k] += 1;
                     }
                 }

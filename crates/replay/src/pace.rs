@@ -24,9 +24,8 @@ const MAX_SLEEP: Duration = Duration::from_millis(20);
 
 pub enum Waited {
     /// Go: the instant the message was due (its target, or when it was released), and, when
-    /// the wait spun up to it, the waiting thread's last scheduler sample before it (see
-    /// [`crate::steal`]): from there until the send, the thread only runs or is kept off its
-    /// CPU.
+    /// the wait spun up to it, the waiting thread's last CPU sample before it (see
+    /// [`crate::steal`]), against which the send's sample tells the machine's share.
     Ready(Instant, Option<CpuSample>),
     Stopped,
 }

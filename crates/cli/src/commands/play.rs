@@ -311,8 +311,8 @@ fn text(r: &PlayReport) -> String {
     if let (Some(e), Some(n)) = (r.timing_error_without_steal, r.late_by_steal) {
         if n > 0 {
             s.push_str(&format!(
-                "the machine kept the player off its CPU at {n} target(s) (hypervisor steal): \
-                 without that time the error is p50 {} ms, p99 {} ms, max {} ms\n",
+                "{n} message(s) made late by host steal (the hypervisor kept the player off its \
+                 CPU): without that time the error is p50 {} ms, p99 {} ms, max {} ms\n",
                 ms(e.p50),
                 ms(e.p99),
                 ms(e.max)
