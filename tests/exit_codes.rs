@@ -64,6 +64,16 @@ fn assert_error(o: &Out, needles: &[&str], what: &str) {
         "{what}: {}",
         o.stderr
     );
+    // A cause printed inside its error's message must not be appended again
+    // ("cannot read P: No such file…: No such file…").
+    let parts: Vec<&str> = o.stderr.trim_end().split(": ").collect();
+    for (i, p) in parts.iter().enumerate() {
+        assert!(
+            p.len() < 12 || !parts[i + 1..].contains(p),
+            "{what}: the error repeats {p:?}: {}",
+            o.stderr
+        );
+    }
     for n in needles {
         assert!(
             o.stderr.contains(n),
@@ -163,6 +173,190 @@ fn usage_errors_exit_2() {
     assert_usage(&o, "10parsecs", "tf --buffer 10parsecs");
 }
 
+/// Keys of every JSON object in `text` that occur twice in it (as `path.key`). serde_json,
+/// Python's json and most readers silently keep one of the two values.
+fn duplicate_keys(text: &str) -> Vec<String> {
+    use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+    use std::cell::RefCell;
+    struct Walk<'a> {
+        found: &'a RefCell<Vec<String>>,
+        path: String,
+    }
+    impl<'de> DeserializeSeed<'de> for Walk<'_> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Walk<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+            let mut i = 0;
+            while a
+                .next_element_seed(Walk {
+                    found: self.found,
+                    path: format!("{}[{i}]", self.path),
+                })?
+                .is_some()
+            {
+                i += 1;
+            }
+            Ok(())
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+            let mut seen = std::collections::BTreeSet::new();
+            while let Some(k) = a.next_key::<String>()? {
+                let path = format!("{}.{k}", self.path);
+                if !seen.insert(k) {
+                    self.found.borrow_mut().push(path.clone());
+                }
+                a.next_value_seed(Walk {
+                    found: self.found,
+                    path,
+                })?;
+            }
+            Ok(())
+        }
+    }
+    let found = RefCell::new(Vec::new());
+    let mut de = serde_json::Deserializer::from_str(text);
+    Walk {
+        found: &found,
+        path: String::new(),
+    }
+    .deserialize(&mut de)
+    .unwrap_or_else(|e| panic!("not JSON ({e}): {text}"));
+    found.into_inner()
+}
+
+#[test]
+fn duplicate_keys_are_found() {
+    assert!(duplicate_keys(r#"{"a": 1, "b": [{"c": 2}]}"#).is_empty());
+    assert_eq!(
+        duplicate_keys(r#"{"a": 1, "b": [{"c": 2, "c": 3}], "a": null}"#),
+        vec![".b[0].c".to_string(), ".a".to_string()]
+    );
+}
+
+/// Every command's `--json` (and the JSON files `report` and `batch` write) holds each key
+/// once per object: flattened report structs once printed `policy` (sync) and `runs`
+/// (compare) twice, and readers kept only the second.
+#[test]
+fn json_keys_are_unique() {
+    let dir = tempdir("json-keys");
+    let d = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let (s, w, split) = (bag("sensors"), bag("arm_wall"), bag("arm_split"));
+    let pair = "/camera/image_raw,/lidar/points";
+    let arm = ["--command", "/arm_cmd", "--response", "/joint_states"];
+    let cases: Vec<Vec<String>> = vec![
+        vec!["info".into(), split.clone()],
+        vec!["info".into(), split.clone(), "--fast".into()],
+        vec!["clocks".into(), split.clone()],
+        vec!["sync".into(), s.clone(), "--topics".into(), pair.into()],
+        vec![
+            "sync".into(),
+            s.clone(),
+            "--topics".into(),
+            pair.into(),
+            "--policy".into(),
+            "exact".into(),
+            "--recommend".into(),
+        ],
+        [
+            vec!["match".into(), split.clone()],
+            arm.map(String::from).to_vec(),
+        ]
+        .concat(),
+        [
+            vec!["compare".into(), split.clone(), w.clone()],
+            arm.map(String::from).to_vec(),
+        ]
+        .concat(),
+        vec!["check".into(), s.clone()],
+        vec![
+            "tf".into(),
+            w.clone(),
+            "--target-frame".into(),
+            "map".into(),
+            "--topics".into(),
+            "/joint_states".into(),
+        ],
+        vec!["hist".into(), s.clone(), "--topics".into(), pair.into()],
+        vec![
+            "play".into(),
+            w.clone(),
+            "--dry-run".into(),
+            "--duration".into(),
+            "0.2".into(),
+        ],
+        vec!["convert".into(), w.clone(), d("c.mcap")],
+        vec![
+            "export".into(),
+            w.clone(),
+            "--timing-only".into(),
+            "-o".into(),
+            d("t.parquet"),
+        ],
+        vec![
+            "batch".into(),
+            w.clone(),
+            s.clone(),
+            "-o".into(),
+            d("batch"),
+        ],
+        vec!["report".into(), s.clone(), "-o".into(), d("report")],
+        vec!["synth".into(), "arm_wall".into(), "-o".into(), d("synth")],
+    ];
+    for c in &cases {
+        let mut args: Vec<&str> = c.iter().map(String::as_str).collect();
+        args.push("--json");
+        let o = run(&args);
+        assert!(
+            matches!(o.code, 0 | 3),
+            "{args:?}: exit {} {}",
+            o.code,
+            o.stderr
+        );
+        let dup = duplicate_keys(&o.stdout);
+        assert!(dup.is_empty(), "{args:?} prints keys twice: {dup:?}");
+    }
+    let mut files = vec![
+        dir.join("report").join("report.json"),
+        dir.join("batch").join("batch.json"),
+    ];
+    for b in ["arm_wall", "sensors"] {
+        for f in ["info.json", "clocks.json"] {
+            files.push(dir.join("batch").join("bags").join(b).join(f));
+        }
+    }
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let dup = duplicate_keys(&text);
+        assert!(dup.is_empty(), "{} holds keys twice: {dup:?}", f.display());
+    }
+}
+
 #[test]
 fn info_contract() {
     assert_error(&run(&["info", NOPE]), &[NOPE], "info on a missing path");
@@ -197,10 +391,16 @@ fn info_contract() {
         &run(&["info", cut.to_str().unwrap(), "--json"]),
         "info on a cut bag",
     );
-    // Text mode states the loss too.
+    // Text mode states the loss too, and in which file.
     let o = run(&["info", cut.to_str().unwrap()]);
     assert_code(&o, 3, "info text on a cut bag");
-    assert!(o.stdout.contains("warning [truncated]"), "{}", o.stdout);
+    let cut_file = cut.join("cut.mcap").display().to_string();
+    assert!(
+        o.stdout
+            .contains(&format!("warning [truncated] in {cut_file}: ")),
+        "{}",
+        o.stdout
+    );
 }
 
 #[test]
@@ -337,6 +537,26 @@ fn compare_contract() {
         "/joint_states",
     ]);
     assert_code(&o, 0, "compare arm_wall arm_ack");
+    // Text unless --json (compare once printed JSON either way).
+    assert!(
+        o.stdout.starts_with("reference run: ")
+            && serde_json::from_str::<Value>(&o.stdout).is_err(),
+        "{}",
+        o.stdout
+    );
+    let o = run(&[
+        "compare",
+        &w,
+        &bag("arm_ack"),
+        "--command",
+        "/arm_cmd",
+        "--response",
+        "/joint_states",
+        "--json",
+    ]);
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(v["bags"], serde_json::json!([w, bag("arm_ack")]));
+    assert_eq!(v["runs"][1]["name"], bag("arm_ack"));
     let o = run(&[
         "compare",
         &w,
@@ -439,6 +659,20 @@ fn play_contract() {
     assert_eq!(cmd["qos"]["reliability"], "best_effort");
     assert_eq!(cmd["qos"]["history"]["depth"], 3);
     assert_eq!(cmd["qos"]["source"], "override");
+    // An override file that cannot be read is an error naming it (1), not a usage error.
+    let missing = dir.join("no_such_qos.yaml");
+    let o = run(&[
+        "play",
+        &w,
+        "--dry-run",
+        "--qos-overrides",
+        missing.to_str().unwrap(),
+    ]);
+    assert_error(
+        &o,
+        &["no_such_qos.yaml"],
+        "play with a missing override file",
+    );
     std::fs::write(&q, "/elsewhere:\n  reliability: best_effort\n").unwrap();
     let o = run(&[
         "play",

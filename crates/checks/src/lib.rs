@@ -276,14 +276,30 @@ pub struct JointMeta {
     pub arrays: Vec<(String, Vec<f64>)>,
 }
 
-#[derive(Debug, Clone, Default)]
+/// How far a joint stamp may lead the recorder's log time before it counts as stamped in the
+/// future: clock jitter between producer and recorder (NTP/chrony keep hosts within ~1 ms).
+pub const DEFAULT_FUTURE_TOLERANCE_NS: i64 = 5_000_000;
+
+#[derive(Debug, Clone)]
 pub struct JointCheckOptions {
     pub limits: BTreeMap<String, (f64, f64)>,
     /// Commands whose stamp is older than this at log time are stale; newer than log time by
     /// more than `future_tolerance_ns` are in the future. Only for stamps on the log-time axis.
     pub max_command_age_ns: Option<i64>,
+    /// [`DEFAULT_FUTURE_TOLERANCE_NS`] by default (what `bagscope check` uses).
     pub future_tolerance_ns: i64,
     pub stamps_on_log_axis: bool,
+}
+
+impl Default for JointCheckOptions {
+    fn default() -> Self {
+        JointCheckOptions {
+            limits: BTreeMap::new(),
+            max_command_age_ns: None,
+            future_tolerance_ns: DEFAULT_FUTURE_TOLERANCE_NS,
+            stamps_on_log_axis: false,
+        }
+    }
 }
 
 pub fn check_joints(topic: &str, msgs: &[JointMeta], opts: &JointCheckOptions) -> Vec<Finding> {
@@ -634,6 +650,32 @@ mod tests {
                 "joint_non_finite"
             ]
         );
+    }
+
+    #[test]
+    fn joint_ages_default_tolerance() {
+        // Stamps relative to log time 1 s: 3 ms ahead is jitter, 6 ms ahead is in the future,
+        // 30 ms behind is stale with a 20 ms limit.
+        let at = |index: usize, lead_ns: i64| At {
+            index,
+            log_time_ns: 1_000_000_000,
+            stamp_ns: 1_000_000_000 + lead_ns,
+        };
+        let times = [at(0, 3_000_000), at(1, 6_000_000), at(2, -30_000_000)];
+        let opts = JointCheckOptions {
+            max_command_age_ns: Some(20_000_000),
+            stamps_on_log_axis: true,
+            ..Default::default()
+        };
+        let f = check_joint_ages("/cmd", &times, &opts);
+        let codes: Vec<(usize, &str)> = f.iter().map(|x| (x.index, x.code.as_str())).collect();
+        assert_eq!(codes, vec![(1, "command_in_future"), (2, "command_stale")]);
+        // Stamps on another axis than log time: no age checks at all.
+        let off = JointCheckOptions {
+            stamps_on_log_axis: false,
+            ..opts
+        };
+        assert!(check_joint_ages("/cmd", &times, &off).is_empty());
     }
 
     #[test]

@@ -97,8 +97,23 @@ fn main() -> ExitCode {
                     }
                 }
             }
-            eprintln!("bagscope: error: {err:#}");
+            eprintln!("bagscope: error: {}", one_line(&err));
             ExitCode::from(1)
         }
     }
+}
+
+/// The error and its causes on one line, each cause only where the text so far does not
+/// already hold it: library errors often print their source inside their own message
+/// ("cannot read PATH: No such file…"), and `{:#}` would then repeat it.
+fn one_line(err: &anyhow::Error) -> String {
+    let mut line = err.to_string();
+    for cause in err.chain().skip(1) {
+        let c = cause.to_string();
+        if !line.contains(&c) {
+            line.push_str(": ");
+            line.push_str(&c);
+        }
+    }
+    line
 }

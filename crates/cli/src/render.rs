@@ -70,12 +70,17 @@ pub fn opt_ms(v: Option<i64>) -> String {
 pub fn warnings(ws: &[bagscope_core::Warning]) -> String {
     let mut s = String::new();
     for w in ws {
+        // The file matters when a bag has several (split recordings): name it.
         s.push_str(&format!(
-            "warning [{}]{}: {}\n",
+            "warning [{}]{}{}: {}\n",
             w.code,
             w.topic
                 .as_ref()
                 .map(|t| format!(" {t}"))
+                .unwrap_or_default(),
+            w.file
+                .as_ref()
+                .map(|f| format!(" in {f}"))
                 .unwrap_or_default(),
             w.message
         ));

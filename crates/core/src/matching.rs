@@ -408,7 +408,8 @@ pub fn match_bag_series(
 
 #[derive(Debug, Clone, Serialize)]
 pub struct CompareCommandReport {
-    pub runs: Vec<String>,
+    /// The runs' bag paths, in the order given (the report's `runs` are their summaries).
+    pub bags: Vec<String>,
     #[serde(flatten)]
     pub report: CompareReport,
     pub warnings: BTreeMap<String, Vec<Warning>>,
@@ -438,7 +439,7 @@ pub fn compare_series(
     }
     let report = compare_runs(&runs, &a.options);
     let r = CompareCommandReport {
-        runs: paths.iter().map(|p| p.display().to_string()).collect(),
+        bags: paths.iter().map(|p| p.display().to_string()).collect(),
         report,
         warnings,
     };

@@ -750,14 +750,8 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
         }
     }
 
-    let check_opts = CheckOptions {
-        // As `bagscope check` does: joint stamps up to 5 ms ahead of the recorder are jitter.
-        joints: bagscope_checks::JointCheckOptions {
-            future_tolerance_ns: 5_000_000,
-            ..Default::default()
-        },
-        ..Default::default()
-    };
+    // As `bagscope check` does (joint stamps up to 5 ms ahead of the recorder are jitter).
+    let check_opts = CheckOptions::default();
     let (check_r, check_error) = match check(path, &check_opts) {
         Ok(r) => (Some(r), None),
         Err(e) => (None, Some(e.to_string())),
@@ -816,7 +810,10 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
                 SyncVerdict {
                     kind: s.kind.clone(),
                     topics: s.topics.clone(),
-                    policy: r.map(|r| axis_name(&r.policy)).unwrap_or_default(),
+                    policy: r
+                        .and_then(|r| r.policy())
+                        .map(|p| axis_name(&p))
+                        .unwrap_or_default(),
                     match_rate: rec
                         .map(|x| x.recommendation.match_rate)
                         .or_else(|| r.and_then(|r| r.report.as_ref()).map(|x| x.match_rate)),
@@ -1129,7 +1126,8 @@ fn sync_rows(e: &SyncEntry) -> Vec<Vec<String>> {
     let Some(r) = &e.report else {
         return vec![vec!["error".into(), e.error.clone().unwrap_or_default()]];
     };
-    let mut rows = vec![vec!["policy".into(), axis_name(&r.policy)]];
+    let policy = r.policy().map(|p| axis_name(&p)).unwrap_or_default();
+    let mut rows = vec![vec!["policy".into(), policy]];
     if let Some(rec) = &r.recommendation {
         rows.push(vec![
             "recommended slop".into(),

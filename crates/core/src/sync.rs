@@ -70,7 +70,9 @@ pub struct TopicUsed {
 pub struct SyncCommandReport {
     pub bag: String,
     pub topics: Vec<TopicUsed>,
-    pub policy: Policy,
+    /// No `policy` field of its own: the emulation's report (the policy emulated) or the
+    /// recommendation (the policy recommended for) carries it, flattened; a second one here
+    /// would print the key twice, and JSON readers keep only one of them.
     pub queue_size: usize,
     pub slop_ns: Option<i64>,
     #[serde(flatten)]
@@ -84,6 +86,14 @@ pub struct SyncCommandReport {
 }
 
 impl SyncCommandReport {
+    /// The policy emulated, or (with `--recommend`) the one recommended for.
+    pub fn policy(&self) -> Option<Policy> {
+        self.report
+            .as_ref()
+            .map(|r| r.policy)
+            .or_else(|| self.recommendation.as_ref().map(|r| r.policy))
+    }
+
     pub fn data_loss(&self) -> bool {
         self.warnings.iter().any(|w| w.data_loss)
     }
@@ -320,7 +330,6 @@ pub fn sync(path: &Path, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
     Ok(SyncCommandReport {
         bag: path.display().to_string(),
         topics: used,
-        policy: o.policy,
         queue_size: o.queue_size,
         slop_ns: o.slop_ns,
         report,

@@ -371,10 +371,15 @@ impl QosOverrides {
 
     /// Reads and parses an override file.
     pub fn read(path: &std::path::Path) -> Result<Self, ReplayError> {
-        let bad =
-            |m: String| ReplayError::Usage(format!("QoS override file {}: {m}", path.display()));
-        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
-        Self::parse(&text).map_err(bad)
+        // Unreadable is an I/O error (exit 1, as for a missing bag); unparsable is a malformed
+        // argument (exit 2).
+        let text = std::fs::read_to_string(path).map_err(|source| ReplayError::Io {
+            what: "cannot read the QoS override file".into(),
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::parse(&text)
+            .map_err(|m| ReplayError::Usage(format!("QoS override file {}: {m}", path.display())))
     }
 
     pub fn topics(&self) -> impl Iterator<Item = &str> {

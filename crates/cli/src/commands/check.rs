@@ -40,7 +40,6 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         o.joints.max_command_age_ns =
             Some(parse_duration_ns(s).map_err(|e| anyhow::anyhow!("{e}"))?);
     }
-    o.joints.future_tolerance_ns = 5_000_000;
     let r = check(&a.bag, &o)?;
     if a.json {
         render::json(&r)?;

@@ -3,7 +3,9 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use bagscope_core::match_analysis::{MatchOptions, ResponseKind};
-use bagscope_core::matching::{compare, match_bag, Align, MatchArgs, MatchCommandReport};
+use bagscope_core::matching::{
+    compare, match_bag, Align, CompareCommandReport, MatchArgs, MatchCommandReport,
+};
 use bagscope_core::sync_policy::parse_duration_ns;
 
 use crate::render;
@@ -177,9 +179,95 @@ pub fn run_compare(a: CompareArgs) -> anyhow::Result<u8> {
         }
         None => compare(&paths, &args)?,
     };
-    render::json(&r)?;
+    if a.common.json {
+        render::json(&r)?;
+    } else {
+        render::print(&compare_text(&r))?;
+    }
     let loss = r.warnings.values().flatten().any(|w| w.data_loss);
     Ok(if loss { crate::EXIT_WARN } else { 0 })
+}
+
+fn compare_text(r: &CompareCommandReport) -> String {
+    let rep = &r.report;
+    let mut s = format!(
+        "reference run: {}\n\n",
+        rep.reference.as_deref().unwrap_or("-")
+    );
+    let mut rows = vec![vec![
+        "run".to_string(),
+        "delay_ms".into(),
+        "method".into(),
+        "rms_before_rad".into(),
+        "rms_after_rad".into(),
+    ]];
+    for run in &rep.runs {
+        rows.push(vec![
+            run.name.clone(),
+            render::opt_ms(run.delay_ns),
+            run.method.clone().unwrap_or_else(|| "-".into()),
+            render::opt_f(run.error_before_rms, 4),
+            render::opt_f(run.error_after_rms, 4),
+        ]);
+    }
+    s.push_str(&render::table(&rows));
+    for run in &rep.runs {
+        if let Some(e) = &run.error {
+            s.push_str(&format!("{}: no report: {e}\n", run.name));
+        }
+    }
+    if !rep.commands.is_empty() {
+        s.push_str(&format!(
+            "\ncommands against the reference (value tolerance {}, time tolerance {} ms):\n",
+            rep.value_tolerance,
+            render::opt_ms(Some(rep.time_tolerance_ns))
+        ));
+        let mut rows = vec![vec![
+            "run".to_string(),
+            "commands".into(),
+            "reference".into(),
+            "same_sequence".into(),
+            "first_differing".into(),
+            "max_value_diff".into(),
+            "max_time_diff_ms".into(),
+        ]];
+        for c in &rep.commands {
+            rows.push(vec![
+                c.name.clone(),
+                c.commands.to_string(),
+                c.reference_commands.to_string(),
+                c.same_sequence.to_string(),
+                c.first_differing_index
+                    .map_or_else(|| "-".into(), |i| i.to_string()),
+                format!("{:.3e}", c.max_value_diff),
+                render::opt_ms(Some(c.max_time_diff_ns)),
+            ]);
+        }
+        s.push_str(&render::table(&rows));
+    }
+    if !rep.responses.is_empty() {
+        s.push_str("\nresponses against the reference, each run's delay removed:\n");
+        let mut rows = vec![vec![
+            "run".to_string(),
+            "rms_diff_rad".into(),
+            "samples".into(),
+        ]];
+        for d in &rep.responses {
+            rows.push(vec![
+                d.name.clone(),
+                render::opt_f(d.rms, 4),
+                d.samples.to_string(),
+            ]);
+        }
+        s.push_str(&render::table(&rows));
+    }
+    for (bag, ws) in &r.warnings {
+        if !ws.is_empty() {
+            s.push_str(&format!("\n{bag}:\n"));
+            s.push_str(&render::warnings(ws));
+        }
+    }
+    s
 }
 
 fn text(r: &MatchCommandReport) -> String {

@@ -110,10 +110,12 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     let qos_overrides = match &a.qos_overrides {
         Some(p) => match QosOverrides::read(p) {
             Ok(o) => o,
-            Err(e) => {
+            // Malformed content is a usage error (2); an unreadable file is an error (1).
+            Err(e @ ReplayError::Usage(_)) => {
                 eprintln!("bagscope: error: {e}");
                 return Ok(2);
             }
+            Err(e) => return Err(e.into()),
         },
         None => QosOverrides::default(),
     };

@@ -152,7 +152,7 @@ fn text(r: &SyncCommandReport) -> String {
     if let Some(rep) = &r.report {
         s.push_str(&format!(
             "\npolicy {} queue {}{}: {} sets, match rate {:.3}\n",
-            r.policy,
+            rep.policy,
             r.queue_size,
             r.slop_ns
                 .map(|x| format!(" slop {:.1} ms", x as f64 / 1e6))
