@@ -12,6 +12,7 @@ mod error;
 mod mcap_file;
 pub mod metadata;
 mod scan;
+pub mod write;
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -24,6 +25,7 @@ pub use error::{BagError, Result, Warning};
 pub use mcap_file::{ChannelRec, Compression, McapFile, SchemaRec};
 pub use metadata::Rosbag2Metadata;
 pub use scan::{Item, RawMessage, TopicSpan};
+pub use write::{Rosbag2Writer, WriteChannel, WriteError};
 
 /// A topic of the bag, merged over all its files (same name and type).
 #[derive(Debug, Clone, serde::Serialize)]

@@ -5,13 +5,11 @@
 //! Messages are streamed (one chunk or one row per input file at a time), never collected.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use bagscope_bag::{Bag, Warning};
+use bagscope_bag::{Bag, Rosbag2Writer, Warning, WriteChannel, WriteError};
 
 use crate::Error;
 
@@ -53,8 +51,12 @@ impl ConvertReport {
     }
 }
 
-fn io_err(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::Analysis(format!("cannot write {}: {e}", path.display()))
+/// The writer's errors as this crate's: writing over the input is a usage error.
+fn write_err(e: WriteError) -> Error {
+    match e {
+        WriteError::WouldOverwriteInput { .. } => Error::Usage(e.to_string()),
+        WriteError::Write { .. } => Error::Analysis(e.to_string()),
+    }
 }
 
 /// Per-topic bookkeeping while writing.
@@ -73,53 +75,27 @@ pub fn convert(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<Con
             output.display()
         )));
     }
-    if let Ok(out) = output.canonicalize() {
-        let inputs = bag
-            .files
-            .iter()
-            .map(|f| f.path.clone())
-            .chain(bag.db3_files.iter().map(|f| f.path.clone()))
-            .chain([input.to_path_buf()]);
-        for p in inputs {
-            if p.canonicalize().is_ok_and(|p| p == out) {
-                return Err(Error::Usage(format!(
-                    "{} is part of the input bag: refusing to overwrite it",
-                    output.display()
-                )));
-            }
-        }
-    }
-    // Written beside OUT and renamed at the end, so an interrupted run leaves no half file
-    // under the requested name.
-    let tmp: PathBuf = {
-        let mut s = output.as_os_str().to_os_string();
-        s.push(".partial");
-        s.into()
-    };
-    let res = write(&bag, &tmp, output);
-    match res {
-        Ok(mut report) => {
-            std::fs::rename(&tmp, output).map_err(|e| io_err(output, e))?;
-            report.input = input.display().to_string();
-            Ok(report)
-        }
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
-    }
+    let inputs: Vec<PathBuf> = bag
+        .files
+        .iter()
+        .map(|f| f.path.clone())
+        .chain(bag.db3_files.iter().map(|f| f.path.clone()))
+        .chain([input.to_path_buf()])
+        .collect();
+    // Written as OUT.partial and renamed when complete (an interrupted run leaves no half
+    // file under the requested name; a failed one leaves nothing).
+    let w = Rosbag2Writer::create(
+        output,
+        concat!("bagscope ", env!("CARGO_PKG_VERSION")),
+        &inputs,
+    )
+    .map_err(write_err)?;
+    let mut report = write(&bag, w, output)?;
+    report.input = input.display().to_string();
+    Ok(report)
 }
 
-fn write(bag: &Bag, tmp: &Path, output: &Path) -> Result<ConvertReport, Error> {
-    let file = File::create(tmp).map_err(|e| io_err(tmp, e))?;
-    let opts = mcap::WriteOptions::new()
-        .profile("ros2")
-        .library(concat!("bagscope ", env!("CARGO_PKG_VERSION")))
-        .compression(Some(mcap::Compression::Zstd))
-        .chunk_size(Some(4 * 1024 * 1024));
-    let mut w = opts
-        .create(BufWriter::new(file))
-        .map_err(|e| io_err(tmp, e))?;
+fn write(bag: &Bag, mut w: Rosbag2Writer, output: &Path) -> Result<ConvertReport, Error> {
     let mut warnings = bag.open_warnings();
 
     let mut channel = Vec::with_capacity(bag.topics.len());
@@ -146,34 +122,24 @@ fn write(bag: &Bag, tmp: &Path, output: &Path) -> Result<ConvertReport, Error> {
             }
         };
         sources.push(source);
-        let sid = w
-            .add_schema(&t.type_name, &enc, &data)
-            .map_err(|e| io_err(tmp, e))?;
-        // rosbag2 always writes this key (empty when unknown); players read QoS from it.
-        let mut md = BTreeMap::new();
-        md.insert(
-            "offered_qos_profiles".to_string(),
-            t.offered_qos_profiles.clone().unwrap_or_default(),
-        );
-        if let Some(h) = &t.type_description_hash {
-            md.insert("topic_type_hash".to_string(), h.clone());
-        }
-        let enc = if t.message_encoding.is_empty() {
-            "cdr"
-        } else {
-            &t.message_encoding
-        };
-        channel.push(
-            w.add_channel(sid, &t.name, enc, &md)
-                .map_err(|e| io_err(tmp, e))?,
-        );
+        let k = w
+            .add_channel(&WriteChannel {
+                topic: &t.name,
+                type_name: &t.type_name,
+                schema_encoding: &enc,
+                schema_data: &data,
+                message_encoding: &t.message_encoding,
+                offered_qos_profiles: t.offered_qos_profiles.as_deref().unwrap_or(""),
+                type_description_hash: t.type_description_hash.as_deref(),
+            })
+            .map_err(write_err)?;
+        channel.push(k);
     }
 
     let mut tally = vec![Tally::default(); bag.topics.len()];
-    let mut write_err: Option<String> = None;
-    let mut clamped = 0u64;
+    let mut failed: Option<WriteError> = None;
     let scan_warnings = bag.visit(&bag.all_topics(), |m| {
-        if write_err.is_some() {
+        if failed.is_some() {
             return;
         }
         let t = &mut tally[m.topic];
@@ -181,24 +147,17 @@ fn write(bag: &Bag, tmp: &Path, output: &Path) -> Result<ConvertReport, Error> {
         t.first = Some(t.first.map_or(m.log_time_ns, |f| f.min(m.log_time_ns)));
         t.last = Some(t.last.map_or(m.log_time_ns, |l| l.max(m.log_time_ns)));
         let log = m.log_time_ns;
+        // Sources without a publish time (sqlite3): rosbag2 writes the log time.
         let publ = m.publish_time_ns.unwrap_or(log);
-        if log < 0 || publ < 0 {
-            clamped += 1;
-        }
-        let header = mcap::records::MessageHeader {
-            channel_id: channel[m.topic],
-            sequence: m.sequence,
-            log_time: log.max(0) as u64,
-            publish_time: publ.max(0) as u64,
-        };
-        if let Err(e) = w.write_to_known_channel(&header, m.data) {
-            write_err = Some(e.to_string());
+        if let Err(e) = w.write(channel[m.topic], Some(m.sequence), log, publ, m.data) {
+            failed = Some(e);
         }
     });
-    if let Some(e) = write_err {
-        return Err(io_err(tmp, e));
+    if let Some(e) = failed {
+        return Err(write_err(e));
     }
     warnings.extend(scan_warnings);
+    let clamped = w.negative_times();
     if clamped > 0 {
         warnings.push(Warning::new(
             "negative_time",
@@ -216,13 +175,12 @@ fn write(bag: &Bag, tmp: &Path, output: &Path) -> Result<ConvertReport, Error> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let yaml = rosbag2_metadata_yaml(bag, &tally, &file_name, start, end);
-    w.write_metadata(&mcap::records::Metadata {
-        name: "rosbag2".into(),
-        metadata: BTreeMap::from([("serialized_metadata".to_string(), yaml)]),
-    })
-    .map_err(|e| io_err(tmp, e))?;
-    w.finish().map_err(|e| io_err(tmp, e))?;
-    drop(w);
+    w.write_metadata(
+        "rosbag2",
+        BTreeMap::from([("serialized_metadata".to_string(), yaml)]),
+    )
+    .map_err(write_err)?;
+    w.finish().map_err(write_err)?;
 
     let mut topics: Vec<ConvertTopic> = bag
         .topics

@@ -1,0 +1,313 @@
+//! Writing rosbag2-compatible MCAP files: what `convert` and `play --out` produce. The
+//! reading side of this crate is the only other code that knows the file format.
+//!
+//! The file is the `ros2` profile with zstd chunks of 4 MiB, message indexes and a summary,
+//! each channel carrying the `offered_qos_profiles` metadata rosbag2 always writes (players
+//! read QoS from it). It is written to `PATH.partial` and renamed when finished, so an
+//! interrupted run leaves no half file under the requested name; a writer dropped before it
+//! finished removes its partial file.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+/// Why a bag could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The output is one of the files being read: writing would destroy the input.
+    #[error("{path} is part of the input bag: refusing to overwrite it")]
+    WouldOverwriteInput { path: PathBuf },
+    #[error("cannot write {path}: {message}")]
+    Write { path: PathBuf, message: String },
+}
+
+/// One channel to write: a topic with its type, schema and QoS as recorded.
+#[derive(Debug, Clone, Copy)]
+pub struct WriteChannel<'a> {
+    pub topic: &'a str,
+    pub type_name: &'a str,
+    /// `ros2msg`, `ros2idl`, …; with an empty `schema_data` readers cannot decode the topic.
+    pub schema_encoding: &'a str,
+    pub schema_data: &'a [u8],
+    /// `cdr` where empty.
+    pub message_encoding: &'a str,
+    /// rosbag2's YAML; written (empty when unknown) because rosbag2 always writes the key.
+    pub offered_qos_profiles: &'a str,
+    pub type_description_hash: Option<&'a str>,
+}
+
+/// Where a bag being written lives until it is complete.
+pub fn partial_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(".partial");
+    s.into()
+}
+
+/// A rosbag2-compatible MCAP file being written. See the module documentation.
+pub struct Rosbag2Writer {
+    /// `None` once finished.
+    w: Option<mcap::Writer<BufWriter<File>>>,
+    channels: Vec<u16>,
+    /// Last sequence number written per channel, for messages that bring none.
+    sequence: Vec<u32>,
+    negative_times: u64,
+    tmp: PathBuf,
+    path: PathBuf,
+    /// The file reached its final name; until then dropping removes `tmp`.
+    renamed: bool,
+}
+
+impl Rosbag2Writer {
+    /// Starts `path` (as `path.partial`). `library` names the writer in the file's header;
+    /// `inputs` are the files being read, which `path` must not be.
+    pub fn create(
+        path: &Path,
+        library: &str,
+        inputs: &[PathBuf],
+    ) -> Result<Rosbag2Writer, WriteError> {
+        if let Ok(out) = path.canonicalize() {
+            if inputs
+                .iter()
+                .any(|p| p.canonicalize().is_ok_and(|p| p == out))
+            {
+                return Err(WriteError::WouldOverwriteInput {
+                    path: path.to_path_buf(),
+                });
+            }
+        }
+        let tmp = partial_path(path);
+        let fail = |e: &dyn std::fmt::Display| WriteError::Write {
+            path: tmp.clone(),
+            message: e.to_string(),
+        };
+        let file = File::create(&tmp).map_err(|e| fail(&e))?;
+        let w = mcap::WriteOptions::new()
+            .profile("ros2")
+            .library(library)
+            .compression(Some(mcap::Compression::Zstd))
+            .chunk_size(Some(4 << 20))
+            .create(BufWriter::new(file));
+        match w {
+            Ok(w) => Ok(Rosbag2Writer {
+                w: Some(w),
+                channels: Vec::new(),
+                sequence: Vec::new(),
+                negative_times: 0,
+                tmp,
+                path: path.to_path_buf(),
+                renamed: false,
+            }),
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                Err(fail(&e))
+            }
+        }
+    }
+
+    fn fail(&self, e: impl std::fmt::Display) -> WriteError {
+        WriteError::Write {
+            path: self.tmp.clone(),
+            message: e.to_string(),
+        }
+    }
+
+    fn writer(&mut self) -> Result<&mut mcap::Writer<BufWriter<File>>, WriteError> {
+        let tmp = &self.tmp;
+        self.w.as_mut().ok_or_else(|| WriteError::Write {
+            path: tmp.clone(),
+            message: "written after the end".into(),
+        })
+    }
+
+    /// Adds a schema and channel; returns the index [`Rosbag2Writer::write`] takes.
+    pub fn add_channel(&mut self, c: &WriteChannel<'_>) -> Result<usize, WriteError> {
+        let mut md = BTreeMap::new();
+        md.insert(
+            "offered_qos_profiles".to_string(),
+            c.offered_qos_profiles.to_string(),
+        );
+        if let Some(h) = c.type_description_hash {
+            md.insert("topic_type_hash".to_string(), h.to_string());
+        }
+        let enc = if c.message_encoding.is_empty() {
+            "cdr"
+        } else {
+            c.message_encoding
+        };
+        let w = self.writer()?;
+        let channel = w
+            .add_schema(c.type_name, c.schema_encoding, c.schema_data)
+            .and_then(|sid| w.add_channel(sid, c.topic, enc, &md));
+        let channel = channel.map_err(|e| self.fail(e))?;
+        self.channels.push(channel);
+        self.sequence.push(0);
+        Ok(self.channels.len() - 1)
+    }
+
+    /// Writes one message on channel `k`. `sequence`: the recorded one, or `None` to number
+    /// the channel's messages from 1. MCAP stores times unsigned: a negative time is written
+    /// as 0 and counted ([`Rosbag2Writer::negative_times`]).
+    pub fn write(
+        &mut self,
+        k: usize,
+        sequence: Option<u32>,
+        log_time_ns: i64,
+        publish_time_ns: i64,
+        data: &[u8],
+    ) -> Result<(), WriteError> {
+        let (Some(&channel_id), Some(last)) = (self.channels.get(k), self.sequence.get_mut(k))
+        else {
+            return Err(self.fail(format!("no channel {k}")));
+        };
+        let sequence = sequence.unwrap_or_else(|| last.wrapping_add(1));
+        *last = sequence;
+        if log_time_ns < 0 || publish_time_ns < 0 {
+            self.negative_times += 1;
+        }
+        let header = mcap::records::MessageHeader {
+            channel_id,
+            sequence,
+            log_time: log_time_ns.max(0) as u64,
+            publish_time: publish_time_ns.max(0) as u64,
+        };
+        let res = self.writer()?.write_to_known_channel(&header, data);
+        res.map_err(|e| self.fail(e))
+    }
+
+    /// Messages written so far with a negative log or publish time (written as 0).
+    pub fn negative_times(&self) -> u64 {
+        self.negative_times
+    }
+
+    /// Writes a Metadata record (rosbag2 writes `rosbag2` with its `serialized_metadata`).
+    pub fn write_metadata(
+        &mut self,
+        name: &str,
+        metadata: BTreeMap<String, String>,
+    ) -> Result<(), WriteError> {
+        let res = self.writer()?.write_metadata(&mcap::records::Metadata {
+            name: name.to_string(),
+            metadata,
+        });
+        res.map_err(|e| self.fail(e))
+    }
+
+    /// Writes the summary and footer and gives the file its name; returns that path.
+    pub fn finish(mut self) -> Result<PathBuf, WriteError> {
+        let mut w = self.w.take().ok_or_else(|| self.fail("finished twice"))?;
+        w.finish().map_err(|e| self.fail(e))?;
+        drop(w);
+        std::fs::rename(&self.tmp, &self.path).map_err(|e| WriteError::Write {
+            path: self.path.clone(),
+            message: e.to_string(),
+        })?;
+        self.renamed = true;
+        Ok(self.path.clone())
+    }
+}
+
+impl Drop for Rosbag2Writer {
+    /// A writer that failed or was abandoned before its file reached its name (while
+    /// writing, finishing or renaming) leaves no `.partial` file behind.
+    fn drop(&mut self) {
+        drop(self.w.take());
+        if !self.renamed {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Bag;
+
+    fn channel<'a>(topic: &'a str, qos: &'a str) -> WriteChannel<'a> {
+        WriteChannel {
+            topic,
+            type_name: "std_msgs/msg/String",
+            schema_encoding: "ros2msg",
+            schema_data: b"string data",
+            message_encoding: "",
+            offered_qos_profiles: qos,
+            type_description_hash: Some("RIHS01_00"),
+        }
+    }
+
+    #[test]
+    fn writes_a_bag_bagscope_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.mcap");
+        let mut w = Rosbag2Writer::create(&path, "test", &[]).unwrap();
+        assert!(partial_path(&path).exists() && !path.exists());
+        let a = w.channel_for_test("/a", "- history: keep_last\n");
+        let b = w.channel_for_test("/b", "");
+        // /a numbered by the writer, /b with recorded sequence numbers; one negative time.
+        w.write(a, None, 1_000, 1_000, &[1]).unwrap();
+        w.write(b, Some(7), 2_000, 1_500, &[2]).unwrap();
+        w.write(a, None, 3_000, -5, &[3]).unwrap();
+        assert_eq!(w.negative_times(), 1);
+        w.write_metadata("rosbag2", BTreeMap::new()).unwrap();
+        assert_eq!(w.finish().unwrap(), path);
+        assert!(!partial_path(&path).exists());
+
+        let bag = Bag::open(&path).unwrap();
+        let names: Vec<&str> = bag.topics.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["/a", "/b"]);
+        assert_eq!(bag.topics[0].message_encoding, "cdr");
+        assert_eq!(
+            bag.topics[0].offered_qos_profiles.as_deref(),
+            Some("- history: keep_last\n")
+        );
+        let mut got = Vec::new();
+        let warnings = bag.visit(&bag.all_topics(), |m| {
+            got.push((
+                m.topic,
+                m.sequence,
+                m.log_time_ns,
+                m.publish_time_ns,
+                m.data.to_vec(),
+            ));
+        });
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(
+            got,
+            [
+                (0, 1, 1_000, Some(1_000), vec![1]),
+                (1, 7, 2_000, Some(1_500), vec![2]),
+                (0, 2, 3_000, Some(0), vec![3]),
+            ]
+        );
+    }
+
+    #[test]
+    fn refuses_the_input_and_leaves_no_partial_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("in.mcap");
+        std::fs::write(&input, b"x").unwrap();
+        let e = Rosbag2Writer::create(&input, "test", std::slice::from_ref(&input));
+        assert!(matches!(e, Err(WriteError::WouldOverwriteInput { .. })));
+        assert_eq!(std::fs::read(&input).unwrap(), b"x");
+        // Dropped unfinished: the partial file goes.
+        let out = dir.path().join("out.mcap");
+        let mut w = Rosbag2Writer::create(&out, "test", &[]).unwrap();
+        let a = w.channel_for_test("/a", "");
+        w.write(a, None, 1, 1, &[0]).unwrap();
+        assert!(w.write(5, None, 1, 1, &[0]).is_err());
+        drop(w);
+        assert!(!partial_path(&out).exists() && !out.exists());
+        // Into a folder that does not exist: an error naming the file.
+        let e = Rosbag2Writer::create(&dir.path().join("no/such/dir/x.mcap"), "test", &[]);
+        match e {
+            Err(e @ WriteError::Write { .. }) => assert!(e.to_string().contains("x.mcap")),
+            _ => panic!("expected a write error"),
+        }
+    }
+
+    impl Rosbag2Writer {
+        fn channel_for_test(&mut self, topic: &str, qos: &str) -> usize {
+            self.add_channel(&channel(topic, qos)).unwrap()
+        }
+    }
+}
