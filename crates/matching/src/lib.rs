@@ -94,8 +94,8 @@ fn check_options(opts: &MatchOptions) -> Result<(), MatchError> {
     if span / opts.sweep_step_ns as i128 > 100_000 {
         return bad("search window / sweep step exceeds 100000 shifts");
     }
-    if opts.still_velocity.is_nan() || opts.still_velocity < 0.0 {
-        return bad("still_velocity must be a non-negative number");
+    if opts.still_velocity_rad_s.is_nan() || opts.still_velocity_rad_s < 0.0 {
+        return bad("still_velocity_rad_s must be a non-negative number");
     }
     if opts.window_ns.is_some_and(|(a, b)| b < a) {
         return bad("window_ns: end before start");

@@ -25,11 +25,11 @@ fn interval_speed(c: &Dense, wrap: &[bool], k: usize) -> f64 {
 
 /// Is each command moving: the interval before or after it is above the still threshold.
 /// The last still command before motion is kept as "moving" since motion starts from it.
-pub(crate) fn moving_mask(c: &Dense, wrap: &[bool], still_velocity: f64) -> Vec<bool> {
+pub(crate) fn moving_mask(c: &Dense, wrap: &[bool], still_velocity_rad_s: f64) -> Vec<bool> {
     let n = c.len();
     let mut moving = vec![false; n];
     for k in 0..n.saturating_sub(1) {
-        if interval_speed(c, wrap, k) > still_velocity {
+        if interval_speed(c, wrap, k) > still_velocity_rad_s {
             moving[k] = true;
             moving[k + 1] = true;
         }
@@ -80,7 +80,7 @@ pub(crate) fn choose(c: &Dense, wrap: &[bool], opts: &MatchOptions) -> (Vec<bool
         }
         (used, "window")
     } else if opts.trim_still {
-        let moving = moving_mask(c, wrap, opts.still_velocity);
+        let moving = moving_mask(c, wrap, opts.still_velocity_rad_s);
         let mut used = vec![true; n];
         for (s, e, m) in runs(&moving) {
             if m {

@@ -67,7 +67,7 @@ pub struct MatchOptions {
     /// Drop the warm-up and still segments (default true).
     pub trim_still: bool,
     /// Command speed (rad/s, fastest joint) below which the commands count as still.
-    pub still_velocity: f64,
+    pub still_velocity_rad_s: f64,
     /// Still stretches shorter than this inside the motion are kept (default 0.5 s).
     pub still_min_duration_ns: i64,
     /// Downsample both streams keeping the last sample per bucket.
@@ -93,7 +93,7 @@ impl Default for MatchOptions {
             response_kind: None,
             window_ns: None,
             trim_still: true,
-            still_velocity: 0.02,
+            still_velocity_rad_s: 0.02,
             still_min_duration_ns: 500_000_000,
             bucket_ns: None,
             interpolate: true,

@@ -331,7 +331,7 @@ fn malformed_inputs_are_errors_not_panics() {
         Err(MatchError::InvalidOption { .. })
     ));
     let bad_opts = MatchOptions {
-        still_velocity: f64::NAN,
+        still_velocity_rad_s: f64::NAN,
         ..Default::default()
     };
     assert!(matches!(
