@@ -522,7 +522,7 @@ where
     let mut msg_buf = Vec::new();
     let mut unknown = 0usize;
     let mut bad_payload = 0usize;
-    let mut count = 0usize;
+    let mut readable = 0usize;
     let stop = walk_chunk_records(data, |opcode, body| {
         let start = body.as_ptr() as usize - data.as_ptr() as usize;
         if check_crc && start + 64 > hashed {
@@ -540,6 +540,9 @@ where
             unknown += 1;
             return;
         };
+        // Every topic's messages count as recovered, not only the wanted ones: the number a
+        // cut chunk's warning states is then the same whichever topics a command reads.
+        readable += 1;
         if !plan.topics[topic] {
             return;
         }
@@ -557,7 +560,6 @@ where
                 }
             }
         }
-        count += 1;
         let m = RawMessage {
             topic,
             channel_id: ch,
@@ -598,7 +600,7 @@ where
             Warning::new(
                 "truncated",
                 format!(
-                    "last chunk (at byte {}) is cut off: recovered {count} message(s) from its readable part",
+                    "last chunk (at byte {}) is cut off: recovered {readable} message(s) from its readable part",
                     c.record_offset
                 ),
             )

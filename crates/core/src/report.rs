@@ -1204,6 +1204,8 @@ fn warning_rows(r: &Report) -> Vec<Vec<String>> {
             vec![
                 w.code.clone(),
                 w.topic.clone().unwrap_or_default(),
+                // Which file of a split recording.
+                w.file.clone().unwrap_or_default(),
                 if w.data_loss { "yes" } else { "" }.into(),
                 w.message.clone(),
             ]
@@ -1406,7 +1408,7 @@ fn render_html(r: &Report, svgs: &BTreeMap<String, String>) -> String {
     } else {
         table_html(
             &mut s,
-            &["code", "topic", "data loss", "message"],
+            &["code", "topic", "file", "data loss", "message"],
             &warning_rows(r),
         );
     }
@@ -1545,7 +1547,7 @@ fn render_md(r: &Report) -> String {
     } else {
         table_md(
             &mut s,
-            &["code", "topic", "data loss", "message"],
+            &["code", "topic", "file", "data loss", "message"],
             &warning_rows(r),
         );
     }
