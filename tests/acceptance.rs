@@ -355,6 +355,10 @@ fn truncated_copies_recover_or_fail_cleanly() {
         std::fs::write(&f, &bytes[..cut]).unwrap();
         let (code, out, err) = run(&["info", f.to_str().unwrap(), "--json"]);
         assert!(!err.contains("panicked"), "{err}");
+        if cut == bytes.len() - 1 {
+            // Only the closing magic's last byte is missing: every message is read.
+            assert_eq!(code, 3, "cut before the last byte: {err}");
+        }
         match code {
             1 => assert!(err.contains(&format!("cut_{cut}.mcap")), "{err}"),
             3 => {
@@ -397,6 +401,8 @@ fn json_output_is_deterministic() {
     ] {
         let a = run(&args);
         let b = run(&args);
+        assert_eq!(a.0, 0, "{args:?}: exit {}: {}", a.0, a.2);
+        assert!(a.1.starts_with('{'), "{args:?}: no JSON");
         assert_eq!(a.1, b.1, "{args:?} differs between runs");
     }
 }

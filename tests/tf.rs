@@ -209,8 +209,14 @@ fn synth_bags_with_tf_at_10_to_100_hz() {
         "--evidence",
         ev.to_str().unwrap(),
     ]);
-    check_against_construction(&ev, 10_000_000, "arm_tf");
+    let checked = check_against_construction(&ev, 10_000_000, "arm_tf");
     let js = topic(&r, "/joint_states");
+    // Every message of both topics has its line in the evidence, each checked.
+    assert_eq!(
+        checked as u64,
+        u(&js["messages"]) + u(&topic(&r, "/arm_cmd")["messages"])
+    );
+    assert!(checked > 0);
     assert_eq!(u(&js["dropped"]), 0);
     assert_eq!(
         u(&js["ready_on_arrival"]) + u(&js["ready_after_wait"]),

@@ -172,7 +172,10 @@ fn wrong_or_missing_index_counts_change_nothing() {
     // is mis-sized, as is the whole topic's array.
     let mut unknown = good.clone();
     unknown[a..a + 2].copy_from_slice(&9u16.to_le_bytes());
-    check(&save(dir, "unknown_channel.mcap", &unknown));
+    assert_eq!(
+        check(&save(dir, "unknown_channel.mcap", &unknown)),
+        msgs.len()
+    );
 
     // A message record in the middle of the first chunk made too long: the rest of that
     // chunk is lost (with a warning), its slots stay part empty and are closed up.

@@ -233,20 +233,32 @@ fn event_without_echoed_values_falls_back_to_first_causal_response() {
         delay_ns: 30_000_000,
         ..Default::default()
     };
-    let mut r = s.events();
-    for v in r.values.iter_mut() {
-        v.iter_mut().for_each(|x| *x = f64::NAN);
-    }
     let o = MatchOptions {
         response_kind: Some(ResponseKind::Event),
         ..Default::default()
     };
-    // All response values are NaN: findings, then no pairs with values at all → an error.
-    match match_series(&s.commands(), &r, &o) {
-        Err(MatchError::NoPairs { .. }) => {}
-        Ok(rep) => assert_eq!(rep.delay.confirmed_by_values, Some(false)),
-        Err(e) => panic!("{e}"),
+    // Responses whose values echo nothing the commands said (a constant): no pair can be
+    // confirmed by values, so each command pairs with its first response after it.
+    let mut r = s.events();
+    for v in r.values.iter_mut() {
+        v.iter_mut().for_each(|x| *x = 123.0);
     }
+    let rep = match_series(&s.commands(), &r, &o).unwrap();
+    assert_eq!(rep.delay.confirmed_by_values, Some(false));
+    assert!(
+        (rep.delay.delay_ns - s.delay_ns).abs() < 2_000_000,
+        "delay {} want {}",
+        rep.delay.delay_ns,
+        s.delay_ns
+    );
+    // No values at all (every one NaN): no pair has values, which is an error.
+    for v in r.values.iter_mut() {
+        v.iter_mut().for_each(|x| *x = f64::NAN);
+    }
+    assert!(matches!(
+        match_series(&s.commands(), &r, &o),
+        Err(MatchError::NoPairs { .. })
+    ));
 }
 
 #[test]

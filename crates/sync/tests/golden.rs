@@ -115,6 +115,7 @@ fn golden_vectors() {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
+    assert!(!files.is_empty(), "no vectors in {}", dir.display());
     let mut pass: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut failures = Vec::new();
     let mut check = |label: &str,
@@ -192,9 +193,7 @@ fn golden_vectors() {
 fn golden_truth_files_use_per_topic_indices() {
     let Some(dir) = golden_dir() else { return };
     let bags = dir.join("bags");
-    if !bags.is_dir() {
-        return;
-    }
+    assert!(bags.is_dir(), "{} is missing", bags.display());
     let mut n = 0;
     let mut failures = Vec::new();
     let mut names: Vec<PathBuf> = std::fs::read_dir(&bags)
@@ -206,9 +205,8 @@ fn golden_truth_files_use_per_topic_indices() {
     for f in names {
         let t: Value = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
         let src = dir.join("vectors").join(t["source"].as_str().unwrap());
-        let Ok(text) = std::fs::read_to_string(&src) else {
-            continue;
-        };
+        let text = std::fs::read_to_string(&src)
+            .unwrap_or_else(|e| panic!("{}: its source {}: {e}", f.display(), src.display()));
         let v: Value = serde_json::from_str(&text).unwrap();
         let policy = Policy::parse(t["policy"].as_str().unwrap()).unwrap();
         let n_topics = t["topics"].as_array().unwrap().len();
@@ -243,5 +241,6 @@ fn golden_truth_files_use_per_topic_indices() {
         }
     }
     println!("truth files: {}/{n}", n - failures.len());
+    assert!(n > 0, "no truth files in {}", bags.display());
     assert!(failures.is_empty(), "{failures:?}");
 }
