@@ -7,7 +7,8 @@
 //!   so those tests say so and skip, but fail when `CI` is set.
 //!
 //! The comparisons are made by `../shared/acceptance/check.py` where it exists (its tolerances
-//! come from the truth), and by the checks below otherwise.
+//! come from the truth); the shipped bags are also compared here, with the same tolerances
+//! (`check_repo_bags_here`), so a clone without `../shared` checks them too.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -97,6 +98,204 @@ fn repo_bags_against_their_truth() {
     for area in ["info", "clocks", "sync", "match", "checks"] {
         check_py(area, &bags);
     }
+    // The same comparisons made here, with check.py's tolerances: a user's clone has no
+    // check.py, and the shipped bags are checked there too.
+    check_repo_bags_here(&bags);
+}
+
+/// `bagscope ARGS --json`, which must finish (exit 0, or 3 with warnings): its JSON.
+fn json_of(args: &[&str]) -> serde_json::Value {
+    let mut args = args.to_vec();
+    args.push("--json");
+    let (code, out, err) = run(&args);
+    assert!(matches!(code, 0 | 3), "{args:?}: exit {code}: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+/// check.py's comparisons for the `arm`, `sensors` and `epoch` truths of `dir`.
+fn check_repo_bags_here(dir: &Path) {
+    use serde_json::Value;
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".truth.json"))
+        .collect();
+    files.sort();
+    let topic = |out: &Value, name: &str| -> Value {
+        out["topics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["topic"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no topic {name} in {out}"))
+    };
+    let f = |v: &Value| v.as_f64().unwrap();
+    let mut kinds = std::collections::BTreeSet::new();
+    for file in &files {
+        let t: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+        let bag = dir.join(t["bag"].as_str().unwrap());
+        let b = bag.to_str().unwrap();
+        let kind = t["kind"].as_str().unwrap();
+        kinds.insert(kind.to_string());
+        let what = |k: &str| format!("{}: {k}", file.display());
+        if let Some(counts) = t["counts"].as_object() {
+            let info = json_of(&["info", b]);
+            for (name, n) in counts {
+                assert_eq!(topic(&info, name)["count"], *n, "{}", what(name));
+            }
+            for (name, hz) in t["rates_hz"].as_object().into_iter().flatten() {
+                let got = f(&topic(&info, name)["rate_hz"]);
+                assert!((got - f(hz)).abs() <= 0.03 * f(hz), "{}", what(name));
+            }
+        }
+        match kind {
+            "arm" => {
+                let c = json_of(&["clocks", b]);
+                for (name, axis) in t["clock_axes"].as_object().unwrap() {
+                    assert_eq!(topic(&c, name)["axis"], *axis, "{}", what(name));
+                }
+                for name in t["headerless_topics"].as_array().unwrap() {
+                    let name = name.as_str().unwrap();
+                    assert_eq!(topic(&c, name)["axis"], "none", "{}", what(name));
+                }
+                assert_eq!(c["split"], t["split_clock"], "{}", what("split"));
+                if let Some(rtf) = t["sim_rtf"].as_f64() {
+                    let rate = f(&c["sim_clock"]["rate"]);
+                    assert!((rate - rtf).abs() < 0.01, "{}", what("sim rate"));
+                }
+                let cmd = t["command_topic"].as_str().unwrap();
+                let resp = t["response_topic"].as_str().unwrap();
+                let m = json_of(&["match", b, "--command", cmd, "--response", resp]);
+                let delay = m["delay_ns"].as_i64().unwrap();
+                let want = (f(&t["delay_s"]) * 1e9).round() as i64;
+                assert!((delay - want).abs() <= 2_000_000, "{}", what("delay"));
+                let (before, after) = (f(&m["error_before"]["rms"]), f(&m["error_after"]["rms"]));
+                assert!(after < before / 3.0, "{}", what("correction"));
+                if t["split_clock"] == true {
+                    assert!(!m["clock_mapping"].is_null(), "{}", what("mapping"));
+                }
+                let joints = t["joints"].as_array().unwrap();
+                for (j, bias) in joints.iter().zip(t["bias_rad"].as_array().unwrap()) {
+                    let e = f(&m["error_after"]["per_joint"][j.as_str().unwrap()]);
+                    let bias = f(bias).abs();
+                    let ok = if bias > 0.0 {
+                        (e - bias).abs() < 0.005
+                    } else {
+                        e < 0.01
+                    };
+                    assert!(ok, "{}: {e} (bias {bias})", what("residual"));
+                }
+            }
+            "sensors" => {
+                let c = json_of(&["clocks", b]);
+                let lag = topic(&c, "/lidar/points")["lag_ns"]["p50"]
+                    .as_i64()
+                    .unwrap();
+                let want = f(&t["receive_lag_s"]["/lidar/points"]) * 1e9;
+                assert!((lag as f64 - want).abs() < 6e6, "{}", what("lidar lag"));
+                let modes: Vec<i64> = topic(&c, "/camera/image_raw")["lag_modes_ns"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|m| m.as_i64().unwrap())
+                    .collect();
+                match t["bimodal_offset_s"].as_f64() {
+                    Some(o) => assert!(
+                        modes.len() == 2 && ((modes[1] - modes[0]) as f64 - o * 1e9).abs() < 3e6,
+                        "{}: {modes:?}",
+                        what("bimodal")
+                    ),
+                    None => assert_eq!(modes.len(), 1, "{}", what("unimodal")),
+                }
+                let pair = |k: &str| {
+                    let p = t[k].as_array().unwrap();
+                    format!("{},{}", p[0].as_str().unwrap(), p[1].as_str().unwrap())
+                };
+                let exact = pair("exact_pair");
+                let s = json_of(&[
+                    "sync", b, "--topics", &exact, "--policy", "exact", "--queue", "10",
+                ]);
+                assert!(f(&s["match_rate"]) >= 0.99, "{}", what("exact"));
+                let approx = pair("approx_pair");
+                let r = json_of(&["sync", b, "--topics", &approx, "--recommend"]);
+                let rec = &r["recommendation"];
+                let half = f(&t["approx_pair_half_fast_period_s"]) * 1e9;
+                let upper = if t["bimodal_offset_s"].is_null() {
+                    1.3
+                } else {
+                    1.6
+                };
+                let slop = f(&rec["slop_ns"]);
+                assert!(
+                    (0.9 * half..=upper * half).contains(&slop),
+                    "{}: {slop} vs half period {half}",
+                    what("slop")
+                );
+                let q = rec["queue_size"].as_u64().unwrap();
+                assert!(
+                    q >= t["queue_rule_min"].as_u64().unwrap(),
+                    "{}",
+                    what("queue")
+                );
+                assert!(f(&rec["match_rate"]) >= 0.9, "{}", what("rate"));
+                let faults = [
+                    ("image_step_too_small", &t["image_faults"]["step_too_small"]),
+                    (
+                        "image_data_size_mismatch",
+                        &t["image_faults"]["data_size_mismatch"],
+                    ),
+                    (
+                        "camera_info_uncalibrated",
+                        &t["camera_info_faults"]["uncalibrated_k0_zero"],
+                    ),
+                    (
+                        "camera_info_frame_mismatch",
+                        &t["camera_info_faults"]["frame_id_mismatch"],
+                    ),
+                ];
+                let ch = json_of(&["check", b]);
+                for (code, want) in faults {
+                    let mut got: Vec<u64> = ch["findings"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .filter(|x| x["code"] == code)
+                        .map(|x| x["index"].as_u64().unwrap())
+                        .collect();
+                    got.sort_unstable();
+                    got.dedup();
+                    let want: Vec<u64> = want
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.as_u64().unwrap())
+                        .collect();
+                    assert_eq!(got, want, "{}", what(code));
+                }
+            }
+            "epoch" => {
+                let c = json_of(&["clocks", b]);
+                let reset = t["reset_log_time_ns"].as_i64().unwrap();
+                for name in t["topics_with_backward_jump"].as_array().unwrap() {
+                    let jumps = topic(&c, name.as_str().unwrap())["backward_jumps"].clone();
+                    let jumps = jumps.as_array().unwrap();
+                    assert_eq!(jumps.len(), 1, "{}", what("jumps"));
+                    let at = jumps[0]["log_time_ns"].as_i64().unwrap();
+                    assert!((at - reset).abs() < 50_000_000, "{}", what("reset"));
+                }
+                let epochs = c["sim_clock"]["epochs"].as_array().unwrap().len();
+                assert_eq!(epochs, 2, "{}", what("epochs"));
+            }
+            other => panic!("{}: unknown kind {other}", file.display()),
+        }
+    }
+    let kinds: Vec<&str> = kinds.iter().map(String::as_str).collect();
+    assert_eq!(
+        kinds,
+        ["arm", "epoch", "sensors"],
+        "the shipped bags' truths"
+    );
 }
 
 /// The analyses against ground truth at other rates, delays, lags and real-time factors than
