@@ -1292,7 +1292,8 @@ fn replay_cdr_decode(data: &[u8]) {
     let Some((&sel, payload)) = data.split_first() else {
         return;
     };
-    // The typed schemas of the fuzz target (the nested test schemas live there only).
+    // The fuzz target's schemas, in its order: four built-in types and two nested test
+    // schemas (their texts shared with it).
     let names = [
         "sensor_msgs/msg/JointState",
         "trajectory_msgs/msg/JointTrajectory",
@@ -1300,8 +1301,19 @@ fn replay_cdr_decode(data: &[u8]) {
         "tf2_msgs/msg/TFMessage",
     ];
     let i = sel as usize % 6;
-    let Some(name) = names.get(i) else { return };
-    let schema = schema_for_channel(name, "ros2msg", b"").unwrap();
+    let schema = match i {
+        4 => bagscope_msg::schema::parse_ros2msg(
+            "fuzz_pkg/msg/Nested",
+            include_str!("../fuzz/schemas/nested.msg"),
+        )
+        .unwrap(),
+        5 => bagscope_msg::schema::parse_ros2idl(
+            "fuzz_pkg/msg/Idl",
+            include_str!("../fuzz/schemas/nested.idl"),
+        )
+        .unwrap(),
+        _ => schema_for_channel(names[i], "ros2msg", b"").unwrap(),
+    };
     let _ = decode(&schema, payload);
     let loc = schema.stamp_locator();
     let _ = loc.read_stamp_ns(payload);
@@ -1310,7 +1322,8 @@ fn replay_cdr_decode(data: &[u8]) {
         0 => drop(decode_typed::<JointState>(payload)),
         1 => drop(decode_typed::<JointTrajectory>(payload)),
         2 => drop(decode_typed::<Image>(payload)),
-        _ => drop(decode_typed::<TFMessage>(payload)),
+        3 => drop(decode_typed::<TFMessage>(payload)),
+        _ => {}
     }
 }
 

@@ -11,34 +11,10 @@ use bagscope_msg::types::{Image, JointState, JointTrajectory, TFMessage};
 use bagscope_msg::{decode, decode_typed, schema_for_channel, MessageSchema, Value};
 use libfuzzer_sys::fuzz_target;
 
-const NESTED_MSG: &str = "\
-std_msgs/Header header
-Inner[<=3] inner
-string<=8 label
-int32[<=4] values
-wstring w
-uint8[<=16] blob
-Inner[2] pair
-float64 tail
-================================================================================
-MSG: fuzz_pkg/Inner
-string<=5 name
-int16[<=2] small
-bool[] flags
-builtin_interfaces/Time[<=2] times
-";
+// Shared with the regression replay in tests/fault_injection.rs.
+const NESTED_MSG: &str = include_str!("../schemas/nested.msg");
 
-const NESTED_IDL: &str = r#"
-module fuzz_pkg { module msg {
-  struct Leaf { sequence<int64, 3> v; string<4> s; char c; wchar wc; };
-  struct Idl {
-    std_msgs::msg::Header header;
-    sequence<Leaf, 2> leaves;
-    double grid[3];
-    sequence<octet> bytes;
-  };
-}; };
-"#;
+const NESTED_IDL: &str = include_str!("../schemas/nested.idl");
 
 fn schemas() -> &'static Vec<MessageSchema> {
     static S: OnceLock<Vec<MessageSchema>> = OnceLock::new();
