@@ -517,25 +517,18 @@ fn match_contract() {
 #[test]
 fn compare_contract() {
     let w = bag("arm_wall");
-    let o = run(&[
-        "compare",
-        &w,
-        NOPE,
-        "--command",
-        "/arm_cmd",
-        "--response",
-        "/joint_states",
-    ]);
+    let ack = bag("arm_ack");
+    // `compare RUNS --command /arm_cmd --response /joint_states EXTRA`.
+    let compare = |runs: &[&str], extra: &[&str]| {
+        let mut args = vec!["compare"];
+        args.extend(runs);
+        args.extend(["--command", "/arm_cmd", "--response", "/joint_states"]);
+        args.extend(extra);
+        run(&args)
+    };
+    let o = compare(&[&w, NOPE], &[]);
     assert_error(&o, &[NOPE], "compare with a missing run");
-    let o = run(&[
-        "compare",
-        &w,
-        &bag("arm_ack"),
-        "--command",
-        "/arm_cmd",
-        "--response",
-        "/joint_states",
-    ]);
+    let o = compare(&[&w, &ack], &[]);
     assert_code(&o, 0, "compare arm_wall arm_ack");
     // Text unless --json (compare once printed JSON either way).
     assert!(
@@ -544,28 +537,11 @@ fn compare_contract() {
         "{}",
         o.stdout
     );
-    let o = run(&[
-        "compare",
-        &w,
-        &bag("arm_ack"),
-        "--command",
-        "/arm_cmd",
-        "--response",
-        "/joint_states",
-        "--json",
-    ]);
+    let o = compare(&[&w, &ack], &["--json"]);
     let v: Value = serde_json::from_str(&o.stdout).unwrap();
-    assert_eq!(v["bags"], serde_json::json!([w, bag("arm_ack")]));
-    assert_eq!(v["runs"][1]["name"], bag("arm_ack"));
-    let o = run(&[
-        "compare",
-        &w,
-        &bag("sensors"),
-        "--command",
-        "/arm_cmd",
-        "--response",
-        "/joint_states",
-    ]);
+    assert_eq!(v["bags"], serde_json::json!([w, ack]));
+    assert_eq!(v["runs"][1]["name"], ack);
+    let o = compare(&[&w, &bag("sensors")], &[]);
     assert_error(
         &o,
         &["/arm_cmd", "sensors"],
