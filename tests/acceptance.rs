@@ -239,6 +239,25 @@ fn check_repo_bags_here(dir: &Path) {
                     what("queue")
                 );
                 assert!(f(&rec["match_rate"]) >= 0.9, "{}", what("rate"));
+                // The recommendation replayed, and the queue cliff below it.
+                let slop_arg = format!("{}ns", slop as i64);
+                let replay = |queue: &str| {
+                    let args = [
+                        "sync",
+                        b,
+                        "--topics",
+                        &approx,
+                        "--policy",
+                        "approx-py",
+                        "--slop",
+                        &slop_arg,
+                        "--queue",
+                        queue,
+                    ];
+                    f(&json_of(&args)["match_rate"])
+                };
+                assert!(replay(&q.to_string()) >= 0.9, "{}", what("replayed"));
+                assert!(replay("1") < 0.5, "{}", what("queue cliff"));
                 let faults = [
                     ("image_step_too_small", &t["image_faults"]["step_too_small"]),
                     (

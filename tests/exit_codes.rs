@@ -734,6 +734,41 @@ fn convert_contract() {
         "--json",
     ]);
     assert_loss(&o, "convert a cut bag");
+    // Never over an input, by whatever name: the bag's metadata.yaml (play --out), the input
+    // read as the output's partial file (convert x.mcap.partial x.mcap). On a copy.
+    let copy = dir.join("copy");
+    std::fs::create_dir_all(&copy).unwrap();
+    for f in ["arm_wall.mcap", "metadata.yaml"] {
+        std::fs::copy(root().join("bags/arm_wall").join(f), copy.join(f)).unwrap();
+    }
+    let meta = copy.join("metadata.yaml");
+    let before = std::fs::read(&meta).unwrap();
+    let o = run(&[
+        "play",
+        copy.to_str().unwrap(),
+        "--no-publish",
+        "--out",
+        meta.to_str().unwrap(),
+    ]);
+    assert_code(&o, 2, "play --out onto the bag's metadata.yaml");
+    assert!(o.stderr.contains("part of the input bag"), "{}", o.stderr);
+    assert_eq!(std::fs::read(&meta).unwrap(), before);
+    let partial = dir.join("x.mcap.partial");
+    std::fs::copy(copy.join("arm_wall.mcap"), &partial).unwrap();
+    let o = run(&[
+        "convert",
+        partial.to_str().unwrap(),
+        dir.join("x.mcap").to_str().unwrap(),
+    ]);
+    assert_error(
+        &o,
+        &["x.mcap.partial", "part of the input bag"],
+        "convert x.mcap.partial x.mcap",
+    );
+    assert_eq!(
+        std::fs::read(&partial).unwrap(),
+        std::fs::read(copy.join("arm_wall.mcap")).unwrap()
+    );
 }
 
 #[test]

@@ -365,9 +365,17 @@ impl Tally {
                             continue;
                         }
                     };
-                    let got = counts(cmd, &v);
-                    let want = &base.counts[cmd_key(cmd)];
-                    if o.code == 0 && &got != want {
+                    let mut got = counts(cmd, &v);
+                    let mut want = base.counts[cmd_key(cmd)].clone();
+                    // Without a data-loss warning nothing may be missing: exit 0, or `check`'s
+                    // exit 3 for findings (the sensors bags have some even undamaged). Damaged
+                    // payloads may add findings, so there only the checked topics must agree.
+                    let findings_only = cmd == Cmd::Check && o.code == 3 && !has_loss_warning(&v);
+                    if findings_only {
+                        got.retain(|k, _| k.starts_with("checked "));
+                        want.retain(|k, _| k.starts_with("checked "));
+                    }
+                    if (o.code == 0 || findings_only) && got != want {
                         self.failures.push(format!(
                             "{ctx}: exit 0 but counts differ from the undamaged bag without a data-loss warning:\n  got  {got:?}\n  want {want:?}\n  warnings {}",
                             v["warnings"]
@@ -1314,16 +1322,41 @@ fn replay_cdr_decode(data: &[u8]) {
         .unwrap(),
         _ => schema_for_channel(names[i], "ros2msg", b"").unwrap(),
     };
-    let _ = decode(&schema, payload);
+    // The target's calls and its two assertions: where both decode, the stamp reader, the
+    // dynamic decoder and the typed decoder agree on the stamp.
+    let dynamic = decode(&schema, payload);
     let loc = schema.stamp_locator();
-    let _ = loc.read_stamp_ns(payload);
+    let fast = loc.read_stamp_ns(payload);
     let _ = loc.read_frame_id(payload);
-    match i {
-        0 => drop(decode_typed::<JointState>(payload)),
-        1 => drop(decode_typed::<JointTrajectory>(payload)),
-        2 => drop(decode_typed::<Image>(payload)),
-        3 => drop(decode_typed::<TFMessage>(payload)),
-        _ => {}
+    if let (Ok(v), Ok(Some(ns))) = (&dynamic, &fast) {
+        if let Some(d) = v.get_path_time_ns("header.stamp") {
+            assert_eq!(d, *ns, "stamp reader and decoder disagree");
+        }
+    }
+    let typed = match i {
+        0 => decode_typed::<JointState>(payload)
+            .ok()
+            .map(|m| m.header.stamp.to_ns()),
+        1 => decode_typed::<JointTrajectory>(payload)
+            .ok()
+            .map(|m| m.header.stamp.to_ns()),
+        2 => decode_typed::<Image>(payload)
+            .ok()
+            .map(|m| m.header.stamp.to_ns()),
+        3 => decode_typed::<TFMessage>(payload)
+            .ok()
+            .and_then(|m| m.transforms.first().map(|t| t.header.stamp.to_ns())),
+        _ => None,
+    };
+    if let (Ok(v), Some(t)) = (&dynamic, typed) {
+        let path = if i == 3 {
+            "transforms[0].header.stamp"
+        } else {
+            "header.stamp"
+        };
+        if let Some(d) = v.get_path_time_ns(path) {
+            assert_eq!(d, t, "typed and dynamic decoders disagree on the stamp");
+        }
     }
 }
 
@@ -1354,9 +1387,11 @@ fn regression_inputs() {
 }
 
 /// `info` and `info --fast` on `f`: exit 0, 1 or 3, never a panic, and the same answer (exit
-/// code and message count): a summary that disagrees with the data section must not let
-/// `--fast` call a file clean that the full read finds damaged. (Inputs named `open-bug-*`
-/// reproduced bag-crate bugs, fixed since; they keep their own test.)
+/// code and message count), except where `--fast` answered from the summary alone
+/// (`summary_only`, as `mcap info` does: the data section is not read) and the full read found
+/// data lost there: then the summary's counts stand, and the report says how they were got.
+/// (Inputs named `open-bug-*` reproduced bag-crate crashes, fixed since; they keep their own
+/// test.)
 fn info_keeps_the_contract(f: &Path) {
     let mut answers = Vec::new();
     for fast in [false, true] {
@@ -1377,17 +1412,22 @@ fn info_keeps_the_contract(f: &Path) {
             f.display(),
             o.code
         );
-        let count = serde_json::from_str::<serde_json::Value>(&o.stdout)
-            .ok()
-            .and_then(|v| v["message_count"].as_u64());
-        answers.push((o.code, count));
+        let v = serde_json::from_str::<serde_json::Value>(&o.stdout).ok();
+        let count = v.as_ref().and_then(|v| v["message_count"].as_u64());
+        let loss = v.as_ref().is_some_and(has_loss_warning);
+        let summary_only = v.as_ref().is_some_and(|v| v["summary_only"] == true);
+        answers.push((o.code, count, loss, summary_only));
     }
-    assert_eq!(
-        answers[0],
-        answers[1],
-        "{}: (exit, message_count) of the full read and of --fast",
-        f.display()
-    );
+    let ((full_code, full_n, full_loss, _), (fast_code, fast_n, _, fast_summary)) =
+        (answers[0], answers[1]);
+    if !(full_loss && fast_summary) {
+        assert_eq!(
+            (full_code, full_n),
+            (fast_code, fast_n),
+            "{}: (exit, message_count) of the full read and of --fast",
+            f.display()
+        );
+    }
 }
 
 fn is_open_bag_bug(f: &Path) -> bool {

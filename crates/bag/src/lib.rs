@@ -387,6 +387,29 @@ impl Bag {
     }
 
     /// Storage identifier as rosbag2 names it.
+    /// Every file this bag is read from: its MCAP or sqlite3 files (with sqlite's journal and
+    /// write-ahead files where present), `metadata.yaml` of a bag folder, and the path it was
+    /// opened by. What a writer must never write over ([`Rosbag2Writer::create`]).
+    pub fn input_paths(&self) -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = self.files.iter().map(|f| f.path.clone()).collect();
+        for f in &self.db3_files {
+            v.push(f.path.clone());
+            for side in ["-wal", "-shm", "-journal"] {
+                let mut p = f.path.clone().into_os_string();
+                p.push(side);
+                v.push(p.into());
+            }
+        }
+        if self.path.is_dir() {
+            v.push(self.path.join("metadata.yaml"));
+        }
+        v.push(self.path.clone());
+        v.retain(|p| p.exists());
+        v.sort();
+        v.dedup();
+        v
+    }
+
     pub fn storage(&self) -> &str {
         if self.db3_files.is_empty() {
             "mcap"

@@ -247,34 +247,6 @@ fn parse_chunk_head(body: &[u8]) -> Option<ChunkHead> {
     })
 }
 
-/// Whether the chunk record at `ci.chunk_start_offset` (inside `data`, the file before its
-/// summary) is the one the Chunk Index describes: opcode, length, sizes, compression, times,
-/// and compressed data that exactly fills the record.
-fn chunk_matches_index(data: &[u8], ci: &mcap::records::ChunkIndex) -> bool {
-    let check = || -> Option<bool> {
-        let start = usize::try_from(ci.chunk_start_offset).ok()?;
-        let len = usize::try_from(ci.chunk_length).ok()?;
-        let record = data.get(start..start.checked_add(len)?)?;
-        let body_len = usize::try_from(u64_at(record, 1)?).ok()?;
-        let body = record.get(9..)?;
-        let head = parse_chunk_head(body)?;
-        Some(
-            record[0] == op::CHUNK
-                && body_len == body.len()
-                && head
-                    .data_start
-                    .checked_add(usize::try_from(head.compressed_size).ok()?)
-                    == Some(body_len)
-                && head.compressed_size == ci.compressed_size
-                && head.uncompressed_size == ci.uncompressed_size
-                && head.compression == ci.compression
-                && u64_at(body, 0)? == ci.message_start_time
-                && u64_at(body, 8)? == ci.message_end_time,
-        )
-    };
-    check() == Some(true)
-}
-
 impl McapFile {
     pub fn open(path: &Path) -> Result<McapFile> {
         let map = Self::map(path)?;
@@ -416,12 +388,7 @@ impl McapFile {
         if !f.has_summary || !f.warnings.is_empty() {
             return Ok(None);
         }
-        // A Chunk Index that disagrees with its chunk (a damaged chunk header, a summary
-        // written for another file): the summary cannot be trusted, so open normally and let
-        // the walk say what is wrong.
-        let Some(chunks) = f.summary_chunks() else {
-            return Ok(None);
-        };
+        let chunks = f.summary_chunks();
         let complete = f.stats_channel_counts.is_some()
             && (!chunks.is_empty() || f.stats_message_count == Some(0));
         // Channels and schemas live in the data section unless the summary repeats them: every
@@ -453,18 +420,15 @@ impl McapFile {
         Ok(Some(f))
     }
 
-    /// The summary's Chunk Index records; `None` when one does not match the chunk record it
-    /// points at. Reads each chunk's header (a few dozen bytes), never its data: the cost
-    /// grows with chunks, not bytes.
-    fn summary_chunks(&self) -> Option<Vec<SummaryChunk>> {
+    /// The summary's Chunk Index records.
+    fn summary_chunks(&self) -> Vec<SummaryChunk> {
         let mut out = Vec::new();
         let len = self.bytes.len();
         let footer = len - MAGIC.len() - 29;
         let Some(mut pos) = u64_at(&self.bytes, footer + 9).and_then(|p| usize::try_from(p).ok())
         else {
-            return Some(out);
+            return out;
         };
-        let summary_start = pos;
         // Every offset comes from the file: checked arithmetic throughout.
         while pos.checked_add(9).is_some_and(|e| e <= footer) {
             let opcode = self.bytes[pos];
@@ -479,9 +443,6 @@ impl McapFile {
                 if let Ok(Record::ChunkIndex(ci)) =
                     mcap::read::parse_record(op::CHUNK_INDEX, &self.bytes[pos + 9..end])
                 {
-                    if !chunk_matches_index(&self.bytes[..summary_start], &ci) {
-                        return None;
-                    }
                     out.push(SummaryChunk {
                         start_ns: crate::scan::to_ns(ci.message_start_time),
                         end_ns: crate::scan::to_ns(ci.message_end_time),
@@ -496,7 +457,7 @@ impl McapFile {
             }
             pos = end;
         }
-        Some(out)
+        out
     }
 
     fn display(&self) -> String {

@@ -44,6 +44,21 @@ pub fn partial_path(path: &Path) -> PathBuf {
     s.into()
 }
 
+/// Whether `a` and `b` are the same existing file: the same inode where the platform has
+/// them (hard links, symbolic links, `..`), else the same canonical path.
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+}
+
 /// A rosbag2-compatible MCAP file being written. See the module documentation.
 pub struct Rosbag2Writer {
     /// `None` once finished.
@@ -60,23 +75,21 @@ pub struct Rosbag2Writer {
 
 impl Rosbag2Writer {
     /// Starts `path` (as `path.partial`). `library` names the writer in the file's header;
-    /// `inputs` are the files being read, which `path` must not be.
+    /// `inputs` are the files being read ([`crate::Bag::input_paths`]): neither `path` nor
+    /// its partial file may be one of them (by any name: links count).
     pub fn create(
         path: &Path,
         library: &str,
         inputs: &[PathBuf],
     ) -> Result<Rosbag2Writer, WriteError> {
-        if let Ok(out) = path.canonicalize() {
-            if inputs
-                .iter()
-                .any(|p| p.canonicalize().is_ok_and(|p| p == out))
-            {
+        let tmp = partial_path(path);
+        for target in [path, tmp.as_path()] {
+            if inputs.iter().any(|i| same_file(target, i)) {
                 return Err(WriteError::WouldOverwriteInput {
-                    path: path.to_path_buf(),
+                    path: target.to_path_buf(),
                 });
             }
         }
-        let tmp = partial_path(path);
         let fail = |e: &dyn std::fmt::Display| WriteError::Write {
             path: tmp.clone(),
             message: e.to_string(),
@@ -286,8 +299,33 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let input = dir.path().join("in.mcap");
         std::fs::write(&input, b"x").unwrap();
-        let e = Rosbag2Writer::create(&input, "test", std::slice::from_ref(&input));
-        assert!(matches!(e, Err(WriteError::WouldOverwriteInput { .. })));
+        let refused = |out: &Path, inputs: &[PathBuf]| {
+            matches!(
+                Rosbag2Writer::create(out, "test", inputs),
+                Err(WriteError::WouldOverwriteInput { .. })
+            )
+        };
+        let inputs = [input.clone()];
+        assert!(refused(&input, &inputs));
+        // By another name: `..`, a hard link, a symbolic link.
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        assert!(refused(&sub.join("../in.mcap"), &inputs));
+        std::fs::hard_link(&input, dir.path().join("hard.mcap")).unwrap();
+        assert!(refused(&dir.path().join("hard.mcap"), &inputs));
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&input, dir.path().join("soft.mcap")).unwrap();
+            assert!(refused(&dir.path().join("soft.mcap"), &inputs));
+        }
+        // The input is the output's partial file (`x.mcap.partial` read, `x.mcap` written).
+        let partial_input = partial_path(&dir.path().join("x.mcap"));
+        std::fs::write(&partial_input, b"y").unwrap();
+        assert!(refused(
+            &dir.path().join("x.mcap"),
+            std::slice::from_ref(&partial_input)
+        ));
+        assert_eq!(std::fs::read(&partial_input).unwrap(), b"y");
         assert_eq!(std::fs::read(&input).unwrap(), b"x");
         // Dropped unfinished: the partial file goes.
         let out = dir.path().join("out.mcap");

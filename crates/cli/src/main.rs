@@ -105,12 +105,13 @@ fn main() -> ExitCode {
 
 /// The error and its causes on one line, each cause only where the text so far does not
 /// already hold it: library errors often print their source inside their own message
-/// ("cannot read PATH: No such file…"), and `{:#}` would then repeat it.
+/// ("cannot read PATH: No such file…"), and `{:#}` would then repeat it. A short cause is
+/// always printed: its text could be part of a path or a word.
 fn one_line(err: &anyhow::Error) -> String {
     let mut line = err.to_string();
     for cause in err.chain().skip(1) {
         let c = cause.to_string();
-        if !line.contains(&c) {
+        if c.len() < 12 || !line.contains(&c) {
             line.push_str(": ");
             line.push_str(&c);
         }

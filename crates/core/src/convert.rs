@@ -5,7 +5,7 @@
 //! Messages are streamed (one chunk or one row per input file at a time), never collected.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -75,13 +75,7 @@ pub fn convert(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<Con
             output.display()
         )));
     }
-    let inputs: Vec<PathBuf> = bag
-        .files
-        .iter()
-        .map(|f| f.path.clone())
-        .chain(bag.db3_files.iter().map(|f| f.path.clone()))
-        .chain([input.to_path_buf()])
-        .collect();
+    let inputs = bag.input_paths();
     // Written as OUT.partial and renamed when complete (an interrupted run leaves no half
     // file under the requested name; a failed one leaves nothing).
     let w = Rosbag2Writer::create(

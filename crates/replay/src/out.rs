@@ -39,16 +39,10 @@ fn err(e: WriteError) -> ReplayError {
 
 impl McapOut {
     pub fn create(path: &Path, bag: &Bag, topics: &[OutTopic<'_>]) -> Result<McapOut, ReplayError> {
-        let inputs: Vec<PathBuf> = bag
-            .files
-            .iter()
-            .map(|f| f.path.clone())
-            .chain([bag.path.clone()])
-            .collect();
         let mut w = Rosbag2Writer::create(
             path,
             concat!("bagscope play ", env!("CARGO_PKG_VERSION")),
-            &inputs,
+            &bag.input_paths(),
         )
         .map_err(err)?;
         for t in topics {
