@@ -386,7 +386,6 @@ impl Bag {
             + self.db3_files.iter().map(|f| f.size).sum::<u64>()
     }
 
-    /// Storage identifier as rosbag2 names it.
     /// Every file this bag is read from: its MCAP or sqlite3 files (with sqlite's journal and
     /// write-ahead files where present), `metadata.yaml` of a bag folder, and the path it was
     /// opened by. What a writer must never write over ([`Rosbag2Writer::create`]).
@@ -410,6 +409,7 @@ impl Bag {
         v
     }
 
+    /// Storage identifier as rosbag2 names it.
     pub fn storage(&self) -> &str {
         if self.db3_files.is_empty() {
             "mcap"
