@@ -1294,70 +1294,21 @@ fn replay_schema_parse(data: &[u8]) {
     let _ = parse_ros2msg(schema.name(), &schema.to_ros2msg_text());
 }
 
-fn replay_cdr_decode(data: &[u8]) {
-    use bagscope_msg::types::{Image, JointState, JointTrajectory, TFMessage};
-    use bagscope_msg::{decode, decode_typed, schema_for_channel};
-    let Some((&sel, payload)) = data.split_first() else {
-        return;
-    };
-    // The fuzz target's schemas, in its order: four built-in types and two nested test
-    // schemas (their texts shared with it).
-    let names = [
-        "sensor_msgs/msg/JointState",
-        "trajectory_msgs/msg/JointTrajectory",
-        "sensor_msgs/msg/Image",
-        "tf2_msgs/msg/TFMessage",
-    ];
-    let i = sel as usize % 6;
-    let schema = match i {
-        4 => bagscope_msg::schema::parse_ros2msg(
-            "fuzz_pkg/msg/Nested",
+/// The cdr_decode target's own calls and assertions (one copy, in fuzz/shared/).
+mod cdr_target {
+    include!("../fuzz/shared/cdr_decode.rs");
+
+    pub fn replay(data: &[u8]) {
+        let schemas = cdr_schemas(
             include_str!("../fuzz/schemas/nested.msg"),
-        )
-        .unwrap(),
-        5 => bagscope_msg::schema::parse_ros2idl(
-            "fuzz_pkg/msg/Idl",
             include_str!("../fuzz/schemas/nested.idl"),
-        )
-        .unwrap(),
-        _ => schema_for_channel(names[i], "ros2msg", b"").unwrap(),
-    };
-    // The target's calls and its two assertions: where both decode, the stamp reader, the
-    // dynamic decoder and the typed decoder agree on the stamp.
-    let dynamic = decode(&schema, payload);
-    let loc = schema.stamp_locator();
-    let fast = loc.read_stamp_ns(payload);
-    let _ = loc.read_frame_id(payload);
-    if let (Ok(v), Ok(Some(ns))) = (&dynamic, &fast) {
-        if let Some(d) = v.get_path_time_ns("header.stamp") {
-            assert_eq!(d, *ns, "stamp reader and decoder disagree");
-        }
+        );
+        check_cdr_input(data, &schemas);
     }
-    let typed = match i {
-        0 => decode_typed::<JointState>(payload)
-            .ok()
-            .map(|m| m.header.stamp.to_ns()),
-        1 => decode_typed::<JointTrajectory>(payload)
-            .ok()
-            .map(|m| m.header.stamp.to_ns()),
-        2 => decode_typed::<Image>(payload)
-            .ok()
-            .map(|m| m.header.stamp.to_ns()),
-        3 => decode_typed::<TFMessage>(payload)
-            .ok()
-            .and_then(|m| m.transforms.first().map(|t| t.header.stamp.to_ns())),
-        _ => None,
-    };
-    if let (Ok(v), Some(t)) = (&dynamic, typed) {
-        let path = if i == 3 {
-            "transforms[0].header.stamp"
-        } else {
-            "header.stamp"
-        };
-        if let Some(d) = v.get_path_time_ns(path) {
-            assert_eq!(d, t, "typed and dynamic decoders disagree on the stamp");
-        }
-    }
+}
+
+fn replay_cdr_decode(data: &[u8]) {
+    cdr_target::replay(data);
 }
 
 #[test]
