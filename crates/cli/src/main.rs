@@ -22,6 +22,9 @@ pub const EXIT_WARN: u8 = 3;
     about = "Timing answers for ROS 2 bags (rosbag2 folders, .mcap and .db3 files), no ROS install needed"
 )]
 struct Cli {
+    /// Print every warning on its own line (default: one line per warning code).
+    #[arg(long, short = 'v', global = true)]
+    verbose: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -67,6 +70,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    render::set_verbose(cli.verbose);
     let res = match cli.command {
         Command::Info(a) => commands::info::run(a),
         Command::Synth(a) => commands::synth::run(a),

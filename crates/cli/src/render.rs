@@ -67,23 +67,132 @@ pub fn opt_ms(v: Option<i64>) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
+/// Set by `--verbose`: every warning on its own line instead of one line per code.
+static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub fn set_verbose(v: bool) {
+    VERBOSE.store(v, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn verbose() -> bool {
+    VERBOSE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+fn warning_line(w: &bagscope_core::Warning) -> String {
+    // The file matters when a bag has several (split recordings): name it.
+    format!(
+        "warning [{}]{}{}: {}\n",
+        w.code,
+        w.topic
+            .as_ref()
+            .map(|t| format!(" {t}"))
+            .unwrap_or_default(),
+        w.file
+            .as_ref()
+            .map(|f| format!(" in {f}"))
+            .unwrap_or_default(),
+        w.message
+    )
+}
+
+/// Warnings as text: by default one line per code (how many, which topics or files, the first
+/// message), worst first; with `--verbose` every warning on its own line. Topics and files are
+/// listed in natural order (`_2` before `_10`).
 pub fn warnings(ws: &[bagscope_core::Warning]) -> String {
+    use bagscope_core::findings::{natural_cmp, severity_of};
+    let mut ws: Vec<&bagscope_core::Warning> = ws.iter().collect();
+    ws.sort_by(|a, b| {
+        severity_of(&a.code, a.data_loss)
+            .cmp(&severity_of(&b.code, b.data_loss))
+            .then(a.code.cmp(&b.code))
+            .then(natural_cmp(
+                a.topic.as_deref().unwrap_or(""),
+                b.topic.as_deref().unwrap_or(""),
+            ))
+            .then(natural_cmp(
+                a.file.as_deref().unwrap_or(""),
+                b.file.as_deref().unwrap_or(""),
+            ))
+            .then(a.message.cmp(&b.message))
+    });
     let mut s = String::new();
-    for w in ws {
-        // The file matters when a bag has several (split recordings): name it.
-        s.push_str(&format!(
-            "warning [{}]{}{}: {}\n",
-            w.code,
-            w.topic
-                .as_ref()
-                .map(|t| format!(" {t}"))
-                .unwrap_or_default(),
-            w.file
-                .as_ref()
-                .map(|f| format!(" in {f}"))
-                .unwrap_or_default(),
-            w.message
-        ));
+    if verbose() {
+        for w in ws {
+            s.push_str(&warning_line(w));
+        }
+        return s;
+    }
+    let mut i = 0;
+    while i < ws.len() {
+        let j = i + ws[i..].iter().take_while(|w| w.code == ws[i].code).count();
+        let group = &ws[i..j];
+        if group.len() == 1 {
+            s.push_str(&warning_line(group[0]));
+        } else {
+            let mut names: Vec<&str> = group.iter().filter_map(|w| w.topic.as_deref()).collect();
+            let mut files: Vec<&str> = group.iter().filter_map(|w| w.file.as_deref()).collect();
+            names.dedup();
+            files.dedup();
+            let list = |v: &[&str]| {
+                if v.len() <= 6 {
+                    v.join(", ")
+                } else {
+                    format!("{}, … ({} in all)", v[..6].join(", "), v.len())
+                }
+            };
+            let mut whom = Vec::new();
+            if !names.is_empty() {
+                whom.push(list(&names));
+            }
+            if !files.is_empty() {
+                whom.push(format!("in {}", list(&files)));
+            }
+            s.push_str(&format!(
+                "warning [{}] ×{}{}: {} (--verbose lists each)\n",
+                group[0].code,
+                group.len(),
+                if whom.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", whom.join(" "))
+                },
+                group[0].message
+            ));
+        }
+        i = j;
+    }
+    s
+}
+
+/// A rate cell: the rate, or what the times are when they give none ("span 17 ns": log times
+/// too close together for a rate to mean anything).
+pub fn rate(rate_hz: Option<f64>, count: u64, span_ns: i64) -> String {
+    match rate_hz {
+        Some(r) => format!("{r:.2}"),
+        None if count >= 2 => format!("span {}", bagscope_core::timefmt::short_ns(span_ns)),
+        None => "-".into(),
+    }
+}
+
+/// The verdicts' findings, one line per code, worst first (errors, warnings, then info).
+pub fn findings(fs: &[bagscope_core::findings::VerdictFinding]) -> String {
+    use bagscope_core::findings::Severity;
+    if fs.is_empty() {
+        return "findings: none\n".into();
+    }
+    let mut s = String::from("findings (worst first):\n");
+    for f in fs {
+        let sev = match f.severity {
+            Severity::Error => "error  ",
+            Severity::Warning => "warning",
+            Severity::Info => "info   ",
+        };
+        let topics = match f.topics.len() {
+            0 => String::new(),
+            n if n <= 6 => format!(" [{}]", f.topics.join(", ")),
+            n => format!(" [{}, … {n} topics]", f.topics[..6].join(", ")),
+        };
+        s.push_str(&format!("  {sev} {}{topics}: {}\n", f.code, f.message));
     }
     s
 }

@@ -24,10 +24,14 @@ mod fit;
 mod health;
 mod map;
 mod modes;
+mod replay;
+mod roles;
 
 pub use health::{BackwardJump, Gap};
 pub use map::{map_series, ClockEpoch, ClockMap, MapError};
 pub use modes::{lag_modes_ns, ModeOptions};
+pub use replay::ReplayedRecording;
+pub use roles::{is_aggregate_topic, is_replay_event_topic};
 
 use std::borrow::Cow;
 
@@ -61,6 +65,10 @@ pub struct TopicTimes {
     pub publish_time_ns: Vec<i64>,
     /// Same length as `log_time_ns`, or empty when `source` is `None`.
     pub stamp_ns: Vec<i64>,
+    /// Messages whose stamp had `nanosec` ≥ 10⁹ (not a valid `builtin_interfaces/Time`); their
+    /// values are kept as `sec·10⁹ + nanosec`, as rclcpp reads them.
+    #[serde(default)]
+    pub invalid_stamps: usize,
 }
 
 /// Clock axis of a topic (or of the recorder: only `Wall` or `Sim`).
@@ -182,6 +190,37 @@ pub struct ClockModel {
     /// The fit read every `fit_stride`-th message with a usable stamp, and the last (1: all);
     /// topics longer than [`FIT_MAX_POINTS`] messages are fitted on such a sample.
     pub fit_stride: usize,
+    /// Standard error of `drift_ppm` (residual RMS over the span, for evenly spread points):
+    /// a drift is reported only when it is at least [`DRIFT_SIGNIFICANCE`] times this.
+    pub drift_se_ppm: f64,
+}
+
+/// Fewest usable stamps the clock model (drift) is fitted on. Below it `clock_model` is null
+/// and `clock_model_note` says "too few messages (n=…)": a line through a handful of jittered
+/// points gives drifts of thousands of ppm that mean nothing.
+pub const MIN_FIT_MESSAGES: usize = 30;
+
+/// Fewest usable stamps a topic needs for a `clock_offset` or `large_lag` finding.
+pub const MIN_OFFSET_MESSAGES: usize = 5;
+
+/// A drift is reported only when it is this many standard errors from zero.
+pub const DRIFT_SIGNIFICANCE: f64 = 4.0;
+
+/// A topic's stamps are frozen when at least this many messages carry at most one distinct
+/// stamp per [`FROZEN_REPEAT`] messages (all one stamp, for fewer than 2·FROZEN_REPEAT).
+pub const FROZEN_MIN_MESSAGES: usize = 3;
+/// See [`FROZEN_MIN_MESSAGES`].
+pub const FROZEN_REPEAT: usize = 10;
+
+/// Stamps that do not advance: the producer publishes one stamp again and again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct FrozenStamps {
+    /// Distinct non-zero stamps.
+    pub distinct: usize,
+    /// Messages with a non-zero stamp.
+    pub messages: usize,
+    /// Log time from the first to the last of those messages.
+    pub log_span_ns: i64,
 }
 
 /// Most points the clock model is fitted on (64 Ki). The fit is an estimate, not an order
@@ -201,6 +240,15 @@ pub struct TopicClock {
     pub count: usize,
     pub axis: Axis,
     pub axis_counts: AxisCounts,
+    /// An aggregate of many producers (`/rosout`, `/parameter_events`, `/diagnostics`,
+    /// `/events/*`; see [`is_aggregate_topic`]): reported, but it never decides `split`,
+    /// clock resets or drift, and gets no clock findings.
+    pub aggregate: bool,
+    /// Set when the stamps do not advance (see [`FrozenStamps`]); drift, lag modes and jumps
+    /// are not analysed then.
+    pub frozen_stamps: Option<FrozenStamps>,
+    /// Stamps with `nanosec` ≥ 10⁹.
+    pub invalid_stamps: usize,
     /// What later analyses should use: `log_time` for none / zero / relative / mixed topics.
     pub analysis_time: TimeBasis,
     pub lag_basis: Option<LagBasis>,
@@ -217,8 +265,13 @@ pub struct TopicClock {
     /// median(stamp − log_time) when that is a clock offset rather than lag.
     pub clock_offset_ns: Option<i64>,
     pub clock_model: Option<ClockModel>,
-    /// Messages per log-time second over the topic's own span.
+    /// Why `clock_model` is null for a stamped topic ("too few messages (n=17; …)").
+    pub clock_model_note: Option<String>,
+    /// Messages per log-time second over the topic's own span (null when that span is below
+    /// [`bagscope_stats::MIN_RATE_SPAN_NS`]: see `log_span_ns`).
     pub rate_hz: Option<f64>,
+    /// Last − first log time of the topic.
+    pub log_span_ns: i64,
     pub median_period_ns: Option<i64>,
     /// Series the period, gaps and health were computed on.
     pub period_basis: TimeBasis,
@@ -267,10 +320,13 @@ pub struct AxisGroup {
 #[serde(rename_all = "snake_case")]
 pub enum WarningCode {
     SplitClockAxes,
+    ReplayedRecording,
     ClockOffset,
-    ZeroStamps,
+    StampZero,
+    StampFrozen,
+    StampInvalid,
     MixedAxis,
-    BackwardJump,
+    ClockJumpBack,
     Headerless,
     StampsInFuture,
     LargeLag,
@@ -293,9 +349,14 @@ pub struct Warning {
 pub struct ClocksReport {
     /// Axis of log_time: `wall`, or `sim` when recorded with --use-sim-time.
     pub recorder_axis: Axis,
-    /// Stamped topics (wall / sim / relative; the /clock topic excluded) on different axes.
+    /// Stamped topics (wall / sim / relative; the /clock topic and aggregates excluded) on
+    /// different axes.
     pub split: bool,
     pub axis_groups: Vec<AxisGroup>,
+    /// Aggregate topics (see [`is_aggregate_topic`]), sorted: their own group, outside `split`.
+    pub aggregate_topics: Vec<String>,
+    /// The bag was recorded while an older recording was replayed (see [`ReplayedRecording`]).
+    pub replayed_recording: Option<ReplayedRecording>,
     pub topics: Vec<TopicClock>,
     pub sim_clock: Option<SimClockReport>,
     /// Sorted by (topic, code, message); bag-wide warnings (topic null) first.
@@ -423,6 +484,62 @@ enum Class {
     Zero,
 }
 
+/// Frozen stamps (see [`FrozenStamps`]) among the non-zero stamps, in arrival order. Cheap for
+/// the usual topic: a frozen one repeats its stamp in most consecutive pairs, so the distinct
+/// stamps are only counted (on a sorted copy) when at least half of the pairs repeat.
+fn frozen_stamps(stamps: &[i64], log: &[i64]) -> Option<FrozenStamps> {
+    let nonzero = || stamps.iter().zip(log).filter(|(&s, _)| s != 0);
+    let k = nonzero().count();
+    if k < FROZEN_MIN_MESSAGES {
+        return None;
+    }
+    let mut repeats = 0usize;
+    let mut prev: Option<i64> = None;
+    for (&s, _) in nonzero() {
+        repeats += usize::from(prev == Some(s));
+        prev = Some(s);
+    }
+    if repeats * 2 < k - 1 {
+        return None;
+    }
+    let mut v: Vec<i64> = nonzero().map(|(&s, _)| s).collect();
+    v.sort_unstable();
+    v.dedup();
+    let distinct = v.len();
+    let frozen = distinct == 1 || (k >= 2 * FROZEN_REPEAT && distinct * FROZEN_REPEAT <= k);
+    if !frozen {
+        return None;
+    }
+    let first = nonzero().next().map(|(_, &l)| l).unwrap_or(0);
+    let last = nonzero().last().map(|(_, &l)| l).unwrap_or(0);
+    Some(FrozenStamps {
+        distinct,
+        messages: k,
+        log_span_ns: last.saturating_sub(first),
+    })
+}
+
+/// Clock findings an aggregate topic still gets: they describe the topic, not a clock.
+fn kept_for_aggregate(code: WarningCode) -> bool {
+    matches!(
+        code,
+        WarningCode::Headerless | WarningCode::LengthMismatch | WarningCode::StampInvalid
+    )
+}
+
+/// Clock findings that frozen stamps make meaningless (they follow from the stamp not moving).
+fn void_when_frozen(code: WarningCode) -> bool {
+    matches!(
+        code,
+        WarningCode::LargeLag
+            | WarningCode::StampsInFuture
+            | WarningCode::MultimodalLag
+            | WarningCode::ClockDrift
+            | WarningCode::ClockJumpBack
+            | WarningCode::MixedAxis
+    )
+}
+
 fn analyse_topic(
     t: &TopicTimes,
     is_clock: bool,
@@ -471,6 +588,35 @@ fn analyse_topic(
     }
     let m = stamps.len();
     let stamped = t.source != StampSource::None && m > 0;
+    let aggregate = !is_clock && is_aggregate_topic(&t.topic);
+    let frozen = if stamped && !is_clock {
+        frozen_stamps(stamps, &log[..m])
+    } else {
+        None
+    };
+    if t.invalid_stamps > 0 {
+        warn(
+            warnings,
+            WarningCode::StampInvalid,
+            format!(
+                "{} of {} stamps of {} have nanosec ≥ 10⁹ (not a valid builtin_interfaces/Time): the producer builds its stamps wrongly; they are read as sec·10⁹ + nanosec",
+                t.invalid_stamps, n, t.topic
+            ),
+        );
+    }
+    if let Some(f) = frozen {
+        warn(
+            warnings,
+            WarningCode::StampFrozen,
+            format!(
+                "{} carries {} distinct stamp(s) in {} messages over {} of log time: its producer does not advance header.stamp (stamped once, or a cached message republished). Drift, lag modes and jumps are not analysed for it; later analyses use log time",
+                t.topic,
+                f.distinct,
+                f.messages,
+                secs(f.log_span_ns)
+            ),
+        );
+    }
 
     // --- Axis classification -------------------------------------------------------------
     let mut classes: Vec<Class> = stamps
@@ -563,13 +709,13 @@ fn analyse_topic(
         ),
         Axis::Zero => warn(
             warnings,
-            WarningCode::ZeroStamps,
+            WarningCode::StampZero,
             format!(
                 "all {} stamps of {} are 0: the publisher never fills header.stamp; later analyses fall back to log time. Fix the driver to stamp messages",
                 m, t.topic
             ),
         ),
-        Axis::Mixed => {
+        Axis::Mixed if [counts.wall, counts.sim, counts.relative].iter().filter(|&&c| c > 0).count() >= 2 => {
             let parts: Vec<String> = [("wall", counts.wall), ("sim", counts.sim), ("relative", counts.relative), ("zero", counts.zero)]
                 .iter()
                 .filter(|(_, c)| *c > 0)
@@ -586,6 +732,40 @@ fn analyse_topic(
             );
         }
         _ => {}
+    }
+    // Stamps on a clock of their own (time since boot, a simulator without /clock): far from
+    // the recorder's, which is a clock offset too, though no offset can be corrected for.
+    if axis == Axis::Relative
+        && !is_clock
+        && ctx.recorder == Axis::Wall
+        && n_small >= MIN_OFFSET_MESSAGES
+    {
+        let off = bagscope_stats::median_streamed(|| {
+            (0..m)
+                .filter(|&i| classes[i] == Class::Small)
+                .map(|i| stamps[i].saturating_sub(log[i]))
+        });
+        if let Some(off) = off.filter(|o| o.saturating_abs() > opts.clock_offset_ns) {
+            warn(
+                warnings,
+                WarningCode::ClockOffset,
+                format!(
+                    "{}'s stamps are on a clock of its own (relative: time since boot, or a simulator without /clock), {} from the recorder's; they cannot be compared with log time or with other topics' stamps. Stamp with ROS time, or record /clock",
+                    t.topic,
+                    secs(off)
+                ),
+            );
+        }
+    }
+    if counts.zero > 0 && axis != Axis::Zero {
+        warn(
+            warnings,
+            WarningCode::StampZero,
+            format!(
+                "{} of {} stamps of {} are 0 (header.stamp not filled for those messages); they are left out of lag and clock analyses",
+                counts.zero, m, t.topic
+            ),
+        );
     }
 
     // --- Stamps on the recorder's axis, per message --------------------------------------
@@ -724,6 +904,20 @@ fn analyse_topic(
     // dominant topic (a 1 kHz IMU beside a camera) would otherwise keep one core busy alone.
     // Each part collects its own warnings; they are sorted with all others at the end.
 
+    // Stamps mapped through /clock carry the map's own error: the fit's residual (the /clock's
+    // transport jitter and the simulator's step) widens the future-stamp tolerance.
+    let map_uncertainty_ns = match (basis, ctx.map) {
+        (Some(LagBasis::MappedThroughClock), Some(map)) => {
+            4.0 * map
+                .epochs
+                .iter()
+                .map(|e| e.residual_jitter_ns)
+                .fold(0.0f64, f64::max)
+        }
+        _ => 0.0,
+    };
+    let base_tol = opts.future_tolerance_ns as f64 + map_uncertainty_ns;
+
     // --- Lag, offset, jitter -------------------------------------------------------------
     // `sorted32`: the i32 lags sorted, when there are any; the summary's order statistics
     // are read from it instead of being selected by passes over the lags.
@@ -741,7 +935,14 @@ fn analyse_topic(
         let mut clock_offset_ns = None;
         let mut offset_note = None;
         if let Some(s) = lag_summary {
-            if basis == Some(LagBasis::Direct)
+            if s.count < MIN_OFFSET_MESSAGES {
+                // One or two messages received late (a one-shot publisher the recorder found
+                // late) say nothing about the producer's clock: lag as measured, no finding.
+                offset_note = Some(format!(
+                    "too few messages (n={}) to judge the stamp clock: clock offset and large lag need at least {MIN_OFFSET_MESSAGES}",
+                    s.count
+                ));
+            } else if basis == Some(LagBasis::Direct)
                 && s.p50.saturating_abs() > opts.clock_offset_ns
                 && ctx.recorder == Axis::Wall
             {
@@ -778,13 +979,14 @@ fn analyse_topic(
                 // lag is within future_tolerance_ns no lag can be beyond it: neither the jitter
                 // (four passes) nor a count is needed. The usual case: lags are positive.
                 let min_lag = s.min as f64;
-                let (future, tol) = if min_lag >= -(opts.future_tolerance_ns as f64) {
-                    (0, opts.future_tolerance_ns as f64)
+                let (future, tol) = if min_lag >= -base_tol {
+                    (0, base_tol)
                 } else {
                     // Jitter from consecutive differences (MAD/√2): a block of stamps shifted
                     // into the future does not inflate it, as it would the spread of the lag.
                     let jitter = robust_sigma_streamed(|| steps(lags())) / std::f64::consts::SQRT_2;
-                    let tol = (opts.future_tolerance_ns as f64).max(3.0 * jitter);
+                    let tol =
+                        (opts.future_tolerance_ns as f64).max(3.0 * jitter) + map_uncertainty_ns;
                     // None below −tol when the smallest is not: no pass to count them.
                     let future = if min_lag < -tol {
                         lags().filter(|&x| (x as f64) < -tol).count()
@@ -886,7 +1088,7 @@ fn analyse_topic(
 
     // --- Clock model: stamp (on the recorder's axis) against log time --------------------
     let part_fit = || {
-        if usable < 2 {
+        if usable < MIN_FIT_MESSAGES || frozen.is_some() {
             return None;
         }
         // A long topic is fitted on every `stride`-th usable message (and its last): at most
@@ -1028,10 +1230,32 @@ fn analyse_topic(
         p => p,
     };
     let mut clock_model = None;
+    let mut clock_model_note = None;
+    if fitted.is_none() && stamped && !is_clock && usable > 0 {
+        clock_model_note = Some(if frozen.is_some() {
+            "stamps are frozen: no clock model".to_string()
+        } else if usable < MIN_FIT_MESSAGES {
+            format!(
+                "too few messages (n={usable}; the clock model needs at least {MIN_FIT_MESSAGES})"
+            )
+        } else {
+            "the stamps admit no line fit".to_string()
+        });
+    }
     if let Some((f, offset_ns, span, fit_stride)) = fitted {
         let drift_ppm = (f.line.slope - 1.0) * 1e6;
         let accumulated = drift_ppm.abs() * 1e-6 * span;
-        if drift_ppm.abs() > opts.drift_warn_ppm && accumulated > 5e6 && clock_offset_ns.is_none() {
+        // Slope standard error for n points spread evenly over the span.
+        let drift_se_ppm = if span > 0.0 && f.n >= 3 {
+            f.residual_rms / (span * (f.n as f64 / 12.0).sqrt()) * 1e6
+        } else {
+            f64::INFINITY
+        };
+        if drift_ppm.abs() > opts.drift_warn_ppm
+            && accumulated > 5e6
+            && drift_ppm.abs() >= DRIFT_SIGNIFICANCE * drift_se_ppm
+            && clock_offset_ns.is_none()
+        {
             warn(
                 warnings,
                 WarningCode::ClockDrift,
@@ -1050,6 +1274,11 @@ fn analyse_topic(
                 residual_jitter_ns: f.residual_rms,
                 n: f.n,
                 fit_stride,
+                drift_se_ppm: if drift_se_ppm.is_finite() {
+                    drift_se_ppm
+                } else {
+                    0.0
+                },
             });
         }
     }
@@ -1057,7 +1286,7 @@ fn analyse_topic(
         let first = h.backward_jumps[0];
         warn(
             warnings,
-            WarningCode::BackwardJump,
+            WarningCode::ClockJumpBack,
             format!(
                 "{} went back in time {} time(s) (first at log time {} ns: {} → {}); a simulator reset or clock step. Analyse each epoch separately; pairing across a jump is meaningless",
                 t.topic,
@@ -1068,17 +1297,18 @@ fn analyse_topic(
             ),
         );
     }
-    let rate_hz = if n >= 2 {
-        let span = log[n - 1] as i128 - log[0] as i128;
-        if span > 0 {
-            Some((n - 1) as f64 / (span as f64 / 1e9))
-        } else {
-            None
-        }
+    let log_span_ns = if n >= 2 {
+        log[n - 1].saturating_sub(log[0])
     } else {
-        None
+        0
     };
-    let analysis_time = if matches!(axis, Axis::Wall | Axis::Sim) && !is_clock {
+    let rate_hz = bagscope_stats::rate_hz(n as u64, log_span_ns);
+    if aggregate {
+        warnings.retain(|w| kept_for_aggregate(w.code));
+    } else if frozen.is_some() {
+        warnings.retain(|w| !void_when_frozen(w.code));
+    }
+    let analysis_time = if matches!(axis, Axis::Wall | Axis::Sim) && !is_clock && frozen.is_none() {
         TimeBasis::Stamp
     } else {
         TimeBasis::LogTime
@@ -1092,6 +1322,9 @@ fn analyse_topic(
             count: n,
             axis,
             axis_counts: counts,
+            aggregate,
+            frozen_stamps: frozen,
+            invalid_stamps: t.invalid_stamps,
             analysis_time,
             lag_basis: if lag_ns.is_some() || clock_offset_ns.is_some() {
                 basis
@@ -1105,7 +1338,9 @@ fn analyse_topic(
             lag_modes_ns,
             clock_offset_ns,
             clock_model,
+            clock_model_note,
             rate_hz,
+            log_span_ns,
             median_period_ns: h.median_period_ns,
             period_basis,
             non_monotonic: h.non_monotonic,
@@ -1258,9 +1493,13 @@ pub fn analyze(topics: &[TopicTimes], opts: &ClocksOptions) -> ClocksReport {
 
     // Wall clocks far from each other when the recorder's own clock cannot serve as reference.
     if recorder == Axis::Sim {
-        let mut meds: Vec<i64> = work.iter().filter_map(|w| w.wall_median_raw).collect();
+        let mut meds: Vec<i64> = work
+            .iter()
+            .filter(|w| !w.report.aggregate)
+            .filter_map(|w| w.wall_median_raw)
+            .collect();
         if let Some(reference) = median_of(&mut meds) {
-            for w in work.iter_mut() {
+            for w in work.iter_mut().filter(|w| !w.report.aggregate) {
                 if let Some(mr) = w.wall_median_raw {
                     let d = mr.saturating_sub(reference);
                     if d.saturating_abs() > opts.clock_offset_ns {
@@ -1286,7 +1525,7 @@ pub fn analyze(topics: &[TopicTimes], opts: &ClocksOptions) -> ClocksReport {
     for ax in [Axis::Wall, Axis::Sim, Axis::Relative] {
         let names: Vec<String> = work
             .iter()
-            .filter(|w| !w.is_clock && w.report.axis == ax)
+            .filter(|w| !w.is_clock && !w.report.aggregate && w.report.axis == ax)
             .map(|w| w.report.topic.clone())
             .collect();
         if !names.is_empty() {
@@ -1339,6 +1578,58 @@ pub fn analyze(topics: &[TopicTimes], opts: &ClocksOptions) -> ClocksReport {
         });
     }
 
+    // A recording of a replay: one shift shared by the replayed topics (or the player's event).
+    let offsets: Vec<(String, i64)> = work
+        .iter()
+        .filter(|w| !w.is_clock && !w.report.aggregate)
+        .filter_map(|w| {
+            w.report
+                .clock_offset_ns
+                .map(|o| (w.report.topic.clone(), o))
+        })
+        .collect();
+    let replay_events: Vec<String> = sorted
+        .iter()
+        .filter(|t| is_replay_event_topic(&t.topic) && !t.log_time_ns.is_empty())
+        .map(|t| t.topic.clone())
+        .collect();
+    let replayed_recording = replay::detect(&offsets, &replay_events);
+    if let Some(r) = &replayed_recording {
+        let days = -(r.offset_ns as f64) / 86_400e9;
+        warnings.push(Warning {
+            code: WarningCode::ReplayedRecording,
+            topic: None,
+            message: format!(
+                "this bag was recorded while an older recording was replayed: {} carry stamps {} ({:.1} days) before their log times ({}). Their stamps are the original recording's; compare them with each other, not with log time or with live topics",
+                join(&r.topics),
+                secs(-r.offset_ns),
+                days,
+                r.evidence.join("; ")
+            ),
+        });
+        for w in warnings.iter_mut().filter(|w| {
+            w.code == WarningCode::ClockOffset
+                && w.topic
+                    .as_ref()
+                    .is_some_and(|t| r.topics.binary_search(t).is_ok())
+        }) {
+            let topic = w.topic.clone().unwrap_or_default();
+            let off = offsets
+                .iter()
+                .find(|(t, _)| *t == topic)
+                .map_or(r.offset_ns, |(_, o)| *o);
+            w.message = format!(
+                "{topic}'s stamps are {} before its log times: the shift of the replay this bag recorded (see replayed_recording), not a device clock fault. Compare its stamps with the other replayed topics', not with log time",
+                secs(off.saturating_neg())
+            );
+        }
+    }
+    let aggregate_topics: Vec<String> = work
+        .iter()
+        .filter(|w| w.report.aggregate)
+        .map(|w| w.report.topic.clone())
+        .collect();
+
     let sim_clock = match (clock_idx, &clock_map) {
         (Some(i), Some(m)) => {
             let r = sim_clock_report(&sorted[i].topic, m, opts.pause_min_ns);
@@ -1364,6 +1655,8 @@ pub fn analyze(topics: &[TopicTimes], opts: &ClocksOptions) -> ClocksReport {
         recorder_axis: recorder,
         split,
         axis_groups,
+        aggregate_topics,
+        replayed_recording,
         topics: work.into_iter().map(|w| w.report).collect(),
         sim_clock,
         warnings,

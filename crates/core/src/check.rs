@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
 
@@ -11,9 +12,11 @@ use bagscope_checks::{
     check_stamps, sort_findings, At, CameraInfoMeta, CloudMeta, Finding, ImageMeta,
     JointCheckOptions, JointMeta,
 };
+use bagscope_clocks::TopicTimes;
 use bagscope_msg::types::{CameraInfo, Image, JointState, JointTrajectory, PointCloud2};
 use bagscope_msg::{decode_typed, StampSource};
 
+use crate::findings::{summarise, CheckHit, VerdictSummary};
 use crate::series::{locators, topic_schemas};
 use crate::Error;
 
@@ -33,6 +36,10 @@ pub struct CheckReport {
     /// Findings per code.
     pub counts: BTreeMap<String, usize>,
     pub warnings: Vec<Warning>,
+    /// The first screen: data loss, split axes, and every finding by code (contract checks,
+    /// the clocks analysis of the same stamps, bag damage), worst first: the same codes for the
+    /// same topics as `clocks`.
+    pub verdicts: VerdictSummary,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,9 +116,15 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
     let mut joint_opts = o.joints.clone();
     // Age checks need the topic's first message: they run after the scan.
     joint_opts.stamps_on_log_axis = false;
+    let invalid: Vec<AtomicUsize> = bag.topics.iter().map(|_| AtomicUsize::new(0)).collect();
     let scan = bag.scan(&bag.all_topics(), |m| {
         let loc = &locs[m.topic];
-        let stamp = loc.read_stamp_ns(m.data).ok().flatten();
+        let stamp = loc.read_stamp(m.data).ok().flatten().map(|s| {
+            if !s.nanosec_valid {
+                invalid[m.topic].fetch_add(1, Ordering::Relaxed);
+            }
+            s.ns
+        });
         let at = At {
             index: 0, // filled in below, once messages are in log-time order
             log_time_ns: m.log_time_ns,
@@ -294,16 +307,16 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
     let mut checked = BTreeMap::new();
     for ti in 0..n {
         let name = &bag.topics[ti].name;
-        if index[ti] > 0 && bag.topics[ti].message_encoding == "cdr" {
+        if index[ti] > 0 {
             if let Err(e) = &schemas[ti] {
-                // Without its schema a topic's type is unknown, so nothing in it was checked.
+                // Without a usable definition nothing in the topic could be checked: a
+                // limitation of what the bag describes, not lost data (every message was read).
                 warnings.push(
                     Warning::new(
-                        "unchecked_topic",
-                        format!("{} message(s) not checked: {e}", index[ti]),
+                        "undecodable_topic",
+                        format!("{} message(s) read but not checked: {e}", index[ti]),
                     )
-                    .topic(name)
-                    .loss(),
+                    .topic(name),
                 );
             }
         }
@@ -385,13 +398,41 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
     for f in &findings {
         *counts.entry(f.code.clone()).or_insert(0) += 1;
     }
+    warnings.extend(crate::recorder_events::lost_messages(&bag));
     warnings.sort();
     warnings.dedup();
+    // The clock findings of the same stamps, so that `check` and `clocks` name the same codes
+    // for the same topics (frozen, zero, invalid stamps, offsets, a replay, split axes).
+    let times: Vec<TopicTimes> = (0..n)
+        .filter(|&ti| locs[ti].source() != StampSource::None && !stamps[ti].is_empty())
+        .map(|ti| TopicTimes {
+            topic: bag.topics[ti].name.clone(),
+            type_name: bag.topics[ti].type_name.clone(),
+            source: crate::clocks::clock_source(locs[ti].source()),
+            log_time_ns: stamps[ti].iter().map(|a| a.log_time_ns).collect(),
+            publish_time_ns: Vec::new(),
+            stamp_ns: stamps[ti].iter().map(|a| a.stamp_ns).collect(),
+            invalid_stamps: invalid[ti].load(Ordering::Relaxed),
+        })
+        .collect();
+    let clock = bagscope_clocks::analyze(&times, &bagscope_clocks::ClocksOptions::default());
+    let mut all = warnings.clone();
+    all.extend(crate::clocks::clock_warnings(&clock.warnings));
+    let hits: Vec<CheckHit<'_>> = findings
+        .iter()
+        .map(|f| CheckHit {
+            code: &f.code,
+            topic: &f.topic,
+            message: &f.message,
+        })
+        .collect();
+    let verdicts = summarise(&all, &hits, clock.split);
     Ok(CheckReport {
         bag: path.display().to_string(),
         checked,
         findings,
         counts,
         warnings,
+        verdicts,
     })
 }

@@ -5,18 +5,27 @@ use std::path::Path;
 use serde::Serialize;
 
 use bagscope_bag::{Bag, Warning};
-use bagscope_clocks::{analyze, AxisGroup, ClocksOptions, SimClockReport, TopicClock, TopicTimes};
+use bagscope_clocks::{
+    analyze, AxisGroup, ClocksOptions, ReplayedRecording, SimClockReport, TopicClock, TopicTimes,
+};
 use bagscope_msg::StampSource;
 
+use crate::findings::{summarise, VerdictSummary};
 use crate::series::scan_series;
 use crate::Error;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ClocksCommandReport {
     pub bag: String,
+    /// The first screen: data loss, split axes, and every finding by code, worst first.
+    pub verdicts: VerdictSummary,
     pub recorder_axis: bagscope_clocks::Axis,
     pub split: bool,
     pub axis_groups: Vec<AxisGroup>,
+    /// Aggregates of many producers (`/rosout`, `/diagnostics`, `/events/*`, ...), sorted:
+    /// analysed, but never part of `split`, resets or drift.
+    pub aggregate_topics: Vec<String>,
+    pub replayed_recording: Option<ReplayedRecording>,
     pub topics: Vec<TopicClock>,
     pub sim_clock: Option<SimClockReport>,
     /// Clock findings and bag damage in one list, sorted.
@@ -29,7 +38,8 @@ impl ClocksCommandReport {
     }
 }
 
-fn source(s: StampSource) -> bagscope_clocks::StampSource {
+/// The clocks analysis' name for where a stamp comes from.
+pub fn clock_source(s: StampSource) -> bagscope_clocks::StampSource {
     match s {
         StampSource::HeaderStamp => bagscope_clocks::StampSource::HeaderStamp,
         StampSource::TopLevelStamp => bagscope_clocks::StampSource::TopLevelStamp,
@@ -51,13 +61,29 @@ pub fn topic_times_of(bag: &Bag, wanted: &[bool]) -> (Vec<TopicTimes>, Vec<Warni
         .map(|s| TopicTimes {
             topic: s.topic,
             type_name: s.type_name,
-            source: source(s.source),
+            source: clock_source(s.source),
             log_time_ns: s.log_time_ns,
             publish_time_ns: s.publish_time_ns,
             stamp_ns: s.stamp_ns,
+            invalid_stamps: s.invalid_stamps,
         })
         .collect();
     (times, warnings)
+}
+
+/// The clocks analysis' findings as bag warnings (one vocabulary of codes for every command).
+pub fn clock_warnings(ws: &[bagscope_clocks::Warning]) -> Vec<Warning> {
+    ws.iter()
+        .map(|w| {
+            let code = serde_json::to_value(w.code)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            let mut bw = Warning::new(&code, w.message.clone());
+            bw.topic = w.topic.clone();
+            bw
+        })
+        .collect()
 }
 
 pub fn clocks(path: &Path, opts: &ClocksOptions) -> Result<ClocksCommandReport, Error> {
@@ -78,24 +104,20 @@ pub fn clocks_data(path: &Path, opts: &ClocksOptions) -> Result<ClocksData, Erro
         bag.topic_index(c)?;
     }
     let (times, mut warnings) = topic_times(&bag);
+    warnings.extend(crate::recorder_events::lost_messages(&bag));
     let r = analyze(&times, opts);
     let clock_map = r.clock_map.clone();
-    for w in &r.warnings {
-        let code = serde_json::to_value(w.code)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        let mut bw = Warning::new(&code, w.message.clone());
-        bw.topic = w.topic.clone();
-        warnings.push(bw);
-    }
+    warnings.extend(clock_warnings(&r.warnings));
     warnings.sort();
     warnings.dedup();
     let report = ClocksCommandReport {
         bag: path.display().to_string(),
+        verdicts: summarise(&warnings, &[], r.split),
         recorder_axis: r.recorder_axis,
         split: r.split,
         axis_groups: r.axis_groups,
+        aggregate_topics: r.aggregate_topics,
+        replayed_recording: r.replayed_recording,
         topics: r.topics,
         sim_clock: r.sim_clock,
         warnings,

@@ -237,9 +237,23 @@ pub fn lag_distributions(d: &ClocksData, nbins: usize) -> Vec<(Distribution, Vec
         if y.is_empty() {
             continue;
         }
-        let note = tc
-            .clock_offset_ns
-            .map(|_| "stamps are on an offset clock: values include the offset".to_string());
+        // Stamps on a clock far from the recorder's (days, for a replay): the lags are shown
+        // relative to their median, which the note gives, so axes read in ms, not 10¹¹ s.
+        let (y, note) = match tc.clock_offset_ns {
+            Some(_) => {
+                let med = bagscope_stats::median_ns(&y).unwrap_or(0);
+                (
+                    y.iter()
+                        .map(|v| v.saturating_sub(med))
+                        .collect::<Vec<i64>>(),
+                    Some(format!(
+                        "relative to the median lag {:.3} s: the stamps' clock is offset",
+                        med as f64 / 1e9
+                    )),
+                )
+            }
+            None => (y, None),
+        };
         let dist = distribution(DistKind::Lag, &tc.topic, None, &y, nbins, note);
         out.push((dist, x, y));
     }

@@ -25,8 +25,11 @@ pub struct TopicInfo {
     pub message_encoding: String,
     pub schema_encoding: String,
     pub count: u64,
-    /// Messages per second over the topic's own span (first to last message), not the bag's.
+    /// Messages per second over the topic's own span (first to last message), not the bag's;
+    /// null below two messages or for a span under 1 ms (`log_span_ns` says what it is).
     pub rate_hz: Option<f64>,
+    /// Last − first log time of the topic.
+    pub log_span_ns: i64,
     pub first_log_time_ns: Option<i64>,
     pub last_log_time_ns: Option<i64>,
     pub median_period_ns: Option<i64>,
@@ -72,6 +75,20 @@ impl InfoReport {
 /// long before it ends) is flagged: at least 1 s and at least 10 % of the bag.
 fn late_threshold_ns(duration_ns: i64) -> i64 {
     (duration_ns / 10).max(1_000_000_000)
+}
+
+/// Fewest messages for a topic's start or end to be called late or early: one or two messages
+/// (a robot description, a one-shot command) have no cadence to start late.
+const MIN_CADENCE_MESSAGES: u64 = 3;
+
+/// Topics published once and kept (latched: transient-local durability, as `/tf_static` always
+/// is): a first message at the start and none after is their normal shape, not an early end.
+fn published_once(t: &bagscope_bag::Topic) -> bool {
+    t.name == "/tf_static"
+        || t.name.ends_with("/tf_static")
+        || t.offered_qos_profiles
+            .as_deref()
+            .is_some_and(|q| q.contains("transient_local") || q.contains("durability: 1"))
 }
 
 /// How much `info` reads.
@@ -170,6 +187,7 @@ pub fn info_with(path: &std::path::Path, o: &InfoOptions) -> Result<InfoReport, 
 
     let mut warnings = bag.open_warnings();
     warnings.extend(scan_warnings);
+    warnings.extend(crate::recorder_events::lost_messages(&bag));
 
     let start_ns = per_topic.iter().filter_map(|t| t.first).min().unwrap_or(0);
     let end_ns = per_topic.iter().filter_map(|t| t.last).max().unwrap_or(0);
@@ -183,14 +201,14 @@ pub fn info_with(path: &std::path::Path, o: &InfoOptions) -> Result<InfoReport, 
             (Some(a), Some(b)) => b - a,
             _ => 0,
         };
-        let rate_hz = (count >= 2 && span > 0).then(|| (count - 1) as f64 / (span as f64 / 1e9));
+        let rate_hz = bagscope_stats::rate_hz(count, span);
         let (largest_gap_ns, largest_gap_end_ns) = c.largest_gap.unzip();
         if count == 0 {
             warnings.push(
                 Warning::new("zero_count_topic", "topic is declared but has no messages")
                     .topic(&t.name),
             );
-        } else if count > 0 && duration_ns > 0 {
+        } else if count >= MIN_CADENCE_MESSAGES && duration_ns > 0 && !published_once(t) {
             let thr = late_threshold_ns(duration_ns);
             let (first, last) = (first.unwrap_or(start_ns), last.unwrap_or(end_ns));
             if first - start_ns > thr {
@@ -236,6 +254,7 @@ pub fn info_with(path: &std::path::Path, o: &InfoOptions) -> Result<InfoReport, 
             schema_encoding: t.schema_encoding.clone(),
             count,
             rate_hz,
+            log_span_ns: span,
             first_log_time_ns: first,
             last_log_time_ns: last,
             median_period_ns: c.median_period_ns,
@@ -258,6 +277,23 @@ pub fn info_with(path: &std::path::Path, o: &InfoOptions) -> Result<InfoReport, 
                     .file(f.path.display().to_string()),
                 );
             }
+        }
+    }
+    // Missing split files: how much of the bag that is, where metadata.yaml counts it.
+    let missing = warnings.iter().filter(|w| w.code == "missing_file").count();
+    let listed: Option<u64> = topics.iter().map(|t| t.metadata_count).sum();
+    if let (true, Some(listed)) = (missing > 0, listed) {
+        if listed > message_count {
+            warnings.push(
+                Warning::new(
+                    "missing_messages",
+                    format!(
+                        "{message_count} of the {listed} messages metadata.yaml lists are present: {} are in the {missing} missing file(s)",
+                        listed - message_count
+                    ),
+                )
+                .loss(),
+            );
         }
     }
     warnings.sort();

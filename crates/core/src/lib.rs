@@ -9,9 +9,11 @@ pub mod clocks;
 pub mod convert;
 #[cfg(feature = "frames")]
 pub mod export;
+pub mod findings;
 pub mod hist;
 pub mod info;
 pub mod matching;
+pub mod recorder_events;
 pub mod report;
 pub mod series;
 pub mod suite;

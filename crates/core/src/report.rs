@@ -17,6 +17,7 @@ use bagscope_sync::Policy;
 
 use crate::check::{check, CheckOptions, CheckReport};
 use crate::clocks::{clocks_data, ClocksCommandReport, ClocksData};
+use crate::findings::{summarise, CheckHit, Severity, VerdictFinding};
 use crate::hist::{lag_distributions, DistKind, Distribution, HistReport};
 use crate::info::{info, InfoReport};
 use crate::matching::{
@@ -126,7 +127,11 @@ fn lag_plot(d: &Distribution, x: &[i64], y: &[i64]) -> Plot {
     let over_time = Figure::Line(LineChart {
         title: format!("lag over time {}", d.topic),
         x_label: "log time since first message".into(),
-        y_label: "log_time − stamp".into(),
+        y_label: if d.note.is_some() {
+            "log_time − stamp − median".into()
+        } else {
+            "log_time − stamp".into()
+        },
         x_scale: Scale::Seconds,
         y_scale: match scale_for(y) {
             Scale::Seconds => Scale::Seconds,
@@ -155,9 +160,14 @@ fn lag_plot(d: &Distribution, x: &[i64], y: &[i64]) -> Plot {
 pub fn clock_plots(d: &ClocksData) -> Vec<Plot> {
     lag_distributions(d, 60)
         .iter()
+        .filter(|(_, _, y)| y.len() >= MIN_PLOT_MESSAGES)
         .map(|(dist, x, y)| lag_plot(dist, x, y))
         .collect()
 }
+
+/// Fewest messages a topic's lag is plotted for: a handful of points makes a near-empty
+/// picture; its numbers are in the tables.
+const MIN_PLOT_MESSAGES: usize = 10;
 
 /// One joint's (time, value) samples, in time order.
 fn joint_track(s: &JointSeries, joint: &str) -> (Vec<i64>, Vec<f64>) {
@@ -527,8 +537,13 @@ pub struct Verdicts {
     pub sync: Vec<SyncVerdict>,
     /// Topics whose lag has more than one mode → mode centres (ns).
     pub multimodal_lag: BTreeMap<String, Vec<i64>>,
+    /// Messages that could not be read at all (cut file, bad CRC, missing split file, loss the
+    /// recorder logged); not topics that could not be decoded.
     pub data_loss: bool,
     pub warning_count: usize,
+    /// Every finding by code, worst first (errors, then warnings, then info), as `clocks
+    /// --json` and `check --json` give them.
+    pub findings: Vec<VerdictFinding>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -702,7 +717,7 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
     let cd = clocks_data(path, &ClocksOptions::default())?;
     let mut plots: Vec<(String, Plot)> = Vec::new();
     let lags = lag_distributions(&cd, 60);
-    for (d, x, y) in &lags {
+    for (d, x, y) in lags.iter().filter(|(_, _, y)| y.len() >= MIN_PLOT_MESSAGES) {
         plots.push(("lag".into(), lag_plot(d, x, y)));
     }
 
@@ -772,6 +787,16 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
     warnings.dedup();
 
     let clocks_r = cd.report.clone();
+    let hits: Vec<CheckHit<'_>> = check_r
+        .iter()
+        .flat_map(|c| c.findings.iter())
+        .map(|f| CheckHit {
+            code: &f.code,
+            topic: &f.topic,
+            message: &f.message,
+        })
+        .collect();
+    let summary = summarise(&warnings, &hits, clocks_r.split);
     let verdicts = Verdicts {
         duration_ns: info_r.duration_ns,
         message_count: info_r.message_count,
@@ -828,8 +853,9 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
             .filter(|t| t.lag_modes_ns.len() > 1)
             .map(|t| (t.topic.clone(), t.lag_modes_ns.clone()))
             .collect(),
-        data_loss: warnings.iter().any(|w| w.data_loss),
+        data_loss: summary.data_loss,
         warning_count: warnings.len(),
+        findings: summary.findings,
     };
 
     let report = Report {
@@ -922,6 +948,38 @@ fn modes_text(m: &[i64]) -> String {
 fn verdict_rows(r: &Report) -> Vec<(String, String, Option<String>)> {
     let v = &r.verdicts;
     let mut rows = Vec::new();
+    // The worst first: lost data, then every finding of error or warning severity.
+    rows.push((
+        "Data loss".into(),
+        if v.data_loss {
+            "YES (exit code 3)"
+        } else {
+            "no"
+        }
+        .into(),
+        Some("v-data-loss".into()),
+    ));
+    for f in v
+        .findings
+        .iter()
+        .filter(|f| f.severity != Severity::Info && f.code != "data_loss")
+    {
+        let topics = match f.topics.len() {
+            0 => String::new(),
+            n if n <= 8 => format!(" [{}]", f.topics.join(", ")),
+            n => format!(" [{}, … {} topics]", f.topics[..8].join(", "), n),
+        };
+        let sev = match f.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        };
+        rows.push((
+            format!("{sev}: {}", f.code),
+            format!("{}{topics}", f.message),
+            Some(format!("finding-{}", f.code)),
+        ));
+    }
     let axes: Vec<String> = v
         .clock_axes
         .iter()
@@ -987,11 +1045,11 @@ fn verdict_rows(r: &Report) -> Vec<(String, String, Option<String>)> {
         ));
     }
     rows.push((
-        "Faults".into(),
+        "Contract checks".into(),
         if v.faults.is_empty() {
             match &r.check_error {
                 Some(e) => format!("checks failed: {e}"),
-                None => "none found".into(),
+                None => "no violations".into(),
             }
         } else {
             v.faults
@@ -1028,16 +1086,6 @@ fn verdict_rows(r: &Report) -> Vec<(String, String, Option<String>)> {
     for (t, m) in &v.multimodal_lag {
         rows.push((format!("Multimodal lag {t}"), modes_text(m), None));
     }
-    rows.push((
-        "Data loss".into(),
-        if v.data_loss {
-            "YES (exit code 3)"
-        } else {
-            "no"
-        }
-        .into(),
-        Some("v-data-loss".into()),
-    ));
     rows
 }
 

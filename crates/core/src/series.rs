@@ -2,6 +2,8 @@
 //! publish time and stamp (`header.stamp`, a top-level `stamp`, or `/clock`'s `clock`), without
 //! decoding anything else. Every analysis starts from these arrays.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use bagscope_bag::{Bag, Warning};
 use bagscope_msg::{schema_for_channel, MessageSchema, StampLocator, StampSource};
 
@@ -19,6 +21,8 @@ pub struct TopicSeries {
     pub stamp_ns: Vec<i64>,
     /// Messages whose stamp could not be read (payload too short, bad encapsulation).
     pub stamp_errors: usize,
+    /// Messages whose stamp has `nanosec` ≥ 10⁹.
+    pub invalid_stamps: usize,
 }
 
 /// The schema of each topic, or why there is none.
@@ -58,12 +62,19 @@ pub fn scan_series(bag: &Bag, wanted: &[bool]) -> (Vec<TopicSeries>, Vec<Warning
     // real time takes (a stamp is at least i32::MIN seconds).
     const NONE: i64 = i64::MIN;
     const UNREADABLE: i64 = i64::MIN + 1;
+    // Invalid stamps are rare: counted per topic as they are met, nothing kept per message.
+    let invalid: Vec<AtomicUsize> = bag.topics.iter().map(|_| AtomicUsize::new(0)).collect();
     let (columns, scan_warnings) = bag.scan_columns(wanted, |m| {
         let loc = &locs[m.topic];
         let stamp = match loc.source() {
             StampSource::None => NONE,
-            _ => match loc.read_stamp_ns(m.data) {
-                Ok(Some(ns)) => ns,
+            _ => match loc.read_stamp(m.data) {
+                Ok(Some(s)) => {
+                    if !s.nanosec_valid {
+                        invalid[m.topic].fetch_add(1, Ordering::Relaxed);
+                    }
+                    s.ns
+                }
                 Ok(None) => NONE,
                 Err(_) => UNREADABLE,
             },
@@ -100,6 +111,7 @@ pub fn scan_series(bag: &Bag, wanted: &[bool]) -> (Vec<TopicSeries>, Vec<Warning
             type_name: t.type_name.clone(),
             source,
             stamp_errors: n - c.log_time_ns.len(),
+            invalid_stamps: invalid[i].load(Ordering::Relaxed),
             log_time_ns: c.log_time_ns,
             publish_time_ns: publish,
             stamp_ns,
@@ -114,8 +126,8 @@ pub fn scan_series(bag: &Bag, wanted: &[bool]) -> (Vec<TopicSeries>, Vec<Warning
         if let Err(e) = &schemas[i] {
             warnings.push(
                 Warning::new(
-                    "schema_unusable",
-                    format!("no usable schema ({e}): only log times are available"),
+                    "undecodable_topic",
+                    format!("cannot be decoded ({e}): only its log times are analysed"),
                 )
                 .topic(&s.topic),
             );

@@ -39,6 +39,20 @@ pub fn secs(ns: i64) -> String {
     format!("{:.3}", ns as f64 / 1e9)
 }
 
+/// A duration with the unit that fits it: `17 ns`, `3.2 µs`, `1.500 ms`, `2.000 s`.
+pub fn short_ns(ns: i64) -> String {
+    let a = ns.unsigned_abs();
+    if a < 1_000 {
+        format!("{ns} ns")
+    } else if a < 1_000_000 {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    } else if a < 1_000_000_000 {
+        format!("{:.3} ms", ns as f64 / 1e6)
+    } else {
+        format!("{:.3} s", ns as f64 / 1e9)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

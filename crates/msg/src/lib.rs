@@ -21,6 +21,6 @@ pub mod value;
 pub use decode::decode;
 pub use error::{DecodeError, DecodeErrorKind, SchemaError, TypedError};
 pub use schema::{schema_for_channel, MessageSchema};
-pub use stamp::{StampLocator, StampSource};
+pub use stamp::{Stamp, StampLocator, StampSource};
 pub use types::{decode_typed, encode_typed};
 pub use value::Value;

@@ -40,6 +40,25 @@ enum Access {
     },
 }
 
+/// A stamp as read from a payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    /// `sec · 10⁹ + nanosec`.
+    pub ns: i64,
+    /// `nanosec` below 10⁹, as `builtin_interfaces/msg/Time` requires.
+    pub nanosec_valid: bool,
+}
+
+impl Stamp {
+    #[inline]
+    fn of(sec: i32, nanosec: u32) -> Self {
+        Stamp {
+            ns: sec as i64 * 1_000_000_000 + nanosec as i64,
+            nanosec_valid: nanosec < 1_000_000_000,
+        }
+    }
+}
+
 /// Precomputed recipe for reading a message's timestamp.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StampLocator {
@@ -183,10 +202,17 @@ impl StampLocator {
 
     /// Read the timestamp as i64 nanoseconds (`sec * 1e9 + nanosec`).
     /// `Ok(None)` if the type has no known stamp.
+    #[inline]
+    pub fn read_stamp_ns(&self, payload: &[u8]) -> Result<Option<i64>, DecodeError> {
+        Ok(self.read_stamp(payload)?.map(|s| s.ns))
+    }
+
+    /// Read the timestamp and whether its `nanosec` is valid (below 10⁹). `Ok(None)` if the
+    /// type has no known stamp.
     // The common case is inlined into the scan's per-message closure (another crate); the
     // rest stays out of line.
     #[inline]
-    pub fn read_stamp_ns(&self, payload: &[u8]) -> Result<Option<i64>, DecodeError> {
+    pub fn read_stamp(&self, payload: &[u8]) -> Result<Option<Stamp>, DecodeError> {
         // Little-endian CDR with the stamp 4-aligned and present (what every ROS 2 writer
         // produces): two loads. Anything else takes the checked path.
         if let Access::Fixed { body_offset } = self.access {
@@ -195,15 +221,15 @@ impl StampLocator {
                 if let Some(b) = payload.get(at..at.saturating_add(8)) {
                     let sec = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
                     let nsec = u32::from_le_bytes([b[4], b[5], b[6], b[7]]);
-                    return Ok(Some(sec as i64 * 1_000_000_000 + nsec as i64));
+                    return Ok(Some(Stamp::of(sec, nsec)));
                 }
             }
         }
-        self.read_stamp_ns_checked(payload)
+        self.read_stamp_checked(payload)
     }
 
     #[inline(never)]
-    fn read_stamp_ns_checked(&self, payload: &[u8]) -> Result<Option<i64>, DecodeError> {
+    fn read_stamp_checked(&self, payload: &[u8]) -> Result<Option<Stamp>, DecodeError> {
         match &self.access {
             Access::None => Ok(None),
             Access::Fixed { body_offset } => {
@@ -219,11 +245,18 @@ impl StampLocator {
                 r.take(*body_offset).map_err(fail)?;
                 let sec = r.u32().map_err(fail)? as i32;
                 let nsec = r.u32().map_err(fail)?;
-                Ok(Some(sec as i64 * 1_000_000_000 + nsec as i64))
+                Ok(Some(Stamp::of(sec, nsec)))
             }
             Access::Prefix { index, schema } => {
                 let v = decode_prefix(schema, payload, index + 1)?;
-                Ok(v.get_path(&self.stamp_path()).and_then(Value::as_time_ns))
+                let t = v.get_path(&self.stamp_path());
+                let nanosec_valid = t
+                    .and_then(Value::as_struct)
+                    .and_then(|s| s.get("nanosec"))
+                    .and_then(Value::as_i64)
+                    .is_none_or(|n| (0..1_000_000_000).contains(&n));
+                Ok(t.and_then(Value::as_time_ns)
+                    .map(|ns| Stamp { ns, nanosec_valid }))
             }
         }
     }
@@ -297,7 +330,7 @@ mod tests {
         let loc = hdr.stamp_locator();
         for p in [&le, &be] {
             assert_eq!(loc.read_stamp_ns(p).unwrap(), Some(want));
-            assert_eq!(loc.read_stamp_ns_checked(p).unwrap(), Some(want));
+            assert_eq!(loc.read_stamp_checked(p).unwrap().map(|s| s.ns), Some(want));
         }
         for cut in 0..12 {
             assert!(loc.read_stamp_ns(&le[..cut]).is_err(), "cut at {cut}");
@@ -307,6 +340,9 @@ mod tests {
         o.extend_from_slice(&nsec.to_le_bytes());
         let loc = odd.stamp_locator();
         assert_eq!(loc.read_stamp_ns(&o).unwrap(), Some(want));
-        assert_eq!(loc.read_stamp_ns_checked(&o).unwrap(), Some(want));
+        assert_eq!(
+            loc.read_stamp_checked(&o).unwrap().map(|s| s.ns),
+            Some(want)
+        );
     }
 }

@@ -426,7 +426,15 @@ fn draw_hist<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, h: &HistChart) -
         .light_line_style(RGBColor(235, 235, 235))
         .x_desc(format!("{}{}", h.x_label, h.x_scale.unit()))
         .y_desc("count")
-        .y_label_formatter(&|v| format!("{v:.0}"))
+        // Counts are whole numbers: at most one tick per count, fractional ticks left blank.
+        .y_labels((ymax.floor() as usize + 1).clamp(2, 10))
+        .y_label_formatter(&|v| {
+            if (v - v.round()).abs() < 1e-6 {
+                format!("{v:.0}")
+            } else {
+                String::new()
+            }
+        })
         .label_style((FAMILY, 12))
         .axis_desc_style((FAMILY, 13))
         .draw()?;

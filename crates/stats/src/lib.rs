@@ -98,6 +98,18 @@ impl NsSummary {
 
 /// Quantile of sorted integers by linear interpolation between closest ranks
 /// (numpy's default), rounded to the nearest nanosecond.
+/// Shortest span of times a rate is computed over (1 ms). Log times a few nanoseconds apart
+/// (test bags written in one burst) would give rates of millions of Hz that mean nothing;
+/// such spans are shown as what they are instead.
+pub const MIN_RATE_SPAN_NS: i64 = 1_000_000;
+
+/// Messages per second of `count` messages whose first and last time are `span_ns` apart:
+/// `(count − 1) / span`. `None` for fewer than two messages or a span below
+/// [`MIN_RATE_SPAN_NS`].
+pub fn rate_hz(count: u64, span_ns: i64) -> Option<f64> {
+    (count >= 2 && span_ns >= MIN_RATE_SPAN_NS).then(|| (count - 1) as f64 / (span_ns as f64 / 1e9))
+}
+
 pub fn quantile_sorted(v: &[i64], q: f64) -> i64 {
     quantile_sorted_of(v, q)
 }

@@ -3,7 +3,7 @@ use std::path::PathBuf;
 use bagscope_core::clock_analysis::ClocksOptions;
 use bagscope_core::clocks::{clocks, ClocksCommandReport};
 
-use crate::render::{self, opt_f, opt_ms, table};
+use crate::render::{self, opt_ms, table};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -52,11 +52,13 @@ fn name<T: serde::Serialize>(v: &T) -> String {
 
 fn text(r: &ClocksCommandReport) -> String {
     let mut s = format!(
-        "bag: {}\nrecorder (log time) on {} time; split clock axes: {}\n",
+        "bag: {}\nrecorder (log time) on {} time; split clock axes: {}; data loss: {}\n",
         r.bag,
         name(&r.recorder_axis),
-        if r.split { "YES" } else { "no" }
+        if r.split { "YES" } else { "no" },
+        if r.verdicts.data_loss { "YES" } else { "no" }
     );
+    s.push_str(&render::findings(&r.verdicts.findings));
     if let Some(c) = &r.sim_clock {
         s.push_str(&format!(
             "sim clock {}: real-time factor {:.4}, jitter {:.2} ms, {} epoch(s), {} pause(s)\n",
@@ -70,14 +72,18 @@ fn text(r: &ClocksCommandReport) -> String {
     // One table per axis group, then the topics outside any group (none / zero / clock).
     let mut groups: Vec<(String, Vec<&bagscope_core::clock_analysis::TopicClock>)> = Vec::new();
     for t in &r.topics {
-        let ax = name(&t.axis);
+        let ax = if t.aggregate {
+            "aggregate topics (many producers; not used for split, resets or drift)".to_string()
+        } else {
+            format!("axis {}", name(&t.axis))
+        };
         match groups.iter_mut().find(|(a, _)| *a == ax) {
             Some((_, v)) => v.push(t),
             None => groups.push((ax, vec![t])),
         }
     }
     for (ax, ts) in groups {
-        s.push_str(&format!("\naxis {ax}:\n"));
+        s.push_str(&format!("\n{ax}:\n"));
         let mut rows = vec![vec![
             "topic".to_string(),
             "time from".into(),
@@ -94,7 +100,7 @@ fn text(r: &ClocksCommandReport) -> String {
                 t.topic.clone(),
                 name(&t.source),
                 t.count.to_string(),
-                opt_f(t.rate_hz, 2),
+                render::rate(t.rate_hz, t.count as u64, t.log_span_ns),
                 opt_ms(t.lag_ns.map(|l| l.p50)),
                 opt_ms(t.lag_ns.map(|l| l.p99)),
                 if t.lag_modes_ns.is_empty() {
@@ -111,10 +117,6 @@ fn text(r: &ClocksCommandReport) -> String {
             ]);
         }
         s.push_str(&table(&rows));
-    }
-    if !r.warnings.is_empty() {
-        s.push('\n');
-        s.push_str(&render::warnings(&r.warnings));
     }
     s
 }

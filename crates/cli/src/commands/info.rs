@@ -3,7 +3,7 @@ use std::path::PathBuf;
 use bagscope_core::info::{info_with, InfoOptions, InfoReport};
 use bagscope_core::timefmt::secs;
 
-use crate::render::{self, opt_f, opt_ms, table};
+use crate::render::{self, opt_ms, table};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -65,7 +65,7 @@ fn text(r: &InfoReport) -> String {
             t.topic.clone(),
             t.type_name.clone(),
             t.count.to_string(),
-            opt_f(t.rate_hz, 2),
+            render::rate(t.rate_hz, t.count, t.log_span_ns),
             opt_ms(t.median_period_ns),
             opt_ms(t.largest_gap_ns),
             rel(t.first_log_time_ns),

@@ -1,0 +1,293 @@
+//! The verdicts' findings: every warning and contract-check finding of a command, grouped by
+//! code, each with a severity, worst first. One rule for every command (`clocks`, `check`,
+//! `report`), so the same bag gives the same codes for the same topics wherever it is asked.
+//!
+//! * `data_loss` is true exactly when messages could not be read at all (a cut file, a bad
+//!   CRC, an undecodable chunk, a missing split file, loss the recorder itself logged): the
+//!   warnings flagged `data_loss`. A topic that cannot be *decoded* for lack of a definition is
+//!   `undecodable_topic`, severity info: every message of it was read.
+//! * Severities: `error` for lost data, `warning` for what makes numbers wrong or misleading
+//!   (clock offsets, frozen / zero / invalid stamps, a replayed recording, split axes, clock
+//!   jumps, contract violations), `info` for what describes the bag without faulting it.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use bagscope_bag::Warning;
+
+/// How bad a finding is. Ordered worst first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Error,
+    Warning,
+    Info,
+}
+
+/// One code's findings.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VerdictFinding {
+    pub code: String,
+    pub severity: Severity,
+    /// Topics concerned, sorted (empty for bag-wide findings).
+    pub topics: Vec<String>,
+    /// Warnings or per-message findings behind this entry.
+    pub count: usize,
+    pub message: String,
+}
+
+/// The first screen's facts, shared by `clocks --json`, `check --json` and `report.json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VerdictSummary {
+    /// Messages that could not be read at all (see the module docs).
+    pub data_loss: bool,
+    /// Stamped non-aggregate topics on different clock axes.
+    pub split: bool,
+    /// One entry per code, worst first.
+    pub findings: Vec<VerdictFinding>,
+}
+
+/// Codes that describe a bag without faulting it.
+const INFO_CODES: [&str; 16] = [
+    "early_end",
+    "encapsulation_options",
+    "headerless",
+    "late_start",
+    "metadata_count_mismatch",
+    "multimodal_lag",
+    "qos_mixed",
+    "qos_unreadable",
+    "recorder_on_sim_time",
+    "schedule_fallback",
+    "sim_clock_pause",
+    "summary_truncated",
+    "undecodable_topic",
+    "unlisted_file",
+    "unmerged_wal",
+    "zero_count_topic",
+];
+
+/// Warning-severity codes in the order a reader should meet them; other codes follow by name.
+const WARNING_ORDER: [&str; 13] = [
+    "split_clock_axes",
+    "replayed_recording",
+    "clock_offset",
+    "clock_jump_back",
+    "stamp_frozen",
+    "stamp_zero",
+    "stamp_invalid",
+    "stamps_in_future",
+    "clock_drift",
+    "large_lag",
+    "mixed_axis",
+    "no_clock_for_sim",
+    "stamp_before_bag_start",
+];
+
+/// The severity of a warning code (`data_loss`: the warning says messages were lost).
+pub fn severity_of(code: &str, data_loss: bool) -> Severity {
+    if data_loss || code == "data_loss" {
+        Severity::Error
+    } else if INFO_CODES.contains(&code) {
+        Severity::Info
+    } else {
+        Severity::Warning
+    }
+}
+
+fn rank(f: &VerdictFinding) -> (Severity, usize, String) {
+    let pos = if f.code == "data_loss" {
+        0
+    } else {
+        WARNING_ORDER
+            .iter()
+            .position(|c| *c == f.code)
+            .map_or(WARNING_ORDER.len() + 1, |p| p + 1)
+    };
+    (f.severity, pos, f.code.clone())
+}
+
+/// A per-message contract-check finding, as far as the verdicts need it.
+pub struct CheckHit<'a> {
+    pub code: &'a str,
+    pub topic: &'a str,
+    pub message: &'a str,
+}
+
+#[derive(Default)]
+struct Group {
+    severity: Option<Severity>,
+    topics: Vec<String>,
+    count: usize,
+    messages: Vec<String>,
+}
+
+impl Group {
+    fn add(&mut self, severity: Severity, topic: Option<&str>, message: String) {
+        self.severity = Some(self.severity.map_or(severity, |s| s.min(severity)));
+        if let Some(t) = topic {
+            self.topics.push(t.to_string());
+        }
+        self.count += 1;
+        if self.messages.is_empty() {
+            self.messages.push(message);
+        }
+    }
+}
+
+/// Groups `warnings` and contract-check `hits` by code: one finding per code, worst first,
+/// plus a `data_loss` entry naming the causes when any warning says messages were lost.
+pub fn summarise(warnings: &[Warning], hits: &[CheckHit<'_>], split: bool) -> VerdictSummary {
+    let mut groups: BTreeMap<String, Group> = BTreeMap::new();
+    let mut loss: Group = Group::default();
+    let mut loss_codes: BTreeMap<&str, usize> = BTreeMap::new();
+    for w in warnings {
+        let text = match &w.file {
+            Some(f) if !w.message.contains(f.as_str()) => format!("{} ({f})", w.message),
+            _ => w.message.clone(),
+        };
+        groups.entry(w.code.clone()).or_default().add(
+            severity_of(&w.code, w.data_loss),
+            w.topic.as_deref(),
+            text,
+        );
+        if w.data_loss {
+            loss.add(Severity::Error, w.topic.as_deref(), String::new());
+            *loss_codes.entry(w.code.as_str()).or_default() += 1;
+        }
+    }
+    for h in hits {
+        groups.entry(h.code.to_string()).or_default().add(
+            severity_of(h.code, false),
+            Some(h.topic),
+            h.message.to_string(),
+        );
+    }
+    let mut findings: Vec<VerdictFinding> = groups
+        .into_iter()
+        .map(|(code, g)| finding(code, g))
+        .collect();
+    if !loss_codes.is_empty() {
+        let causes: Vec<String> = loss_codes
+            .iter()
+            .map(|(c, n)| format!("{c} ×{n}"))
+            .collect();
+        loss.messages = vec![format!(
+            "messages could not be read: {} (see those findings)",
+            causes.join(", ")
+        )];
+        findings.push(finding("data_loss".into(), loss));
+    }
+    findings.sort_by_key(rank);
+    VerdictSummary {
+        data_loss: !loss_codes.is_empty(),
+        split,
+        findings,
+    }
+}
+
+fn finding(code: String, mut g: Group) -> VerdictFinding {
+    g.topics.sort_by(|a, b| natural_cmp(a, b));
+    g.topics.dedup();
+    let first = g.messages.into_iter().next().unwrap_or_default();
+    let message = if g.count > 1 {
+        format!("{} findings; the first: {first}", g.count)
+    } else {
+        first
+    };
+    VerdictFinding {
+        code,
+        severity: g.severity.unwrap_or(Severity::Info),
+        topics: g.topics,
+        count: g.count,
+        message,
+    }
+}
+
+/// Orders strings with their digit runs compared as numbers: `bag_2` before `bag_10`.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (x.first(), y.first()) {
+            (None, None) => return a.cmp(b),
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(c), Some(d)) if c.is_ascii_digit() && d.is_ascii_digit() => {
+                let lx = x.iter().take_while(|c| c.is_ascii_digit()).count();
+                let ly = y.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (nx, ny) = (&x[..lx], &y[..ly]);
+                // Compare as numbers without parsing: strip leading zeros, then length, then digits.
+                let tx = &nx[nx.iter().take_while(|&&c| c == b'0').count()..];
+                let ty = &ny[ny.iter().take_while(|&&c| c == b'0').count()..];
+                let o = tx.len().cmp(&ty.len()).then(tx.cmp(ty));
+                if o != Ordering::Equal {
+                    return o;
+                }
+                x = &x[lx..];
+                y = &y[ly..];
+            }
+            (Some(c), Some(d)) => {
+                if c != d {
+                    return c.cmp(d);
+                }
+                x = &x[1..];
+                y = &y[1..];
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn natural_order_compares_numbers() {
+        let mut v = vec!["f_10", "f_2", "f_1", "f_0", "f_11", "g"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(v, vec!["f_0", "f_1", "f_2", "f_10", "f_11", "g"]);
+    }
+
+    #[test]
+    fn undecodable_is_not_loss_and_loss_comes_first() {
+        let ws = vec![
+            Warning::new("undecodable_topic", "no definition").topic("/a"),
+            Warning::new("clock_offset", "off").topic("/b"),
+            Warning::new("truncated", "cut").loss(),
+        ];
+        let s = summarise(&ws, &[], false);
+        assert!(s.data_loss);
+        let codes: Vec<&str> = s.findings.iter().map(|f| f.code.as_str()).collect();
+        assert_eq!(
+            codes,
+            vec![
+                "data_loss",
+                "truncated",
+                "clock_offset",
+                "undecodable_topic"
+            ]
+        );
+        assert_eq!(s.findings[3].severity, Severity::Info);
+        let s = summarise(&ws[..2], &[], false);
+        assert!(!s.data_loss);
+    }
+
+    #[test]
+    fn one_entry_per_code_with_every_topic() {
+        let ws = vec![
+            Warning::new("stamp_zero", "x").topic("/b10"),
+            Warning::new("stamp_zero", "y").topic("/b2"),
+        ];
+        let hits = [CheckHit {
+            code: "stamp_zero",
+            topic: "/c",
+            message: "header.stamp is 0",
+        }];
+        let s = summarise(&ws, &hits, false);
+        assert_eq!(s.findings.len(), 1);
+        assert_eq!(s.findings[0].topics, vec!["/b2", "/b10", "/c"]);
+        assert_eq!(s.findings[0].count, 3);
+    }
+}
