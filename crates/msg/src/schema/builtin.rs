@@ -102,10 +102,10 @@ fn build(text: &str) -> (Table, Vec<String>) {
         match expand(name, &body) {
             Ok(defs) => {
                 for d in defs {
-                    types.entry(d.name.clone()).or_default().push(Variant {
-                        distros,
-                        def: d,
-                    });
+                    types
+                        .entry(d.name.clone())
+                        .or_default()
+                        .push(Variant { distros, def: d });
                 }
             }
             Err(e) => errors.push(format!("{name}: {e}")),
@@ -200,15 +200,22 @@ pub fn resolve(type_name: &str) -> Option<MessageSchema> {
     MessageSchema::from_defs(&n, HashMap::new()).ok()
 }
 
-/// The distinct schemas of a built-in type across [`DISTROS`], oldest first, each with the
-/// distributions that use it. One entry for most types.
+/// The distinct schemas of a built-in type across the [`DISTROS`] that have it, oldest first,
+/// each with the distributions that use it. One entry for most types.
 pub fn candidates(type_name: &str) -> Vec<(Vec<&'static str>, MessageSchema)> {
     let Ok(root) = canonical_name(type_name) else {
         return Vec::new();
     };
     let t = table();
     let mut out: Vec<(Vec<&'static str>, MessageSchema)> = Vec::new();
+    let Some(root_variants) = t.types.get(&root) else {
+        return Vec::new();
+    };
     for (i, distro) in DISTROS.iter().enumerate() {
+        // Distributions that do not have the type (added later) are not named for it.
+        if !root_variants.iter().any(|v| v.distros & (1 << i) != 0) {
+            continue;
+        }
         let Some(schema) = schema_for_distro(t, &root, i) else {
             continue;
         };
