@@ -335,6 +335,22 @@ fn payload_picks_the_distribution_layout() {
         builtin::resolve_for_payload("rosbag2_interfaces/msg/WriteSplitEvent", &humble).unwrap();
     assert!(s.root().field("node_name").is_none());
 
+    // The same choice for a channel whose schema record is empty; a recorded schema wins.
+    let s =
+        bagscope_msg::schema_for_channel_payload("sensor_msgs/msg/Range", "", b"", &iron).unwrap();
+    assert!(s.root().field("variance").is_some());
+    let s = schema_for_channel("sensor_msgs/msg/Range", "", b"").unwrap();
+    assert!(s.root().field("variance").is_none());
+    let own = "std_msgs/Header header\nfloat32 range\n";
+    let s = bagscope_msg::schema_for_channel_payload(
+        "sensor_msgs/msg/Range",
+        "ros2msg",
+        own.as_bytes(),
+        &iron,
+    )
+    .unwrap();
+    assert_eq!(s.root().fields.len(), 2);
+
     // A payload no layout fits gets the default, and a type without a built-in nothing.
     let s = builtin::resolve_for_payload("sensor_msgs/msg/Range", &[0, 1, 0, 0, 1]).unwrap();
     assert_eq!(s, d);

@@ -32,12 +32,15 @@
 //! that newer distributions added exist only there (their earliest layout is the default).
 //!
 //! A schema-less bag does not say its distribution. Such bags are overwhelmingly Humble-era
-//! (sqlite3 storage before Iron), so [`resolve`] and [`def`] give the Humble layout (or the
-//! earliest one for newer types). [`resolve_for_payload`] picks by the data instead: it tries
-//! each distribution's schema in order humble, iron, jazzy, kilted, rolling and takes the
-//! first one that decodes the payload completely (nothing left but CDR padding to 4 bytes);
-//! when none does, the Humble one. A field appended in a later distribution always lengthens
-//! the payload by at least one aligned element, so a complete decode tells the layouts apart.
+//! (sqlite3 storage before Iron), so [`resolve`] (and the fill-in of dependencies missing from
+//! a recorded schema) give the Humble layout, or the earliest one for types added later.
+//! [`resolve_for_payload`] (and [`super::schema_for_channel_payload`]) pick by the data
+//! instead: each distribution's schema is tried in order humble, iron, jazzy, kilted, rolling
+//! and the first that decodes the payload completely (nothing left but the CDR padding to 4
+//! bytes) is taken; when none does, the Humble one. Every layout difference listed above
+//! changes the payload's length by more than that padding, so a complete decode tells them
+//! apart, except `SteeringControllerStatus`, whose layouts differ only in a field's name (the
+//! older name is used).
 
 use super::{canonical_name, ros2msg::parse_single, BaseType, MessageDef, MessageSchema};
 use crate::decode::{decode_with_end, only_padding_after};
