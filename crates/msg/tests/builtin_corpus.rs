@@ -260,6 +260,8 @@ fn corpus_topics_with_builtin_types_decode_completely() {
             .copied()
     };
     assert!(range(6) >= Some(5) && range(7).is_none(), "{layouts:?}");
+    // The Gazebo classic bags' /performance_metrics.
+    assert_eq!(n("gazebo_msgs/msg/PerformanceMetrics"), 138 + 115);
     // kf_fadil_renamed, whose metadata.yaml names a file that is not there.
     assert!(
         n("nav_msgs/msg/Odometry") >= 3861 + 1480,

@@ -8,10 +8,11 @@
 //! `actionlib_msgs`, `std_srvs`, `rcl_interfaces`, `rosgraph_msgs`, `lifecycle_msgs`,
 //! `action_msgs`, `unique_identifier_msgs`, `statistics_msgs`, `service_msgs`,
 //! `type_description_interfaces`, `composition_interfaces`, `control_msgs`, `tf2_msgs`,
-//! `example_interfaces`, `rosbag2_interfaces`. The field lists live in `builtin_defs.txt`
-//! (one `@ pkg/kind/Name [distros]` section per definition, `.msg` / `.srv` / `.action`
-//! text without comments), written from each package's interface files on its humble, iron,
-//! jazzy and rolling branches (kilted is taken as rolling's state; control_msgs has no iron
+//! `example_interfaces`, `rosbag2_interfaces`, and Gazebo classic's `gazebo_msgs` (released up
+//! to Humble; its `/performance_metrics` is in many simulation bags). The field lists live in
+//! `builtin_defs.txt` (one `@ pkg/kind/Name [distros]` section per definition, `.msg` / `.srv`
+//! / `.action` text without comments), written from each package's interface files on its
+//! humble, iron, jazzy and rolling branches (kilted is taken as rolling's state; control_msgs has no iron
 //! branch, so its iron variant is its 2023 state, which jazzy's first releases also used).
 //!
 //! Services (`pkg/srv/Name`) give `Name_Request`, `Name_Response` and the `Name_Event` message
