@@ -377,6 +377,31 @@ pub fn decode(schema: &MessageSchema, payload: &[u8]) -> Result<Value, DecodeErr
     decode_prefix(schema, payload, usize::MAX)
 }
 
+/// Decode a whole payload like [`decode`] and also return where the message ends (offset
+/// into `payload`, header included), so a caller can tell whether the schema accounted for
+/// every byte (see [`only_padding_after`]).
+pub fn decode_with_end(
+    schema: &MessageSchema,
+    payload: &[u8],
+) -> Result<(Value, usize), DecodeError> {
+    let r = Reader::new(payload)?;
+    let mut d = Decoder {
+        schema,
+        r,
+        path: Vec::new(),
+    };
+    let v = d.decode_struct(schema.root(), usize::MAX)?;
+    Ok((v, d.r.pos))
+}
+
+/// True when the bytes of `payload` after `end` (a message's end from [`decode_with_end`])
+/// can only be the padding middlewares add to round the CDR body up to a multiple of 4.
+pub fn only_padding_after(payload: &[u8], end: usize) -> bool {
+    let body = end.saturating_sub(ENCAPSULATION_HEADER_LEN);
+    let padded = ENCAPSULATION_HEADER_LEN + body.div_ceil(4) * 4;
+    payload.len() >= end && payload.len() <= padded
+}
+
 /// Decode only the first `n_fields` top-level fields of the root message;
 /// the resulting struct has just those fields.
 pub fn decode_prefix(

@@ -20,7 +20,7 @@ pub mod value;
 
 pub use decode::decode;
 pub use error::{DecodeError, DecodeErrorKind, SchemaError, TypedError};
-pub use schema::{schema_for_channel, MessageSchema};
+pub use schema::{schema_for_channel, schema_for_channel_payload, MessageSchema};
 pub use stamp::{Stamp, StampLocator, StampSource};
 pub use types::{decode_typed, encode_typed};
 pub use value::Value;

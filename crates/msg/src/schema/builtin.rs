@@ -1,138 +1,273 @@
-//! Built-in definitions for common ROS 2 message types, used when a channel's
-//! schema record is empty (some writers omit it) and to fill in dependencies
-//! missing from a schema text. The texts are field lists only (no comments).
+//! Built-in definitions of the ROS 2 interface packages most bags use, for channels whose
+//! schema is empty (rosbag2's sqlite3 storage up to Humble stores none; Iron and later store
+//! an empty text when the recorder could not find a type's package) and to fill in
+//! dependencies missing from a schema text.
+//!
+//! Packages: `builtin_interfaces`, `std_msgs`, `geometry_msgs`, `sensor_msgs`, `nav_msgs`,
+//! `shape_msgs`, `stereo_msgs`, `trajectory_msgs`, `visualization_msgs`, `diagnostic_msgs`,
+//! `actionlib_msgs`, `std_srvs`, `rcl_interfaces`, `rosgraph_msgs`, `lifecycle_msgs`,
+//! `action_msgs`, `unique_identifier_msgs`, `statistics_msgs`, `service_msgs`,
+//! `type_description_interfaces`, `composition_interfaces`, `control_msgs`, `tf2_msgs`,
+//! `example_interfaces`, `rosbag2_interfaces`, and Gazebo classic's `gazebo_msgs` (released up
+//! to Humble; its `/performance_metrics` is in many simulation bags). The field lists live in
+//! `builtin_defs.txt` (one `@ pkg/kind/Name [distros]` section per definition, `.msg` / `.srv`
+//! / `.action` text without comments), written from each package's interface files on its
+//! humble, iron, jazzy and rolling branches (kilted is taken as rolling's state; control_msgs has no iron
+//! branch, so its iron variant is its 2023 state, which jazzy's first releases also used).
+//!
+//! Services (`pkg/srv/Name`) give `Name_Request`, `Name_Response` and the `Name_Event` message
+//! rosbag2 records from Iron on (`service_msgs/ServiceEventInfo info`, `Name_Request[<=1]
+//! request`, `Name_Response[<=1] response`). Actions (`pkg/action/Name`) give `Name_Goal`,
+//! `Name_Result`, `Name_Feedback`, `Name_FeedbackMessage` (the feedback topic's type), and the
+//! `Name_SendGoal` and `Name_GetResult` services with their events.
+//!
+//! # Distributions
+//!
+//! Where a type's wire layout differs between distributions, each layout is kept with the
+//! distributions that use it (constants and default values do not affect the layout and are
+//! not told apart). The layouts that differ: `sensor_msgs/Range` (`variance` since Iron),
+//! `rosbag2_interfaces/WriteSplitEvent` and `ReadSplitEvent` (`node_name` since Jazzy), and in
+//! `control_msgs` `JointTrajectoryControllerState` (Humble also carries `desired`/`actual`;
+//! `speed_scaling_factor` since Jazzy), `PidState` and `SteeringControllerStatus` (changed
+//! after Jazzy) and `FollowJointTrajectory`'s feedback (`index` fields after Jazzy). Types
+//! that newer distributions added exist only there (their earliest layout is the default).
+//!
+//! A schema-less bag does not say its distribution. Such bags are overwhelmingly Humble-era
+//! (sqlite3 storage before Iron), so [`resolve`] (and the fill-in of dependencies missing from
+//! a recorded schema) give the Humble layout, or the earliest one for types added later.
+//! [`resolve_for_payload`] (and [`super::schema_for_channel_payload`]) pick by the data
+//! instead: each distribution's schema is tried in order humble, iron, jazzy, kilted, rolling
+//! and the first that decodes the payload completely (nothing left but the CDR padding to 4
+//! bytes) is taken; when none does, the Humble one. Every layout difference listed above
+//! changes the payload's length by more than that padding, so a complete decode tells them
+//! apart, except `SteeringControllerStatus`, whose layouts differ only in a field's name (the
+//! older name is used).
 
-use super::{canonical_name, ros2msg::parse_single, MessageDef, MessageSchema};
-use std::collections::HashMap;
+use super::{canonical_name, ros2msg::parse_single, BaseType, MessageDef, MessageSchema};
+use crate::decode::{decode_with_end, only_padding_after};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
-const TEXTS: &[(&str, &str)] = &[
-    ("builtin_interfaces/msg/Time", "int32 sec\nuint32 nanosec\n"),
-    ("builtin_interfaces/msg/Duration", "int32 sec\nuint32 nanosec\n"),
-    // std_msgs
-    ("std_msgs/msg/Header", "builtin_interfaces/Time stamp\nstring frame_id\n"),
-    ("std_msgs/msg/String", "string data\n"),
-    ("std_msgs/msg/Bool", "bool data\n"),
-    ("std_msgs/msg/Byte", "byte data\n"),
-    ("std_msgs/msg/Char", "char data\n"),
-    ("std_msgs/msg/Empty", ""),
-    ("std_msgs/msg/Float32", "float32 data\n"),
-    ("std_msgs/msg/Float64", "float64 data\n"),
-    ("std_msgs/msg/Int8", "int8 data\n"),
-    ("std_msgs/msg/Int16", "int16 data\n"),
-    ("std_msgs/msg/Int32", "int32 data\n"),
-    ("std_msgs/msg/Int64", "int64 data\n"),
-    ("std_msgs/msg/UInt8", "uint8 data\n"),
-    ("std_msgs/msg/UInt16", "uint16 data\n"),
-    ("std_msgs/msg/UInt32", "uint32 data\n"),
-    ("std_msgs/msg/UInt64", "uint64 data\n"),
-    ("std_msgs/msg/ColorRGBA", "float32 r\nfloat32 g\nfloat32 b\nfloat32 a\n"),
-    ("std_msgs/msg/MultiArrayDimension", "string label\nuint32 size\nuint32 stride\n"),
-    ("std_msgs/msg/MultiArrayLayout", "MultiArrayDimension[] dim\nuint32 data_offset\n"),
-    ("std_msgs/msg/Float32MultiArray", "MultiArrayLayout layout\nfloat32[] data\n"),
-    ("std_msgs/msg/Float64MultiArray", "MultiArrayLayout layout\nfloat64[] data\n"),
-    ("std_msgs/msg/Int32MultiArray", "MultiArrayLayout layout\nint32[] data\n"),
-    ("std_msgs/msg/Int64MultiArray", "MultiArrayLayout layout\nint64[] data\n"),
-    ("std_msgs/msg/UInt8MultiArray", "MultiArrayLayout layout\nuint8[] data\n"),
-    ("std_msgs/msg/ByteMultiArray", "MultiArrayLayout layout\nbyte[] data\n"),
-    // geometry_msgs
-    ("geometry_msgs/msg/Vector3", "float64 x\nfloat64 y\nfloat64 z\n"),
-    ("geometry_msgs/msg/Point", "float64 x\nfloat64 y\nfloat64 z\n"),
-    ("geometry_msgs/msg/Point32", "float32 x\nfloat32 y\nfloat32 z\n"),
-    ("geometry_msgs/msg/Quaternion", "float64 x 0\nfloat64 y 0\nfloat64 z 0\nfloat64 w 1\n"),
-    ("geometry_msgs/msg/Pose", "Point position\nQuaternion orientation\n"),
-    ("geometry_msgs/msg/Pose2D", "float64 x\nfloat64 y\nfloat64 theta\n"),
-    ("geometry_msgs/msg/PoseStamped", "std_msgs/Header header\nPose pose\n"),
-    ("geometry_msgs/msg/PoseArray", "std_msgs/Header header\nPose[] poses\n"),
-    ("geometry_msgs/msg/PoseWithCovariance", "Pose pose\nfloat64[36] covariance\n"),
-    ("geometry_msgs/msg/PoseWithCovarianceStamped", "std_msgs/Header header\nPoseWithCovariance pose\n"),
-    ("geometry_msgs/msg/PointStamped", "std_msgs/Header header\nPoint point\n"),
-    ("geometry_msgs/msg/Vector3Stamped", "std_msgs/Header header\nVector3 vector\n"),
-    ("geometry_msgs/msg/QuaternionStamped", "std_msgs/Header header\nQuaternion quaternion\n"),
-    ("geometry_msgs/msg/Polygon", "Point32[] points\n"),
-    ("geometry_msgs/msg/PolygonStamped", "std_msgs/Header header\nPolygon polygon\n"),
-    ("geometry_msgs/msg/Transform", "Vector3 translation\nQuaternion rotation\n"),
-    ("geometry_msgs/msg/TransformStamped", "std_msgs/Header header\nstring child_frame_id\nTransform transform\n"),
-    ("geometry_msgs/msg/Twist", "Vector3 linear\nVector3 angular\n"),
-    ("geometry_msgs/msg/TwistStamped", "std_msgs/Header header\nTwist twist\n"),
-    ("geometry_msgs/msg/TwistWithCovariance", "Twist twist\nfloat64[36] covariance\n"),
-    ("geometry_msgs/msg/TwistWithCovarianceStamped", "std_msgs/Header header\nTwistWithCovariance twist\n"),
-    ("geometry_msgs/msg/Accel", "Vector3 linear\nVector3 angular\n"),
-    ("geometry_msgs/msg/AccelStamped", "std_msgs/Header header\nAccel accel\n"),
-    ("geometry_msgs/msg/AccelWithCovariance", "Accel accel\nfloat64[36] covariance\n"),
-    ("geometry_msgs/msg/AccelWithCovarianceStamped", "std_msgs/Header header\nAccelWithCovariance accel\n"),
-    ("geometry_msgs/msg/Wrench", "Vector3 force\nVector3 torque\n"),
-    ("geometry_msgs/msg/WrenchStamped", "std_msgs/Header header\nWrench wrench\n"),
-    ("geometry_msgs/msg/Inertia", "float64 m\nVector3 com\nfloat64 ixx\nfloat64 ixy\nfloat64 ixz\nfloat64 iyy\nfloat64 iyz\nfloat64 izz\n"),
-    ("geometry_msgs/msg/InertiaStamped", "std_msgs/Header header\nInertia inertia\n"),
-    // sensor_msgs
-    ("sensor_msgs/msg/Image", "std_msgs/Header header\nuint32 height\nuint32 width\nstring encoding\nuint8 is_bigendian\nuint32 step\nuint8[] data\n"),
-    ("sensor_msgs/msg/CompressedImage", "std_msgs/Header header\nstring format\nuint8[] data\n"),
-    ("sensor_msgs/msg/RegionOfInterest", "uint32 x_offset\nuint32 y_offset\nuint32 height\nuint32 width\nbool do_rectify\n"),
-    ("sensor_msgs/msg/CameraInfo", "std_msgs/Header header\nuint32 height\nuint32 width\nstring distortion_model\nfloat64[] d\nfloat64[9] k\nfloat64[9] r\nfloat64[12] p\nuint32 binning_x\nuint32 binning_y\nRegionOfInterest roi\n"),
-    ("sensor_msgs/msg/Imu", "std_msgs/Header header\ngeometry_msgs/Quaternion orientation\nfloat64[9] orientation_covariance\ngeometry_msgs/Vector3 angular_velocity\nfloat64[9] angular_velocity_covariance\ngeometry_msgs/Vector3 linear_acceleration\nfloat64[9] linear_acceleration_covariance\n"),
-    ("sensor_msgs/msg/JointState", "std_msgs/Header header\nstring[] name\nfloat64[] position\nfloat64[] velocity\nfloat64[] effort\n"),
-    ("sensor_msgs/msg/MultiDOFJointState", "std_msgs/Header header\nstring[] joint_names\ngeometry_msgs/Transform[] transforms\ngeometry_msgs/Twist[] twist\ngeometry_msgs/Wrench[] wrench\n"),
-    ("sensor_msgs/msg/PointField", "uint8 INT8=1\nuint8 UINT8=2\nuint8 INT16=3\nuint8 UINT16=4\nuint8 INT32=5\nuint8 UINT32=6\nuint8 FLOAT32=7\nuint8 FLOAT64=8\nstring name\nuint32 offset\nuint8 datatype\nuint32 count\n"),
-    ("sensor_msgs/msg/PointCloud2", "std_msgs/Header header\nuint32 height\nuint32 width\nPointField[] fields\nbool is_bigendian\nuint32 point_step\nuint32 row_step\nuint8[] data\nbool is_dense\n"),
-    ("sensor_msgs/msg/ChannelFloat32", "string name\nfloat32[] values\n"),
-    ("sensor_msgs/msg/PointCloud", "std_msgs/Header header\ngeometry_msgs/Point32[] points\nChannelFloat32[] channels\n"),
-    ("sensor_msgs/msg/LaserScan", "std_msgs/Header header\nfloat32 angle_min\nfloat32 angle_max\nfloat32 angle_increment\nfloat32 time_increment\nfloat32 scan_time\nfloat32 range_min\nfloat32 range_max\nfloat32[] ranges\nfloat32[] intensities\n"),
-    ("sensor_msgs/msg/NavSatStatus", "int8 STATUS_NO_FIX=-1\nint8 STATUS_FIX=0\nint8 STATUS_SBAS_FIX=1\nint8 STATUS_GBAS_FIX=2\nuint16 SERVICE_GPS=1\nuint16 SERVICE_GLONASS=2\nuint16 SERVICE_COMPASS=4\nuint16 SERVICE_GALILEO=8\nint8 status\nuint16 service\n"),
-    ("sensor_msgs/msg/NavSatFix", "uint8 COVARIANCE_TYPE_UNKNOWN=0\nuint8 COVARIANCE_TYPE_APPROXIMATED=1\nuint8 COVARIANCE_TYPE_DIAGONAL_KNOWN=2\nuint8 COVARIANCE_TYPE_KNOWN=3\nstd_msgs/Header header\nNavSatStatus status\nfloat64 latitude\nfloat64 longitude\nfloat64 altitude\nfloat64[9] position_covariance\nuint8 position_covariance_type\n"),
-    ("sensor_msgs/msg/MagneticField", "std_msgs/Header header\ngeometry_msgs/Vector3 magnetic_field\nfloat64[9] magnetic_field_covariance\n"),
-    ("sensor_msgs/msg/Temperature", "std_msgs/Header header\nfloat64 temperature\nfloat64 variance\n"),
-    ("sensor_msgs/msg/FluidPressure", "std_msgs/Header header\nfloat64 fluid_pressure\nfloat64 variance\n"),
-    ("sensor_msgs/msg/RelativeHumidity", "std_msgs/Header header\nfloat64 relative_humidity\nfloat64 variance\n"),
-    ("sensor_msgs/msg/Illuminance", "std_msgs/Header header\nfloat64 illuminance\nfloat64 variance\n"),
-    ("sensor_msgs/msg/Range", "uint8 ULTRASOUND=0\nuint8 INFRARED=1\nstd_msgs/Header header\nuint8 radiation_type\nfloat32 field_of_view\nfloat32 min_range\nfloat32 max_range\nfloat32 range\n"),
-    ("sensor_msgs/msg/TimeReference", "std_msgs/Header header\nbuiltin_interfaces/Time time_ref\nstring source\n"),
-    ("sensor_msgs/msg/Joy", "std_msgs/Header header\nfloat32[] axes\nint32[] buttons\n"),
-    ("sensor_msgs/msg/BatteryState", "std_msgs/Header header\nfloat32 voltage\nfloat32 temperature\nfloat32 current\nfloat32 charge\nfloat32 capacity\nfloat32 design_capacity\nfloat32 percentage\nuint8 power_supply_status\nuint8 power_supply_health\nuint8 power_supply_technology\nbool present\nfloat32[] cell_voltage\nfloat32[] cell_temperature\nstring location\nstring serial_number\n"),
-    // trajectory_msgs
-    ("trajectory_msgs/msg/JointTrajectory", "std_msgs/Header header\nstring[] joint_names\nJointTrajectoryPoint[] points\n"),
-    ("trajectory_msgs/msg/JointTrajectoryPoint", "float64[] positions\nfloat64[] velocities\nfloat64[] accelerations\nfloat64[] effort\nbuiltin_interfaces/Duration time_from_start\n"),
-    ("trajectory_msgs/msg/MultiDOFJointTrajectory", "std_msgs/Header header\nstring[] joint_names\nMultiDOFJointTrajectoryPoint[] points\n"),
-    ("trajectory_msgs/msg/MultiDOFJointTrajectoryPoint", "geometry_msgs/Transform[] transforms\ngeometry_msgs/Twist[] velocities\ngeometry_msgs/Twist[] accelerations\nbuiltin_interfaces/Duration time_from_start\n"),
-    // misc
-    ("rosgraph_msgs/msg/Clock", "builtin_interfaces/Time clock\n"),
-    ("tf2_msgs/msg/TFMessage", "geometry_msgs/TransformStamped[] transforms\n"),
-    ("nav_msgs/msg/Odometry", "std_msgs/Header header\nstring child_frame_id\ngeometry_msgs/PoseWithCovariance pose\ngeometry_msgs/TwistWithCovariance twist\n"),
-    ("nav_msgs/msg/Path", "std_msgs/Header header\ngeometry_msgs/PoseStamped[] poses\n"),
-    ("nav_msgs/msg/MapMetaData", "builtin_interfaces/Time map_load_time\nfloat32 resolution\nuint32 width\nuint32 height\ngeometry_msgs/Pose origin\n"),
-    ("nav_msgs/msg/OccupancyGrid", "std_msgs/Header header\nMapMetaData info\nint8[] data\n"),
-    ("nav_msgs/msg/GridCells", "std_msgs/Header header\nfloat32 cell_width\nfloat32 cell_height\ngeometry_msgs/Point[] cells\n"),
-    ("service_msgs/msg/ServiceEventInfo", "uint8 REQUEST_SENT=0\nuint8 REQUEST_RECEIVED=1\nuint8 RESPONSE_SENT=2\nuint8 RESPONSE_RECEIVED=3\nuint8 event_type\nbuiltin_interfaces/Time stamp\nchar[16] client_gid\nint64 sequence_number\n"),
-    ("rcl_interfaces/msg/Log", "byte DEBUG=10\nbyte INFO=20\nbyte WARN=30\nbyte ERROR=40\nbyte FATAL=50\nbuiltin_interfaces/Time stamp\nuint8 level\nstring name\nstring msg\nstring file\nstring function\nuint32 line\n"),
-];
+/// Distributions whose layouts are told apart, oldest first.
+pub const DISTROS: [&str; 5] = ["humble", "iron", "jazzy", "kilted", "rolling"];
 
-fn table() -> &'static HashMap<String, MessageDef> {
-    static TABLE: OnceLock<HashMap<String, MessageDef>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        TEXTS
-            .iter()
-            // The texts are ours and covered by tests; a bad one is skipped
-            // rather than panicking at runtime.
-            .filter_map(|(n, t)| parse_single(n, t).ok().map(|d| (n.to_string(), d)))
-            .collect()
-    })
+const ALL_DISTROS: u8 = (1 << DISTROS.len()) - 1;
+
+const DEFS_TEXT: &str = include_str!("builtin_defs.txt");
+
+/// One layout of a type and the distributions (bit `i` = `DISTROS[i]`) that use it.
+struct Variant {
+    distros: u8,
+    def: MessageDef,
 }
 
-/// A single built-in definition by canonical name.
+struct Table {
+    /// Canonical name to its layouts, the default (earliest) first.
+    types: BTreeMap<String, Vec<Variant>>,
+}
+
+impl Table {
+    fn variant_for(&self, name: &str, distro: usize) -> Option<&MessageDef> {
+        let vs = self.types.get(name)?;
+        vs.iter()
+            .find(|v| v.distros & (1 << distro) != 0)
+            .or_else(|| vs.first())
+            .map(|v| &v.def)
+    }
+}
+
+fn table() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    // The texts are ours and a test parses every one strictly; a bad one is skipped
+    // rather than panicking at runtime.
+    TABLE.get_or_init(|| build(DEFS_TEXT).0)
+}
+
+/// Parse the definitions file: the table and one message per section that did not parse.
+fn build(text: &str) -> (Table, Vec<String>) {
+    let mut types: BTreeMap<String, Vec<Variant>> = BTreeMap::new();
+    let mut errors = Vec::new();
+    for (header, body) in sections(text) {
+        let mut words = header.split_whitespace();
+        let Some(name) = words.next() else {
+            errors.push("section without a name".to_string());
+            continue;
+        };
+        let mut distros = 0u8;
+        for w in words {
+            match DISTROS.iter().position(|d| *d == w) {
+                Some(i) => distros |= 1 << i,
+                None => errors.push(format!("{name}: unknown distribution `{w}`")),
+            }
+        }
+        if distros == 0 {
+            distros = ALL_DISTROS;
+        }
+        match expand(name, &body) {
+            Ok(defs) => {
+                for d in defs {
+                    types
+                        .entry(d.name.clone())
+                        .or_default()
+                        .push(Variant { distros, def: d });
+                }
+            }
+            Err(e) => errors.push(format!("{name}: {e}")),
+        }
+    }
+    (Table { types }, errors)
+}
+
+/// `(header after "@ ", body lines)` for each section of the definitions file.
+fn sections(text: &str) -> Vec<(&str, Vec<&str>)> {
+    let mut out: Vec<(&str, Vec<&str>)> = Vec::new();
+    for line in text.lines() {
+        if let Some(h) = line.strip_prefix("@ ") {
+            out.push((h.trim(), Vec::new()));
+        } else if let Some((_, body)) = out.last_mut() {
+            body.push(line);
+        }
+    }
+    out
+}
+
+/// The message definitions one `.msg` / `.srv` / `.action` section stands for.
+fn expand(name: &str, body: &[&str]) -> Result<Vec<MessageDef>, String> {
+    let parts: Vec<String> = body
+        .split(|l| l.trim() == "---")
+        .map(|p| p.iter().map(|l| format!("{l}\n")).collect())
+        .collect();
+    let [pkg, kind, base] = name.split('/').collect::<Vec<_>>()[..] else {
+        return Err("expected `pkg/kind/Name`".into());
+    };
+    let parse = |n: String, t: &str| parse_single(&n, t).map_err(|e| e.to_string());
+    match (kind, parts.as_slice()) {
+        ("msg", [m]) => Ok(vec![parse(name.to_string(), m)?]),
+        ("srv", [req, resp]) => service(&format!("{pkg}/srv/{base}"), req, resp),
+        ("action", [goal, result, feedback]) => {
+            let a = format!("{pkg}/action/{base}");
+            let mut defs = vec![
+                parse(format!("{a}_Goal"), goal)?,
+                parse(format!("{a}_Result"), result)?,
+                parse(format!("{a}_Feedback"), feedback)?,
+                parse(
+                    format!("{a}_FeedbackMessage"),
+                    &format!("unique_identifier_msgs/UUID goal_id\n{a}_Feedback feedback\n"),
+                )?,
+            ];
+            defs.extend(service(
+                &format!("{a}_SendGoal"),
+                &format!("unique_identifier_msgs/UUID goal_id\n{a}_Goal goal\n"),
+                "bool accepted\nbuiltin_interfaces/Time stamp\n",
+            )?);
+            defs.extend(service(
+                &format!("{a}_GetResult"),
+                "unique_identifier_msgs/UUID goal_id\n",
+                &format!("int8 status\n{a}_Result result\n"),
+            )?);
+            Ok(defs)
+        }
+        _ => Err(format!(
+            "{} part(s) separated by `---` do not fit a `{kind}` definition",
+            parts.len()
+        )),
+    }
+}
+
+/// `S_Request`, `S_Response` and `S_Event` for the service `S` (`pkg/srv/Name`, or an
+/// action's `pkg/action/Name_SendGoal`).
+fn service(s: &str, req: &str, resp: &str) -> Result<Vec<MessageDef>, String> {
+    let parse = |n: String, t: &str| parse_single(&n, t).map_err(|e| e.to_string());
+    Ok(vec![
+        parse(format!("{s}_Request"), req)?,
+        parse(format!("{s}_Response"), resp)?,
+        parse(
+            format!("{s}_Event"),
+            &format!(
+                "service_msgs/ServiceEventInfo info\n{s}_Request[<=1] request\n{s}_Response[<=1] response\n"
+            ),
+        )?,
+    ])
+}
+
+/// A single built-in definition by canonical name: the Humble layout, or the earliest one
+/// for types added later.
 pub(crate) fn def(canonical: &str) -> Option<&'static MessageDef> {
-    table().get(canonical)
+    table().types.get(canonical)?.first().map(|v| &v.def)
 }
 
-/// Resolve a built-in type (`pkg/msg/Type` or `pkg/Type`) to a full schema.
+/// Resolve a built-in type (`pkg/msg/Type` or `pkg/Type`) to a full schema, with the
+/// Humble layout of every type in it (the earliest one for types added later).
 pub fn resolve(type_name: &str) -> Option<MessageSchema> {
     let n = canonical_name(type_name).ok()?;
     def(&n)?;
     MessageSchema::from_defs(&n, HashMap::new()).ok()
 }
 
-/// Names (canonical) of all built-in types.
+/// The distinct schemas of a built-in type across the [`DISTROS`] that have it, oldest first,
+/// each with the distributions that use it. One entry for most types.
+pub fn candidates(type_name: &str) -> Vec<(Vec<&'static str>, MessageSchema)> {
+    let Ok(root) = canonical_name(type_name) else {
+        return Vec::new();
+    };
+    let t = table();
+    let mut out: Vec<(Vec<&'static str>, MessageSchema)> = Vec::new();
+    let Some(root_variants) = t.types.get(&root) else {
+        return Vec::new();
+    };
+    for (i, distro) in DISTROS.iter().enumerate() {
+        // Distributions that do not have the type (added later) are not named for it.
+        if !root_variants.iter().any(|v| v.distros & (1 << i) != 0) {
+            continue;
+        }
+        let Some(schema) = schema_for_distro(t, &root, i) else {
+            continue;
+        };
+        match out.iter_mut().find(|(_, s)| *s == schema) {
+            Some((ds, _)) => ds.push(distro),
+            None => out.push((vec![distro], schema)),
+        }
+    }
+    out
+}
+
+/// The schema of `root` with every type's layout taken from distribution `distro`.
+fn schema_for_distro(t: &Table, root: &str, distro: usize) -> Option<MessageSchema> {
+    let mut pool: HashMap<String, MessageDef> = HashMap::new();
+    let mut stack = vec![root.to_string()];
+    while let Some(n) = stack.pop() {
+        if pool.contains_key(&n) {
+            continue;
+        }
+        let d = t.variant_for(&n, distro)?;
+        for f in &d.fields {
+            if let BaseType::Message(m) = &f.ty.base {
+                stack.push(m.clone());
+            }
+        }
+        pool.insert(n, d.clone());
+    }
+    MessageSchema::from_defs(root, pool).ok()
+}
+
+/// The built-in schema of `type_name` that fits a recorded payload: the first of
+/// [`candidates`] (oldest distribution first) that decodes `payload` completely, else the
+/// default of [`resolve`]. `None` when the type has no built-in definition.
+pub fn resolve_for_payload(type_name: &str, payload: &[u8]) -> Option<MessageSchema> {
+    let mut cands = candidates(type_name);
+    if cands.len() > 1 {
+        if let Some(i) = cands.iter().position(|(_, s)| {
+            decode_with_end(s, payload).is_ok_and(|(_, end)| only_padding_after(payload, end))
+        }) {
+            return Some(cands.swap_remove(i).1);
+        }
+    }
+    resolve(type_name)
+}
+
+/// Names (canonical, sorted) of all built-in types.
 pub fn names() -> impl Iterator<Item = &'static str> {
-    TEXTS.iter().map(|(n, _)| *n)
+    table().types.keys().map(|n| n.as_str())
 }
 
 /// rosbag2-style ros2msg schema text (root + `MSG:` dependency sections) for a
@@ -158,4 +293,33 @@ pub fn schema_for_writing(
         return Some((enc.to_string(), data.to_vec(), "bag"));
     }
     schema_text(type_name).map(|t| ("ros2msg".to_string(), t.into_bytes(), "builtin"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_section_parses() {
+        let (t, errors) = build(DEFS_TEXT);
+        assert!(errors.is_empty(), "{errors:#?}");
+        // Sections for one name must not claim the same distribution twice.
+        for (n, vs) in &t.types {
+            let mut seen = 0u8;
+            for v in vs {
+                assert_eq!(seen & v.distros, 0, "{n}: a distribution has two layouts");
+                seen |= v.distros;
+            }
+        }
+    }
+
+    #[test]
+    fn malformed_sections_are_reported() {
+        let (t, errors) = build(
+            "@ a/msg/A\nint32 x\n@ a/srv/S\nint32 x\n@ a/msg/B lunar\nint32 y\n@ a/msg/C\nfoo!bar baz\n",
+        );
+        assert!(t.types.contains_key("a/msg/A"));
+        assert!(!t.types.contains_key("a/srv/S_Request"));
+        assert_eq!(errors.len(), 3, "{errors:?}");
+    }
 }

@@ -494,16 +494,42 @@ pub(crate) fn package_of(name: &str) -> &str {
 /// * `encoding` `"ros2msg"`: ros2msg text; `pkg/srv/X_Event` types get the
 ///   service-event treatment (see [`parse_service_event`]).
 /// * `encoding` `"ros2idl"`: IDL text.
-/// * Empty `data` (any encoding, including `""`): use the built-in definition.
+/// * Empty `data` (any encoding, including `""`): use the built-in definition (the Humble
+///   layout where distributions differ; see [`schema_for_channel_payload`]).
 ///   A `ros2msg` channel with empty data and no built-in is an empty message.
 pub fn schema_for_channel(
     type_name: &str,
     encoding: &str,
     data: &[u8],
 ) -> Result<MessageSchema, SchemaError> {
+    channel_schema(type_name, encoding, data, None)
+}
+
+/// [`schema_for_channel`] for a channel one of whose payloads is at hand: when the schema
+/// record is empty, the built-in definition is the distribution's layout that decodes
+/// `payload` completely ([`builtin::resolve_for_payload`]) rather than the Humble one.
+pub fn schema_for_channel_payload(
+    type_name: &str,
+    encoding: &str,
+    data: &[u8],
+    payload: &[u8],
+) -> Result<MessageSchema, SchemaError> {
+    channel_schema(type_name, encoding, data, Some(payload))
+}
+
+fn channel_schema(
+    type_name: &str,
+    encoding: &str,
+    data: &[u8],
+    payload: Option<&[u8]>,
+) -> Result<MessageSchema, SchemaError> {
     let text = std::str::from_utf8(data).map_err(|_| SchemaError::NotUtf8)?;
     if text.trim().is_empty() {
-        if let Some(s) = builtin::resolve(type_name) {
+        let b = match payload {
+            Some(p) => builtin::resolve_for_payload(type_name, p),
+            None => builtin::resolve(type_name),
+        };
+        if let Some(s) = b {
             return Ok(s);
         }
         return match encoding {
