@@ -1195,6 +1195,9 @@ fn sync_rows(e: &SyncEntry) -> Vec<Vec<String>> {
         ]);
         rows.push(vec!["queue minimum".into(), rec.rule.queue_min.to_string()]);
     }
+    if let Some(no) = &r.no_recommendation {
+        rows.push(vec!["no recommendation".into(), no.message.clone()]);
+    }
     if let Some(s) = &r.report {
         rows.push(vec!["sets".into(), s.sets.to_string()]);
         rows.push(vec!["match rate".into(), format!("{:.3}", s.match_rate)]);

@@ -9,8 +9,9 @@ use serde::Serialize;
 use bagscope_bag::{Bag, Warning};
 use bagscope_msg::StampSource;
 use bagscope_sync::{
-    diagnose, emulate, recommend, summarize, Arrival, DiagnoseHints, Diagnosis, Policy,
-    RecommendInput, Recommendation, SyncConfig, SyncOutcome, SyncReport, TopicSeries,
+    diagnose, emulate, recommend, summarize, Arrival, DiagnoseHints, Diagnosis, NoRecommendation,
+    Policy, RecommendInput, Recommendation, SyncConfig, SyncError, SyncOutcome, SyncReport,
+    TopicSeries,
 };
 
 use crate::series::{locators, topic_schemas};
@@ -80,6 +81,10 @@ pub struct SyncCommandReport {
     pub diagnoses: Vec<Diagnosis>,
     #[serde(flatten)]
     pub recommendation: Option<Recommendation>,
+    /// `--recommend` on input that cannot support one (too few messages, frozen stamps,
+    /// stamps on different clocks, ...): why, in place of the numbers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_recommendation: Option<NoRecommendation>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub freshness: Option<SyncFreshness>,
     pub warnings: Vec<Warning>,
@@ -92,6 +97,7 @@ impl SyncCommandReport {
             .as_ref()
             .map(|r| r.policy)
             .or_else(|| self.recommendation.as_ref().map(|r| r.policy))
+            .or_else(|| self.no_recommendation.as_ref().map(|r| r.policy))
     }
 
     pub fn data_loss(&self) -> bool {
@@ -256,7 +262,7 @@ pub fn sync(path: &Path, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
         ));
     }
 
-    let recommendation = if o.recommend {
+    let (recommendation, no_recommendation) = if o.recommend {
         let mut series: Vec<TopicSeries> = (0..n)
             .map(|_| TopicSeries {
                 stamps_ns: Vec::new(),
@@ -294,9 +300,14 @@ pub fn sync(path: &Path, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
         input.fx_px = o.fx_px;
         input.depth_m = o.depth_m;
         input.pixel_budget = o.pixel_budget;
-        Some(recommend(&input).map_err(|e| Error::Analysis(e.to_string()))?)
+        input.topic_names = o.topics.clone();
+        match recommend(&input) {
+            Ok(r) => (Some(r), None),
+            Err(SyncError::NoRecommendation(why)) => (None, Some(*why)),
+            Err(e) => return Err(Error::Analysis(e.to_string())),
+        }
     } else {
-        None
+        (None, None)
     };
 
     let mut freshness = None;
@@ -335,6 +346,7 @@ pub fn sync(path: &Path, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
         report,
         diagnoses,
         recommendation,
+        no_recommendation,
         freshness,
         warnings,
     })

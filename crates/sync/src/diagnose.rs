@@ -162,7 +162,9 @@ pub fn diagnose(
         };
         lq.push(quantiles_streamed(lags, [0.01, 0.99]).map(|[lo, hi]| (lo, hi)));
         periods.push(median_streamed(|| {
-            s.windows(2).map(|w| w[1] - w[0]).filter(|&p| p > 0)
+            s.windows(2)
+                .map(|w| w[1].saturating_sub(w[0]))
+                .filter(|&p| p > 0)
         }));
     }
     let unlimited = cfg.policy == Policy::Exact && cfg.queue_size == 0;

@@ -39,8 +39,9 @@ pub use drops::DropList;
 pub use duration::{parse_duration_ns, seconds_to_ns};
 pub use freshness::{apply_freshness, FreshnessConfig, FreshnessReport, RejectedSet, SetRejection};
 pub use recommend::{
-    recommend, CurvePoint, RecommendInput, RecommendRule, Recommendation, RecommendationCore,
-    SlopCost, TopicSeries,
+    recommend, CurvePoint, NoRecommendation, NoRecommendationCode, RecommendInput, RecommendRule,
+    Recommendation, RecommendationCore, SlopCost, TopicSeries, MAX_QUEUE_SIZE, MIN_CANDIDATE_SETS,
+    MIN_MESSAGES_PER_TOPIC,
 };
 pub use report::{summarize, SyncReport, TopicDrops};
 pub use rows::{RowList, Rows};
@@ -378,6 +379,9 @@ pub enum SyncError {
     InvalidParam(String),
     UnknownPolicy(String),
     InvalidDuration(String),
+    /// `recommend`: the input cannot support a recommendation (too few messages, frozen
+    /// stamps, stamps on different clocks, ...): the reason, in place of numbers.
+    NoRecommendation(Box<NoRecommendation>),
 }
 
 impl fmt::Display for SyncError {
@@ -399,6 +403,7 @@ impl fmt::Display for SyncError {
                 "unknown policy '{s}' (expected exact, approx, exact-py, exact-py-legacy, approx-py)"
             ),
             SyncError::InvalidDuration(s) => write!(f, "invalid duration '{s}'"),
+            SyncError::NoRecommendation(r) => write!(f, "cannot recommend: {}", r.message),
         }
     }
 }

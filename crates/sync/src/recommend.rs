@@ -34,6 +34,8 @@ pub struct RecommendInput {
     /// recording on sim time, where the order decides which message a synchronizer sees first).
     #[serde(skip)]
     pub arrivals: Option<Vec<Arrival>>,
+    /// The topics' names, for the reason a recommendation is not made (else "topic K").
+    pub topic_names: Vec<String>,
 }
 
 impl RecommendInput {
@@ -46,7 +48,15 @@ impl RecommendInput {
             depth_m: None,
             pixel_budget: None,
             arrivals: None,
+            topic_names: Vec::new(),
         }
+    }
+
+    fn name(&self, k: usize) -> String {
+        self.topic_names
+            .get(k)
+            .cloned()
+            .unwrap_or_else(|| format!("topic {k}"))
     }
 }
 
@@ -86,6 +96,12 @@ pub struct RecommendRule {
     pub queue_min: usize,
     /// Added to queue_min.
     pub queue_margin: usize,
+    /// Sets that could form: the fewest messages any topic has in the stamp range all topics
+    /// share (at least `min_candidate_sets`, else no recommendation is made).
+    pub candidate_sets: usize,
+    pub min_candidate_sets: usize,
+    /// Messages and distinct stamps each topic needs for a recommendation.
+    pub min_messages_per_topic: usize,
     /// Why the final values differ from the plain rule, if they do.
     pub notes: Vec<String>,
 }
@@ -116,6 +132,65 @@ pub struct Recommendation {
     pub cost_min_slop: Option<SlopCost>,
     pub max_slop_for_pixel_budget_ns: Option<i64>,
 }
+
+/// Why a recommendation is not made (`code`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoRecommendationCode {
+    /// A topic has fewer than [`MIN_MESSAGES_PER_TOPIC`] messages.
+    TooFewMessages,
+    /// A topic's stamps repeat: fewer than [`MIN_MESSAGES_PER_TOPIC`] distinct stamps.
+    StampFrozen,
+    /// Some topics are stamped on wall time (epoch), others on a relative or sim clock.
+    StampClocksDiffer,
+    /// The topics' stamp ranges do not overlap: no set can form.
+    StampRangesDisjoint,
+    /// Fewer than [`MIN_CANDIDATE_SETS`] messages of some topic lie in the stamp range all
+    /// topics share.
+    TooFewCandidateSets,
+    /// The receive-lag difference needs a queue of more than [`MAX_QUEUE_SIZE`] messages.
+    LagBeyondQueue,
+}
+
+/// The reason no recommendation is made: no numbers are derived from such input.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NoRecommendation {
+    pub policy: Policy,
+    pub code: NoRecommendationCode,
+    /// The topics concerned.
+    pub topics: Vec<String>,
+    /// The sample found (messages, distinct stamps or candidate sets), or the queue needed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub n: Option<usize>,
+    /// The least `n` a recommendation needs (for `lag_beyond_queue`: the most it allows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub minimum: Option<usize>,
+    /// The topic's message count (`stamp_frozen`: `n` distinct stamps over these messages).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages: Option<usize>,
+    /// Second topic's median stamp minus the first's; for `lag_beyond_queue`, how much later
+    /// (relative to its stamps) the first topic arrives than the second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset_ns: Option<i64>,
+    pub message: String,
+}
+
+/// Fewest messages (and distinct stamps) per topic a recommendation is made from: the rule
+/// reads a median period, the p95 of its deviation and the p1 / p99 of the receive lag, which
+/// a handful of messages cannot estimate.
+pub const MIN_MESSAGES_PER_TOPIC: usize = 20;
+/// Fewest sets that could form (messages of each topic inside the stamp range all topics
+/// share) for the match-rate curves to mean anything.
+pub const MIN_CANDIDATE_SETS: usize = 10;
+/// Largest queue a recommendation may need. A receive-lag difference beyond this many
+/// periods is a clock offset, not a queue to configure; it also bounds the sweeps.
+pub const MAX_QUEUE_SIZE: usize = 10_000;
+/// Stamps at or after this (1973) are on wall time; smaller ones on a relative or sim clock.
+const WALL_MIN_NS: i64 = 100_000_000 * 1_000_000_000;
+/// Queue sizes swept at most: every size up to this many, a geometric grid beyond.
+const QUEUE_GRID_POINTS: usize = 64;
+/// On a long queue curve, the sizes swept one by one before the geometric grid begins.
+const QUEUE_GRID_DENSE: usize = 16;
 
 /// Fraction of the best rate that counts as "reached the plateau".
 const PLATEAU_FRACTION: f64 = 0.98;
@@ -156,13 +231,176 @@ fn abs_dev_quantile(periods: &[i64], median: i64, q: f64) -> i64 {
     quantile_sorted(&d, q)
 }
 
-fn sorted_periods(stamps: &[i64]) -> Vec<i64> {
-    let mut s = stamps.to_vec();
-    s.sort_unstable();
-    s.windows(2)
+/// Positive differences of sorted stamps.
+fn periods_of(sorted: &[i64]) -> Vec<i64> {
+    sorted
+        .windows(2)
         .map(|w| w[1].saturating_sub(w[0]))
         .filter(|&p| p > 0)
         .collect()
+}
+
+fn secs(ns: i64) -> String {
+    format!("{:.3}", ns as f64 / 1e9)
+}
+
+/// Refuses input whose numbers would mean nothing: too few messages, frozen stamps, stamps on
+/// different clocks or in disjoint ranges, too few sets that could form. `sorted`: each
+/// topic's stamps, sorted. Returns the number of candidate sets.
+fn screen(input: &RecommendInput, sorted: &[Vec<i64>]) -> Result<usize, SyncError> {
+    let n = sorted.len();
+    let refuse = |code, topics: &[usize], message: String| NoRecommendation {
+        policy: input.policy,
+        code,
+        topics: topics.iter().map(|&k| input.name(k)).collect(),
+        n: None,
+        minimum: None,
+        messages: None,
+        offset_ns: None,
+        message,
+    };
+    let fail = |r: NoRecommendation| Err(SyncError::NoRecommendation(Box::new(r)));
+
+    let Some(few) = (0..n).min_by_key(|&k| (sorted[k].len(), k)) else {
+        return Ok(0);
+    };
+    let c = sorted[few].len();
+    if c < MIN_MESSAGES_PER_TOPIC {
+        return fail(NoRecommendation {
+            n: Some(c),
+            minimum: Some(MIN_MESSAGES_PER_TOPIC),
+            messages: Some(c),
+            ..refuse(
+                NoRecommendationCode::TooFewMessages,
+                &[few],
+                format!(
+                    "too few messages (n={c}) on {}: a recommendation needs at least \
+                     {MIN_MESSAGES_PER_TOPIC} per topic",
+                    input.name(few)
+                ),
+            )
+        });
+    }
+    for (k, s) in sorted.iter().enumerate() {
+        let distinct = 1 + s.windows(2).filter(|w| w[0] != w[1]).count();
+        if distinct < MIN_MESSAGES_PER_TOPIC {
+            return fail(NoRecommendation {
+                n: Some(distinct),
+                minimum: Some(MIN_MESSAGES_PER_TOPIC),
+                messages: Some(s.len()),
+                ..refuse(
+                    NoRecommendationCode::StampFrozen,
+                    &[k],
+                    format!(
+                        "the stamps of {} are frozen: {distinct} distinct stamp(s) over {} \
+                         messages (a recommendation needs at least {MIN_MESSAGES_PER_TOPIC} \
+                         distinct stamps per topic)",
+                        input.name(k),
+                        s.len()
+                    ),
+                )
+            });
+        }
+    }
+    let median = |k: usize| sorted[k][sorted[k].len() / 2];
+    let apart = |a: usize, b: usize| (median(b) as i128 - median(a) as i128).abs();
+
+    // Epoch stamps on some topics and small ones on others: the difference is a clock offset.
+    let wall: Vec<bool> = (0..n).map(|k| median(k) >= WALL_MIN_NS).collect();
+    let pair = (0..n)
+        .filter(|&a| wall[a])
+        .flat_map(|a| (0..n).filter(|&b| !wall[b]).map(move |b| (a, b)))
+        .max_by_key(|&(a, b)| (apart(a, b), std::cmp::Reverse((a, b))));
+    if let Some((a, b)) = pair {
+        let off = median(b).saturating_sub(median(a));
+        return fail(NoRecommendation {
+            offset_ns: Some(off),
+            ..refuse(
+                NoRecommendationCode::StampClocksDiffer,
+                &[a, b],
+                format!(
+                    "stamps on different clocks: {} on wall time, {} on a relative or sim \
+                     clock, median stamps {} s apart; no synchronizer can pair them (fix the \
+                     stamps, or key on arrival time: approx-py sync_arrival_time)",
+                    input.name(a),
+                    input.name(b),
+                    secs(off)
+                ),
+            )
+        });
+    }
+
+    // The range all topics share: from the latest first stamp to the earliest last stamp.
+    let starts = (0..n).max_by_key(|&k| (sorted[k][0], std::cmp::Reverse(k)));
+    let ends = (0..n).min_by_key(|&k| (sorted[k][sorted[k].len() - 1], k));
+    let (Some(starts), Some(ends)) = (starts, ends) else {
+        return Ok(0);
+    };
+    let (lo, hi) = (sorted[starts][0], sorted[ends][sorted[ends].len() - 1]);
+    if lo > hi {
+        let off = median(starts).saturating_sub(median(ends));
+        return fail(NoRecommendation {
+            offset_ns: Some(off),
+            ..refuse(
+                NoRecommendationCode::StampRangesDisjoint,
+                &[ends, starts],
+                format!(
+                    "the topics' stamp ranges do not overlap: {} ends {} s before {} begins \
+                     (median stamps {} s apart); no set can form",
+                    input.name(ends),
+                    secs(lo.saturating_sub(hi)),
+                    input.name(starts),
+                    secs(off)
+                ),
+            )
+        });
+    }
+    let within = |s: &[i64]| s.partition_point(|&x| x <= hi) - s.partition_point(|&x| x < lo);
+    let (k, cand) = (0..n)
+        .map(|k| (k, within(&sorted[k])))
+        .min_by_key(|&(k, c)| (c, k))
+        .unwrap_or((0, 0));
+    if cand < MIN_CANDIDATE_SETS {
+        return fail(NoRecommendation {
+            n: Some(cand),
+            minimum: Some(MIN_CANDIDATE_SETS),
+            messages: Some(sorted[k].len()),
+            ..refuse(
+                NoRecommendationCode::TooFewCandidateSets,
+                &[k],
+                format!(
+                    "too few candidate sets (n={cand}): only {cand} of {} messages of {} lie in \
+                     the stamp range all topics share ({} s); a recommendation needs at least \
+                     {MIN_CANDIDATE_SETS}",
+                    sorted[k].len(),
+                    input.name(k),
+                    secs(hi.saturating_sub(lo))
+                ),
+            )
+        });
+    }
+    Ok(cand)
+}
+
+/// Queue sizes to sweep, 1..=`max_q`: all of them up to [`QUEUE_GRID_POINTS`], else every
+/// size up to [`QUEUE_GRID_DENSE`], a geometric grid beyond, and the sizes in `keep`.
+fn queue_grid(max_q: usize, keep: &[usize]) -> Vec<usize> {
+    if max_q <= QUEUE_GRID_POINTS {
+        return (1..=max_q).collect();
+    }
+    let mut g: Vec<usize> = (1..=QUEUE_GRID_DENSE).collect();
+    let steps = QUEUE_GRID_POINTS - QUEUE_GRID_DENSE;
+    let ratio = (max_q as f64 / QUEUE_GRID_DENSE as f64).powf(1.0 / steps as f64);
+    let mut x = QUEUE_GRID_DENSE as f64;
+    for _ in 0..steps {
+        x *= ratio;
+        g.push((x.round() as usize).clamp(1, max_q));
+    }
+    g.push(max_q);
+    g.extend(keep.iter().copied().filter(|q| (1..=max_q).contains(q)));
+    g.sort_unstable();
+    g.dedup();
+    g
 }
 
 fn lag_quantiles(t: &TopicSeries) -> (i64, i64) {
@@ -250,19 +488,27 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
             ));
         }
     }
-    // Periods from sorted stamps: robust to out-of-order delivery.
-    let periods: Vec<Vec<i64>> = input
+    // Each topic's stamps sorted: periods robust to out-of-order delivery, distinct stamps,
+    // ranges. Input that cannot support a recommendation is refused before any sweep.
+    let sorted: Vec<Vec<i64>> = input
         .topics
         .iter()
-        .map(|t| sorted_periods(&t.stamps_ns))
+        .map(|t| {
+            let mut s = t.stamps_ns.clone();
+            s.sort_unstable();
+            s
+        })
         .collect();
+    let candidate_sets = screen(input, &sorted)?;
+    let periods: Vec<Vec<i64>> = sorted.iter().map(|s| periods_of(s)).collect();
     let mut medians = Vec::with_capacity(n);
     for (k, p) in periods.iter().enumerate() {
         match median_ns(p) {
             Some(m) if m > 0 => medians.push(m),
             _ => {
                 return Err(SyncError::InvalidParam(format!(
-                    "topic {k}: needs two distinct stamps"
+                    "{}: needs two distinct stamps",
+                    input.name(k)
                 )))
             }
         }
@@ -277,14 +523,19 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
     let rule_slop = half + jitter_margin;
     let others: Vec<&[i64]> = (0..n)
         .filter(|&k| k != fast)
-        .map(|k| input.topics[k].stamps_ns.as_slice())
+        .map(|k| sorted[k].as_slice())
         .collect();
-    let sweeps = phase_sweeps(&input.topics[fast].stamps_ns, &others);
+    let sweeps = phase_sweeps(&sorted[fast], &others);
+    drop(others);
+    drop(sorted);
 
     // Queue from receive lag: topic b must hold its messages while a's partner is in flight.
+    let counts: Vec<usize> = input.topics.iter().map(|t| t.stamps_ns.len()).collect();
     let lq: Vec<(i64, i64)> = input.topics.iter().map(lag_quantiles).collect();
     let mut lag_delta = 0i64;
     let mut queue_min = 1usize;
+    let mut capped: Option<(usize, usize)> = None;
+    let mut beyond: Option<(usize, usize, i64, usize)> = None;
     for a in 0..n {
         for b in 0..n {
             if a == b {
@@ -293,13 +544,53 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
             let d = lq[a].1.saturating_sub(lq[b].0);
             lag_delta = lag_delta.max(d);
             if d >= 0 {
-                let q = (d / medians[b]) as usize + 1; // smallest q with q·T_b > d
-                queue_min = queue_min.max(q);
+                // Smallest q with q·T_b > d.
+                let q = usize::try_from(d / medians[b])
+                    .unwrap_or(usize::MAX)
+                    .saturating_add(1);
+                if q > MAX_QUEUE_SIZE {
+                    if beyond.is_none_or(|w| q > w.3) {
+                        beyond = Some((a, b, d, q));
+                    }
+                    continue;
+                }
+                // A queue that holds every message of b never evicts one: no larger size
+                // changes anything.
+                if q > counts[b] && capped.is_none_or(|c| counts[b] > c.1) {
+                    capped = Some((b, counts[b]));
+                }
+                queue_min = queue_min.max(q.min(counts[b]));
             }
         }
     }
+    if let Some((a, b, d, q)) = beyond {
+        return Err(SyncError::NoRecommendation(Box::new(NoRecommendation {
+            policy: input.policy,
+            code: NoRecommendationCode::LagBeyondQueue,
+            topics: vec![input.name(a), input.name(b)],
+            n: Some(q),
+            minimum: Some(MAX_QUEUE_SIZE),
+            messages: None,
+            offset_ns: Some(d),
+            message: format!(
+                "{} arrives up to {} s later (relative to its stamps) than {}: a queue would \
+                 have to hold {q} messages of {} (at most {MAX_QUEUE_SIZE} are recommended); \
+                 the stamps are offset or on different clocks",
+                input.name(a),
+                secs(d),
+                input.name(b),
+                input.name(b)
+            ),
+        })));
+    }
     let queue_margin = 1usize;
     let mut notes = Vec::new();
+    if let Some((b, c)) = capped {
+        notes.push(format!(
+            "queue minimum capped at the {c} messages of {}: a queue holding them all never evicts",
+            input.name(b)
+        ));
+    }
 
     // Decode once: the recorder's order when given, else the topics merged by arrival time
     // (ties: lower topic, then earlier message).
@@ -323,7 +614,7 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
         policy: input.policy,
         n,
         arrivals,
-        counts: input.topics.iter().map(|t| t.stamps_ns.len()).collect(),
+        counts: counts.clone(),
     };
 
     let step = (t_fast.saturating_mul(3) / 2 / SLOP_GRID_POINTS).max(1);
@@ -345,9 +636,25 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
         (best, min)
     };
 
-    let max_q = (queue_min + queue_margin + 4).max(2 * queue_min + 2);
-    let queue_curve_at = |slop: i64| -> Vec<CurvePoint> {
-        (1..=max_q)
+    // Beyond the largest topic's message count no queue evicts: the curve is flat there.
+    let max_count = counts.iter().copied().max().unwrap_or(1);
+    let max_q = (queue_min + queue_margin + 4)
+        .max(2 * queue_min + 2)
+        .min(max_count + queue_margin)
+        .max(queue_min + queue_margin);
+    if max_q > QUEUE_GRID_POINTS {
+        notes.push(format!(
+            "queue curve sampled on a grid of sizes up to {max_q}, not at every size"
+        ));
+    }
+    let queue_curve_at = |slop: i64, q: usize| -> Vec<CurvePoint> {
+        let keep = [
+            queue_min.saturating_sub(1),
+            queue_min,
+            queue_min + queue_margin,
+            q,
+        ];
+        queue_grid(max_q, &keep)
             .into_par_iter()
             .map(|q| runner.run(slop, q))
             .collect()
@@ -357,7 +664,7 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
     // If the lag rule's queue is below the measured plateau at `slop` (e.g. C++ approx, which
     // holds a set until it is proven, needs more history), take the measured knee instead.
     let bump_queue = |q: usize, slop: i64, notes: &mut Vec<String>| -> (usize, Vec<CurvePoint>) {
-        let curve = queue_curve_at(slop);
+        let curve = queue_curve_at(slop, q);
         let best = curve.iter().map(|c| c.match_rate).fold(0.0, f64::max);
         let here = curve
             .iter()
@@ -437,6 +744,9 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
             lag_delta_ns: lag_delta,
             queue_min,
             queue_margin,
+            candidate_sets,
+            min_candidate_sets: MIN_CANDIDATE_SETS,
+            min_messages_per_topic: MIN_MESSAGES_PER_TOPIC,
             notes,
         },
         min_slop_ns: min_slop,

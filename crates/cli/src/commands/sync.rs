@@ -208,6 +208,12 @@ fn text(r: &SyncCommandReport) -> String {
             ));
         }
     }
+    if let Some(no) = &r.no_recommendation {
+        s.push_str(&format!(
+            "\nno recommendation ({}): {}\n",
+            no.policy, no.message
+        ));
+    }
     if let Some(f) = &r.freshness {
         s.push_str(&format!(
             "freshness (anchor {}{}{}): {} of {} sets accepted",

@@ -1,0 +1,189 @@
+//! `sync --recommend` and `report` on small ordinary bags the recommendation cannot be made
+//! from: an Image topic stamped on wall time with an Imu topic on a relative clock (the
+//! queue sweep was once sized from their ~1.7e9 s lag difference: a ~3 TB allocation and an
+//! abort, exit 134, no output), and an Imu topic whose stamps are frozen. The reason comes
+//! out in place of the numbers, and the commands finish.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use bagscope_msg::types::{Header, Image, Imu, Time};
+use serde_json::Value;
+
+mod common;
+use common::{bin, tempdir};
+
+const MS: i64 = 1_000_000;
+const WALL: i64 = 1_764_460_800_000_000_000;
+
+/// 170 images at 30 Hz stamped on wall time and 1 130 IMU messages at 200 Hz stamped by
+/// `imu_stamp(k)`, all logged on wall time.
+fn write_bag(path: &Path, imu_stamp: impl Fn(i64) -> i64) {
+    let f = std::fs::File::create(path).unwrap();
+    let mut w = mcap::WriteOptions::new()
+        .profile("ros2")
+        .create(std::io::BufWriter::new(f))
+        .unwrap();
+    let text = |t: &str| bagscope_msg::schema::builtin::schema_text(t).unwrap();
+    let si = w
+        .add_schema(
+            "sensor_msgs/msg/Image",
+            "ros2msg",
+            text("sensor_msgs/msg/Image").as_bytes(),
+        )
+        .unwrap();
+    let su = w
+        .add_schema(
+            "sensor_msgs/msg/Imu",
+            "ros2msg",
+            text("sensor_msgs/msg/Imu").as_bytes(),
+        )
+        .unwrap();
+    let md = BTreeMap::new();
+    let ci = w.add_channel(si, "/camera/image_raw", "cdr", &md).unwrap();
+    let cu = w.add_channel(su, "/imu", "cdr", &md).unwrap();
+    // (log time, channel, stamp), written in log-time order.
+    let mut msgs: Vec<(i64, u16, i64)> = (0..170)
+        .map(|k| (WALL + k * 33_333_333 + 5 * MS, ci, WALL + k * 33_333_333))
+        .chain((0..1130).map(|k| (WALL + k * 5 * MS + MS, cu, imu_stamp(k))))
+        .collect();
+    msgs.sort_unstable();
+    for (seq, (log, ch, stamp)) in msgs.into_iter().enumerate() {
+        let header = Header {
+            stamp: Time::from_ns(stamp),
+            frame_id: "f".into(),
+        };
+        let data = if ch == ci {
+            bagscope_msg::encode_typed(&Image {
+                header,
+                height: 2,
+                width: 2,
+                encoding: "mono8".into(),
+                is_bigendian: 0,
+                step: 2,
+                data: vec![0, 1, 2, 3],
+            })
+        } else {
+            bagscope_msg::encode_typed(&Imu {
+                header,
+                ..Default::default()
+            })
+        }
+        .unwrap();
+        let h = mcap::records::MessageHeader {
+            channel_id: ch,
+            sequence: seq as u32,
+            log_time: log as u64,
+            publish_time: log as u64,
+        };
+        w.write_to_known_channel(&h, &data).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+fn run(args: &[&str]) -> (i32, String, String, Duration) {
+    let t0 = Instant::now();
+    let o = Command::new(bin()).args(args).output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        t0.elapsed(),
+    )
+}
+
+fn recommend_json(bag: &str) -> Value {
+    let (code, out, err, took) = run(&[
+        "sync",
+        bag,
+        "--topics",
+        "/camera/image_raw,/imu",
+        "--recommend",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    let j: Value = serde_json::from_str(&out).unwrap();
+    // No numbers: neither a recommendation nor its rule.
+    assert!(j.get("recommendation").is_none(), "{j}");
+    assert!(j.get("rule").is_none(), "{j}");
+    assert_eq!(j["no_recommendation"]["policy"], "approx-py");
+    j
+}
+
+#[test]
+fn wall_image_with_relative_imu_gets_the_cross_clock_reason() {
+    let dir = tempdir("recommend-clocks");
+    let bag = dir.join("cross.mcap");
+    write_bag(&bag, |k| 1_000_000_000 + k * 5 * MS);
+    let b = bag.to_str().unwrap();
+
+    let j = recommend_json(b);
+    let no = &j["no_recommendation"];
+    assert_eq!(no["code"], "stamp_clocks_differ", "{no}");
+    assert_eq!(
+        no["topics"],
+        serde_json::json!(["/camera/image_raw", "/imu"])
+    );
+    assert!(no["offset_ns"].as_i64().unwrap() < -1_700_000_000 * 1_000_000_000);
+
+    let (code, out, err, _) = run(&[
+        "sync",
+        b,
+        "--topics",
+        "/camera/image_raw,/imu",
+        "--recommend",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("no recommendation (approx-py): stamps on different clocks"),
+        "{out}"
+    );
+
+    // `report` recommends for every sensor pair: it finishes, with the reason in its page.
+    let rep = dir.join("report");
+    let (code, out, err, took) = run(&["report", b, "-o", rep.to_str().unwrap()]);
+    assert!(
+        code == 0 || code == 3,
+        "exit {code}\nstdout: {out}\nstderr: {err}"
+    );
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(rep.join("report.json")).unwrap()).unwrap();
+    let entry = r["sync"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["topics"] == serde_json::json!(["/camera/image_raw", "/imu"]))
+        .unwrap_or_else(|| panic!("no image/imu sync entry: {}", r["sync"]));
+    assert_eq!(
+        entry["report"]["no_recommendation"]["code"], "stamp_clocks_differ",
+        "{entry}"
+    );
+    let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
+    assert!(md.contains("stamps on different clocks"), "{md}");
+}
+
+#[test]
+fn frozen_imu_stamps_are_the_reason() {
+    let dir = tempdir("recommend-frozen");
+    let bag = dir.join("frozen.mcap");
+    write_bag(&bag, |_| WALL + 7 * MS);
+    let j = recommend_json(bag.to_str().unwrap());
+    let no = &j["no_recommendation"];
+    assert_eq!(no["code"], "stamp_frozen", "{no}");
+    assert_eq!(no["topics"], serde_json::json!(["/imu"]));
+    assert_eq!(
+        (no["n"].as_u64(), no["messages"].as_u64()),
+        (Some(1), Some(1130))
+    );
+    assert!(
+        no["message"]
+            .as_str()
+            .unwrap()
+            .contains("1 distinct stamp(s) over 1130 messages"),
+        "{no}"
+    );
+}
