@@ -533,6 +533,18 @@ impl McapFile {
         out
     }
 
+    /// The definition of channel `id` that holds at `pos` (the first one before every
+    /// definition).
+    pub(crate) fn channel_definition_at(&self, id: u16, pos: Pos) -> Option<&ChannelRec> {
+        match self.channel_timeline.get(&id) {
+            Some(defs) => {
+                let k = defs.partition_point(|(p, _)| *p <= pos);
+                defs.get(k.saturating_sub(1)).map(|(_, c)| c)
+            }
+            None => self.channels.get(&id),
+        }
+    }
+
     fn display(&self) -> String {
         self.path.display().to_string()
     }

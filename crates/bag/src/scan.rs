@@ -275,6 +275,12 @@ fn is_zstd_frame(payload: &[u8]) -> bool {
     payload.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
 }
 
+/// A Channel record's id, schema id and topic bytes.
+fn channel_head(body: &[u8]) -> Option<(u16, u16, &[u8])> {
+    let n = u32_at(body, 4)? as usize;
+    Some((u16_at(body, 0)?, u16_at(body, 2)?, body.get(8..8usize.checked_add(n)?)?))
+}
+
 #[inline]
 fn message_header(body: &[u8]) -> Option<(u16, u32, u64, u64)> {
     Some((
@@ -638,6 +644,10 @@ where
     let mut bad_payload = 0usize;
     let mut readable = 0usize;
     let mut clamped = 0usize;
+    // Channels this chunk defines otherwise than the file's definitions say (hidden by a
+    // summary that repeats only one of them), and their messages skipped after that.
+    let mut unseen_redefinitions: Vec<(u16, String)> = Vec::new();
+    let mut misdefined = 0usize;
     let stop = walk_chunk_records(data, |opcode, body| {
         let start = body.as_ptr() as usize - data.as_ptr() as usize;
         if check_crc && start + 64 > hashed {
@@ -645,12 +655,32 @@ where
             hasher.update(&data[hashed..to]);
             hashed = to;
         }
+        if opcode == op::CHANNEL {
+            let at = (c.record_offset, start as u64 - 9);
+            if let Some((id, schema_id, topic)) = channel_head(body) {
+                let known = file.channel_definition_at(id, at);
+                if known.is_some_and(|k| {
+                    k.schema_id != schema_id || String::from_utf8_lossy(topic) != k.topic.as_str()
+                })
+                    && !unseen_redefinitions.iter().any(|(i, _)| *i == id)
+                {
+                    let name = String::from_utf8_lossy(topic).into_owned();
+                    unseen_redefinitions.push((id, name));
+                }
+            }
+            return;
+        }
         if opcode != op::MESSAGE {
             return;
         }
         let Some((ch, seq, log, publ)) = message_header(body) else {
             return;
         };
+        if !unseen_redefinitions.is_empty() && unseen_redefinitions.iter().any(|(i, _)| *i == ch)
+        {
+            misdefined += 1;
+            return;
+        }
         let Some(topic) = plan.topic_at(fi, ch, (c.record_offset, start as u64)) else {
             unknown += 1;
             return;
@@ -743,6 +773,20 @@ where
     }
     if unknown > 0 {
         warnings.push(unknown_channel_warning(unknown, c, &name));
+    }
+    for (id, topic) in &unseen_redefinitions {
+        warnings.push(
+            Warning::new(
+                "channel_redefined",
+                format!(
+                    "the chunk at byte {} defines channel {id} as '{topic}', unlike the file's summary: its messages after that in this chunk ({misdefined} in all such channels) are skipped, and later chunks that do not repeat the definition may count it under the first one",
+                    c.record_offset
+                ),
+            )
+            .file(&name)
+            .offset(c.record_offset)
+            .loss(),
+        );
     }
     // The chunk header's end time shows most of these, warned at open; a header that says
     // otherwise does not hide them.

@@ -107,6 +107,21 @@ fn file(body: &[u8]) -> Vec<u8> {
     v
 }
 
+/// [`file`] with a summary section of `summary` records.
+fn file_with_summary(body: &[u8], summary: &[u8]) -> Vec<u8> {
+    let mut v = MAGIC.to_vec();
+    v.extend(header());
+    v.extend(body);
+    v.extend(rec(0x0F, &0u32.to_le_bytes()));
+    let start = v.len() as u64;
+    v.extend(summary);
+    let mut footer = start.to_le_bytes().to_vec();
+    footer.extend([0u8; 12]);
+    v.extend(rec(0x02, &footer));
+    v.extend(MAGIC);
+    v
+}
+
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, bytes).unwrap();
@@ -341,6 +356,35 @@ fn redefined_channel_is_followed() {
             assert_eq!(spans[ti("/b")].count, 10);
         }
     }
+}
+
+/// The same, with a summary that repeats only the first definition (so nothing at open
+/// reads the chunks): the scan sees the second definition, skips the messages it would
+/// misattribute and says so as data loss.
+#[test]
+fn redefinition_hidden_by_the_summary_is_not_misattributed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut first = schema(1);
+    first.extend(channel(1, b"/a"));
+    let mut second = channel(1, b"/b");
+    for i in 0..10 {
+        first.extend(message(1, i, 100 + u64::from(i)));
+        second.extend(message(1, 10 + i, 200 + u64::from(i)));
+    }
+    let body = [chunk_indexed(&first), chunk_indexed(&second)].concat();
+    let summary = [schema(1), channel(1, b"/a")].concat();
+    let p = write(dir.path(), "hidden.mcap", &file_with_summary(&body, &summary));
+    let bag = Bag::open(&p).unwrap();
+    assert!(bag.files[0].has_summary);
+    let scan = bag.scan(&bag.all_topics(), |_| ());
+    assert_eq!(scan.items.len(), 10);
+    assert!(
+        scan.warnings
+            .iter()
+            .any(|w| w.code == "channel_redefined" && w.data_loss && w.message.contains("'/b'")),
+        "{:?}",
+        scan.warnings
+    );
 }
 
 /// 200 of 600 messages are on a channel whose topic is not UTF-8: read under the name with
