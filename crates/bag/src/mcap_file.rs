@@ -1049,12 +1049,11 @@ impl McapFile {
                         .insert(at, (crate::scan::to_ns(a), crate::scan::to_ns(b)));
                 }
             }
-            if opcode == op::CHANNEL {
-                // Channels through the lenient path (text that is not UTF-8), in order.
-                records.push(Err((body.to_vec(), pos)));
-            } else if matches!(opcode, op::SCHEMA | op::STATISTICS) {
+            // Strictly: text that is not UTF-8 here is damage to the summary (the definitions in
+            // the data section are then read instead), not a name to take.
+            if matches!(opcode, op::SCHEMA | op::CHANNEL | op::STATISTICS) {
                 match mcap::read::parse_record(opcode, body) {
-                    Ok(r) => records.push(Ok(r.into_owned())),
+                    Ok(r) => records.push(r.into_owned()),
                     Err(e) => {
                         self.warn(
                             Warning::new(
@@ -1070,16 +1069,11 @@ impl McapFile {
         }
         self.has_summary = true;
         for r in records {
-            match r {
-                Ok(r) => {
-                    if let Record::Statistics(s) = &r {
-                        self.stats_message_count = Some(s.message_count);
-                        self.stats_channel_counts = Some(s.channel_message_counts.clone());
-                    }
-                    self.add_record(r, None);
-                }
-                Err((body, at)) => self.add_definition(op::CHANNEL, &body, None, at as u64),
+            if let Record::Statistics(s) = &r {
+                self.stats_message_count = Some(s.message_count);
+                self.stats_channel_counts = Some(s.channel_message_counts.clone());
             }
+            self.add_record(r, None);
         }
     }
 

@@ -414,6 +414,26 @@ fn non_utf8_topic_is_read_not_dropped() {
     assert_eq!(bag.scan(&all, |_| ()).items.len(), 600);
 }
 
+/// Text that is not UTF-8 in the summary's copy of a channel is damage to the summary: the
+/// definition in the data section names the topic.
+#[test]
+fn non_utf8_in_the_summary_copy_is_not_taken() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut recs = schema(1);
+    recs.extend(channel(1, b"/gripper"));
+    for i in 0..5u32 {
+        recs.extend(message(1, i, u64::from(i)));
+    }
+    let summary = [schema(1), channel(1, b"/gr\xffpper")].concat();
+    let p = write(
+        dir.path(),
+        "summary.mcap",
+        &file_with_summary(&chunk_indexed(&recs), &summary),
+    );
+    let bag = Bag::open(&p).unwrap();
+    assert_eq!(count_by_topic(&bag), vec![("/gripper".to_string(), 5)]);
+}
+
 /// Messages on a channel that is never defined are lost whichever way they are read: the
 /// message-index path reports them as the scan does.
 #[test]
