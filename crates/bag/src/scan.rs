@@ -278,7 +278,11 @@ fn is_zstd_frame(payload: &[u8]) -> bool {
 /// A Channel record's id, schema id and topic bytes.
 fn channel_head(body: &[u8]) -> Option<(u16, u16, &[u8])> {
     let n = u32_at(body, 4)? as usize;
-    Some((u16_at(body, 0)?, u16_at(body, 2)?, body.get(8..8usize.checked_add(n)?)?))
+    Some((
+        u16_at(body, 0)?,
+        u16_at(body, 2)?,
+        body.get(8..8usize.checked_add(n)?)?,
+    ))
 }
 
 #[inline]
@@ -661,8 +665,7 @@ where
                 let known = file.channel_definition_at(id, at);
                 if known.is_some_and(|k| {
                     k.schema_id != schema_id || String::from_utf8_lossy(topic) != k.topic.as_str()
-                })
-                    && !unseen_redefinitions.iter().any(|(i, _)| *i == id)
+                }) && !unseen_redefinitions.iter().any(|(i, _)| *i == id)
                 {
                     let name = String::from_utf8_lossy(topic).into_owned();
                     unseen_redefinitions.push((id, name));
@@ -676,8 +679,7 @@ where
         let Some((ch, seq, log, publ)) = message_header(body) else {
             return;
         };
-        if !unseen_redefinitions.is_empty() && unseen_redefinitions.iter().any(|(i, _)| *i == ch)
-        {
+        if !unseen_redefinitions.is_empty() && unseen_redefinitions.iter().any(|(i, _)| *i == ch) {
             misdefined += 1;
             return;
         }

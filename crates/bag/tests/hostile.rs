@@ -373,7 +373,11 @@ fn redefinition_hidden_by_the_summary_is_not_misattributed() {
     }
     let body = [chunk_indexed(&first), chunk_indexed(&second)].concat();
     let summary = [schema(1), channel(1, b"/a")].concat();
-    let p = write(dir.path(), "hidden.mcap", &file_with_summary(&body, &summary));
+    let p = write(
+        dir.path(),
+        "hidden.mcap",
+        &file_with_summary(&body, &summary),
+    );
     let bag = Bag::open(&p).unwrap();
     assert!(bag.files[0].has_summary);
     let scan = bag.scan(&bag.all_topics(), |_| ());
