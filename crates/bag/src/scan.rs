@@ -576,6 +576,7 @@ where
     let name = file.path.display().to_string();
     if !plan.needs_payload && c.indexes_complete {
         let mut unknown = 0usize;
+        let mut clamped = 0usize;
         for ix in &c.indexes {
             let Some(topic) = plan.topic_of(fi, ix.channel_id) else {
                 unknown += (u32_at(&file.bytes, ix.body_offset + 2).unwrap_or(0) / 16) as usize;
@@ -591,6 +592,9 @@ where
                 else {
                     break;
                 };
+                if log > i64::MAX as u64 {
+                    clamped += 1;
+                }
                 let empty = RawMessage {
                     topic,
                     channel_id: ix.channel_id,
@@ -614,6 +618,7 @@ where
         if unknown > 0 {
             warnings.push(unknown_channel_warning(unknown, c, &name));
         }
+        warnings.extend(hidden_clamped_warning(clamped, c, &name));
         return warnings;
     }
 
@@ -790,22 +795,7 @@ where
             .loss(),
         );
     }
-    // The chunk header's end time shows most of these, warned at open; a header that says
-    // otherwise does not hide them.
-    if clamped > 0 && c.message_end_ns != i64::MAX {
-        warnings.push(
-            Warning::new(
-                "log_time_out_of_range",
-                format!(
-                    "{clamped} message(s) in the chunk at byte {} have log times at or after 2^63 ns (past the year 2262), which its header does not show: they are read as {} ns",
-                    c.record_offset,
-                    i64::MAX
-                ),
-            )
-            .file(&name)
-            .offset(c.record_offset),
-        );
-    }
+    warnings.extend(hidden_clamped_warning(clamped, c, &name));
     if bad_payload > 0 {
         warnings.push(
             Warning::new(
@@ -823,6 +813,23 @@ where
     file.bytes.release(c.data_offset, c.data_len);
     dec.release_large();
     warnings
+}
+
+/// Log times past i64 in a chunk: the chunk header's end time shows most of them, warned at
+/// open; a header that says otherwise does not hide them.
+fn hidden_clamped_warning(clamped: usize, c: &ChunkLoc, file: &str) -> Option<Warning> {
+    (clamped > 0 && c.message_end_ns != i64::MAX).then(|| {
+        Warning::new(
+            "log_time_out_of_range",
+            format!(
+                "{clamped} message(s) in the chunk at byte {} have log times at or after 2^63 ns (past the year 2262), which its header does not show: they are read as {} ns",
+                c.record_offset,
+                i64::MAX
+            ),
+        )
+        .file(file)
+        .offset(c.record_offset)
+    })
 }
 
 fn unknown_channel_warning(n: usize, c: &ChunkLoc, file: &str) -> Warning {
@@ -975,6 +982,11 @@ pub(crate) fn index_log_times(
             for ix in &c.indexes {
                 if let Some((t, e)) = entries(fi, ix) {
                     per_topic[t].extend(entry_times(e));
+                    // A time past i64 that the chunk header does not show (entries are in
+                    // log-time order: the last is the largest): the scan reads and reports it.
+                    if c.message_end_ns != i64::MAX && per_topic[t].last() == Some(&i64::MAX) {
+                        return None;
+                    }
                 }
             }
             // Read for the last time: its mapped pages need not stay resident.

@@ -483,10 +483,14 @@ fn log_times_past_i64_are_reported() {
     recs.extend(message(1, 1, huge));
     let shown = chunk_indexed(&recs);
     let hidden = [defs.clone(), chunk_raw(1, 2, recs.len() as u64, b"", &recs)].concat();
+    // With message indexes, read from them alone.
+    let mut hidden_indexed = chunk_indexed(&recs);
+    hidden_indexed[17..25].copy_from_slice(&2u64.to_le_bytes());
     for (name, body, at_open) in [
         ("loose.mcap", loose, true),
         ("shown.mcap", shown, true),
         ("hidden.mcap", hidden, false),
+        ("hidden_indexed.mcap", hidden_indexed, false),
     ] {
         let p = write(dir.path(), name, &file(&body));
         let bag = Bag::open(&p).unwrap();
@@ -502,9 +506,15 @@ fn log_times_past_i64_are_reported() {
             "{name}: {open:?} {:?}",
             scan.warnings
         );
-        // Every read gets through the extreme time.
-        let (t, _) = bag.topic_log_times(&all);
+        // Every read gets through the extreme time, and says so.
+        let (t, tw) = bag.topic_log_times(&all);
         assert_eq!(t[0], vec![1, i64::MAX]);
+        if !at_open {
+            assert!(
+                codes(&tw).contains(&"log_time_out_of_range"),
+                "{name}: {tw:?}"
+            );
+        }
         let _ = bag.topic_spans(&all);
         let (c, _) = bag.scan_columns(&all, |m| [m.publish_time_ns.unwrap_or(0)]);
         assert_eq!(c[0].log_time_ns, vec![1, i64::MAX]);
