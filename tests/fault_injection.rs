@@ -1254,6 +1254,7 @@ fn replay_mcap_open_scan(data: &[u8], scratch: &Path) {
     let _ = bag.topic_spans(&all);
     let opts = bagscope_bag::OpenOptions {
         trust_summary: true,
+        ..Default::default()
     };
     if let Ok(b) = bagscope_bag::Bag::open_with(scratch, opts) {
         let _ = b.topic_spans(&b.all_topics());

@@ -9,6 +9,7 @@
 mod columns;
 pub mod db3;
 mod error;
+mod filezstd;
 mod mcap_file;
 pub mod metadata;
 mod scan;
@@ -22,7 +23,7 @@ use std::sync::Arc;
 pub use columns::Columns;
 pub use db3::{Db3File, TopicAggregate};
 pub use error::{BagError, Result, Warning};
-pub use mcap_file::{ChannelRec, Compression, McapFile, SchemaRec};
+pub use mcap_file::{ChannelRec, Compression, McapFile, SchemaRec, DEFAULT_MAX_CHUNK_BYTES};
 pub use metadata::Rosbag2Metadata;
 pub use scan::{Item, RawMessage, TopicSpan};
 pub use write::{Rosbag2Writer, WriteChannel, WriteError};
@@ -56,6 +57,24 @@ pub struct OpenOptions {
     /// open normally). Such a bag answers [`Bag::topic_spans`] and metadata, not scans: damage
     /// in the data section goes unseen. For `info --fast`.
     pub trust_summary: bool,
+    /// Most bytes a compressed chunk may claim uncompressed; a chunk beyond it (or beyond
+    /// any real compression ratio) is not decompressed and its messages are reported lost
+    /// (`decompression_limit`). `None`: the environment variable `BAGSCOPE_MAX_CHUNK_BYTES`
+    /// if set, else [`DEFAULT_MAX_CHUNK_BYTES`].
+    pub max_chunk_bytes: Option<u64>,
+}
+
+impl OpenOptions {
+    /// The chunk limit in effect.
+    pub fn resolved_max_chunk_bytes(&self) -> u64 {
+        self.max_chunk_bytes
+            .or_else(|| {
+                std::env::var("BAGSCOPE_MAX_CHUNK_BYTES")
+                    .ok()
+                    .and_then(|v| v.trim().parse().ok())
+            })
+            .unwrap_or(DEFAULT_MAX_CHUNK_BYTES)
+    }
 }
 
 /// Hands heap pages freed by the scan back to the OS. glibc keeps what one thread frees from
@@ -107,6 +126,9 @@ pub struct Bag {
     pub warnings: Vec<Warning>,
     /// (file index, channel id) → topic index.
     channel_topic: Vec<BTreeMap<u16, usize>>,
+    /// (file index, channel id defined more than once) → each definition's topic from where it
+    /// starts.
+    channel_topic_at: Vec<BTreeMap<u16, Vec<(mcap_file::Pos, usize)>>>,
     /// (db3 file index, topic id) → topic index.
     db3_topic: Vec<BTreeMap<i64, usize>>,
 }
@@ -143,6 +165,7 @@ impl Bag {
             path: path.to_path_buf(),
             source,
         })?;
+        let max_chunk_bytes = opts.resolved_max_chunk_bytes();
         let mut warnings = Vec::new();
         let mut metadata = None;
         let file_paths: Vec<PathBuf> = if meta.is_dir() {
@@ -237,14 +260,14 @@ impl Bag {
                     continue;
                 }
                 let f = if p.to_string_lossy().ends_with(".zstd") {
-                    open_file_compressed(p)?
+                    open_file_compressed(p, max_chunk_bytes)?
                 } else if opts.trust_summary {
-                    match McapFile::open_from_summary(p)? {
+                    match McapFile::open_from_summary_limited(p, max_chunk_bytes)? {
                         Some(f) => f,
-                        None => McapFile::open(p)?,
+                        None => McapFile::open_limited(p, max_chunk_bytes)?,
                     }
                 } else {
-                    McapFile::open(p)?
+                    McapFile::open_limited(p, max_chunk_bytes)?
                 };
                 // The same file listed twice, or a copy of one (a half-finished upload, a
                 // duplicated split): reading it again would count every message twice.
@@ -274,6 +297,7 @@ impl Bag {
             message_compression,
             warnings,
             channel_topic: Vec::new(),
+            channel_topic_at: Vec::new(),
             db3_topic: Vec::new(),
         };
         bag.merge_topics();
@@ -286,7 +310,13 @@ impl Bag {
         let mut topics: Vec<Topic> = Vec::new();
         for f in &self.files {
             let mut map = BTreeMap::new();
-            for ch in f.channels.values() {
+            let mut redefined = BTreeMap::new();
+            // A redefined channel's first definition is in `channels`; the others follow.
+            let later = f
+                .channel_timeline
+                .values()
+                .flat_map(|v| v.iter().skip(1).map(|(_, c)| c));
+            for ch in f.channels.values().chain(later) {
                 let schema = f.schemas.get(&ch.schema_id);
                 if ch.schema_id != 0 && schema.is_none() {
                     self.warnings.push(
@@ -319,9 +349,23 @@ impl Bag {
                     });
                     topics.len() - 1
                 });
-                map.insert(ch.id, ti);
+                map.entry(ch.id).or_insert(ti);
+                if let Some(defs) = f.channel_timeline.get(&ch.id) {
+                    let v: &mut Vec<(mcap_file::Pos, usize)> = redefined.entry(ch.id).or_default();
+                    for (p, d) in defs {
+                        if d.topic == ch.topic
+                            && d.schema_id == ch.schema_id
+                            && d.message_encoding == ch.message_encoding
+                        {
+                            v.push((*p, ti));
+                        }
+                    }
+                    v.sort_unstable();
+                    v.dedup();
+                }
             }
             self.channel_topic.push(map);
+            self.channel_topic_at.push(redefined);
         }
         for f in &self.db3_files {
             let mut map = BTreeMap::new();
@@ -575,7 +619,8 @@ impl Bag {
     ) -> scan::ScanPlan<'p> {
         scan::ScanPlan {
             topics: wanted,
-            channel_topic: scan::dense_channel_topics(&self.channel_topic),
+            channel_topic: scan::dense_channel_topics(&self.channel_topic, &self.channel_topic_at),
+            redefined: self.channel_topic_at.clone(),
             needs_payload,
             message_compression: self.message_compression,
             stop,
@@ -824,27 +869,22 @@ fn list_bag_files(dir: &Path, ext: &str) -> Result<Vec<PathBuf>> {
     Ok(v)
 }
 
-/// rosbag2 `compression_mode: FILE` writes `NAME.mcap.zstd`: decompress by streaming into memory
-/// owned by this file (bounded by the file's own decompressed size, which is what the user has).
-fn open_file_compressed(p: &Path) -> Result<McapFile> {
-    let file = std::fs::File::open(p).map_err(|source| BagError::Io {
-        path: p.to_path_buf(),
+/// rosbag2 `compression_mode: FILE` writes `NAME.mcap.zstd`: decompressed to a temporary file
+/// (bounded, [`filezstd`]) and mapped.
+fn open_file_compressed(p: &Path, max_chunk_bytes: u64) -> Result<McapFile> {
+    let d = filezstd::decompress_to_temp(p)?;
+    if d.len_bytes == 0 {
+        return Err(BagError::Empty {
+            path: p.to_path_buf(),
+        });
+    }
+    // SAFETY: a read-only map of our own temporary file, which nothing else writes.
+    let map = unsafe { memmap2::Mmap::map(d.file.as_file()) }.map_err(|source| BagError::Io {
+        path: d.file.path().to_path_buf(),
         source,
     })?;
-    let mut out = Vec::new();
-    let res = zstd::stream::read::Decoder::new(file).and_then(|mut d| d.read_to_end(&mut out));
-    let mut f = McapFile::from_bytes(p, mcap_file::Bytes::Owned(out))?;
-    if let Err(e) = res {
-        f.warnings.push(
-            Warning::new(
-                "truncated",
-                format!(
-                    "zstd-compressed bag file is damaged ({e}); read what could be decompressed"
-                ),
-            )
-            .file(p.display().to_string())
-            .loss(),
-        );
-    }
+    let mut f =
+        McapFile::from_bytes_limited(p, mcap_file::Bytes::Temp(map, d.file), max_chunk_bytes)?;
+    f.warnings.extend(d.warnings);
     Ok(f)
 }

@@ -19,6 +19,14 @@ pub(crate) const MAGIC: &[u8; 8] = b"\x89MCAP0\r\n";
 /// Chunks that claim more than this uncompressed are decompressed by streaming, so a corrupt size
 /// field cannot make us allocate it up front.
 pub(crate) const MAX_PREALLOC: u64 = 256 << 20;
+/// Default for [`crate::OpenOptions::max_chunk_bytes`]: the most a chunk may claim
+/// uncompressed. rosbag2 writes chunks of a few MiB (a chunk holds at least one message, so a
+/// large image or cloud can make one of tens of MiB).
+pub const DEFAULT_MAX_CHUNK_BYTES: u64 = 1 << 30;
+
+/// A place in a file, for following channel definitions: `(record offset, offset inside the
+/// decompressed chunk)` for records inside a chunk, `(record offset, 0)` for top-level ones.
+pub(crate) type Pos = (u64, u64);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -83,7 +91,11 @@ pub(crate) struct SummaryIndex {
 pub(crate) struct SummaryChunk {
     pub start_ns: i64,
     pub end_ns: i64,
+    /// The raw end time is at or after 2^63 ns (`end_ns` is clamped).
+    pub end_clamped: bool,
     pub compression: String,
+    pub compressed_size: u64,
+    pub uncompressed_size: u64,
     /// Channel id to the file offset of its Message Index record.
     pub index_offsets: Vec<(u16, u64)>,
 }
@@ -105,6 +117,9 @@ pub(crate) struct ChunkLoc {
     pub indexes: Vec<IndexLoc>,
     /// True when the message index records that follow the chunk are all present.
     pub indexes_complete: bool,
+    /// The chunk claims more uncompressed bytes than the limits allow (a decompression bomb or
+    /// a corrupt size): never decompressed, its messages are lost (warned at open).
+    pub refused: bool,
 }
 
 impl ChunkLoc {
@@ -139,7 +154,11 @@ pub(crate) struct LooseLoc {
 
 pub(crate) enum Bytes {
     Map(memmap2::Mmap),
+    /// Bytes in memory (unit tests).
+    #[cfg_attr(not(test), allow(dead_code))]
     Owned(Vec<u8>),
+    /// A map of a decompressed temporary copy, which lives (and is deleted) with it.
+    Temp(memmap2::Mmap, #[allow(dead_code)] tempfile::NamedTempFile),
 }
 
 impl Bytes {
@@ -148,7 +167,7 @@ impl Bytes {
     /// memory grew by the whole bag's size, which users and cgroup limits count.
     pub(crate) fn release(&self, offset: usize, len: usize) {
         #[cfg(unix)]
-        if let Bytes::Map(m) = self {
+        if let Bytes::Map(m) | Bytes::Temp(m, _) = self {
             // SAFETY: the map is a read-only shared file mapping: MADV_DONTNEED only makes the
             // next access fault the same file pages back in; no slice sees different bytes.
             // The range is clamped to the map.
@@ -170,7 +189,7 @@ impl std::ops::Deref for Bytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         match self {
-            Bytes::Map(m) => m,
+            Bytes::Map(m) | Bytes::Temp(m, _) => m,
             Bytes::Owned(v) => v,
         }
     }
@@ -197,6 +216,16 @@ pub struct McapFile {
     pub(crate) summary_only: Option<SummaryIndex>,
     pub profile: String,
     pub warnings: Vec<Warning>,
+    /// Most uncompressed bytes a chunk may claim ([`crate::OpenOptions::max_chunk_bytes`]).
+    pub(crate) max_chunk_bytes: u64,
+    /// Every channel definition found in the data section with its place, while opening.
+    positioned_channels: Vec<(Pos, ChannelRec)>,
+    /// Two definitions of one channel id disagree (the MCAP spec forbids it).
+    channel_conflict: bool,
+    /// Channel ids defined more than once with different topics, schemas or encodings: each
+    /// definition with where it starts, in file order. Messages follow the definition before
+    /// them (as the record order says, and as a streaming reader sees them).
+    pub(crate) channel_timeline: BTreeMap<u16, Vec<(Pos, ChannelRec)>>,
 }
 
 impl std::fmt::Debug for McapFile {
@@ -249,12 +278,18 @@ fn parse_chunk_head(body: &[u8]) -> Option<ChunkHead> {
 
 impl McapFile {
     pub fn open(path: &Path) -> Result<McapFile> {
+        Self::open_limited(path, DEFAULT_MAX_CHUNK_BYTES)
+    }
+
+    /// [`McapFile::open`] refusing chunks that claim more than `max_chunk_bytes` uncompressed
+    /// (or an impossible compression ratio).
+    pub fn open_limited(path: &Path, max_chunk_bytes: u64) -> Result<McapFile> {
         let map = Self::map(path)?;
         // The open walks record headers spread over the whole file: readahead would pull in
         // the chunk data it skips (on a cold cache). Scans then read sequentially.
         #[cfg(unix)]
         let _ = map.advise(memmap2::Advice::Random);
-        let f = Self::from_bytes(path, Bytes::Map(map))?;
+        let f = Self::from_bytes_limited(path, Bytes::Map(map), max_chunk_bytes)?;
         #[cfg(unix)]
         if let Bytes::Map(m) = &f.bytes {
             let _ = m.advise(memmap2::Advice::Normal);
@@ -305,10 +340,23 @@ impl McapFile {
             summary_only: None,
             profile: String::new(),
             warnings: Vec::new(),
+            max_chunk_bytes: DEFAULT_MAX_CHUNK_BYTES,
+            positioned_channels: Vec::new(),
+            channel_conflict: false,
+            channel_timeline: BTreeMap::new(),
         }
     }
 
+    #[cfg(test)]
     pub(crate) fn from_bytes(path: &Path, bytes: Bytes) -> Result<McapFile> {
+        Self::from_bytes_limited(path, bytes, DEFAULT_MAX_CHUNK_BYTES)
+    }
+
+    pub(crate) fn from_bytes_limited(
+        path: &Path,
+        bytes: Bytes,
+        max_chunk_bytes: u64,
+    ) -> Result<McapFile> {
         if bytes.len() < MAGIC.len() && MAGIC.starts_with(&bytes[..]) {
             // Nothing to recover, but "not MCAP" would send the user looking for the wrong
             // problem: this is the start of one, cut off.
@@ -323,9 +371,11 @@ impl McapFile {
             });
         }
         let mut f = McapFile::unread(path, bytes);
+        f.max_chunk_bytes = max_chunk_bytes;
         f.walk_data_section();
         f.read_summary();
         f.discover_chunk_channels();
+        f.build_channel_timeline();
         Ok(f)
     }
 
@@ -362,6 +412,15 @@ impl McapFile {
     /// `None` (open normally then) unless the file has a footer, a summary with a Statistics
     /// record holding per-channel counts, and a Chunk Index for its chunks.
     pub fn open_from_summary(path: &Path) -> Result<Option<McapFile>> {
+        Self::open_from_summary_limited(path, DEFAULT_MAX_CHUNK_BYTES)
+    }
+
+    /// [`McapFile::open_from_summary`]; `None` too when a chunk claims more than the limits
+    /// allow (the full open names it).
+    pub fn open_from_summary_limited(
+        path: &Path,
+        max_chunk_bytes: u64,
+    ) -> Result<Option<McapFile>> {
         let bytes = Bytes::Map(Self::map(path)?);
         if bytes.len() < MAGIC.len() * 2 + 29
             || &bytes[..MAGIC.len()] != MAGIC
@@ -370,6 +429,7 @@ impl McapFile {
             return Ok(None);
         }
         let mut f = McapFile::unread(path, bytes);
+        f.max_chunk_bytes = max_chunk_bytes;
         // The Header record right after the magic (the profile).
         let pos = MAGIC.len();
         if f.bytes.get(pos) == Some(&op::HEADER) {
@@ -385,7 +445,7 @@ impl McapFile {
             }
         }
         f.read_summary();
-        if !f.has_summary || !f.warnings.is_empty() {
+        if !f.has_summary || !f.warnings.is_empty() || f.channel_conflict {
             return Ok(None);
         }
         let chunks = f.summary_chunks();
@@ -405,8 +465,18 @@ impl McapFile {
             && chunks
                 .iter()
                 .all(|c| c.index_offsets.iter().all(|(ch, _)| known(ch)));
-        if !complete || !all_known {
+        let refused = chunks.iter().any(|c| {
+            Compression::parse(&c.compression).is_some_and(|comp| {
+                f.chunk_refusal(comp, c.uncompressed_size, c.compressed_size)
+                    .is_some()
+            })
+        });
+        if !complete || !all_known || refused {
             return Ok(None);
+        }
+        let clamped = chunks.iter().filter(|c| c.end_clamped).count();
+        if clamped > 0 {
+            f.warn_clamped(clamped, 0);
         }
         for c in &chunks {
             // Named as the walk names them; an unknown one means the file is not for us.
@@ -446,7 +516,10 @@ impl McapFile {
                     out.push(SummaryChunk {
                         start_ns: crate::scan::to_ns(ci.message_start_time),
                         end_ns: crate::scan::to_ns(ci.message_end_time),
+                        end_clamped: ci.message_end_time > i64::MAX as u64,
                         compression: ci.compression.clone(),
+                        compressed_size: ci.compressed_size,
+                        uncompressed_size: ci.uncompressed_size,
                         index_offsets: ci
                             .message_index_offsets
                             .iter()
@@ -460,6 +533,18 @@ impl McapFile {
         out
     }
 
+    /// The definition of channel `id` that holds at `pos` (the first one before every
+    /// definition).
+    pub(crate) fn channel_definition_at(&self, id: u16, pos: Pos) -> Option<&ChannelRec> {
+        match self.channel_timeline.get(&id) {
+            Some(defs) => {
+                let k = defs.partition_point(|(p, _)| *p <= pos);
+                defs.get(k.saturating_sub(1)).map(|(_, c)| c)
+            }
+            None => self.channels.get(&id),
+        }
+    }
+
     fn display(&self) -> String {
         self.path.display().to_string()
     }
@@ -469,7 +554,56 @@ impl McapFile {
         self.warnings.push(w.file(file));
     }
 
-    fn add_record(&mut self, rec: Record<'_>) {
+    /// Why a chunk must not be decompressed, if it must not: it claims more than the limit
+    /// uncompressed, or (above a floor) more than any real compression ratio gives.
+    /// Uncompressed chunks are read in place, whatever they claim.
+    pub(crate) fn chunk_refusal(
+        &self,
+        compression: Compression,
+        uncompressed_bytes: u64,
+        compressed_bytes: u64,
+    ) -> Option<String> {
+        use crate::filezstd::{MAX_RATIO, RATIO_FLOOR_BYTES};
+        if compression == Compression::None {
+            return None;
+        }
+        if uncompressed_bytes > self.max_chunk_bytes {
+            return Some(format!(
+                "claims {uncompressed_bytes} bytes uncompressed, over the limit of {} (max_chunk_bytes, env BAGSCOPE_MAX_CHUNK_BYTES)",
+                self.max_chunk_bytes
+            ));
+        }
+        if uncompressed_bytes > RATIO_FLOOR_BYTES
+            && uncompressed_bytes / MAX_RATIO > compressed_bytes
+        {
+            return Some(format!(
+                "claims {uncompressed_bytes} bytes uncompressed from {compressed_bytes} compressed, over {MAX_RATIO}x (a decompression bomb?)"
+            ));
+        }
+        None
+    }
+
+    /// One warning for the log times at or after 2^63 ns that a file's chunk headers (or Chunk
+    /// Indexes) and loose messages show: they are held as `i64::MAX`.
+    fn warn_clamped(&mut self, chunks: usize, loose: usize) {
+        let what = match (chunks, loose) {
+            (0, n) => format!("{n} message(s) outside chunks have"),
+            (c, 0) => format!("{c} chunk(s) hold messages with"),
+            (c, n) => format!("{c} chunk(s) and {n} message(s) outside chunks hold"),
+        };
+        self.warn(Warning::new(
+            "log_time_out_of_range",
+            format!(
+                "{what} log times at or after 2^63 ns (past the year 2262): they are read as {} ns, the largest time bagscope holds",
+                i64::MAX
+            ),
+        ));
+    }
+
+    /// Adds a schema, channel or header record. `pos` is where a data-section record lies
+    /// (`None`: the summary). A channel id defined again differently is noted, not followed
+    /// here ([`McapFile::build_channel_timeline`]).
+    fn add_record(&mut self, rec: Record<'_>, pos: Option<Pos>) {
         match rec {
             Record::Schema { header, data } => {
                 self.schemas.entry(header.id).or_insert(SchemaRec {
@@ -479,18 +613,113 @@ impl McapFile {
                     data: Arc::from(data.as_ref()),
                 });
             }
-            Record::Channel(c) => {
-                self.channels.entry(c.id).or_insert(ChannelRec {
+            Record::Channel(c) => self.add_channel(
+                ChannelRec {
                     id: c.id,
                     schema_id: c.schema_id,
                     topic: c.topic,
                     message_encoding: c.message_encoding,
                     metadata: c.metadata,
-                });
-            }
+                },
+                pos,
+            ),
             Record::Header(h) => self.profile = h.profile,
             _ => {}
         }
+    }
+
+    fn add_channel(&mut self, c: ChannelRec, pos: Option<Pos>) {
+        if let Some(prev) = self.channels.get(&c.id) {
+            if !same_channel(prev, &c) {
+                self.channel_conflict = true;
+            }
+        } else {
+            self.channels.insert(c.id, c.clone());
+        }
+        if let Some(pos) = pos {
+            self.positioned_channels.push((pos, c));
+        }
+    }
+
+    /// Parses and adds a schema, channel or header record; a channel whose strings are not
+    /// UTF-8 is read with its invalid bytes replaced (its messages are then read under that
+    /// name, with a warning) rather than dropped with them.
+    fn add_definition(&mut self, opcode: u8, body: &[u8], pos: Option<Pos>, at: u64) {
+        match mcap::read::parse_record(opcode, body) {
+            Ok(r) => self.add_record(r, pos),
+            Err(e) => match (opcode == op::CHANNEL)
+                .then(|| parse_channel_lossy(body))
+                .flatten()
+            {
+                Some(c) => {
+                    self.warn(
+                        Warning::new(
+                            "invalid_utf8",
+                            format!(
+                                "channel {} at byte {at} has text that is not UTF-8: read with the invalid bytes replaced",
+                                c.id
+                            ),
+                        )
+                        .topic(&c.topic)
+                        .offset(at),
+                    );
+                    self.add_channel(c, pos);
+                }
+                None => self.warn(
+                    Warning::new(
+                        "corrupt_record",
+                        format!(
+                            "record (opcode 0x{opcode:02x}) at byte {at} cannot be parsed: {e}"
+                        ),
+                    )
+                    .offset(at),
+                ),
+            },
+        }
+    }
+
+    /// Where two definitions of a channel id disagree, records which definition holds from
+    /// where on, and warns once per id. Then no chunk's message indexes are trusted (they name
+    /// channel ids, not definitions): scans read the messages and follow the definitions.
+    fn build_channel_timeline(&mut self) {
+        if !self.channel_conflict {
+            self.positioned_channels = Vec::new();
+            return;
+        }
+        let mut defs = std::mem::take(&mut self.positioned_channels);
+        defs.sort_by_key(|(p, _)| *p);
+        let mut by_id: BTreeMap<u16, Vec<(Pos, ChannelRec)>> = BTreeMap::new();
+        for (p, c) in defs {
+            let v = by_id.entry(c.id).or_default();
+            if v.last().is_none_or(|(_, l)| !same_channel(l, &c)) {
+                v.push((p, c));
+            }
+        }
+        by_id.retain(|_, v| v.len() > 1);
+        for (id, v) in &by_id {
+            let names: Vec<String> = v
+                .iter()
+                .map(|((at, _), c)| format!("'{}' from byte {at}", c.topic))
+                .collect();
+            let w = Warning::new(
+                "channel_redefined",
+                format!(
+                    "channel {id} is defined {} times with different topics, schemas or encodings ({}), which MCAP forbids: each message is read under the definition before it",
+                    v.len(),
+                    names.join(", ")
+                ),
+            )
+            .topic(&v[0].1.topic);
+            self.warn(w);
+            // The map of first definitions names what the file starts with.
+            self.channels.insert(*id, v[0].1.clone());
+        }
+        if !by_id.is_empty() {
+            for c in &mut self.chunks {
+                c.indexes_complete = false;
+            }
+        }
+        self.channel_timeline = by_id;
     }
 
     /// Walks the top-level records of the data section. Never reads past the end: every length
@@ -501,6 +730,7 @@ impl McapFile {
         let mut last_log_end: Option<u64> = None;
         let mut out_of_order = false;
         let mut cut = false;
+        let (mut clamped_chunks, mut clamped_loose) = (0usize, 0usize);
         loop {
             if pos == len {
                 self.warn(
@@ -567,12 +797,21 @@ impl McapFile {
                                 }
                             }
                             last_log_end = Some(end.max(last_log_end.unwrap_or(0)));
+                            if end > i64::MAX as u64 {
+                                clamped_chunks += 1;
+                            }
                             match Compression::parse(&h.compression) {
                                 Some(c) => {
                                     *self
                                         .compression_counts
                                         .entry(c.name().to_string())
                                         .or_default() += 1;
+                                    let refused = self.refuse_chunk(
+                                        pos,
+                                        c,
+                                        h.uncompressed_size,
+                                        h.compressed_size,
+                                    );
                                     self.chunks.push(ChunkLoc {
                                         record_offset: pos as u64,
                                         data_offset: body_start + h.data_start,
@@ -585,6 +824,7 @@ impl McapFile {
                                         partial: false,
                                         indexes: Vec::new(),
                                         indexes_complete: false,
+                                        refused,
                                     });
                                 }
                                 None => self.warn(
@@ -634,6 +874,9 @@ impl McapFile {
                         );
                     } else {
                         let log = u64_at(&self.bytes, body_start + 6).unwrap_or(0);
+                        if log > i64::MAX as u64 {
+                            clamped_loose += 1;
+                        }
                         if last_log_end.is_some_and(|p| log < p) {
                             out_of_order = true;
                         }
@@ -645,25 +888,18 @@ impl McapFile {
                     }
                 }
                 op::SCHEMA | op::CHANNEL | op::HEADER => {
-                    let parsed =
-                        mcap::read::parse_record(opcode, &self.bytes[body_start..body_end])
-                            .map(|r| r.into_owned());
-                    match parsed {
-                        Ok(r) => self.add_record(r),
-                        Err(e) => self.warn(
-                            Warning::new(
-                                "corrupt_record",
-                                format!("record (opcode 0x{opcode:02x}) at byte {pos} cannot be parsed: {e}"),
-                            )
-                            .offset(pos as u64),
-                        ),
-                    }
+                    // The map outlives `self`'s borrow only as a copy: definitions are small.
+                    let body = self.bytes[body_start..body_end].to_vec();
+                    self.add_definition(opcode, &body, Some((pos as u64, 0)), pos as u64);
                 }
                 _ => {}
             }
             pos = body_end;
         }
         self.mark_index_completeness();
+        if clamped_chunks + clamped_loose > 0 {
+            self.warn_clamped(clamped_chunks, clamped_loose);
+        }
         if cut {
             // The index records after the last complete chunk may be missing some channels.
             if let Some(last) = self.chunks.iter_mut().rev().find(|c| !c.partial) {
@@ -704,19 +940,48 @@ impl McapFile {
             return;
         }
         let data_len = (self.bytes.len() - data_offset).min(h.compressed_size as usize);
+        let message_start_ns = crate::scan::to_ns(u64_at(body, 0).unwrap_or(0));
+        let message_end_ns = crate::scan::to_ns(u64_at(body, 8).unwrap_or(0));
+        let refused = self.refuse_chunk(record_offset, c, h.uncompressed_size, h.compressed_size);
         self.chunks.push(ChunkLoc {
             record_offset: record_offset as u64,
             data_offset,
             data_len,
             uncompressed_size: h.uncompressed_size,
             uncompressed_crc: h.uncompressed_crc,
-            message_start_ns: crate::scan::to_ns(u64_at(body, 0).unwrap_or(0)),
-            message_end_ns: crate::scan::to_ns(u64_at(body, 8).unwrap_or(0)),
+            message_start_ns,
+            message_end_ns,
             compression: c,
             partial: true,
             indexes: Vec::new(),
             indexes_complete: false,
+            refused,
         });
+    }
+
+    /// Whether the chunk at `record_offset` must not be decompressed; warns if so.
+    fn refuse_chunk(
+        &mut self,
+        record_offset: usize,
+        compression: Compression,
+        uncompressed_bytes: u64,
+        compressed_bytes: u64,
+    ) -> bool {
+        let Some(why) = self.chunk_refusal(compression, uncompressed_bytes, compressed_bytes)
+        else {
+            return false;
+        };
+        self.warn(
+            Warning::new(
+                "decompression_limit",
+                format!(
+                    "chunk at byte {record_offset} {why}: not decompressed, its messages are lost"
+                ),
+            )
+            .offset(record_offset as u64)
+            .loss(),
+        );
+        true
     }
 
     /// Reads schemas, channels and statistics from the summary section, if the footer points at
@@ -784,6 +1049,8 @@ impl McapFile {
                         .insert(at, (crate::scan::to_ns(a), crate::scan::to_ns(b)));
                 }
             }
+            // Strictly: text that is not UTF-8 here is damage to the summary (the definitions in
+            // the data section are then read instead), not a name to take.
             if matches!(opcode, op::SCHEMA | op::CHANNEL | op::STATISTICS) {
                 match mcap::read::parse_record(opcode, body) {
                     Ok(r) => records.push(r.into_owned()),
@@ -806,7 +1073,7 @@ impl McapFile {
                 self.stats_message_count = Some(s.message_count);
                 self.stats_channel_counts = Some(s.channel_message_counts.clone());
             }
-            self.add_record(r);
+            self.add_record(r, None);
         }
     }
 
@@ -815,33 +1082,77 @@ impl McapFile {
     fn discover_chunk_channels(&mut self) {
         let known: HashSet<u16> = self.channels.keys().copied().collect();
         let needs = |c: &ChunkLoc| {
-            !c.indexes_complete || c.indexes.iter().any(|ix| !known.contains(&ix.channel_id))
+            !c.refused
+                && (!c.indexes_complete
+                    || c.indexes.iter().any(|ix| !known.contains(&ix.channel_id)))
         };
-        if !self.chunks.iter().any(needs) {
-            return;
-        }
+        let mut done = vec![false; self.chunks.len()];
         let mut dec = crate::scan::Decoder::default();
-        let mut found = Vec::new();
-        for (i, c) in self.chunks.iter().enumerate() {
-            if !needs(c) {
-                continue;
+        // A second round reads every other chunk once two definitions of a channel disagree:
+        // following them needs every definition's place.
+        for all in [false, true] {
+            if all && !self.channel_conflict {
+                break;
             }
-            let Ok(buf) = dec.decompress(&self.bytes, c) else {
-                continue; // reported by the scan that reads this chunk
-            };
-            let _ = i;
-            crate::scan::walk_chunk_records(buf, |opcode, body| {
-                if opcode == op::SCHEMA || opcode == op::CHANNEL {
-                    if let Ok(r) = mcap::read::parse_record(opcode, body) {
-                        found.push(r.into_owned());
-                    }
+            let mut found = Vec::new();
+            for (i, c) in self.chunks.iter().enumerate() {
+                if done[i] || c.refused || !(all || needs(c)) {
+                    continue;
                 }
-            });
-        }
-        for r in found {
-            self.add_record(r);
+                done[i] = true;
+                let Ok(buf) = dec.decompress(&self.bytes, c) else {
+                    continue; // reported by the scan that reads this chunk
+                };
+                crate::scan::walk_chunk_records(buf, |opcode, body| {
+                    if opcode == op::SCHEMA || opcode == op::CHANNEL {
+                        let at = body.as_ptr() as usize - buf.as_ptr() as usize - 9;
+                        found.push((opcode, body.to_vec(), (c.record_offset, at as u64)));
+                    }
+                });
+                dec.release_large();
+            }
+            for (opcode, body, pos) in found {
+                self.add_definition(opcode, &body, Some(pos), pos.0);
+            }
         }
     }
+}
+
+/// Two channel definitions name the same thing (metadata aside: writers may add to it).
+fn same_channel(a: &ChannelRec, b: &ChannelRec) -> bool {
+    a.topic == b.topic && a.schema_id == b.schema_id && a.message_encoding == b.message_encoding
+}
+
+/// A Channel record body parsed with its strings' invalid UTF-8 replaced; `None` when its
+/// layout is broken too.
+fn parse_channel_lossy(body: &[u8]) -> Option<ChannelRec> {
+    let id = u16_at(body, 0)?;
+    let schema_id = u16_at(body, 2)?;
+    let mut at = 4usize;
+    let string = |at: &mut usize| -> Option<String> {
+        let n = u32_at(body, *at)? as usize;
+        let s = body.get(*at + 4..(*at + 4).checked_add(n)?)?;
+        *at += 4 + n;
+        Some(String::from_utf8_lossy(s).into_owned())
+    };
+    let topic = string(&mut at)?;
+    let message_encoding = string(&mut at)?;
+    let map_len = u32_at(body, at)? as usize;
+    at += 4;
+    let map_end = at.checked_add(map_len).filter(|&e| e <= body.len())?;
+    let mut metadata = BTreeMap::new();
+    while at < map_end {
+        let k = string(&mut at)?;
+        let v = string(&mut at)?;
+        metadata.insert(k, v);
+    }
+    (at == map_end).then_some(ChannelRec {
+        id,
+        schema_id,
+        topic,
+        message_encoding,
+        metadata,
+    })
 }
 
 #[cfg(test)]

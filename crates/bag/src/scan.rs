@@ -12,7 +12,9 @@ use mcap::records::op;
 use rayon::prelude::*;
 
 use crate::error::Warning;
-use crate::mcap_file::{u16_at, u32_at, u64_at, ChunkLoc, Compression, McapFile, MAX_PREALLOC};
+use crate::mcap_file::{
+    u16_at, u32_at, u64_at, ChunkLoc, Compression, McapFile, Pos, MAX_PREALLOC,
+};
 
 /// One message as stored, borrowed from the (decompressed) file.
 #[derive(Debug, Clone, Copy)]
@@ -35,15 +37,71 @@ pub struct Item<T> {
     pub value: T,
 }
 
+/// Chunks larger than this count against [`LARGE_BUDGET_BYTES`] while decompressed.
+const LARGE_CHUNK_BYTES: u64 = 64 << 20;
+/// Most bytes of large chunks held decompressed at once by all threads together: a bag of
+/// large chunks must not need a chunk's size once per core. A chunk larger than the whole
+/// budget waits until it is alone.
+const LARGE_BUDGET_BYTES: u64 = 1 << 30;
+
+static LARGE_IN_USE: std::sync::Mutex<u64> = std::sync::Mutex::new(0);
+static LARGE_FREED: std::sync::Condvar = std::sync::Condvar::new();
+
+thread_local! {
+    /// Budget this thread holds: it never waits for itself (a nested decoder on one thread).
+    static LARGE_HELD: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Takes `bytes` (at most the whole budget) of the large-chunk budget, waiting for it.
+fn take_budget(bytes: u64) -> u64 {
+    let n = bytes.min(LARGE_BUDGET_BYTES);
+    let mut used = LARGE_IN_USE.lock().unwrap_or_else(|e| e.into_inner());
+    if LARGE_HELD.with(|h| h.get()) == 0 {
+        while *used + n > LARGE_BUDGET_BYTES {
+            used = LARGE_FREED.wait(used).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+    *used += n;
+    LARGE_HELD.with(|h| h.set(h.get() + n));
+    n
+}
+
+fn give_budget(n: u64) {
+    if n == 0 {
+        return;
+    }
+    let mut used = LARGE_IN_USE.lock().unwrap_or_else(|e| e.into_inner());
+    *used = used.saturating_sub(n);
+    LARGE_HELD.with(|h| h.set(h.get().saturating_sub(n)));
+    LARGE_FREED.notify_all();
+}
+
 /// Per-thread decompression state, reused across chunks.
 #[derive(Default)]
 pub(crate) struct Decoder {
     zstd: Option<zstd::bulk::Decompressor<'static>>,
     buf: Vec<u8>,
     msg_buf: Vec<u8>,
+    /// Large-chunk budget held for what `buf` holds.
+    budget: u64,
+}
+
+impl Drop for Decoder {
+    fn drop(&mut self) {
+        give_budget(self.budget);
+    }
 }
 
 impl Decoder {
+    /// Frees a large chunk's buffer and its budget once its records have been read (small
+    /// buffers are kept for reuse).
+    pub(crate) fn release_large(&mut self) {
+        if self.budget > 0 || self.buf.capacity() as u64 > LARGE_CHUNK_BYTES {
+            self.buf = Vec::new();
+        }
+        give_budget(std::mem::take(&mut self.budget));
+    }
+
     /// Decompresses a chunk's records. For a chunk cut off by the end of the file, returns as
     /// much as could be decoded (the caller then parses only complete records).
     pub(crate) fn decompress<'a>(
@@ -51,6 +109,10 @@ impl Decoder {
         file: &'a [u8],
         c: &ChunkLoc,
     ) -> Result<&'a [u8], String> {
+        self.release_large();
+        if c.refused {
+            return Err("over the decompression limit".to_string());
+        }
         let data = c
             .data(file)
             .ok_or_else(|| "chunk data lies outside the file".to_string())?;
@@ -58,15 +120,27 @@ impl Decoder {
             return Ok(data);
         }
         self.buf.clear();
+        if c.uncompressed_size > LARGE_CHUNK_BYTES {
+            self.budget = take_budget(c.uncompressed_size);
+        }
+        // On failure the buffer and its budget go at once: an idle thread must not hold them.
+        if let Err(e) = self.fill(data, c) {
+            self.release_large();
+            return Err(e);
+        }
+        Ok(&self.buf)
+    }
+
+    /// Decompresses `data` (chunk `c`'s) into `buf`.
+    fn fill(&mut self, data: &[u8], c: &ChunkLoc) -> Result<(), String> {
         if c.partial || c.uncompressed_size > MAX_PREALLOC {
-            decompress_streamed(
+            return decompress_streamed(
                 c.compression,
                 data,
                 c.uncompressed_size,
                 c.partial,
                 &mut self.buf,
-            )?;
-            return Ok(&self.buf);
+            );
         }
         let size = c.uncompressed_size as usize;
         match c.compression {
@@ -99,7 +173,7 @@ impl Decoder {
             }
             Compression::None => unreachable!(),
         }
-        Ok(&self.buf)
+        Ok(())
     }
 
     /// rosbag2's per-message compression: each payload is its own zstd frame.
@@ -201,6 +275,16 @@ fn is_zstd_frame(payload: &[u8]) -> bool {
     payload.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
 }
 
+/// A Channel record's id, schema id and topic bytes.
+fn channel_head(body: &[u8]) -> Option<(u16, u16, &[u8])> {
+    let n = u32_at(body, 4)? as usize;
+    Some((
+        u16_at(body, 0)?,
+        u16_at(body, 2)?,
+        body.get(8..8usize.checked_add(n)?)?,
+    ))
+}
+
 #[inline]
 fn message_header(body: &[u8]) -> Option<(u16, u32, u64, u64)> {
     Some((
@@ -221,6 +305,9 @@ pub(crate) struct ScanPlan<'p> {
     /// Per file, channel id to bag topic index (`NO_TOPIC`: not defined), as a table: it is
     /// looked up for every message.
     pub channel_topic: Vec<Vec<u32>>,
+    /// Per file, for channel ids defined more than once ([`REDEFINED`] in `channel_topic`):
+    /// each definition's topic from where it starts, in file order.
+    pub redefined: Vec<std::collections::BTreeMap<u16, Vec<(Pos, usize)>>>,
     /// When false, message indexes are used instead of decompressing where they are complete.
     pub needs_payload: bool,
     pub message_compression: bool,
@@ -229,28 +316,61 @@ pub(crate) struct ScanPlan<'p> {
 }
 
 impl ScanPlan<'_> {
-    /// The bag topic of channel `ch` of file `fi`, if defined.
+    /// The bag topic of channel `ch` of file `fi`, if defined once (`None` for a channel
+    /// defined more than once: its topic depends on the message's place, [`Self::topic_at`]).
     pub fn topic_of(&self, fi: usize, ch: u16) -> Option<usize> {
         match self.channel_topic.get(fi).and_then(|m| m.get(ch as usize)) {
+            Some(&t) if t != NO_TOPIC && t != REDEFINED => Some(t as usize),
+            _ => None,
+        }
+    }
+
+    /// The bag topic of a message of channel `ch` of file `fi` at `pos`: the definition
+    /// before it (the first one for a message before every definition).
+    #[inline]
+    pub fn topic_at(&self, fi: usize, ch: u16, pos: Pos) -> Option<usize> {
+        match self.channel_topic.get(fi).and_then(|m| m.get(ch as usize)) {
+            Some(&REDEFINED) => {
+                let defs = self.redefined.get(fi)?.get(&ch)?;
+                let k = defs.partition_point(|(p, _)| *p <= pos);
+                defs.get(k.saturating_sub(1)).map(|&(_, t)| t)
+            }
             Some(&t) if t != NO_TOPIC => Some(t as usize),
             _ => None,
         }
     }
+
+    /// Whether the chunk index entry for channel `ch` of file `fi` may hold wanted messages
+    /// (a channel that is not defined or is redefined may: only reading the chunk tells).
+    fn may_want(&self, fi: usize, ch: u16) -> bool {
+        self.topic_of(fi, ch).is_none_or(|t| self.topics[t])
+    }
 }
 
 const NO_TOPIC: u32 = u32::MAX;
+/// In `channel_topic`: the channel is defined more than once, see `redefined`.
+pub(crate) const REDEFINED: u32 = u32::MAX - 1;
 
-/// The per-file channel → topic maps as tables indexed by channel id.
+/// The per-file channel → topic maps as tables indexed by channel id; channels in `redefined`
+/// are marked [`REDEFINED`].
 pub(crate) fn dense_channel_topics(
     maps: &[std::collections::BTreeMap<u16, usize>],
+    redefined: &[std::collections::BTreeMap<u16, Vec<(Pos, usize)>>],
 ) -> Vec<Vec<u32>> {
     maps.iter()
-        .map(|m| {
+        .enumerate()
+        .map(|(fi, m)| {
             let len = m.keys().next_back().map_or(0, |&k| k as usize + 1);
             let mut t = vec![NO_TOPIC; len];
             for (&ch, &topic) in m {
-                // A bag's topics are far fewer than u32::MAX (each has its own channel record).
+                // A bag's topics are far fewer than u32::MAX - 1 (each has its own channel
+                // record).
                 t[ch as usize] = topic as u32;
+            }
+            for &ch in redefined.get(fi).into_iter().flat_map(|r| r.keys()) {
+                if let Some(x) = t.get_mut(ch as usize) {
+                    *x = REDEFINED;
+                }
             }
             t
         })
@@ -333,11 +453,10 @@ pub(crate) fn plan_jobs(files: &[McapFile], plan: &ScanPlan<'_>) -> Vec<Job> {
     let mut jobs = Vec::new();
     for (fi, file) in files.iter().enumerate() {
         for (ci, c) in file.chunks.iter().enumerate() {
-            if c.indexes_complete
-                && !c.indexes.iter().any(|ix| {
-                    plan.topic_of(fi, ix.channel_id)
-                        .is_some_and(|t| plan.topics[t])
-                })
+            // Refused chunks were reported (and counted as lost) when the file was opened.
+            if c.refused
+                || (c.indexes_complete
+                    && !c.indexes.iter().any(|ix| plan.may_want(fi, ix.channel_id)))
             {
                 continue;
             }
@@ -456,8 +575,11 @@ where
     let mut warnings = Vec::new();
     let name = file.path.display().to_string();
     if !plan.needs_payload && c.indexes_complete {
+        let mut unknown = 0usize;
+        let mut clamped = 0usize;
         for ix in &c.indexes {
             let Some(topic) = plan.topic_of(fi, ix.channel_id) else {
+                unknown += (u32_at(&file.bytes, ix.body_offset + 2).unwrap_or(0) / 16) as usize;
                 continue;
             };
             if !plan.topics[topic] {
@@ -470,6 +592,9 @@ where
                 else {
                     break;
                 };
+                if log > i64::MAX as u64 {
+                    clamped += 1;
+                }
                 let empty = RawMessage {
                     topic,
                     channel_id: ix.channel_id,
@@ -490,6 +615,10 @@ where
         }
         // As for chunk data: read once, so its mapped pages need not stay resident.
         c.release_indexes(&file.bytes);
+        if unknown > 0 {
+            warnings.push(unknown_channel_warning(unknown, c, &name));
+        }
+        warnings.extend(hidden_clamped_warning(clamped, c, &name));
         return warnings;
     }
 
@@ -523,6 +652,11 @@ where
     let mut unknown = 0usize;
     let mut bad_payload = 0usize;
     let mut readable = 0usize;
+    let mut clamped = 0usize;
+    // Channels this chunk defines otherwise than the file's definitions say (hidden by a
+    // summary that repeats only one of them), and their messages skipped after that.
+    let mut unseen_redefinitions: Vec<(u16, String)> = Vec::new();
+    let mut misdefined = 0usize;
     let stop = walk_chunk_records(data, |opcode, body| {
         let start = body.as_ptr() as usize - data.as_ptr() as usize;
         if check_crc && start + 64 > hashed {
@@ -530,16 +664,37 @@ where
             hasher.update(&data[hashed..to]);
             hashed = to;
         }
+        if opcode == op::CHANNEL {
+            let at = (c.record_offset, start as u64 - 9);
+            if let Some((id, schema_id, topic)) = channel_head(body) {
+                let known = file.channel_definition_at(id, at);
+                if known.is_some_and(|k| {
+                    k.schema_id != schema_id || String::from_utf8_lossy(topic) != k.topic.as_str()
+                }) && !unseen_redefinitions.iter().any(|(i, _)| *i == id)
+                {
+                    let name = String::from_utf8_lossy(topic).into_owned();
+                    unseen_redefinitions.push((id, name));
+                }
+            }
+            return;
+        }
         if opcode != op::MESSAGE {
             return;
         }
         let Some((ch, seq, log, publ)) = message_header(body) else {
             return;
         };
-        let Some(topic) = plan.topic_of(fi, ch) else {
+        if !unseen_redefinitions.is_empty() && unseen_redefinitions.iter().any(|(i, _)| *i == ch) {
+            misdefined += 1;
+            return;
+        }
+        let Some(topic) = plan.topic_at(fi, ch, (c.record_offset, start as u64)) else {
             unknown += 1;
             return;
         };
+        if log > i64::MAX as u64 {
+            clamped += 1;
+        }
         // Every topic's messages count as recovered, not only the wanted ones: the number a
         // cut chunk's warning states is then the same whichever topics a command reads.
         readable += 1;
@@ -624,11 +779,14 @@ where
         );
     }
     if unknown > 0 {
+        warnings.push(unknown_channel_warning(unknown, c, &name));
+    }
+    for (id, topic) in &unseen_redefinitions {
         warnings.push(
             Warning::new(
-                "unknown_channel",
+                "channel_redefined",
                 format!(
-                    "{unknown} message(s) in the chunk at byte {} refer to a channel that is never defined: skipped",
+                    "the chunk at byte {} defines channel {id} as '{topic}', unlike the file's summary: its messages after that in this chunk ({misdefined} in all such channels) are skipped, and later chunks that do not repeat the definition may count it under the first one",
                     c.record_offset
                 ),
             )
@@ -637,6 +795,7 @@ where
             .loss(),
         );
     }
+    warnings.extend(hidden_clamped_warning(clamped, c, &name));
     if bad_payload > 0 {
         warnings.push(
             Warning::new(
@@ -652,7 +811,38 @@ where
         );
     }
     file.bytes.release(c.data_offset, c.data_len);
+    dec.release_large();
     warnings
+}
+
+/// Log times past i64 in a chunk: the chunk header's end time shows most of them, warned at
+/// open; a header that says otherwise does not hide them.
+fn hidden_clamped_warning(clamped: usize, c: &ChunkLoc, file: &str) -> Option<Warning> {
+    (clamped > 0 && c.message_end_ns != i64::MAX).then(|| {
+        Warning::new(
+            "log_time_out_of_range",
+            format!(
+                "{clamped} message(s) in the chunk at byte {} have log times at or after 2^63 ns (past the year 2262), which its header does not show: they are read as {} ns",
+                c.record_offset,
+                i64::MAX
+            ),
+        )
+        .file(file)
+        .offset(c.record_offset)
+    })
+}
+
+fn unknown_channel_warning(n: usize, c: &ChunkLoc, file: &str) -> Warning {
+    Warning::new(
+        "unknown_channel",
+        format!(
+            "{n} message(s) in the chunk at byte {} refer to a channel that is never defined: skipped",
+            c.record_offset
+        ),
+    )
+    .file(file)
+    .offset(c.record_offset)
+    .loss()
 }
 
 fn scan_loose<T, F, S>(
@@ -674,7 +864,7 @@ where
         let Some((ch, seq, log, publ)) = message_header(body) else {
             continue;
         };
-        let Some(topic) = plan.topic_of(fi, ch) else {
+        let Some(topic) = plan.topic_at(fi, ch, (l.body_offset as u64, 0)) else {
             unknown += 1;
             continue;
         };
@@ -745,8 +935,15 @@ pub(crate) fn index_log_times(
     n_topics: usize,
 ) -> Option<Vec<Vec<i64>>> {
     let jobs = plan_jobs(files, plan);
+    // Messages of channels without a (single) definition: the scan reads and reports them.
     let complete = jobs.iter().all(|j| match *j {
-        Job::Chunk(fi, ci) => files[fi].chunks[ci].indexes_complete,
+        Job::Chunk(fi, ci) => {
+            let c = &files[fi].chunks[ci];
+            c.indexes_complete
+                && c.indexes
+                    .iter()
+                    .all(|ix| plan.topic_of(fi, ix.channel_id).is_some())
+        }
         Job::Loose(_) => false,
     });
     if !complete {
@@ -785,6 +982,11 @@ pub(crate) fn index_log_times(
             for ix in &c.indexes {
                 if let Some((t, e)) = entries(fi, ix) {
                     per_topic[t].extend(entry_times(e));
+                    // A time past i64 that the chunk header does not show (entries are in
+                    // log-time order: the last is the largest): the scan reads and reports it.
+                    if c.message_end_ns != i64::MAX && per_topic[t].last() == Some(&i64::MAX) {
+                        return None;
+                    }
                 }
             }
             // Read for the last time: its mapped pages need not stay resident.
@@ -839,9 +1041,8 @@ pub(crate) fn index_spans(
             return None;
         }
         for ix in &c.indexes {
-            let Some(topic) = plan.topic_of(fi, ix.channel_id) else {
-                continue;
-            };
+            // Messages of a channel without a (single) definition: the scan reports them.
+            let topic = plan.topic_of(fi, ix.channel_id)?;
             if !plan.topics.get(topic).copied().unwrap_or(false) {
                 continue;
             }

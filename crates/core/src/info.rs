@@ -145,6 +145,7 @@ pub fn info_with(path: &std::path::Path, o: &InfoOptions) -> Result<InfoReport, 
         path,
         bagscope_bag::OpenOptions {
             trust_summary: o.fast,
+            ..Default::default()
         },
     )?;
     let mut spans = if o.fast {
