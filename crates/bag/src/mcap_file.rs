@@ -139,6 +139,7 @@ pub(crate) struct LooseLoc {
 
 pub(crate) enum Bytes {
     Map(memmap2::Mmap),
+    #[cfg_attr(not(test), allow(dead_code))]
     Owned(Vec<u8>),
 }
 
