@@ -65,7 +65,8 @@ pub(crate) fn decompress_partial(
     match zstd::stream::read::Decoder::new(input) {
         Err(e) => stopped = Some(format!("not a zstd stream ({e})")),
         Ok(mut dec) => {
-            let mut buf = vec![0u8; 1 << 20];
+            // Small reads: a damaged stream loses at most the read it fails in.
+            let mut buf = vec![0u8; 64 << 10];
             loop {
                 let n = match dec.read(&mut buf) {
                     Ok(0) => break,

@@ -310,3 +310,61 @@ fn fifos_are_never_opened() {
     let e = within_seconds(move || Bag::open(&d3).map(|_| ()));
     assert!(matches!(e, Err(BagError::NoFiles { .. })), "{e:?}");
 }
+
+/// An MCAP file of `n` std_msgs/String messages on `/chatter`, uncompressed chunks.
+fn mcap_bytes(n: u64) -> Vec<u8> {
+    let mut w = mcap::WriteOptions::new()
+        .compression(None)
+        .chunk_size(Some(4096))
+        .create(std::io::Cursor::new(Vec::new()))
+        .unwrap();
+    let s = w
+        .add_schema("std_msgs/msg/String", "ros2msg", b"string data")
+        .unwrap();
+    let c = w
+        .add_channel(s, "/chatter", "cdr", &Default::default())
+        .unwrap();
+    for i in 0..n {
+        let h = mcap::records::MessageHeader {
+            channel_id: c,
+            sequence: i as u32,
+            log_time: 1_000 + i,
+            publish_time: 1_000 + i,
+        };
+        w.write_to_known_channel(&h, &[0, 1, 0, 0, 2, 0, 0, 0, b'x', 0])
+            .unwrap();
+    }
+    w.finish().unwrap();
+    w.into_inner().into_inner()
+}
+
+#[test]
+fn file_compressed_mcap_whole_and_cut() {
+    let tmp = tempdir("mcapzstd");
+    let d = tmp.path();
+    let z = zstd::encode_all(&mcap_bytes(20_000)[..], 3).unwrap();
+    std::fs::write(d.join("b_0.mcap.zstd"), &z).unwrap();
+    metadata(
+        d,
+        "mcap",
+        &["b_0.mcap.zstd"],
+        "  compression_format: zstd\n  compression_mode: FILE\n",
+    );
+    let b = Bag::open(d).unwrap();
+    assert!(!b.open_warnings().iter().any(|w| w.data_loss));
+    assert_eq!(count_messages(&b), 20_000);
+    assert!(b.files[0].path.ends_with("b_0.mcap.zstd"));
+    drop(b);
+    // Cut in the middle of the zstd stream: what was decompressed is read, with a warning.
+    std::fs::write(d.join("b_0.mcap.zstd"), &z[..z.len() / 2]).unwrap();
+    let b = Bag::open(d).unwrap();
+    let w = b.open_warnings();
+    assert!(
+        w.iter().any(|w| w.code == "truncated"
+            && w.data_loss
+            && w.file.as_deref().is_some_and(|f| f.ends_with("b_0.mcap.zstd"))),
+        "{w:?}"
+    );
+    let n = count_messages(&b);
+    assert!(n > 0 && n < 20_000, "{n}");
+}
