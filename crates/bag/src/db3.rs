@@ -228,7 +228,10 @@ impl Db3File {
     pub fn open_as(read_path: &Path, shown_path: &Path) -> Result<Db3File> {
         let mut f = Self::open_inner(read_path).map_err(|e| e.renamed(read_path, shown_path))?;
         if read_path != shown_path {
-            let (from, to) = (read_path.display().to_string(), shown_path.display().to_string());
+            let (from, to) = (
+                read_path.display().to_string(),
+                shown_path.display().to_string(),
+            );
             for w in &mut f.warnings {
                 if w.file.as_deref() == Some(from.as_str()) {
                     w.file = Some(to.clone());
@@ -537,7 +540,8 @@ pub(crate) fn stream(
         );
         let keys = c.prepare(&sql);
         let data = if with_data {
-            c.prepare("SELECT data FROM messages WHERE rowid = ?1").map(Some)
+            c.prepare("SELECT data FROM messages WHERE rowid = ?1")
+                .map(Some)
         } else {
             Ok(None)
         };
@@ -619,11 +623,9 @@ impl FileStream<'_, '_> {
     /// counted in `bad`, payloads over the limit in `too_large`, and skipped.
     fn advance(&mut self) -> rusqlite::Result<bool> {
         while let Some(r) = self.rows.next()? {
-            let (Ok(t), Ok(ts), Ok(rowid)) = (
-                r.get::<_, i64>(0),
-                r.get::<_, i64>(1),
-                r.get::<_, i64>(2),
-            ) else {
+            let (Ok(t), Ok(ts), Ok(rowid)) =
+                (r.get::<_, i64>(0), r.get::<_, i64>(1), r.get::<_, i64>(2))
+            else {
                 self.bad += 1;
                 continue;
             };

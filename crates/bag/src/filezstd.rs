@@ -109,7 +109,10 @@ mod tests {
         assert_eq!(std::fs::read(&t).unwrap(), data);
         let kept = t.to_path_buf();
         drop(t);
-        assert!(!kept.exists(), "the temporary file is deleted with its handle");
+        assert!(
+            !kept.exists(),
+            "the temporary file is deleted with its handle"
+        );
         let e = decompress_to_temp(&p, 1 << 20).unwrap_err();
         assert!(e.to_string().contains("more than 1048576 bytes"), "{e}");
         std::fs::write(&p, b"not zstd at all").unwrap();

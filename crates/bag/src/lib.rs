@@ -868,7 +868,11 @@ fn storage_kind(name: &str) -> &str {
 /// lists a single file, that file is missing, and exactly one unlisted bag file of the same
 /// storage kind is in the folder (a renamed file), that file is read in its place
 /// (`substituted_file`; the per-topic counts of the metadata still check it).
-fn listed_files(dir: &Path, m: &Rosbag2Metadata, warnings: &mut Vec<Warning>) -> Result<Vec<PathBuf>> {
+fn listed_files(
+    dir: &Path,
+    m: &Rosbag2Metadata,
+    warnings: &mut Vec<Warning>,
+) -> Result<Vec<PathBuf>> {
     let mut found = Vec::new();
     let mut missing = Vec::new();
     let mut refused = Vec::new();
@@ -912,11 +916,18 @@ fn listed_files(dir: &Path, m: &Rosbag2Metadata, warnings: &mut Vec<Warning>) ->
         .into_iter()
         .filter(|p| !found.contains(p))
         .collect();
-    let name_of = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name_of = |p: &Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
     if m.relative_file_paths.len() == 1 && missing.len() == 1 {
         let (rel, _) = &missing[0];
         let kind = storage_kind(rel);
-        let same: Vec<&PathBuf> = unlisted.iter().filter(|p| !kind.is_empty() && storage_kind(&name_of(p)) == kind).collect();
+        let same: Vec<&PathBuf> = unlisted
+            .iter()
+            .filter(|p| !kind.is_empty() && storage_kind(&name_of(p)) == kind)
+            .collect();
         if let [only] = same[..] {
             warnings.push(
                 Warning::new(
@@ -963,13 +974,19 @@ fn listed_files(dir: &Path, m: &Rosbag2Metadata, warnings: &mut Vec<Warning>) ->
             d.push_str(&format!("\n  not in the folder: {}", v.join(", ")));
         }
         if !refused.is_empty() {
-            d.push_str(&format!("\n  refused, outside the bag folder: {}", refused.join(", ")));
+            d.push_str(&format!(
+                "\n  refused, outside the bag folder: {}",
+                refused.join(", ")
+            ));
         }
         if unlisted.is_empty() {
             d.push_str("\n  the folder holds no other bag file");
         } else {
             let v: Vec<String> = unlisted.iter().map(|p| name_of(p)).collect();
-            d.push_str(&format!("\n  in the folder but not listed: {}", v.join(", ")));
+            d.push_str(&format!(
+                "\n  in the folder but not listed: {}",
+                v.join(", ")
+            ));
             d.push_str(&format!(
                 "\nfix relative_file_paths in {} to name the files that are there, or open a file by itself (e.g. `bagscope info {}`)",
                 dir.join("metadata.yaml").display(),

@@ -173,7 +173,12 @@ fn bagscope_temp_files() -> std::collections::BTreeSet<PathBuf> {
     std::fs::read_dir(std::env::temp_dir())
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("bagscope-zstd-"))
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("bagscope-zstd-")
+        })
         .collect()
 }
 
@@ -184,7 +189,11 @@ fn rosbag2_file_compression_corpus_bag() {
     };
     let b = Bag::open(&p).unwrap();
     assert_eq!(b.db3_files.len(), 4);
-    assert!(!b.open_warnings().iter().any(|w| w.data_loss), "{:?}", b.open_warnings());
+    assert!(
+        !b.open_warnings().iter().any(|w| w.data_loss),
+        "{:?}",
+        b.open_warnings()
+    );
     assert_eq!(count_messages(&b), 775);
 }
 
@@ -239,7 +248,11 @@ fn message_compression_bomb_is_bounded() {
     let s = b.scan(&b.all_topics(), |m| m.data.len());
     assert_eq!(s.items.len(), 1);
     assert_eq!(s.items[0].value, 10);
-    let w: Vec<_> = s.warnings.iter().filter(|w| w.code == "message_too_large").collect();
+    let w: Vec<_> = s
+        .warnings
+        .iter()
+        .filter(|w| w.code == "message_too_large")
+        .collect();
     assert_eq!(w.len(), 1, "{:?}", s.warnings);
     assert!(w[0].data_loss);
 }
@@ -278,7 +291,10 @@ fn metadata_paths_outside_the_folder_are_refused_unopened() {
 }
 
 fn mkfifo(p: &Path) {
-    let st = std::process::Command::new("mkfifo").arg(p).status().unwrap();
+    let st = std::process::Command::new("mkfifo")
+        .arg(p)
+        .status()
+        .unwrap();
     assert!(st.success());
 }
 
@@ -362,9 +378,26 @@ fn file_compressed_mcap_whole_and_cut() {
     assert!(
         w.iter().any(|w| w.code == "truncated"
             && w.data_loss
-            && w.file.as_deref().is_some_and(|f| f.ends_with("b_0.mcap.zstd"))),
+            && w.file
+                .as_deref()
+                .is_some_and(|f| f.ends_with("b_0.mcap.zstd"))),
         "{w:?}"
     );
     let n = count_messages(&b);
     assert!(n > 0 && n < 20_000, "{n}");
+}
+
+#[test]
+fn rosbag2_empty_file_compressed_corpus_bag() {
+    let Some(p) = corpus("ros2-more/rosbag2_compressed_bag_empty") else {
+        return;
+    };
+    let b = Bag::open(&p).unwrap();
+    assert_eq!(b.storage(), "sqlite3");
+    assert!(
+        !b.open_warnings().iter().any(|w| w.data_loss),
+        "{:?}",
+        b.open_warnings()
+    );
+    assert_eq!(count_messages(&b), 0);
 }

@@ -247,10 +247,11 @@ pub fn discover(inputs: &[PathBuf]) -> Result<Vec<BagJob>, Error> {
     Ok(discover_with_skipped(inputs)?.0)
 }
 
-/// [`discover`], and the entries that look like bags but are not read, with the reason.
-pub fn discover_with_skipped(
-    inputs: &[PathBuf],
-) -> Result<(Vec<BagJob>, Vec<(PathBuf, String)>), Error> {
+/// Entries that look like bags but are not read, each with the reason.
+pub type NotRead = Vec<(PathBuf, String)>;
+
+/// [`discover`], and the entries that look like bags but are not read.
+pub fn discover_with_skipped(inputs: &[PathBuf]) -> Result<(Vec<BagJob>, NotRead), Error> {
     let mut found: Vec<(PathBuf, PathBuf)> = Vec::new();
     let mut skipped = Vec::new();
     for i in inputs {

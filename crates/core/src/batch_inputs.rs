@@ -41,13 +41,18 @@ fn is_split_set(files: &[PathBuf]) -> bool {
     if files.len() < 2 {
         return false;
     }
-    let Some(parts) = files.iter().map(|f| split_parts(f)).collect::<Option<Vec<_>>>() else {
+    let Some(parts) = files
+        .iter()
+        .map(|f| split_parts(f))
+        .collect::<Option<Vec<_>>>()
+    else {
         return false;
     };
     let (base, _, ext) = &parts[0];
     let mut ns: Vec<u64> = parts.iter().map(|p| p.1).collect();
     ns.sort_unstable();
-    parts.iter().all(|p| &p.0 == base && &p.2 == ext) && ns.iter().enumerate().all(|(i, n)| *n == i as u64)
+    parts.iter().all(|p| &p.0 == base && &p.2 == ext)
+        && ns.iter().enumerate().all(|(i, n)| *n == i as u64)
 }
 
 /// Regular bag files directly in `dir` (links followed), sorted.
@@ -123,7 +128,10 @@ pub fn walk(
                 }
                 Ok(_) => {
                     if is_bag_file(&p) {
-                        skipped.push((p, "not a regular file (a FIFO, device or socket): not opened".into()));
+                        skipped.push((
+                            p,
+                            "not a regular file (a FIFO, device or socket): not opened".into(),
+                        ));
                     }
                 }
             }
@@ -132,7 +140,10 @@ pub fn walk(
                 out.push(p);
             }
         } else if is_bag_file(&p) {
-            skipped.push((p, "not a regular file (a FIFO, device or socket): not opened".into()));
+            skipped.push((
+                p,
+                "not a regular file (a FIFO, device or socket): not opened".into(),
+            ));
         }
     }
 }
@@ -263,7 +274,11 @@ mod tests {
         std::fs::write(&a, vec![1u8; 100_000]).unwrap();
         std::fs::write(&b, vec![1u8; 100_000]).unwrap();
         let rec = t.path().join("source.json");
-        std::fs::write(&rec, serde_json::to_vec(&SourceRecord::of(&a).unwrap()).unwrap()).unwrap();
+        std::fs::write(
+            &rec,
+            serde_json::to_vec(&SourceRecord::of(&a).unwrap()).unwrap(),
+        )
+        .unwrap();
         assert!(SourceRecord::matches(&rec, &a));
         // Same sanitised name, same content: another bag all the same.
         assert!(!SourceRecord::matches(&rec, &b));
@@ -273,7 +288,11 @@ mod tests {
         std::fs::write(&a, &v).unwrap();
         assert!(!SourceRecord::matches(&rec, &a));
         // Same size and modification time, another footer.
-        std::fs::write(&rec, serde_json::to_vec(&SourceRecord::of(&a).unwrap()).unwrap()).unwrap();
+        std::fs::write(
+            &rec,
+            serde_json::to_vec(&SourceRecord::of(&a).unwrap()).unwrap(),
+        )
+        .unwrap();
         let mtime = std::fs::metadata(&a).unwrap().modified().unwrap();
         let n = v.len();
         v[n - 1] = 3;
@@ -346,6 +365,9 @@ mod tests {
                 "store/x.mcap",
             ]
         );
-        assert_eq!(skipped, ["links/dead.mcap", "links/loop", "links/pipe.mcap"]);
+        assert_eq!(
+            skipped,
+            ["links/dead.mcap", "links/loop", "links/pipe.mcap"]
+        );
     }
 }
