@@ -471,6 +471,8 @@ struct FileStream<'s, 'c> {
     rows: rusqlite::Rows<'s>,
     /// `SELECT data ... WHERE rowid = ?` when payloads are wanted.
     data: Option<&'s mut rusqlite::Statement<'c>>,
+    /// Payloads come with the rows (column 5), NULL when over the cap.
+    inline: bool,
     head: Head,
     bad: usize,
     too_large: usize,
@@ -535,28 +537,42 @@ pub(crate) fn stream(
             format!(" WHERE topic_id IN ({})", list.join(","))
         };
         // typeof() and octet_length() read a blob's header, not its content.
-        let sql = format!(
+        let keys_sql = format!(
             "SELECT topic_id, timestamp, rowid, typeof(data), octet_length(data) FROM messages{filter} ORDER BY timestamp, rowid"
         );
+        // Where SQLite walks an index in order (no sort), each payload is read in the same
+        // query, under the cap; where it must sort, payloads are fetched by rowid afterwards
+        // so that the sort holds keys alone.
+        let inline = with_data && !sorts(c, &keys_sql);
+        let sql = if inline {
+            format!(
+                "SELECT topic_id, timestamp, rowid, typeof(data), octet_length(data), \
+                 CASE WHEN octet_length(data) <= {MAX_MESSAGE_BYTES} THEN data END \
+                 FROM messages{filter} ORDER BY timestamp, rowid"
+            )
+        } else {
+            keys_sql
+        };
         let keys = c.prepare(&sql);
-        let data = if with_data {
+        let data = if with_data && !inline {
             c.prepare("SELECT data FROM messages WHERE rowid = ?1")
                 .map(Some)
         } else {
             Ok(None)
         };
         match (keys, data) {
-            (Ok(k), Ok(d)) => stmts.push((*fi, k, d)),
+            (Ok(k), Ok(d)) => stmts.push((*fi, k, d, inline)),
             (Err(e), _) | (_, Err(e)) => warn(&mut warnings, &files[*fi], &e),
         }
     }
     let mut streams: Vec<FileStream<'_, '_>> = Vec::new();
-    for (fi, k, d) in stmts.iter_mut() {
+    for (fi, k, d, inline) in stmts.iter_mut() {
         match k.query([]) {
             Ok(rows) => streams.push(FileStream {
                 file: *fi,
                 rows,
                 data: d.as_mut(),
+                inline: *inline,
                 head: Head::default(),
                 bad: 0,
                 too_large: 0,
@@ -618,6 +634,25 @@ pub(crate) fn stream(
     warnings
 }
 
+/// True when SQLite would sort the rows of `sql` itself (no index gives the order).
+fn sorts(c: &Connection, sql: &str) -> bool {
+    let Ok(mut st) = c.prepare(&format!("EXPLAIN QUERY PLAN {sql}")) else {
+        return true;
+    };
+    let Ok(rows) = st.query_map([], |r| r.get::<_, String>(3)) else {
+        return true;
+    };
+    let mut any = false;
+    for d in rows {
+        match d {
+            Ok(d) if d.contains("TEMP B-TREE") => return true,
+            Ok(_) => any = true,
+            Err(_) => return true,
+        }
+    }
+    !any
+}
+
 impl FileStream<'_, '_> {
     /// Moves to the next valid row; `Ok(false)` at the end. Rows with unusable values are
     /// counted in `bad`, payloads over the limit in `too_large`, and skipped.
@@ -639,11 +674,16 @@ impl FileStream<'_, '_> {
             self.head.topic_id = t;
             self.head.timestamp = ts;
             self.head.data.clear();
-            if let Some(d) = self.data.as_mut() {
-                if len > MAX_MESSAGE_BYTES {
-                    self.too_large += 1;
-                    continue;
+            let wanted = self.inline || self.data.is_some();
+            if wanted && len > MAX_MESSAGE_BYTES {
+                self.too_large += 1;
+                continue;
+            }
+            if self.inline {
+                if let ValueRef::Blob(b) | ValueRef::Text(b) = r.get_ref(5)? {
+                    self.head.data.extend_from_slice(b);
                 }
+            } else if let Some(d) = self.data.as_mut() {
                 if kind != "null" {
                     let data = &mut self.head.data;
                     d.query_row([rowid], |r| {
@@ -663,6 +703,18 @@ impl FileStream<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sort_detection() {
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch("CREATE TABLE messages(id INTEGER PRIMARY KEY, topic_id INTEGER, timestamp INTEGER, data BLOB)")
+            .unwrap();
+        let q = "SELECT topic_id, timestamp, rowid FROM messages WHERE topic_id IN (1,2) ORDER BY timestamp, rowid";
+        assert!(sorts(&c, q));
+        c.execute_batch("CREATE INDEX timestamp_idx ON messages (timestamp ASC)")
+            .unwrap();
+        assert!(!sorts(&c, q));
+    }
 
     #[test]
     fn uri_escapes_specials() {

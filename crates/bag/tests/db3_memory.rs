@@ -63,6 +63,34 @@ fn huge_blobs_and_unindexed_tables_stay_bounded() {
     assert_eq!(t[0], vec![20, 30]);
     assert_eq!(t[1], vec![10, 40]);
 
+    // 1b. The same with an index on timestamp (payloads read in the ordered query itself).
+    let d = tmp.path().join("zero_indexed");
+    std::fs::create_dir(&d).unwrap();
+    let p = d.join("z.db3");
+    let c = Connection::open(&p).unwrap();
+    c.execute_batch(&format!(
+        "{TOPICS}
+         CREATE TABLE messages(id INTEGER PRIMARY KEY, topic_id INTEGER NOT NULL, timestamp INTEGER NOT NULL,
+             data BLOB GENERATED ALWAYS AS (CASE WHEN timestamp = 10 THEN x'00010000' ELSE zeroblob(500000000) END) VIRTUAL);
+         CREATE INDEX timestamp_idx ON messages (timestamp ASC);
+         INSERT INTO messages(topic_id, timestamp) VALUES (1, 30), (2, 10), (1, 20), (2, 40);"
+    ))
+    .unwrap();
+    drop(c);
+    metadata(&d, "z.db3");
+    let b = Bag::open(&d).unwrap();
+    for sel in [b.all_topics(), vec![false, true]] {
+        let s = b.scan(&sel, |m| (m.log_time_ns, m.data.to_vec()));
+        let v: Vec<_> = s.items.iter().map(|i| i.value.clone()).collect();
+        assert_eq!(v, vec![(10, vec![0, 1, 0, 0])]);
+        let w: Vec<_> = s
+            .warnings
+            .iter()
+            .filter(|w| w.code == "message_too_large")
+            .collect();
+        assert_eq!(w.len(), 1, "{:?}", s.warnings);
+    }
+
     // 2. No index on timestamp, rows inserted in reverse time order, 1 MiB payloads
     //    (192 MiB in all): read in timestamp order without holding them.
     let d = tmp.path().join("noindex");
