@@ -51,7 +51,11 @@ pub struct TopicAggregate {
 /// its own (cheap), so `Bag` stays `Send + Sync` and holds no file handles between commands.
 #[derive(Debug, Clone)]
 pub struct Db3File {
+    /// The file as the bag names it (what warnings and errors show).
     pub path: PathBuf,
+    /// The database actually read: `path`, or the temporary file a `.db3.zstd` (rosbag2 file
+    /// compression) was decompressed to.
+    pub read_path: PathBuf,
     pub size: u64,
     pub tables: Vec<String>,
     /// `schema.schema_version`, when the table exists.
@@ -216,6 +220,29 @@ fn text(v: ValueRef<'_>) -> String {
 
 impl Db3File {
     pub fn open(path: &Path) -> Result<Db3File> {
+        Self::open_as(path, path)
+    }
+
+    /// Opens the database at `read_path` as the file `shown_path` (a `.db3.zstd` decompressed
+    /// to a temporary file): errors and warnings name `shown_path`.
+    pub fn open_as(read_path: &Path, shown_path: &Path) -> Result<Db3File> {
+        let mut f = Self::open_inner(read_path).map_err(|e| e.renamed(read_path, shown_path))?;
+        if read_path != shown_path {
+            let (from, to) = (
+                read_path.display().to_string(),
+                shown_path.display().to_string(),
+            );
+            for w in &mut f.warnings {
+                if w.file.as_deref() == Some(from.as_str()) {
+                    w.file = Some(to.clone());
+                }
+            }
+            f.path = shown_path.to_path_buf();
+        }
+        Ok(f)
+    }
+
+    fn open_inner(path: &Path) -> Result<Db3File> {
         let size = std::fs::metadata(path)
             .map_err(|source| BagError::Io {
                 path: path.to_path_buf(),
@@ -397,6 +424,7 @@ impl Db3File {
         }
         Ok(Db3File {
             path: path.to_path_buf(),
+            read_path: path.to_path_buf(),
             size,
             tables,
             schema_version,
@@ -424,6 +452,11 @@ pub(crate) struct Row<'a> {
     pub data: &'a [u8],
 }
 
+/// Largest message payload read from a `.db3`: a larger one is skipped with a data-loss
+/// warning instead of being allocated (a hostile or broken file can declare a blob of any size,
+/// even one computed on the fly, which SQLite would materialise in full).
+pub const MAX_MESSAGE_BYTES: u64 = 256 << 20;
+
 /// Head of one file's stream in the merge.
 #[derive(Default)]
 struct Head {
@@ -432,9 +465,27 @@ struct Head {
     data: Vec<u8>,
 }
 
-/// Streams the messages of `files` (only `wanted[file]` topic ids) in `(timestamp, id)` order,
-/// merged across files (ties: earlier file first), calling `f` on each. Memory: one row per
-/// file. Errors while reading a file become data-loss warnings; rows read so far are kept.
+/// One file's stream: its rows in order, the current head, and what was skipped.
+struct FileStream<'s, 'c> {
+    file: usize,
+    rows: rusqlite::Rows<'s>,
+    /// `SELECT data ... WHERE rowid = ?` when payloads are wanted.
+    data: Option<&'s mut rusqlite::Statement<'c>>,
+    /// Payloads come with the rows (column 5), NULL when over the cap.
+    inline: bool,
+    head: Head,
+    bad: usize,
+    too_large: usize,
+}
+
+/// Streams the messages of `files` (only `wanted[file]` topic ids) in `(timestamp, rowid)`
+/// order, merged across files (ties: earlier file first), calling `f` on each.
+///
+/// Memory: one row per file. The ordered query selects only keys and each payload's length;
+/// a payload is fetched by rowid afterwards, and only when it is at most
+/// [`MAX_MESSAGE_BYTES`]. So where `messages.timestamp` has no index (some bags lack it) the
+/// sort SQLite must do holds a few integers a row and spills to a temporary file, never the
+/// payloads. Errors while reading a file become data-loss warnings; rows read so far are kept.
 pub(crate) fn stream(
     files: &[Db3File],
     wanted: &[Vec<i64>],
@@ -461,8 +512,12 @@ pub(crate) fn stream(
         if wanted.get(fi).map(Vec::len).unwrap_or(0) == 0 {
             continue;
         }
-        match connect(&file.path) {
-            Ok(c) => conns.push((fi, c)),
+        match connect(&file.read_path) {
+            Ok(c) => {
+                // Sorts (no timestamp index) go to a temporary file once past the page cache.
+                let _ = c.execute_batch("PRAGMA temp_store = FILE");
+                conns.push((fi, c))
+            }
             Err(e) => warnings.push(
                 Warning::new("corrupt_database", format!("{e}: its messages are lost"))
                     .file(file.path.display().to_string())
@@ -481,33 +536,61 @@ pub(crate) fn stream(
             let list: Vec<String> = ids.iter().map(i64::to_string).collect();
             format!(" WHERE topic_id IN ({})", list.join(","))
         };
-        let sql = format!(
-            "SELECT topic_id, timestamp{} FROM messages{filter} ORDER BY timestamp, id",
-            if with_data { ", data" } else { "" }
+        // typeof() and octet_length() read a blob's header, not its content.
+        let keys_sql = format!(
+            "SELECT topic_id, timestamp, rowid, typeof(data), octet_length(data) FROM messages{filter} ORDER BY timestamp, rowid"
         );
-        match c.prepare(&sql) {
-            Ok(s) => stmts.push((*fi, s)),
-            Err(e) => warn(&mut warnings, &files[*fi], &e),
+        // Where SQLite walks an index in order (no sort), each payload is read in the same
+        // query, under the cap; where it must sort, payloads are fetched by rowid afterwards
+        // so that the sort holds keys alone.
+        let inline = with_data && !sorts(c, &keys_sql);
+        let sql = if inline {
+            format!(
+                "SELECT topic_id, timestamp, rowid, typeof(data), octet_length(data), \
+                 CASE WHEN octet_length(data) <= {MAX_MESSAGE_BYTES} THEN data END \
+                 FROM messages{filter} ORDER BY timestamp, rowid"
+            )
+        } else {
+            keys_sql
+        };
+        let keys = c.prepare(&sql);
+        let data = if with_data && !inline {
+            c.prepare("SELECT data FROM messages WHERE rowid = ?1")
+                .map(Some)
+        } else {
+            Ok(None)
+        };
+        match (keys, data) {
+            (Ok(k), Ok(d)) => stmts.push((*fi, k, d, inline)),
+            (Err(e), _) | (_, Err(e)) => warn(&mut warnings, &files[*fi], &e),
         }
     }
-    let mut streams = Vec::new();
-    for (fi, s) in stmts.iter_mut() {
-        match s.query([]) {
-            Ok(r) => streams.push((*fi, r, Head::default(), 0usize)),
+    let mut streams: Vec<FileStream<'_, '_>> = Vec::new();
+    for (fi, k, d, inline) in stmts.iter_mut() {
+        match k.query([]) {
+            Ok(rows) => streams.push(FileStream {
+                file: *fi,
+                rows,
+                data: d.as_mut(),
+                inline: *inline,
+                head: Head::default(),
+                bad: 0,
+                too_large: 0,
+            }),
             Err(e) => warn(&mut warnings, &files[*fi], &e),
         }
     }
     let mut heap = BinaryHeap::new();
-    for (k, (fi, rows, head, bad)) in streams.iter_mut().enumerate() {
-        match advance(rows, head, bad, with_data) {
-            Ok(true) => heap.push(std::cmp::Reverse((head.timestamp, *fi, k))),
+    for (k, s) in streams.iter_mut().enumerate() {
+        match s.advance() {
+            Ok(true) => heap.push(std::cmp::Reverse((s.head.timestamp, s.file, k))),
             Ok(false) => {}
-            Err(e) => warn(&mut warnings, &files[*fi], &e),
+            Err(e) => warn(&mut warnings, &files[s.file], &e),
         }
     }
     while let Some(std::cmp::Reverse((_, fi, k))) = heap.pop() {
         {
-            let h = &streams[k].2;
+            let h = &streams[k].head;
             f(Row {
                 file: fi,
                 topic_id: h.topic_id,
@@ -515,21 +598,35 @@ pub(crate) fn stream(
                 data: &h.data,
             });
         }
-        let (_, rows, head, bad) = &mut streams[k];
-        match advance(rows, head, bad, with_data) {
-            Ok(true) => heap.push(std::cmp::Reverse((head.timestamp, fi, k))),
+        let s = &mut streams[k];
+        match s.advance() {
+            Ok(true) => heap.push(std::cmp::Reverse((s.head.timestamp, fi, k))),
             Ok(false) => {}
             Err(e) => warn(&mut warnings, &files[fi], &e),
         }
     }
-    for (fi, _, _, bad) in &streams {
-        if *bad > 0 {
+    for s in &streams {
+        let name = files[s.file].path.display().to_string();
+        if s.bad > 0 {
             warnings.push(
                 Warning::new(
                     "corrupt_message",
-                    format!("{bad} message row(s) have a non-integer topic id or timestamp, or a non-blob payload: skipped"),
+                    format!("{} message row(s) have a non-integer topic id or timestamp, or a non-blob payload: skipped", s.bad),
                 )
-                .file(files[*fi].path.display().to_string())
+                .file(&name)
+                .loss(),
+            );
+        }
+        if s.too_large > 0 {
+            warnings.push(
+                Warning::new(
+                    "message_too_large",
+                    format!(
+                        "{} message(s) larger than {} bytes, the limit for one message: skipped",
+                        s.too_large, MAX_MESSAGE_BYTES
+                    ),
+                )
+                .file(&name)
                 .loss(),
             );
         }
@@ -537,40 +634,87 @@ pub(crate) fn stream(
     warnings
 }
 
-/// Moves one stream to its next valid row; `Ok(false)` at its end. Rows with unusable values
-/// are counted in `bad` and skipped.
-fn advance(
-    rows: &mut rusqlite::Rows<'_>,
-    head: &mut Head,
-    bad: &mut usize,
-    with_data: bool,
-) -> rusqlite::Result<bool> {
-    while let Some(r) = rows.next()? {
-        let (Ok(t), Ok(ts)) = (r.get::<_, i64>(0), r.get::<_, i64>(1)) else {
-            *bad += 1;
-            continue;
-        };
-        head.topic_id = t;
-        head.timestamp = ts;
-        head.data.clear();
-        if with_data {
-            match r.get_ref(2) {
-                Ok(ValueRef::Blob(b)) | Ok(ValueRef::Text(b)) => head.data.extend_from_slice(b),
-                Ok(ValueRef::Null) => {}
-                _ => {
-                    *bad += 1;
-                    continue;
+/// True when SQLite would sort the rows of `sql` itself (no index gives the order).
+fn sorts(c: &Connection, sql: &str) -> bool {
+    let Ok(mut st) = c.prepare(&format!("EXPLAIN QUERY PLAN {sql}")) else {
+        return true;
+    };
+    let Ok(rows) = st.query_map([], |r| r.get::<_, String>(3)) else {
+        return true;
+    };
+    let mut any = false;
+    for d in rows {
+        match d {
+            Ok(d) if d.contains("TEMP B-TREE") => return true,
+            Ok(_) => any = true,
+            Err(_) => return true,
+        }
+    }
+    !any
+}
+
+impl FileStream<'_, '_> {
+    /// Moves to the next valid row; `Ok(false)` at the end. Rows with unusable values are
+    /// counted in `bad`, payloads over the limit in `too_large`, and skipped.
+    fn advance(&mut self) -> rusqlite::Result<bool> {
+        while let Some(r) = self.rows.next()? {
+            let (Ok(t), Ok(ts), Ok(rowid)) =
+                (r.get::<_, i64>(0), r.get::<_, i64>(1), r.get::<_, i64>(2))
+            else {
+                self.bad += 1;
+                continue;
+            };
+            let kind = r.get_ref(3)?;
+            let kind = kind.as_str().unwrap_or("");
+            if !matches!(kind, "blob" | "text" | "null") {
+                self.bad += 1;
+                continue;
+            }
+            let len = r.get::<_, Option<i64>>(4)?.unwrap_or(0).max(0) as u64;
+            self.head.topic_id = t;
+            self.head.timestamp = ts;
+            self.head.data.clear();
+            let wanted = self.inline || self.data.is_some();
+            if wanted && len > MAX_MESSAGE_BYTES {
+                self.too_large += 1;
+                continue;
+            }
+            if self.inline {
+                if let ValueRef::Blob(b) | ValueRef::Text(b) = r.get_ref(5)? {
+                    self.head.data.extend_from_slice(b);
+                }
+            } else if let Some(d) = self.data.as_mut() {
+                if kind != "null" {
+                    let data = &mut self.head.data;
+                    d.query_row([rowid], |r| {
+                        if let ValueRef::Blob(b) | ValueRef::Text(b) = r.get_ref(0)? {
+                            data.extend_from_slice(b);
+                        }
+                        Ok(())
+                    })?;
                 }
             }
+            return Ok(true);
         }
-        return Ok(true);
+        Ok(false)
     }
-    Ok(false)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sort_detection() {
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch("CREATE TABLE messages(id INTEGER PRIMARY KEY, topic_id INTEGER, timestamp INTEGER, data BLOB)")
+            .unwrap();
+        let q = "SELECT topic_id, timestamp, rowid FROM messages WHERE topic_id IN (1,2) ORDER BY timestamp, rowid";
+        assert!(sorts(&c, q));
+        c.execute_batch("CREATE INDEX timestamp_idx ON messages (timestamp ASC)")
+            .unwrap();
+        assert!(!sorts(&c, q));
+    }
 
     #[test]
     fn uri_escapes_specials() {

@@ -26,12 +26,45 @@ pub enum BagError {
     Sqlite { path: PathBuf, reason: String },
     #[error("no bag files found: {path}")]
     NoFiles { path: PathBuf },
+    /// `metadata.yaml` names files that are not there, and nothing else could stand in.
+    #[error("no listed bag file could be read: {path}\n{detail}")]
+    ListedFilesMissing { path: PathBuf, detail: String },
+    #[error("not a regular file (a FIFO, device or socket is never opened): {path}")]
+    NotRegularFile { path: PathBuf },
+    #[error("cannot decompress {path}: {reason}")]
+    Decompress { path: PathBuf, reason: String },
     #[error("unknown topic '{topic}' (the bag has: {available}): {path}")]
     UnknownTopic {
         path: PathBuf,
         topic: String,
         available: String,
     },
+}
+
+impl BagError {
+    /// The same error naming `to` where it named `from` (a temporary file read in place of
+    /// the bag's own).
+    pub(crate) fn renamed(self, from: &std::path::Path, to: &std::path::Path) -> BagError {
+        let mut e = self;
+        let p = match &mut e {
+            BagError::Io { path, .. }
+            | BagError::NotMcap { path }
+            | BagError::CutInMagic { path, .. }
+            | BagError::Empty { path }
+            | BagError::Metadata { path, .. }
+            | BagError::UnsupportedStorage { path, .. }
+            | BagError::Sqlite { path, .. }
+            | BagError::NoFiles { path }
+            | BagError::ListedFilesMissing { path, .. }
+            | BagError::NotRegularFile { path }
+            | BagError::Decompress { path, .. }
+            | BagError::UnknownTopic { path, .. } => path,
+        };
+        if p == from {
+            *p = to.to_path_buf();
+        }
+        e
+    }
 }
 
 pub type Result<T, E = BagError> = std::result::Result<T, E>;

@@ -1,8 +1,9 @@
 //! rosbag2 file compression (`compression_mode: FILE`, `NAME.mcap.zstd`, `NAME.db3.zstd`): the
 //! whole file is one zstd stream. It is decompressed by streaming into a temporary file in the
-//! system temp directory (deleted when dropped), never into memory, and the output is capped
-//! relative to the compressed size, so that a small hostile file cannot fill the disk or the
-//! memory (a decompression bomb).
+//! system temp directory (deleted when its handle drops), never into memory, and the output is
+//! capped relative to the compressed size, so that a small hostile file cannot fill the disk or
+//! the memory (a decompression bomb). A damaged or cut stream keeps what was decompressed
+//! before the damage: a recording cut off by a crash still has its first messages.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -17,8 +18,8 @@ pub(crate) const RATIO_FLOOR_BYTES: u64 = 64 << 20;
 
 /// A decompressed copy of a compressed bag file.
 pub(crate) struct Decompressed {
-    /// The temporary file (removed when this is dropped); `path()` for readers that open by name.
-    pub file: tempfile::NamedTempFile,
+    /// The temporary file (removed when this is dropped).
+    pub path: tempfile::TempPath,
     pub len_bytes: u64,
     /// `truncated` when the zstd stream is damaged or cut, `decompression_limit` when the
     /// output was cut at the cap: both data loss, both naming the compressed file.
@@ -32,86 +33,115 @@ pub(crate) fn output_limit_bytes(compressed_bytes: u64) -> u64 {
         .max(RATIO_FLOOR_BYTES)
 }
 
-/// Decompresses the zstd file `path` into a temporary file, at most
-/// [`output_limit_bytes`] of it. Damage and the cap are warnings (what was decompressed before
-/// them is kept); only I/O errors (unreadable input, temp dir full) are errors.
-pub(crate) fn decompress_to_temp(path: &Path) -> Result<Decompressed> {
+/// Decompresses the zstd file `path` into a temporary file, at most `limit_bytes` of it (see
+/// [`output_limit_bytes`]). Damage and the cap are warnings (what was decompressed before them
+/// is kept); only I/O errors (unreadable input, temp dir full) are errors.
+pub(crate) fn decompress_to_temp(path: &Path, limit_bytes: u64) -> Result<Decompressed> {
     let io = |source| BagError::Io {
         path: path.to_path_buf(),
         source,
     };
     let input = std::fs::File::open(path).map_err(io)?;
     let compressed = input.metadata().map_err(io)?.len();
-    let limit = output_limit_bytes(compressed);
-    let mut file = tempfile::Builder::new()
-        .prefix("bagscope-")
-        .suffix(".decompressed")
+    let tmp = tempfile::Builder::new()
+        .prefix("bagscope-zstd-")
         .tempfile()
         .map_err(|source| BagError::Io {
             path: std::env::temp_dir(),
             source,
         })?;
+    let (file, tmp_path) = tmp.into_parts();
     let tmp_err = |source| BagError::Io {
-        path: std::env::temp_dir(),
+        path: tmp_path.to_path_buf(),
         source,
     };
     let mut warnings = Vec::new();
     let mut written = 0u64;
     let mut damaged = None;
-    match zstd::stream::read::Decoder::new(input) {
-        Err(e) => damaged = Some(e),
-        Ok(d) => {
-            // One byte past the limit tells a stream that reaches the cap from one that ends
-            // exactly there.
-            let mut r = d.take(limit.saturating_add(1));
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, file.as_file_mut());
-            let mut buf = vec![0u8; 1 << 20];
-            loop {
-                match r.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        w.write_all(&buf[..n]).map_err(tmp_err)?;
-                        written += n as u64;
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => {
-                        damaged = Some(e);
+    let mut capped = false;
+    {
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, &file);
+        match zstd::stream::read::Decoder::new(input) {
+            Err(e) => damaged = Some(format!("not a zstd stream ({e})")),
+            Ok(mut d) => {
+                // Small reads: a damaged stream loses at most the read it fails in.
+                let mut buf = vec![0u8; 64 << 10];
+                loop {
+                    let n = match d.read(&mut buf) {
+                        Ok(0) => break,
+                        Ok(n) => n,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        Err(e) => {
+                            damaged =
+                                Some(format!("damaged zstd stream after {written} bytes ({e})"));
+                            break;
+                        }
+                    };
+                    let room = limit_bytes - written;
+                    if n as u64 > room {
+                        w.write_all(&buf[..room as usize]).map_err(tmp_err)?;
+                        written = limit_bytes;
+                        capped = true;
                         break;
                     }
+                    w.write_all(&buf[..n]).map_err(tmp_err)?;
+                    written += n as u64;
                 }
             }
-            w.flush().map_err(tmp_err)?;
         }
+        w.flush().map_err(tmp_err)?;
     }
     let name = path.display().to_string();
-    if written > limit {
-        file.as_file().set_len(limit).map_err(tmp_err)?;
-        written = limit;
+    if capped {
         warnings.push(
             Warning::new(
                 "decompression_limit",
                 format!(
-                    "zstd-compressed file of {compressed} bytes decompresses to more than {limit} bytes (over {MAX_RATIO}x, a decompression bomb?): read only its first {limit} bytes"
+                    "zstd-compressed file of {compressed} bytes decompresses to more than {limit_bytes} bytes (over {MAX_RATIO}x, a decompression bomb?): read only its first {limit_bytes} bytes"
                 ),
             )
             .file(&name)
             .loss(),
         );
-    } else if let Some(e) = damaged {
+    } else if let Some(reason) = damaged {
         warnings.push(
             Warning::new(
                 "truncated",
-                format!(
-                    "zstd-compressed bag file is damaged ({e}); read what could be decompressed"
-                ),
+                format!("zstd-compressed bag file: {reason}; read what was decompressed"),
             )
             .file(&name)
             .loss(),
         );
     }
     Ok(Decompressed {
-        file,
+        path: tmp_path,
         len_bytes: written,
         warnings,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_limit_and_damage() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.zstd");
+        let data = vec![7u8; 3 << 20];
+        std::fs::write(&p, zstd::encode_all(&data[..], 3).unwrap()).unwrap();
+        let d = decompress_to_temp(&p, 4 << 20).unwrap();
+        assert!(d.warnings.is_empty());
+        assert_eq!(std::fs::read(&d.path).unwrap(), data);
+        let kept = d.path.to_path_buf();
+        drop(d);
+        assert!(!kept.exists(), "the temporary file is deleted with its handle");
+        let d = decompress_to_temp(&p, 1 << 20).unwrap();
+        assert_eq!(d.len_bytes, 1 << 20);
+        assert_eq!(d.warnings[0].code, "decompression_limit");
+        std::fs::write(&p, b"not zstd at all").unwrap();
+        let d = decompress_to_temp(&p, 1 << 20).unwrap();
+        assert_eq!(d.warnings[0].code, "truncated");
+        assert!(d.warnings[0].data_loss);
+    }
 }

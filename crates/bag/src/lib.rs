@@ -131,6 +131,8 @@ pub struct Bag {
     channel_topic_at: Vec<BTreeMap<u16, Vec<(mcap_file::Pos, usize)>>>,
     /// (db3 file index, topic id) → topic index.
     db3_topic: Vec<BTreeMap<i64, usize>>,
+    /// Decompressed copies of `.zstd` bag files (rosbag2 file compression), deleted with the bag.
+    _temp_files: Vec<tempfile::TempPath>,
 }
 
 impl std::fmt::Debug for Bag {
@@ -170,83 +172,67 @@ impl Bag {
         let mut metadata = None;
         let file_paths: Vec<PathBuf> = if meta.is_dir() {
             let yaml = path.join("metadata.yaml");
-            if yaml.exists() {
-                let m = Rosbag2Metadata::read(&yaml)?;
-                if !matches!(m.storage_identifier.as_str(), "" | "mcap" | "sqlite3") {
-                    return Err(BagError::UnsupportedStorage {
-                        path: path.to_path_buf(),
-                        storage: m.storage_identifier.clone(),
-                    });
+            match std::fs::metadata(&yaml) {
+                Ok(ym) if !ym.is_file() => {
+                    return Err(BagError::NotRegularFile { path: yaml });
                 }
-                let mut v = Vec::new();
-                for rel in &m.relative_file_paths {
-                    let p = path.join(rel);
-                    // Dashing/Eloquent wrote paths prefixed with the bag folder's name.
-                    let alt = Path::new(rel).file_name().map(|n| path.join(n));
-                    if p.exists() {
-                        v.push(p);
-                    } else if let Some(a) = alt.filter(|a| a.exists()) {
-                        v.push(a);
+                Ok(_) => {
+                    let m = Rosbag2Metadata::read(&yaml)?;
+                    if !matches!(m.storage_identifier.as_str(), "" | "mcap" | "sqlite3") {
+                        return Err(BagError::UnsupportedStorage {
+                            path: path.to_path_buf(),
+                            storage: m.storage_identifier.clone(),
+                        });
+                    }
+                    let v = listed_files(path, &m, &mut warnings)?;
+                    metadata = Some(m);
+                    v
+                }
+                Err(_) => {
+                    let mcap = list_bag_files(path, "mcap")?;
+                    if mcap.is_empty() {
+                        list_bag_files(path, "db3")?
                     } else {
-                        warnings.push(
-                            Warning::new(
-                                "missing_file",
-                                format!("metadata.yaml lists {rel}, which is not in the folder: its messages are missing"),
-                            )
-                            .file(p.display().to_string())
-                            .loss(),
-                        );
+                        mcap
                     }
-                }
-                // Bag files in the folder that metadata.yaml does not list are not read (as
-                // rosbag2 would not), but the user should know they are there.
-                for extra in list_bag_files(path, "")? {
-                    if !v.contains(&extra) {
-                        warnings.push(
-                            Warning::new(
-                                "unlisted_file",
-                                "file is in the bag folder but not listed in metadata.yaml: not read",
-                            )
-                            .file(extra.display().to_string()),
-                        );
-                    }
-                }
-                metadata = Some(m);
-                v
-            } else {
-                let mcap = list_bag_files(path, "mcap")?;
-                if mcap.is_empty() {
-                    list_bag_files(path, "db3")?
-                } else {
-                    mcap
                 }
             }
-        } else {
+        } else if meta.is_file() {
             vec![path.to_path_buf()]
+        } else {
+            return Err(BagError::NotRegularFile {
+                path: path.to_path_buf(),
+            });
         };
         if file_paths.is_empty() {
             return Err(BagError::NoFiles {
                 path: path.to_path_buf(),
             });
         }
-        if metadata
-            .as_ref()
-            .is_some_and(|m| m.storage_identifier == "sqlite3" && m.file_compression())
-        {
-            return Err(BagError::UnsupportedStorage {
-                path: path.to_path_buf(),
-                storage: "sqlite3 with file compression (decompress the .db3.zstd files with `zstd -d` first)".into(),
-            });
+        // rosbag2 file compression (`NAME.db3.zstd`, `NAME.mcap.zstd`): each file is read from
+        // a temporary decompressed copy, deleted with the bag.
+        let mut temp_files = Vec::new();
+        let mut read_paths = Vec::new();
+        for p in &file_paths {
+            if !p.to_string_lossy().ends_with(".zstd") {
+                read_paths.push(p.clone());
+                continue;
+            }
+            let size = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+            let d = filezstd::decompress_to_temp(p, filezstd::output_limit_bytes(size))?;
+            warnings.extend(d.warnings);
+            read_paths.push(d.path.to_path_buf());
+            temp_files.push(d.path);
         }
-        let sqlite: Vec<bool> = file_paths.iter().map(|p| db3::is_sqlite(p)).collect();
+        let sqlite: Vec<bool> = read_paths.iter().map(|p| db3::is_sqlite(p)).collect();
         let mut files = Vec::new();
         let mut db3_files = Vec::new();
         if sqlite.iter().all(|s| *s) {
-            for p in &file_paths {
-                db3_files.push(Db3File::open(p)?);
+            for (p, r) in file_paths.iter().zip(&read_paths) {
+                db3_files.push(Db3File::open_as(r, p)?);
             }
         } else {
-            for (p, is_db) in file_paths.iter().zip(&sqlite) {
+            for ((p, r), is_db) in file_paths.iter().zip(&read_paths).zip(&sqlite) {
                 if *is_db {
                     // One bag, one storage: rosbag2 never mixes them.
                     warnings.push(
@@ -259,8 +245,17 @@ impl Bag {
                     );
                     continue;
                 }
-                let f = if p.to_string_lossy().ends_with(".zstd") {
-                    open_file_compressed(p, max_chunk_bytes)?
+                let f = if r != p {
+                    let mut f =
+                        McapFile::open_limited(r, max_chunk_bytes).map_err(|e| e.renamed(r, p))?;
+                    let (from, to) = (r.display().to_string(), p.display().to_string());
+                    for w in &mut f.warnings {
+                        if w.file.as_deref() == Some(from.as_str()) {
+                            w.file = Some(to.clone());
+                        }
+                    }
+                    f.path = p.clone();
+                    f
                 } else if opts.trust_summary {
                     match McapFile::open_from_summary_limited(p, max_chunk_bytes)? {
                         Some(f) => f,
@@ -299,6 +294,7 @@ impl Bag {
             channel_topic: Vec::new(),
             channel_topic_at: Vec::new(),
             db3_topic: Vec::new(),
+            _temp_files: temp_files,
         };
         bag.merge_topics();
         bag.check_db3_metadata();
@@ -757,6 +753,7 @@ impl Bag {
         let decompress = self.message_compression && needs_payload;
         let mut buf = Vec::new();
         let mut bad: BTreeMap<usize, usize> = BTreeMap::new();
+        let mut too_large: BTreeMap<usize, usize> = BTreeMap::new();
         let mut warnings = db3::stream(&self.db3_files, &ids, needs_payload, |row| {
             let Some(&topic) = self.db3_topic[row.file].get(&row.topic_id) else {
                 return;
@@ -764,9 +761,15 @@ impl Bag {
             let mut data = row.data;
             if decompress {
                 buf.clear();
+                // Bounded like a stored payload: a small frame can expand to any size.
                 match zstd::stream::read::Decoder::new(data)
-                    .and_then(|mut d| d.read_to_end(&mut buf))
+                    .and_then(|d| d.take(db3::MAX_MESSAGE_BYTES + 1).read_to_end(&mut buf))
                 {
+                    Ok(n) if n as u64 > db3::MAX_MESSAGE_BYTES => {
+                        *too_large.entry(row.file).or_default() += 1;
+                        buf = Vec::new();
+                        return;
+                    }
                     Ok(_) => data = &buf,
                     Err(_) => {
                         *bad.entry(row.file).or_default() += 1;
@@ -788,6 +791,19 @@ impl Bag {
                 Warning::new(
                     "corrupt_message",
                     format!("{n} message payload(s) are not valid zstd frames (rosbag2 message compression): skipped"),
+                )
+                .file(self.db3_files[fi].path.display().to_string())
+                .loss(),
+            );
+        }
+        for (fi, n) in too_large {
+            warnings.push(
+                Warning::new(
+                    "message_too_large",
+                    format!(
+                        "{n} message(s) decompress to more than {} bytes, the limit for one message (rosbag2 message compression): skipped",
+                        db3::MAX_MESSAGE_BYTES
+                    ),
                 )
                 .file(self.db3_files[fi].path.display().to_string())
                 .loss(),
@@ -848,7 +864,180 @@ fn db3_topic(f: &Db3File, t: &db3::Db3Topic) -> Topic {
     }
 }
 
+/// True when `rel` (a path from `metadata.yaml`) stays inside the bag folder: relative, and no
+/// `..` climbs above the folder.
+fn stays_inside(rel: &str) -> bool {
+    use std::path::Component;
+    let mut depth: usize = 0;
+    for c in Path::new(rel).components() {
+        match c {
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+            Component::ParentDir => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return false,
+            },
+            Component::RootDir | Component::Prefix(_) => return false,
+        }
+    }
+    depth > 0
+}
+
+/// `x.db3.zstd` → `db3`, `x.mcap` → `mcap`: the storage a bag file name stands for.
+fn storage_kind(name: &str) -> &str {
+    let n = name.strip_suffix(".zstd").unwrap_or(name);
+    if n.ends_with(".db3") {
+        "db3"
+    } else if n.ends_with(".mcap") {
+        "mcap"
+    } else {
+        ""
+    }
+}
+
+/// The files `metadata.yaml` lists, as they are found in the folder. Paths outside the folder
+/// (absolute, or climbing out with `..`) are refused unopened (`path_outside_bag`, without
+/// saying whether they exist), and only regular files are opened (a FIFO would block the read
+/// forever). Bag files in the folder that the metadata does not list are not read, as rosbag2
+/// would not read them, but are named (`unlisted_file`), except in one case: when the metadata
+/// lists a single file, that file is missing, and exactly one unlisted bag file of the same
+/// storage kind is in the folder (a renamed file), that file is read in its place
+/// (`substituted_file`; the per-topic counts of the metadata still check it).
+fn listed_files(
+    dir: &Path,
+    m: &Rosbag2Metadata,
+    warnings: &mut Vec<Warning>,
+) -> Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    let mut missing = Vec::new();
+    let mut refused = Vec::new();
+    for rel in &m.relative_file_paths {
+        if !stays_inside(rel) {
+            warnings.push(
+                Warning::new(
+                    "path_outside_bag",
+                    format!("metadata.yaml lists {rel}, outside the bag folder: not read (its messages are missing)"),
+                )
+                .loss(),
+            );
+            refused.push(rel.clone());
+            continue;
+        }
+        let p = dir.join(rel);
+        // Dashing/Eloquent wrote paths prefixed with the bag folder's name.
+        let alt = Path::new(rel).file_name().map(|n| dir.join(n));
+        let hit = [Some(p.clone()), alt]
+            .into_iter()
+            .flatten()
+            .find_map(|c| std::fs::metadata(&c).ok().map(|md| (c, md)));
+        match hit {
+            Some((c, md)) if md.is_file() => {
+                if !found.contains(&c) {
+                    found.push(c);
+                }
+            }
+            Some((c, _)) => warnings.push(
+                Warning::new(
+                    "not_regular_file",
+                    format!("metadata.yaml lists {rel}, which is not a regular file (a FIFO, device or socket): not read"),
+                )
+                .file(c.display().to_string())
+                .loss(),
+            ),
+            None => missing.push((rel.clone(), p)),
+        }
+    }
+    let unlisted: Vec<PathBuf> = list_bag_files(dir, "")?
+        .into_iter()
+        .filter(|p| !found.contains(p))
+        .collect();
+    let name_of = |p: &Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    if m.relative_file_paths.len() == 1 && missing.len() == 1 {
+        let (rel, _) = &missing[0];
+        let kind = storage_kind(rel);
+        let same: Vec<&PathBuf> = unlisted
+            .iter()
+            .filter(|p| !kind.is_empty() && storage_kind(&name_of(p)) == kind)
+            .collect();
+        if let [only] = same[..] {
+            warnings.push(
+                Warning::new(
+                    "substituted_file",
+                    format!(
+                        "metadata.yaml lists {rel}, which is not in the folder; {} is the folder's only unlisted {kind} file and is read in its place (renamed?): fix relative_file_paths in metadata.yaml to silence this",
+                        name_of(only)
+                    ),
+                )
+                .file(only.display().to_string()),
+            );
+            return Ok(vec![only.clone()]);
+        }
+    }
+    for (rel, p) in &missing {
+        warnings.push(
+            Warning::new(
+                "missing_file",
+                format!("metadata.yaml lists {rel}, which is not in the folder: its messages are missing"),
+            )
+            .file(p.display().to_string())
+            .loss(),
+        );
+    }
+    for extra in &unlisted {
+        warnings.push(
+            Warning::new(
+                "unlisted_file",
+                "file is in the bag folder but not listed in metadata.yaml: not read",
+            )
+            .file(extra.display().to_string()),
+        );
+    }
+    if found.is_empty() {
+        let mut d = String::new();
+        let listed: Vec<&str> = m.relative_file_paths.iter().map(String::as_str).collect();
+        if listed.is_empty() {
+            d.push_str("metadata.yaml lists no files (relative_file_paths is empty)");
+        } else {
+            d.push_str(&format!("metadata.yaml lists: {}", listed.join(", ")));
+        }
+        if !missing.is_empty() {
+            let v: Vec<&str> = missing.iter().map(|(r, _)| r.as_str()).collect();
+            d.push_str(&format!("\n  not in the folder: {}", v.join(", ")));
+        }
+        if !refused.is_empty() {
+            d.push_str(&format!(
+                "\n  refused, outside the bag folder: {}",
+                refused.join(", ")
+            ));
+        }
+        if unlisted.is_empty() {
+            d.push_str("\n  the folder holds no other bag file");
+        } else {
+            let v: Vec<String> = unlisted.iter().map(|p| name_of(p)).collect();
+            d.push_str(&format!(
+                "\n  in the folder but not listed: {}",
+                v.join(", ")
+            ));
+            d.push_str(&format!(
+                "\nfix relative_file_paths in {} to name the files that are there, or open a file by itself (e.g. `bagscope info {}`)",
+                dir.join("metadata.yaml").display(),
+                unlisted[0].display()
+            ));
+        }
+        return Err(BagError::ListedFilesMissing {
+            path: dir.to_path_buf(),
+            detail: d,
+        });
+    }
+    Ok(found)
+}
+
 /// Bag files directly in `dir` with extension `ext` (`""`: any bag file), sorted by name.
+/// Only regular files (or links to them): a FIFO with a bag file's name would block a read.
 fn list_bag_files(dir: &Path, ext: &str) -> Result<Vec<PathBuf>> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|source| BagError::Io {
@@ -858,33 +1047,17 @@ fn list_bag_files(dir: &Path, ext: &str) -> Result<Vec<PathBuf>> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             let n = p.to_string_lossy();
+            let kind = storage_kind(&n);
             match ext {
-                "mcap" => n.ends_with(".mcap") || n.ends_with(".mcap.zstd"),
+                "" => !kind.is_empty(),
+                // A folder without metadata.yaml: `.db3.zstd` needs the metadata's word that
+                // the bag is file-compressed.
                 "db3" => n.ends_with(".db3"),
-                _ => n.ends_with(".mcap") || n.ends_with(".mcap.zstd") || n.ends_with(".db3"),
+                e => kind == e,
             }
         })
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()))
         .collect();
     v.sort();
     Ok(v)
-}
-
-/// rosbag2 `compression_mode: FILE` writes `NAME.mcap.zstd`: decompressed to a temporary file
-/// (bounded, [`filezstd`]) and mapped.
-fn open_file_compressed(p: &Path, max_chunk_bytes: u64) -> Result<McapFile> {
-    let d = filezstd::decompress_to_temp(p)?;
-    if d.len_bytes == 0 {
-        return Err(BagError::Empty {
-            path: p.to_path_buf(),
-        });
-    }
-    // SAFETY: a read-only map of our own temporary file, which nothing else writes.
-    let map = unsafe { memmap2::Mmap::map(d.file.as_file()) }.map_err(|source| BagError::Io {
-        path: d.file.path().to_path_buf(),
-        source,
-    })?;
-    let mut f =
-        McapFile::from_bytes_limited(p, mcap_file::Bytes::Temp(map, d.file), max_chunk_bytes)?;
-    f.warnings.extend(d.warnings);
-    Ok(f)
 }

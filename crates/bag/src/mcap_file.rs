@@ -157,8 +157,6 @@ pub(crate) enum Bytes {
     /// Bytes in memory (unit tests).
     #[cfg_attr(not(test), allow(dead_code))]
     Owned(Vec<u8>),
-    /// A map of a decompressed temporary copy, which lives (and is deleted) with it.
-    Temp(memmap2::Mmap, #[allow(dead_code)] tempfile::NamedTempFile),
 }
 
 impl Bytes {
@@ -167,7 +165,7 @@ impl Bytes {
     /// memory grew by the whole bag's size, which users and cgroup limits count.
     pub(crate) fn release(&self, offset: usize, len: usize) {
         #[cfg(unix)]
-        if let Bytes::Map(m) | Bytes::Temp(m, _) = self {
+        if let Bytes::Map(m) = self {
             // SAFETY: the map is a read-only shared file mapping: MADV_DONTNEED only makes the
             // next access fault the same file pages back in; no slice sees different bytes.
             // The range is clamped to the map.
@@ -189,7 +187,7 @@ impl std::ops::Deref for Bytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         match self {
-            Bytes::Map(m) | Bytes::Temp(m, _) => m,
+            Bytes::Map(m) => m,
             Bytes::Owned(v) => v,
         }
     }

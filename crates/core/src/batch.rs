@@ -10,15 +10,20 @@
 //!   two always agree, for bags done in this run or an earlier one);
 //! * `batch.json`: every bag's outcome (ok / skipped / failed with the reason).
 //!
-//! Resumable: a bag whose outputs all exist and are newer than every file of the bag is
-//! skipped. Outputs are written to temporary names and renamed, so an interrupted bag is redone.
+//! Resumable: a bag whose outputs all exist and whose `bags/<name>/source.json` (written last)
+//! names the same bag, by canonical path and a fingerprint of its files
+//! ([`crate::batch_inputs`]), is skipped; any other is redone (another bag that sanitised to the
+//! same name, a bag that grew or changed since it was read). Outputs are written to temporary
+//! names and renamed, so an interrupted bag is redone. Entries that look like bags but cannot be
+//! read (broken links, FIFOs, links to folders that are not bags) are listed as skipped with
+//! the reason.
 //! A bag that fails (cannot be opened, or anything else) is recorded and the others go on.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::Value as Json;
@@ -118,40 +123,9 @@ pub enum Progress<'a> {
     },
 }
 
+use crate::batch_inputs::{is_bag_file, walk, SourceRecord};
+
 const MAX_DEPTH: usize = 64;
-
-fn is_bag_file(p: &Path) -> bool {
-    let n = p.to_string_lossy();
-    n.ends_with(".mcap") || n.ends_with(".mcap.zstd") || n.ends_with(".db3")
-}
-
-/// Bags under `dir`: a directory holding `metadata.yaml` is one bag; a bag file (`.mcap`,
-/// `.mcap.zstd`, `.db3`) outside such a directory is one bag. Symlinked directories are not
-/// followed (no loops).
-fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
-    if dir.join("metadata.yaml").is_file() {
-        out.push(dir.to_path_buf());
-        return;
-    }
-    if depth > MAX_DEPTH {
-        return;
-    }
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<(PathBuf, std::fs::FileType)> = rd
-        .filter_map(|e| e.ok())
-        .filter_map(|e| e.file_type().ok().map(|t| (e.path(), t)))
-        .collect();
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
-    for (p, t) in entries {
-        if t.is_dir() {
-            walk(&p, depth + 1, out);
-        } else if (t.is_file() || t.is_symlink()) && is_bag_file(&p) && p.is_file() {
-            out.push(p);
-        }
-    }
-}
 
 /// `*` and `?` within one path component, `**` across components.
 fn glob_match(pat: &[u8], s: &[u8]) -> bool {
@@ -183,7 +157,10 @@ fn has_glob(p: &str) -> bool {
 }
 
 /// Expands one input to (root used for naming, bag paths).
-fn expand(input: &Path) -> Result<Vec<(PathBuf, PathBuf)>, Error> {
+fn expand(
+    input: &Path,
+    skipped: &mut Vec<(PathBuf, String)>,
+) -> Result<Vec<(PathBuf, PathBuf)>, Error> {
     let s = input.to_string_lossy().to_string();
     if !input.exists() && has_glob(&s) {
         // The literal prefix before the first wildcard component is where the walk starts.
@@ -210,7 +187,7 @@ fn expand(input: &Path) -> Result<Vec<(PathBuf, PathBuf)>, Error> {
             if glob_match(ps.as_bytes(), cs.as_bytes()) {
                 let mut bags = Vec::new();
                 if c.is_dir() {
-                    walk(&c, 0, &mut bags);
+                    walk(&c, 0, &mut bags, skipped);
                 } else if is_bag_file(&c) {
                     bags.push(c.clone());
                 }
@@ -229,7 +206,7 @@ fn expand(input: &Path) -> Result<Vec<(PathBuf, PathBuf)>, Error> {
     let root = input.parent().map(Path::to_path_buf).unwrap_or_default();
     if meta.is_dir() {
         let mut bags = Vec::new();
-        walk(input, 0, &mut bags);
+        walk(input, 0, &mut bags, skipped);
         Ok(bags.into_iter().map(|b| (root.clone(), b)).collect())
     } else {
         Ok(vec![(root, input.to_path_buf())])
@@ -265,18 +242,28 @@ fn bag_files(p: &Path) -> Vec<PathBuf> {
     }
 }
 
-fn mtime(p: &Path) -> Option<SystemTime> {
-    std::fs::metadata(p).and_then(|m| m.modified()).ok()
-}
-
 /// Finds the bags under the inputs, sorted by path, with unique names.
 pub fn discover(inputs: &[PathBuf]) -> Result<Vec<BagJob>, Error> {
+    Ok(discover_with_skipped(inputs)?.0)
+}
+
+/// Entries that look like bags but are not read, each with the reason.
+pub type NotRead = Vec<(PathBuf, String)>;
+
+/// [`discover`], and the entries that look like bags but are not read.
+pub fn discover_with_skipped(inputs: &[PathBuf]) -> Result<(Vec<BagJob>, NotRead), Error> {
     let mut found: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let mut skipped = Vec::new();
     for i in inputs {
-        found.extend(expand(i)?);
+        found.extend(expand(i, &mut skipped)?);
     }
     found.sort_by(|a, b| a.1.cmp(&b.1));
     found.dedup_by(|a, b| a.1 == b.1);
+    // A bag reached twice (through a link and by its own path) is read once.
+    let mut seen = BTreeSet::new();
+    found.retain(|(_, p)| seen.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())));
+    skipped.sort();
+    skipped.dedup();
     let mut names = BTreeSet::new();
     let mut jobs = Vec::new();
     for (root, path) in found {
@@ -307,11 +294,13 @@ pub fn discover(inputs: &[PathBuf]) -> Result<Vec<BagJob>, Error> {
             size_bytes,
         });
     }
-    Ok(jobs)
+    Ok((jobs, skipped))
 }
 
 struct Outputs {
     dir: PathBuf,
+    /// What the outputs were made from ([`SourceRecord`]), written last.
+    source: PathBuf,
     info: PathBuf,
     clocks: PathBuf,
     timing: PathBuf,
@@ -322,6 +311,7 @@ fn outputs(out_dir: &Path, name: &str) -> Outputs {
     let dir = out_dir.join("bags").join(name);
     Outputs {
         info: dir.join("info.json"),
+        source: dir.join("source.json"),
         clocks: dir.join("clocks.json"),
         report: dir.join("report"),
         timing: out_dir
@@ -333,17 +323,12 @@ fn outputs(out_dir: &Path, name: &str) -> Outputs {
 }
 
 fn up_to_date(job: &BagJob, out: &Outputs, report: bool) -> bool {
-    let newest_input = bag_files(&job.path).iter().filter_map(|f| mtime(f)).max();
     let mut outs = vec![&out.info, &out.clocks, &out.timing];
     let report_json = out.report.join("report.json");
     if report {
         outs.push(&report_json);
     }
-    let Some(newest_input) = newest_input else {
-        return false;
-    };
-    outs.iter()
-        .all(|o| mtime(o).is_some_and(|t| t >= newest_input))
+    outs.iter().all(|o| o.is_file()) && SourceRecord::matches(&out.source, &job.path)
 }
 
 fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), String> {
@@ -371,6 +356,10 @@ fn first_loss(warnings: &Json) -> Option<String> {
 fn process(job: &BagJob, o: &BatchOptions) -> Result<Option<String>, String> {
     let out = outputs(&o.out_dir, &job.name);
     std::fs::create_dir_all(&out.dir).map_err(|e| format!("{}: {e}", out.dir.display()))?;
+    // Taken before reading: a bag that changes while it is read (still being recorded) no
+    // longer matches it afterwards, so the next run redoes it.
+    let _ = std::fs::remove_file(&out.source);
+    let source = SourceRecord::of(&job.path);
     let info = crate::info::info(&job.path).map_err(|e| e.to_string())?;
     let clocks =
         crate::clocks::clocks(&job.path, &ClocksOptions::default()).map_err(|e| e.to_string())?;
@@ -398,6 +387,9 @@ fn process(job: &BagJob, o: &BatchOptions) -> Result<Option<String>, String> {
     // JSON last: the skip check needs every output, so a bag cut short is redone.
     write_json(&out.clocks, &clocks)?;
     write_json(&out.info, &info)?;
+    if let Some(source) = source {
+        write_json(&out.source, &source)?;
+    }
     Ok(loss)
 }
 
@@ -423,7 +415,7 @@ pub fn batch(
     o: &BatchOptions,
     progress: &(dyn Fn(Progress<'_>) + Sync),
 ) -> Result<BatchReport, Error> {
-    let jobs = discover(&o.inputs)?;
+    let (jobs, skipped) = discover_with_skipped(&o.inputs)?;
     std::fs::create_dir_all(&o.out_dir).map_err(|source| {
         Error::Bag(bagscope_bag::BagError::Io {
             path: o.out_dir.clone(),
@@ -465,6 +457,7 @@ pub fn batch(
                 };
                 if status == Status::Failed {
                     // No stale outputs of an earlier success may stand for this run's failure.
+                    let _ = std::fs::remove_file(&out.source);
                     let _ = std::fs::remove_file(&out.info);
                     let _ = std::fs::remove_file(&out.clocks);
                     if let Some(d) = out.timing.parent() {
@@ -496,14 +489,26 @@ pub fn batch(
             });
         }
     });
-    let bags: Vec<BagOutcome> = results
+    let mut bags: Vec<BagOutcome> = results
         .into_inner()
         .unwrap_or_default()
         .into_iter()
         .flatten()
         .collect();
-    let summary_rows = write_summary(&o.out_dir, &bags)?;
     let not_started = total - bags.len();
+    for (p, reason) in skipped {
+        bags.push(BagOutcome {
+            name: sanitize(&p.to_string_lossy()),
+            path: p.display().to_string(),
+            size_bytes: 0,
+            status: Status::Skipped,
+            reason: Some(reason),
+            data_loss: false,
+            data_loss_warning: None,
+            seconds: 0.0,
+        });
+    }
+    let summary_rows = write_summary(&o.out_dir, &bags)?;
     let report = BatchReport {
         out_dir: o.out_dir.display().to_string(),
         bags,
@@ -567,7 +572,11 @@ fn write_summary(out_dir: &Path, bags: &[BagOutcome]) -> Result<u64, Error> {
             (n, v)
         })
         .collect();
-    let mut ok: Vec<&BagOutcome> = bags.iter().filter(|b| b.status != Status::Failed).collect();
+    // Entries skipped with a reason (not bags after all) have no outputs of their own.
+    let mut ok: Vec<&BagOutcome> = bags
+        .iter()
+        .filter(|b| b.status != Status::Failed && b.reason.is_none())
+        .collect();
     ok.sort_by(|a, b| a.name.cmp(&b.name));
     for b in ok {
         let out = outputs(out_dir, &b.name);

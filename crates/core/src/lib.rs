@@ -4,6 +4,7 @@
 
 #[cfg(feature = "frames")]
 pub mod batch;
+pub mod batch_inputs;
 pub mod check;
 pub mod clocks;
 pub mod convert;

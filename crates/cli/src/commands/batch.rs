@@ -116,10 +116,11 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     let r = batch(&o, &progress)?;
     bar.finish_and_clear();
     let ok = r.bags.iter().filter(|b| b.status == Status::Ok).count();
+    // Skipped with a reason: found but not a readable bag (broken link, FIFO, ...).
     let skipped = r
         .bags
         .iter()
-        .filter(|b| b.status == Status::Skipped)
+        .filter(|b| b.status == Status::Skipped && b.reason.is_none())
         .count();
     let failed: Vec<_> = r.failed().collect();
     if a.json {
@@ -145,6 +146,17 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
                 b.name,
                 b.path,
                 b.data_loss_warning.as_deref().unwrap_or("")
+            ));
+        }
+        for b in r
+            .bags
+            .iter()
+            .filter(|b| b.status == Status::Skipped && b.reason.is_some())
+        {
+            s.push_str(&format!(
+                "not read: {}: {}\n",
+                b.path,
+                b.reason.as_deref().unwrap_or("")
             ));
         }
         for f in &failed {
