@@ -568,3 +568,265 @@ fn missing_split_files_are_one_line() {
         12
     );
 }
+
+// ------------------------------------------------------------ small bags built to the shape
+
+const WALL_T0: i64 = 1_764_460_800_000_000_000;
+
+/// Writes a ros2-profile MCAP: `(topic, type, schema text, channel metadata, messages)` with
+/// messages as `(log time, payload)`.
+#[allow(clippy::type_complexity)]
+fn write_mcap(
+    path: &Path,
+    topics: &[(
+        &str,
+        &str,
+        String,
+        BTreeMap<String, String>,
+        Vec<(i64, Vec<u8>)>,
+    )],
+) {
+    let f = std::fs::File::create(path).unwrap();
+    let mut w = mcap::WriteOptions::new()
+        .profile("ros2")
+        .create(std::io::BufWriter::new(f))
+        .unwrap();
+    let mut all: Vec<(i64, u16, &Vec<u8>)> = Vec::new();
+    for (topic, ty, text, md, msgs) in topics {
+        let sid = w.add_schema(ty, "ros2msg", text.as_bytes()).unwrap();
+        let cid = w.add_channel(sid, topic, "cdr", md).unwrap();
+        all.extend(msgs.iter().map(|(t, d)| (*t, cid, d)));
+    }
+    all.sort_by_key(|m| (m.0, m.1));
+    for (seq, (log, ch, data)) in all.into_iter().enumerate() {
+        let h = mcap::records::MessageHeader {
+            channel_id: ch,
+            sequence: seq as u32,
+            log_time: log as u64,
+            publish_time: log as u64,
+        };
+        w.write_to_known_channel(&h, data).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+fn imu_msgs(n: i64, period_ns: i64, from: i64) -> Vec<(i64, Vec<u8>)> {
+    use bagscope_msg::types::{Header, Imu, Time};
+    (0..n)
+        .map(|k| {
+            let stamp = from + k * period_ns;
+            let data = bagscope_msg::encode_typed(&Imu {
+                header: Header {
+                    stamp: Time::from_ns(stamp),
+                    frame_id: "imu".into(),
+                },
+                ..Default::default()
+            })
+            .unwrap();
+            (stamp + 1_000_000, data)
+        })
+        .collect()
+}
+
+fn builtin(t: &str) -> String {
+    bagscope_msg::schema::builtin::schema_text(t).unwrap()
+}
+
+/// A recorder that logs its own losses (`rosbag2_interfaces/msg/MessagesLostEvent` on
+/// `/events/messages_lost`): `recorder_lost_messages` with the per-topic counts, and data loss
+/// (exit 3) in every command, whether the bag stores the event's definition or not.
+#[test]
+fn recorder_reported_loss_is_data_loss() {
+    #[derive(serde::Serialize)]
+    struct Stat {
+        topic_name: String,
+        messages_lost_in_transport: u64,
+        messages_lost_in_recorder: u64,
+    }
+    #[derive(serde::Serialize)]
+    struct Event {
+        node_name: String,
+        messages_lost_statistics: Vec<Stat>,
+    }
+    let ev = |t: i64, transport: u64, recorder: u64| {
+        let e = Event {
+            node_name: "/rosbag2_recorder".into(),
+            messages_lost_statistics: vec![
+                Stat {
+                    topic_name: "/imu".into(),
+                    messages_lost_in_transport: transport,
+                    messages_lost_in_recorder: recorder,
+                },
+                Stat {
+                    topic_name: "/quiet".into(),
+                    messages_lost_in_transport: 0,
+                    messages_lost_in_recorder: 0,
+                },
+            ],
+        };
+        (t, bagscope_msg::encode_typed(&e).unwrap())
+    };
+    let definition = "string node_name\nMessagesLostEventTopicStat[] messages_lost_statistics\n================================================================================\nMSG: rosbag2_interfaces/MessagesLostEventTopicStat\nstring topic_name\nuint64 messages_lost_in_transport\nuint64 messages_lost_in_recorder\n";
+    let tmp = common::tempdir("recorder-loss");
+    for (name, text) in [
+        ("with_schema.mcap", definition),
+        ("without_schema.mcap", ""),
+    ] {
+        let p = tmp.join(name);
+        write_mcap(
+            &p,
+            &[
+                (
+                    "/imu",
+                    "sensor_msgs/msg/Imu",
+                    builtin("sensor_msgs/msg/Imu"),
+                    BTreeMap::new(),
+                    imu_msgs(200, 10_000_000, WALL_T0),
+                ),
+                (
+                    "/events/messages_lost",
+                    "rosbag2_interfaces/msg/MessagesLostEvent",
+                    text.to_string(),
+                    BTreeMap::new(),
+                    vec![
+                        ev(WALL_T0 + 500_000_000, 3, 0),
+                        ev(WALL_T0 + 1_500_000_000, 2, 4),
+                    ],
+                ),
+            ],
+        );
+        for cmd in ["info", "clocks", "check"] {
+            let (code, v) = json(&[cmd, s(&p), "--json"]);
+            assert_eq!(code, 3, "{cmd} {name}");
+            let w: Vec<&Value> = v["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|w| w["code"] == "recorder_lost_messages")
+                .collect();
+            assert_eq!(w.len(), 1, "{cmd} {name}: {}", v["warnings"]);
+            assert_eq!(w[0]["topic"], "/imu");
+            assert_eq!(w[0]["data_loss"], true);
+            let m = w[0]["message"].as_str().unwrap();
+            assert!(
+                m.contains("9 message(s)")
+                    && m.contains("5 in transport")
+                    && m.contains("4 in the recorder"),
+                "{m}"
+            );
+        }
+        let (_, c) = json(&["clocks", s(&p), "--json"]);
+        let f = findings(&c, "error");
+        assert_eq!(f.get("recorder_lost_messages").map(|t| t.len()), Some(1));
+        assert!(f.contains_key("data_loss"));
+    }
+}
+
+/// Latched topics (`/tf_static`, transient-local durability) publish at the start and never
+/// again: not `early_end`. A topic that really stops early still is.
+#[test]
+fn latched_topics_do_not_end_early() {
+    let tmp = common::tempdir("latched");
+    let p = tmp.join("latched.mcap");
+    let latched: BTreeMap<String, String> = [(
+        "offered_qos_profiles".to_string(),
+        "- history: 1\n  depth: 1\n  reliability: 1\n  durability: 1\n".to_string(),
+    )]
+    .into();
+    write_mcap(
+        &p,
+        &[
+            (
+                "/imu",
+                "sensor_msgs/msg/Imu",
+                builtin("sensor_msgs/msg/Imu"),
+                BTreeMap::new(),
+                imu_msgs(1000, 10_000_000, WALL_T0),
+            ),
+            (
+                "/tf_static",
+                "sensor_msgs/msg/Imu",
+                builtin("sensor_msgs/msg/Imu"),
+                BTreeMap::new(),
+                imu_msgs(3, 1_000_000, WALL_T0),
+            ),
+            (
+                "/map",
+                "sensor_msgs/msg/Imu",
+                builtin("sensor_msgs/msg/Imu"),
+                latched,
+                imu_msgs(3, 1_000_000, WALL_T0),
+            ),
+            (
+                "/stopped",
+                "sensor_msgs/msg/Imu",
+                builtin("sensor_msgs/msg/Imu"),
+                BTreeMap::new(),
+                imu_msgs(100, 10_000_000, WALL_T0),
+            ),
+        ],
+    );
+    let (code, v) = json(&["info", s(&p), "--json"]);
+    assert_eq!(code, 0);
+    let early: BTreeSet<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "early_end")
+        .map(|w| w["topic"].as_str().unwrap())
+        .collect();
+    assert_eq!(early, BTreeSet::from(["/stopped"]));
+}
+
+/// The report's lag plots: an offset clock's lags are drawn relative to their median (the
+/// note says so), and topics with a handful of messages get no near-empty plot.
+#[test]
+fn report_plots_on_real_data() {
+    let Some(root) = corpus() else { return };
+    let tmp = common::tempdir("real-plots");
+    let bag = root.join("ros2/reductstore_agent/testdata/demo.mcap");
+    let (code, _, err) = run(&["report", s(&bag), "-o", s(&tmp)]);
+    assert!(code == 0 || code == 3, "{err}");
+    let rep: Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.join("report.json")).unwrap()).unwrap();
+    let d = rep["lag_distributions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["topic"] == "/nissan/gps/duro/imu")
+        .unwrap();
+    assert!(
+        d["note"]
+            .as_str()
+            .unwrap()
+            .contains("relative to the median lag"),
+        "{d}"
+    );
+    let p50 = d["summary"]["p50"].as_i64().or_else(|| d["p50"].as_i64());
+    if let Some(p50) = p50 {
+        assert!(p50.abs() < 1_000_000_000, "{p50}");
+    }
+    let tmp2 = common::tempdir("rerun-plots");
+    let rerun = root.join(
+        "ros2/rerun/crates/store/re_data_loader/tests/assets/rosbag2_2025_09_10-13_03_56_0.mcap",
+    );
+    let (code, _, err) = run(&["report", s(&rerun), "-o", s(&tmp2)]);
+    assert!(code == 0 || code == 3, "{err}");
+    let rep: Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp2.join("report.json")).unwrap()).unwrap();
+    let plotted: Vec<&str> = rep["plots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["section"] == "lag")
+        .map(|p| p["title"].as_str().unwrap())
+        .collect();
+    assert!(
+        !plotted.iter().any(|t| t.contains("/camera_info")),
+        "{plotted:?}"
+    );
+    assert!(
+        plotted.iter().any(|t| t.contains("/joint_state")),
+        "{plotted:?}"
+    );
+}

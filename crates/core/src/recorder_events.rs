@@ -39,6 +39,12 @@ struct Lost {
 }
 
 fn schema(t: &bagscope_bag::Topic) -> Option<MessageSchema> {
+    let stored = std::str::from_utf8(&t.schema_data).map_or("", str::trim);
+    if stored.is_empty() {
+        // No text (sqlite3 bags before Humble's schema table, or a writer that left it out):
+        // an empty definition would read as a message without fields.
+        return schema_for_channel(TYPES[0], "ros2msg", DEFINITION.as_bytes()).ok();
+    }
     schema_for_channel(&t.type_name, &t.schema_encoding, &t.schema_data)
         .or_else(|_| schema_for_channel(TYPES[0], "ros2msg", DEFINITION.as_bytes()))
         .ok()
