@@ -158,11 +158,58 @@ fn lag_plot(d: &Distribution, x: &[i64], y: &[i64]) -> Plot {
 
 /// Per topic with a lag: lag over time and its histogram with the modes marked.
 pub fn clock_plots(d: &ClocksData) -> Vec<Plot> {
-    lag_distributions(d, 60)
-        .iter()
-        .filter(|(_, _, y)| y.len() >= MIN_PLOT_MESSAGES)
+    let lags = lag_distributions(d, 60);
+    worst_lags(&lags, &d.report.warnings)
+        .0
+        .into_iter()
         .map(|(dist, x, y)| lag_plot(dist, x, y))
         .collect()
+}
+
+/// Most topics whose lag the report draws: a bag of thousands of topics would otherwise make
+/// thousands of pictures and a page of gigabytes. The worst are drawn (named in findings first,
+/// then the widest lag spread); the rest are in the tables.
+pub const MAX_PLOTTED_TOPICS: usize = 64;
+
+/// Most sensor pairs the report emulates a synchronizer on (the first by name).
+pub const MAX_SYNC_PAIRS: usize = 16;
+
+type LagSeries = (Distribution, Vec<i64>, Vec<i64>);
+
+/// The lag series to draw (at most [`MAX_PLOTTED_TOPICS`], in topic order) and the topics left
+/// undrawn, sorted.
+fn worst_lags<'a>(
+    lags: &'a [LagSeries],
+    warnings: &[Warning],
+) -> (Vec<&'a LagSeries>, Vec<String>) {
+    let mut drawn: Vec<&LagSeries> = lags
+        .iter()
+        .filter(|(_, _, y)| y.len() >= MIN_PLOT_MESSAGES)
+        .collect();
+    if drawn.len() <= MAX_PLOTTED_TOPICS {
+        return (drawn, Vec::new());
+    }
+    let flagged: std::collections::BTreeSet<&str> = warnings
+        .iter()
+        .filter(|w| crate::findings::severity_of(&w.code, w.data_loss) != Severity::Info)
+        .filter_map(|w| w.topic.as_deref())
+        .collect();
+    let spread = |d: &Distribution| d.summary.map_or(0, |s| s.p99.saturating_sub(s.p50));
+    drawn.sort_by(|a, b| {
+        flagged
+            .contains(b.0.topic.as_str())
+            .cmp(&flagged.contains(a.0.topic.as_str()))
+            .then(spread(&b.0).cmp(&spread(&a.0)))
+            .then(a.0.topic.cmp(&b.0.topic))
+    });
+    let mut rest: Vec<String> = drawn[MAX_PLOTTED_TOPICS..]
+        .iter()
+        .map(|l| l.0.topic.clone())
+        .collect();
+    rest.sort();
+    drawn.truncate(MAX_PLOTTED_TOPICS);
+    drawn.sort_by(|a, b| a.0.topic.cmp(&b.0.topic));
+    (drawn, rest)
 }
 
 /// Fewest messages a topic's lag is plotted for: a handful of points makes a near-empty
@@ -571,6 +618,9 @@ pub struct Report {
     pub warnings: Vec<Warning>,
     pub sections: Vec<String>,
     pub plots: Vec<PlotRef>,
+    /// Topics whose lag is not drawn: past [`MAX_PLOTTED_TOPICS`] the worst topics are drawn
+    /// and the rest are in the tables only.
+    pub unplotted_topics: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -717,12 +767,13 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
     let cd = clocks_data(path, &ClocksOptions::default())?;
     let mut plots: Vec<(String, Plot)> = Vec::new();
     let lags = lag_distributions(&cd, 60);
-    for (d, x, y) in lags.iter().filter(|(_, _, y)| y.len() >= MIN_PLOT_MESSAGES) {
+    let (drawn, unplotted_topics) = worst_lags(&lags, &cd.report.warnings);
+    for (d, x, y) in drawn {
         plots.push(("lag".into(), lag_plot(d, x, y)));
     }
 
     let mut sync_entries = Vec::new();
-    for (kind, topics) in sensor_pairs(&info_r) {
+    for (kind, topics) in sensor_pairs(&info_r).into_iter().take(MAX_SYNC_PAIRS) {
         let res = sync(path, &sync_opts(topics.clone(), kind == "exact"));
         sync_entries.push(SyncEntry {
             kind,
@@ -871,6 +922,7 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
         check_error,
         warnings,
         sections: SECTIONS.iter().map(|s| s.to_string()).collect(),
+        unplotted_topics,
         plots: plots
             .iter()
             .map(|(sec, p)| PlotRef {
@@ -1085,6 +1137,16 @@ fn verdict_rows(r: &Report) -> Vec<(String, String, Option<String>)> {
     }
     for (t, m) in &v.multimodal_lag {
         rows.push((format!("Multimodal lag {t}"), modes_text(m), None));
+    }
+    if !r.unplotted_topics.is_empty() {
+        rows.push((
+            "Plots".into(),
+            format!(
+                "lag drawn for the {MAX_PLOTTED_TOPICS} worst topics; {} more are in the tables only",
+                r.unplotted_topics.len()
+            ),
+            None,
+        ));
     }
     rows
 }
