@@ -45,11 +45,8 @@ fn codes_of(r: &ClocksReport, topic: Option<&str>) -> Vec<WarningCode> {
         .collect()
 }
 
-/// /rosout holds log lines of sim-time and wall-time nodes (and a backward step between them):
-/// it must not make the bag split, nor report a reset or a drift.
-#[test]
-fn rosout_mixing_clocks_decides_nothing() {
-    let n = 200i64;
+/// `n` messages every 50 ms: every third stamped on a relative clock, the others on wall time.
+fn sim_and_wall_lines(n: i64) -> (Vec<i64>, Vec<i64>) {
     let log: Vec<i64> = (0..n).map(|i| T0 + i * 50 * MS).collect();
     let stamp: Vec<i64> = log
         .iter()
@@ -62,6 +59,15 @@ fn rosout_mixing_clocks_decides_nothing() {
             }
         })
         .collect();
+    (log, stamp)
+}
+
+/// /rosout holds log lines of sim-time and wall-time nodes (and a backward step between them):
+/// it must not make the bag split, nor report a reset or a drift.
+#[test]
+fn rosout_mixing_clocks_decides_nothing() {
+    let n = 200i64;
+    let (log, stamp) = sim_and_wall_lines(n);
     let rosout = topic(
         "/rosout",
         "rcl_interfaces/msg/Log",
@@ -118,18 +124,7 @@ fn rosout_mixing_clocks_decides_nothing() {
     assert!(!r.split, "{:?}", r.axis_groups);
     assert!(codes_of(&r, Some("/rosout")).is_empty(), "{:?}", r.warnings);
     // The same stamps on a producer's own topic are a real mixed axis.
-    let log: Vec<i64> = (0..n).map(|i| T0 + i * 50 * MS).collect();
-    let stamp: Vec<i64> = log
-        .iter()
-        .enumerate()
-        .map(|(i, &l)| {
-            if i % 3 == 0 {
-                40 * S + i as i64 * 10 * MS
-            } else {
-                l - 2 * MS
-            }
-        })
-        .collect();
+    let (log, stamp) = sim_and_wall_lines(n);
     let odd = topic(
         "/odom",
         "nav_msgs/msg/Odometry",

@@ -16,7 +16,7 @@ use bagscope_clocks::TopicTimes;
 use bagscope_msg::types::{CameraInfo, Image, JointState, JointTrajectory, PointCloud2};
 use bagscope_msg::{decode_typed, StampSource};
 
-use crate::findings::{summarise, CheckHit, VerdictSummary};
+use crate::findings::{check_hits, summarise, VerdictSummary};
 use crate::series::{locators, topic_schemas};
 use crate::Error;
 
@@ -418,15 +418,7 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
     let clock = bagscope_clocks::analyze(&times, &bagscope_clocks::ClocksOptions::default());
     let mut all = warnings.clone();
     all.extend(crate::clocks::clock_warnings(&clock.warnings));
-    let hits: Vec<CheckHit<'_>> = findings
-        .iter()
-        .map(|f| CheckHit {
-            code: &f.code,
-            topic: &f.topic,
-            message: &f.message,
-        })
-        .collect();
-    let verdicts = summarise(&all, &hits, clock.split);
+    let verdicts = summarise(&all, &check_hits(&findings), clock.split);
     Ok(CheckReport {
         bag: path.display().to_string(),
         checked,

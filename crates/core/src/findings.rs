@@ -115,6 +115,18 @@ pub struct CheckHit<'a> {
     pub message: &'a str,
 }
 
+/// The verdicts' view of `check`'s per-message findings.
+pub fn check_hits(findings: &[bagscope_checks::Finding]) -> Vec<CheckHit<'_>> {
+    findings
+        .iter()
+        .map(|f| CheckHit {
+            code: &f.code,
+            topic: &f.topic,
+            message: &f.message,
+        })
+        .collect()
+}
+
 #[derive(Default)]
 struct Group {
     severity: Option<Severity>,

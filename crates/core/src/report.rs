@@ -17,7 +17,7 @@ use bagscope_sync::Policy;
 
 use crate::check::{check, CheckOptions, CheckReport};
 use crate::clocks::{clocks_data, ClocksCommandReport, ClocksData};
-use crate::findings::{summarise, CheckHit, Severity, VerdictFinding};
+use crate::findings::{check_hits, summarise, Severity, VerdictFinding};
 use crate::hist::{lag_distributions, DistKind, Distribution, HistReport};
 use crate::info::{info, InfoReport};
 use crate::matching::{
@@ -838,15 +838,10 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
     warnings.dedup();
 
     let clocks_r = cd.report.clone();
-    let hits: Vec<CheckHit<'_>> = check_r
-        .iter()
-        .flat_map(|c| c.findings.iter())
-        .map(|f| CheckHit {
-            code: &f.code,
-            topic: &f.topic,
-            message: &f.message,
-        })
-        .collect();
+    let hits = check_r
+        .as_ref()
+        .map(|c| check_hits(&c.findings))
+        .unwrap_or_default();
     let summary = summarise(&warnings, &hits, clocks_r.split);
     let verdicts = Verdicts {
         duration_ns: info_r.duration_ns,
