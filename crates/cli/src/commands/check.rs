@@ -58,14 +58,21 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
 }
 
 fn text(r: &CheckReport) -> String {
-    let mut s = format!("bag: {}\n\nchecked:\n", r.bag);
+    let mut s = format!(
+        "bag: {}\ndata loss: {}; split clock axes: {}\n",
+        r.bag,
+        if r.verdicts.data_loss { "YES" } else { "no" },
+        if r.verdicts.split { "YES" } else { "no" }
+    );
+    s.push_str(&render::findings(&r.verdicts.findings));
+    s.push_str("\nchecked:\n");
     for (t, what) in &r.checked {
         s.push_str(&format!("  {t}  ({what})\n"));
     }
     if r.findings.is_empty() {
-        s.push_str("\nno findings\n");
+        s.push_str("\nno message violates its contract\n");
     } else {
-        s.push_str(&format!("\n{} finding(s):\n", r.findings.len()));
+        s.push_str(&format!("\n{} message finding(s):\n", r.findings.len()));
         let mut rows = vec![vec![
             "code".to_string(),
             "topic".into(),
@@ -82,6 +89,5 @@ fn text(r: &CheckReport) -> String {
         }
         s.push_str(&render::table(&rows));
     }
-    s.push_str(&render::warnings(&r.warnings));
     s
 }
