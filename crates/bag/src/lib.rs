@@ -11,7 +11,9 @@ pub mod db3;
 mod error;
 mod mcap_file;
 pub mod metadata;
+pub mod outfile;
 mod scan;
+pub mod text;
 pub mod write;
 
 use std::collections::BTreeMap;
