@@ -96,9 +96,12 @@ fn fnv1a64(bytes: &[u8]) -> u64 {
 pub fn file_stem_for_topic(topic: &str) -> String {
     let body = topic.strip_prefix('/').unwrap_or("");
     let plain = !body.is_empty()
-        && body
-            .split('/')
-            .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'));
+        && body.split('/').all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        });
     if plain && body.len() <= MAX_TOPIC_STEM_BYTES {
         return body.replace('/', ".");
     }
@@ -143,7 +146,10 @@ mod tests {
         let img = md_escape("![x](http://evil/x.png)");
         assert!(!img.contains("![") && !img.contains("]("), "{img}");
         let link = md_escape("[click](javascript:alert(1))");
-        assert!(!link.contains("](") && !link.contains("javascript:"), "{link}");
+        assert!(
+            !link.contains("](") && !link.contains("javascript:"),
+            "{link}"
+        );
         assert_eq!(md_escape("&amp;"), "&amp;amp;");
         assert_eq!(md_escape("x\x1by"), "x\\\\x1by");
     }
@@ -163,7 +169,11 @@ mod tests {
         assert_eq!(folded.len(), names.len(), "{stems:?}");
         for s in &stems {
             assert!(!s.is_empty() && !s.starts_with(['.', '-']), "{s}");
-            assert!(s.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)), "{s}");
+            assert!(
+                s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)),
+                "{s}"
+            );
         }
         // Long names (ROS 2 allows 247 characters) are shortened, and still differ.
         let long_a = format!("/{}", "a".repeat(246));

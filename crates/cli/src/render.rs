@@ -1,7 +1,11 @@
-//! Output helpers shared by the commands: JSON, aligned tables, warnings.
+//! Output helpers shared by the commands: JSON, aligned tables, warnings. Text from a bag
+//! (topic and type names, paths, messages quoting them) reaches the terminal through
+//! [`visible`]: its control characters are written out (`\x1b`), so a name cannot send escape
+//! sequences, ring the bell or overwrite a line. JSON escapes them itself.
 
 use std::io::Write;
 
+use bagscope_core::text::visible;
 use serde::Serialize;
 
 /// Pretty JSON on stdout, newline-terminated.
@@ -22,6 +26,11 @@ pub fn table(rows: &[Vec<String>]) -> String {
     if rows.is_empty() {
         return String::new();
     }
+    // A cell is one line: a name's newline or carriage return would split or overwrite a row.
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| visible(c).into_owned()).collect())
+        .collect();
     let ncol = rows.iter().map(Vec::len).max().unwrap_or(0);
     let mut width = vec![0usize; ncol];
     let mut numeric = vec![true; ncol];
@@ -34,7 +43,7 @@ pub fn table(rows: &[Vec<String>]) -> String {
         }
     }
     let mut s = String::new();
-    for r in rows {
+    for r in &rows {
         let mut line = String::new();
         for (i, c) in r.iter().enumerate() {
             if i > 0 {
@@ -73,25 +82,50 @@ pub fn warnings(ws: &[bagscope_core::Warning]) -> String {
         // The file matters when a bag has several (split recordings): name it.
         s.push_str(&format!(
             "warning [{}]{}{}: {}\n",
-            w.code,
+            visible(&w.code),
             w.topic
                 .as_ref()
-                .map(|t| format!(" {t}"))
+                .map(|t| format!(" {}", visible(t)))
                 .unwrap_or_default(),
             w.file
                 .as_ref()
-                .map(|f| format!(" in {f}"))
+                .map(|f| format!(" in {}", visible(f)))
                 .unwrap_or_default(),
-            w.message
+            visible(&w.message)
         ));
     }
     s
 }
 
+/// `s` for a terminal: its lines kept, every other control character written out.
+pub fn terminal_text(s: &str) -> String {
+    s.split('\n').map(visible).collect::<Vec<_>>().join("\n")
+}
+
 /// Writes text to stdout, propagating a broken pipe as an error main() treats as success.
+/// Control characters other than line ends are written out ([`terminal_text`]).
 pub fn print(s: &str) -> anyhow::Result<()> {
+    let s = terminal_text(s);
     let mut out = std::io::stdout().lock();
     out.write_all(s.as_bytes())?;
     out.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bag_text_reaches_the_terminal_without_control_characters() {
+        let t = table(&[
+            vec!["topic".into(), "count".into()],
+            vec!["/a\x1b]0;pwned\x07\r/b\nc".into(), "1".into()],
+        ]);
+        assert!(!t.contains(['\x1b', '\x07', '\r']), "{t:?}");
+        assert_eq!(t.lines().count(), 2, "{t:?}");
+        assert!(t.contains("/a\\x1b]0;pwned\\x07\\r/b\\nc"), "{t:?}");
+        let s = terminal_text("line one \x1b[2J\nline two\r\n");
+        assert_eq!(s, "line one \\x1b[2J\nline two\\r\n");
+    }
 }
