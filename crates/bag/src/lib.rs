@@ -12,7 +12,9 @@ mod error;
 mod filezstd;
 mod mcap_file;
 pub mod metadata;
+pub mod outfile;
 mod scan;
+pub mod text;
 pub mod write;
 
 use std::collections::BTreeMap;

@@ -5,12 +5,16 @@
 //! each channel carrying the `offered_qos_profiles` metadata rosbag2 always writes (players
 //! read QoS from it). It is written to `PATH.partial` and renamed when finished, so an
 //! interrupted run leaves no half file under the requested name; a writer dropped before it
-//! finished removes its partial file.
+//! finished removes its partial file, and [`crate::outfile::remove_live`] removes it on a
+//! signal. The partial file is created anew ([`crate::outfile::create_temp`]): a leftover of
+//! a killed run is replaced, a link planted under its name is not followed.
 
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
+
+use crate::outfile::{self, with_causes};
 
 /// Why a bag could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -39,24 +43,7 @@ pub struct WriteChannel<'a> {
 
 /// Where a bag being written lives until it is complete.
 pub fn partial_path(path: &Path) -> PathBuf {
-    let mut s = path.as_os_str().to_os_string();
-    s.push(".partial");
-    s.into()
-}
-
-/// Whether `a` and `b` are the same existing file: the same inode where the platform has
-/// them (hard links, symbolic links, `..`), else the same canonical path.
-fn same_file(a: &Path, b: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        match (std::fs::metadata(a), std::fs::metadata(b)) {
-            (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
-            _ => false,
-        }
-    }
-    #[cfg(not(unix))]
-    matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+    outfile::temp_path(path, ".partial")
 }
 
 /// A rosbag2-compatible MCAP file being written. See the module documentation.
@@ -83,18 +70,17 @@ impl Rosbag2Writer {
         inputs: &[PathBuf],
     ) -> Result<Rosbag2Writer, WriteError> {
         let tmp = partial_path(path);
-        for target in [path, tmp.as_path()] {
-            if inputs.iter().any(|i| same_file(target, i)) {
-                return Err(WriteError::WouldOverwriteInput {
-                    path: target.to_path_buf(),
-                });
-            }
+        if let Some(target) = outfile::input_among(&[path, tmp.as_path()], inputs) {
+            return Err(WriteError::WouldOverwriteInput {
+                path: target.to_path_buf(),
+            });
         }
-        let fail = |e: &dyn std::fmt::Display| WriteError::Write {
+        let fail = |e: &(dyn std::error::Error + 'static)| WriteError::Write {
             path: tmp.clone(),
-            message: e.to_string(),
+            message: with_causes(e),
         };
-        let file = File::create(&tmp).map_err(|e| fail(&e))?;
+        // A leftover partial file of a killed run is replaced; a link there is not followed.
+        let file = outfile::create_temp(&tmp).map_err(|e| fail(&e))?;
         let w = mcap::WriteOptions::new()
             .profile("ros2")
             .library(library)
@@ -112,7 +98,7 @@ impl Rosbag2Writer {
                 renamed: false,
             }),
             Err(e) => {
-                let _ = std::fs::remove_file(&tmp);
+                outfile::discard(&tmp);
                 Err(fail(&e))
             }
         }
@@ -122,6 +108,13 @@ impl Rosbag2Writer {
         WriteError::Write {
             path: self.tmp.clone(),
             message: e.to_string(),
+        }
+    }
+
+    fn fail_mcap(&self, e: mcap::McapError) -> WriteError {
+        WriteError::Write {
+            path: self.tmp.clone(),
+            message: with_causes(&e),
         }
     }
 
@@ -152,7 +145,7 @@ impl Rosbag2Writer {
         let channel = w
             .add_schema(c.type_name, c.schema_encoding, c.schema_data)
             .and_then(|sid| w.add_channel(sid, c.topic, enc, &md));
-        let channel = channel.map_err(|e| self.fail(e))?;
+        let channel = channel.map_err(|e| self.fail_mcap(e))?;
         self.channels.push(channel);
         self.sequence.push(0);
         Ok(self.channels.len() - 1)
@@ -185,7 +178,7 @@ impl Rosbag2Writer {
             publish_time: publish_time_ns.max(0) as u64,
         };
         let res = self.writer()?.write_to_known_channel(&header, data);
-        res.map_err(|e| self.fail(e))
+        res.map_err(|e| self.fail_mcap(e))
     }
 
     /// Messages written so far with a negative log or publish time (written as 0).
@@ -203,15 +196,15 @@ impl Rosbag2Writer {
             name: name.to_string(),
             metadata,
         });
-        res.map_err(|e| self.fail(e))
+        res.map_err(|e| self.fail_mcap(e))
     }
 
     /// Writes the summary and footer and gives the file its name; returns that path.
     pub fn finish(mut self) -> Result<PathBuf, WriteError> {
         let mut w = self.w.take().ok_or_else(|| self.fail("finished twice"))?;
-        w.finish().map_err(|e| self.fail(e))?;
+        w.finish().map_err(|e| self.fail_mcap(e))?;
         drop(w);
-        std::fs::rename(&self.tmp, &self.path).map_err(|e| WriteError::Write {
+        outfile::persist(&self.tmp, &self.path).map_err(|e| WriteError::Write {
             path: self.path.clone(),
             message: e.to_string(),
         })?;
@@ -226,7 +219,7 @@ impl Drop for Rosbag2Writer {
     fn drop(&mut self) {
         drop(self.w.take());
         if !self.renamed {
-            let _ = std::fs::remove_file(&self.tmp);
+            outfile::discard(&self.tmp);
         }
     }
 }
@@ -340,6 +333,33 @@ mod tests {
         match e {
             Err(e @ WriteError::Write { .. }) => assert!(e.to_string().contains("x.mcap")),
             _ => panic!("expected a write error"),
+        }
+    }
+
+    #[test]
+    fn a_leftover_or_a_link_at_the_partial_name_is_replaced_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.mcap");
+        // A killed run's partial file: replaced, and gone once the output is complete.
+        std::fs::write(partial_path(&out), vec![0u8; 1000]).unwrap();
+        let mut w = Rosbag2Writer::create(&out, "test", &[]).unwrap();
+        let a = w.channel_for_test("/a", "");
+        w.write(a, None, 1, 1, &[0]).unwrap();
+        w.finish().unwrap();
+        assert!(!partial_path(&out).exists());
+        Bag::open(&out).unwrap();
+        #[cfg(unix)]
+        {
+            let target = dir.path().join("victim.txt");
+            std::fs::write(&target, b"precious").unwrap();
+            let out2 = dir.path().join("out2.mcap");
+            std::os::unix::fs::symlink(&target, partial_path(&out2)).unwrap();
+            let mut w = Rosbag2Writer::create(&out2, "test", &[]).unwrap();
+            let a = w.channel_for_test("/a", "");
+            w.write(a, None, 1, 1, &[0]).unwrap();
+            w.finish().unwrap();
+            assert_eq!(std::fs::read(&target).unwrap(), b"precious");
+            Bag::open(&out2).unwrap();
         }
     }
 

@@ -71,6 +71,22 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     render::set_verbose(cli.verbose);
+    // A second Ctrl-C, or the first one for commands that cannot stop half-way, ends the
+    // process at once: the temporary files being written (`OUT.partial`, `NAME.tmp`, a
+    // report's stage) are removed first.
+    interrupt::before_forced_exit(bagscope_core::outfile::remove_live);
+    #[cfg(feature = "export")]
+    let stops_cleanly = matches!(cli.command, Command::Batch(_));
+    #[cfg(not(feature = "export"))]
+    let stops_cleanly = false;
+    #[cfg(feature = "play")]
+    let stops_cleanly = stops_cleanly || matches!(cli.command, Command::Play(_));
+    if !stops_cleanly {
+        interrupt::on_interrupt(|| {
+            bagscope_core::outfile::remove_live();
+            std::process::exit(130);
+        });
+    }
     let res = match cli.command {
         Command::Info(a) => commands::info::run(a),
         Command::Synth(a) => commands::synth::run(a),
@@ -101,7 +117,10 @@ fn main() -> ExitCode {
                     }
                 }
             }
-            eprintln!("bagscope: error: {}", one_line(&err));
+            eprintln!(
+                "bagscope: error: {}",
+                render::terminal_text(&one_line(&err))
+            );
             ExitCode::from(1)
         }
     }

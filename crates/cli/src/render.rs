@@ -1,7 +1,11 @@
-//! Output helpers shared by the commands: JSON, aligned tables, warnings.
+//! Output helpers shared by the commands: JSON, aligned tables, warnings. Text from a bag
+//! (topic and type names, paths, messages quoting them) reaches the terminal through
+//! [`visible`]: its control characters are written out (`\x1b`), so a name cannot send escape
+//! sequences, ring the bell or overwrite a line. JSON escapes them itself.
 
 use std::io::Write;
 
+use bagscope_core::text::visible;
 use serde::Serialize;
 
 /// Pretty JSON on stdout, newline-terminated.
@@ -22,6 +26,11 @@ pub fn table(rows: &[Vec<String>]) -> String {
     if rows.is_empty() {
         return String::new();
     }
+    // A cell is one line: a name's newline or carriage return would split or overwrite a row.
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| visible(c).into_owned()).collect())
+        .collect();
     let ncol = rows.iter().map(Vec::len).max().unwrap_or(0);
     let mut width = vec![0usize; ncol];
     let mut numeric = vec![true; ncol];
@@ -34,7 +43,7 @@ pub fn table(rows: &[Vec<String>]) -> String {
         }
     }
     let mut s = String::new();
-    for r in rows {
+    for r in &rows {
         let mut line = String::new();
         for (i, c) in r.iter().enumerate() {
             if i > 0 {
@@ -82,16 +91,16 @@ fn warning_line(w: &bagscope_core::Warning) -> String {
     // The file matters when a bag has several (split recordings): name it.
     format!(
         "warning [{}]{}{}: {}\n",
-        w.code,
+        visible(&w.code),
         w.topic
             .as_ref()
-            .map(|t| format!(" {t}"))
+            .map(|t| format!(" {}", visible(t)))
             .unwrap_or_default(),
         w.file
             .as_ref()
-            .map(|f| format!(" in {f}"))
+            .map(|f| format!(" in {}", visible(f)))
             .unwrap_or_default(),
-        w.message
+        visible(&w.message)
     )
 }
 
@@ -129,11 +138,17 @@ pub fn warnings(ws: &[bagscope_core::Warning]) -> String {
         if group.len() == 1 {
             s.push_str(&warning_line(group[0]));
         } else {
-            let mut names: Vec<&str> = group.iter().filter_map(|w| w.topic.as_deref()).collect();
-            let mut files: Vec<&str> = group.iter().filter_map(|w| w.file.as_deref()).collect();
+            let mut names: Vec<String> = group
+                .iter()
+                .filter_map(|w| w.topic.as_deref().map(visible))
+                .collect();
+            let mut files: Vec<String> = group
+                .iter()
+                .filter_map(|w| w.file.as_deref().map(visible))
+                .collect();
             names.dedup();
             files.dedup();
-            let list = |v: &[&str]| {
+            let list = |v: &[String]| {
                 if v.len() <= 6 {
                     v.join(", ")
                 } else {
@@ -149,14 +164,14 @@ pub fn warnings(ws: &[bagscope_core::Warning]) -> String {
             }
             s.push_str(&format!(
                 "warning [{}] ×{}{}: {} (--verbose lists each)\n",
-                group[0].code,
+                visible(&group[0].code),
                 group.len(),
                 if whom.is_empty() {
                     String::new()
                 } else {
                     format!(" {}", whom.join(" "))
                 },
-                group[0].message
+                visible(&group[0].message)
             ));
         }
         i = j;
@@ -187,20 +202,50 @@ pub fn findings(fs: &[bagscope_core::findings::VerdictFinding]) -> String {
             Severity::Warning => "warning",
             Severity::Info => "info   ",
         };
+        let shown: Vec<String> = f.topics.iter().take(6).map(|t| visible(t)).collect();
         let topics = match f.topics.len() {
             0 => String::new(),
-            n if n <= 6 => format!(" [{}]", f.topics.join(", ")),
-            n => format!(" [{}, … {n} topics]", f.topics[..6].join(", ")),
+            n if n <= 6 => format!(" [{}]", shown.join(", ")),
+            n => format!(" [{}, … {n} topics]", shown.join(", ")),
         };
-        s.push_str(&format!("  {sev} {}{topics}: {}\n", f.code, f.message));
+        s.push_str(&format!(
+            "  {sev} {}{topics}: {}\n",
+            visible(&f.code),
+            visible(&f.message)
+        ));
     }
     s
 }
 
+/// `s` for a terminal: its lines kept, every other control character written out.
+pub fn terminal_text(s: &str) -> String {
+    s.split('\n').map(visible).collect::<Vec<_>>().join("\n")
+}
+
 /// Writes text to stdout, propagating a broken pipe as an error main() treats as success.
+/// Control characters other than line ends are written out ([`terminal_text`]).
 pub fn print(s: &str) -> anyhow::Result<()> {
+    let s = terminal_text(s);
     let mut out = std::io::stdout().lock();
     out.write_all(s.as_bytes())?;
     out.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bag_text_reaches_the_terminal_without_control_characters() {
+        let t = table(&[
+            vec!["topic".into(), "count".into()],
+            vec!["/a\x1b]0;pwned\x07\r/b\nc".into(), "1".into()],
+        ]);
+        assert!(!t.contains(['\x1b', '\x07', '\r']), "{t:?}");
+        assert_eq!(t.lines().count(), 2, "{t:?}");
+        assert!(t.contains("/a\\x1b]0;pwned\\x07\\r/b\\nc"), "{t:?}");
+        let s = terminal_text("line one \x1b[2J\nline two\r\n");
+        assert_eq!(s, "line one \\x1b[2J\nline two\\r\n");
+    }
 }

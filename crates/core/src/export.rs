@@ -9,9 +9,13 @@
 //! by (log time, file order). Memory is bounded by the buffers, not by the bag.
 //!
 //! Output naming: `-o X.parquet` with one topic (or `--timing-only`) is that file; with several
-//! topics each goes to `X.<topic>.parquet` beside it (`/camera/image_raw` → `camera.image_raw`);
+//! topics each goes to `X.<topic>.parquet` beside it (`/camera/image_raw` → `camera.image_raw`;
+//! other names get a hash suffix and are shortened: [`bagscope_bag::text::file_stem_for_topic`]);
 //! `-o DIR` (no `.parquet` / `.csv` extension) writes `DIR/<topic>.parquet` (or
-//! `DIR/timing.parquet`).
+//! `DIR/timing.parquet`). No output (nor its temporary file) may be one of the bag's files.
+//!
+//! CSV string cells that a spreadsheet would evaluate as a formula are written with a leading
+//! `'` ([`bagscope_frames::csv_cell`]) unless [`ExportOptions::csv_raw`].
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -48,6 +52,8 @@ pub struct ExportOptions {
     pub bag_name: Option<String>,
     pub row_group_rows: usize,
     pub row_group_bytes: usize,
+    /// CSV: write string cells unchanged (no formula neutralising).
+    pub csv_raw: bool,
 }
 
 impl Default for ExportOptions {
@@ -62,6 +68,7 @@ impl Default for ExportOptions {
             bag_name: None,
             row_group_rows: 65_536,
             row_group_bytes: 64 << 20,
+            csv_raw: false,
         }
     }
 }
@@ -93,9 +100,15 @@ pub fn export(path: &Path, out: &Path, o: &ExportOptions) -> Result<ExportReport
     let bag = Bag::open(path)?;
     let plan = plan(&bag, o)?;
     let (format, paths) = output_paths(out, &plan, o)?;
+    let tmps: Vec<PathBuf> = paths
+        .iter()
+        .map(|p| bagscope_bag::outfile::temp_path(p, ".tmp"))
+        .collect();
+    let targets: Vec<&Path> = paths.iter().chain(&tmps).map(PathBuf::as_path).collect();
+    crate::refuse_bag_files(&bag, &targets)?;
     let sinks = paths
         .iter()
-        .map(|p| Sink::File(TableWriter::new(p, format)))
+        .map(|p| Sink::File(TableWriter::new(p, format).raw_csv(o.csv_raw)))
         .collect();
     let (report, _) = run(&bag, o, &plan, sinks, format)?;
     Ok(report)
@@ -137,7 +150,8 @@ pub fn topic_frames(
     Ok((out, report))
 }
 
-/// `/camera/image_raw` → `camera.image_raw`: safe in file names and hive partition values.
+/// `/camera/image_raw` → `camera.image_raw`: safe in file names and hive partition values
+/// (not unique: topics' files are named by [`bagscope_bag::text::file_stem_for_topic`]).
 pub fn sanitize(name: &str) -> String {
     let s: String = name
         .trim_start_matches('/')
@@ -223,12 +237,13 @@ fn output_paths(
             None => (format, vec![out.join(format!("timing.{}", format.ext()))]),
         });
     }
-    // Unique sanitised names (two topics may sanitise alike: `/a/b` and `/a.b`).
+    // File stems are unique per topic name; a topic recorded under two types, or a hash
+    // collision, is numbered (compared without case: some file systems fold it).
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut paths = Vec::new();
     for name in &plan.names {
-        let mut s = sanitize(name);
-        let n = seen.entry(s.clone()).or_insert(0);
+        let mut s = bagscope_bag::text::file_stem_for_topic(name);
+        let n = seen.entry(s.to_ascii_lowercase()).or_insert(0);
         *n += 1;
         if *n > 1 {
             s = format!("{s}~{n}");

@@ -30,7 +30,19 @@ pub use bagscope_sync as sync_policy;
 pub use bagscope_synth as synth;
 pub use bagscope_tf as tf_analysis;
 
-pub use bagscope_bag::{Bag, BagError, Warning};
+pub use bagscope_bag::{outfile, text, Bag, BagError, Warning};
+
+/// Refuses output paths that are one of `bag`'s files by any name (the bag itself, its
+/// MCAP / db3 files, `metadata.yaml`; links count), before anything is written.
+pub(crate) fn refuse_bag_files(bag: &Bag, outputs: &[&std::path::Path]) -> Result<(), Error> {
+    match outfile::input_among(outputs, &bag.input_paths()) {
+        Some(p) => Err(Error::Usage(format!(
+            "{} is part of the input bag: refusing to overwrite it",
+            p.display()
+        ))),
+        None => Ok(()),
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

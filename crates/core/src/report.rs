@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use bagscope_bag::outfile;
+use bagscope_bag::text::{file_stem_for_topic, md_escape, visible};
 use bagscope_bag::Warning;
 use bagscope_clocks::ClocksOptions;
 use bagscope_matching::JointSeries;
@@ -26,7 +28,8 @@ use crate::matching::{
 use crate::sync::{sync, SyncCommandReport, SyncOptions};
 use crate::Error;
 
-/// One figure with a stable id (file stem and HTML element id suffix).
+/// One figure with a stable id (file stem and HTML element id suffix; made of
+/// `[A-Za-z0-9_.-]`, topic names through [`file_stem_for_topic`]).
 #[derive(Debug, Clone)]
 pub struct Plot {
     pub id: String,
@@ -36,24 +39,6 @@ pub struct Plot {
 
 fn draw_err(e: bagscope_report::ReportError) -> Error {
     Error::Analysis(e.to_string())
-}
-
-/// A file-name-safe id from a topic name: `/camera/image_raw` → `camera_image_raw`.
-pub fn slug(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.ends_with('_') && !out.is_empty() {
-            out.push('_');
-        }
-    }
-    let t = out.trim_end_matches('_').to_string();
-    if t.is_empty() {
-        "x".into()
-    } else {
-        t
-    }
 }
 
 // ------------------------------------------------------------------ figures
@@ -97,7 +82,7 @@ pub fn dist_chart(d: &Distribution) -> Figure {
         notes.push("no data".into());
     }
     Figure::Hist(HistChart {
-        title: d.title(),
+        title: visible(&d.title()).into_owned(),
         x_label: match d.kind {
             DistKind::StampDiff => "partner stamp − stamp",
             DistKind::Period => "period",
@@ -116,7 +101,12 @@ pub fn dist_chart(d: &Distribution) -> Figure {
 /// All distributions of a `hist` run, two panels per row.
 pub fn hist_figure(r: &HistReport) -> Figure {
     Figure::Grid {
-        title: format!("{}: {}", bag_name(Path::new(&r.bag)), r.topics.join(", ")),
+        title: visible(&format!(
+            "{}: {}",
+            bag_name(Path::new(&r.bag)),
+            r.topics.join(", ")
+        ))
+        .into_owned(),
         cols: 2,
         panels: r.distributions.iter().map(dist_chart).collect(),
     }
@@ -125,7 +115,7 @@ pub fn hist_figure(r: &HistReport) -> Figure {
 fn lag_plot(d: &Distribution, x: &[i64], y: &[i64]) -> Plot {
     let t0 = x.first().copied().unwrap_or(0);
     let over_time = Figure::Line(LineChart {
-        title: format!("lag over time {}", d.topic),
+        title: format!("lag over time {}", visible(&d.topic)),
         x_label: "log time since first message".into(),
         y_label: if d.note.is_some() {
             "log_time − stamp − median".into()
@@ -146,10 +136,10 @@ fn lag_plot(d: &Distribution, x: &[i64], y: &[i64]) -> Plot {
         markers: Vec::new(),
     });
     Plot {
-        id: format!("lag-{}", slug(&d.topic)),
-        title: format!("Lag of {}", d.topic),
+        id: format!("lag-{}", file_stem_for_topic(&d.topic)),
+        title: format!("Lag of {}", visible(&d.topic)),
         figure: Figure::Grid {
-            title: format!("{} lag (log_time − stamp)", d.topic),
+            title: format!("{} lag (log_time − stamp)", visible(&d.topic)),
             cols: 2,
             panels: vec![over_time, dist_chart(d)],
         },
@@ -335,7 +325,12 @@ pub fn match_plots(
             points: false,
         });
     }
-    let name = format!("{} → {}", r.command_topic, r.response_topic);
+    // Figure titles are drawn as text: control characters written out.
+    let name = format!(
+        "{} → {}",
+        visible(&r.command_topic),
+        visible(&r.response_topic)
+    );
     let mut out = vec![Plot {
         id: format!("{prefix}joints"),
         title: format!("Command and response per joint, {name}"),
@@ -438,7 +433,7 @@ pub fn compare_plots(r: &CompareCommandReport, runs: &crate::matching::RunSeries
                     .collect()
             };
             panels.push(Figure::Line(LineChart {
-                title: format!("{} {j}", bag_name(Path::new(name))),
+                title: visible(&format!("{} {j}", bag_name(Path::new(name)))).into_owned(),
                 x_label: "time since first command".into(),
                 y_label: "position".into(),
                 x_scale: Scale::Seconds,
@@ -472,17 +467,92 @@ pub fn compare_plots(r: &CompareCommandReport, runs: &crate::matching::RunSeries
     }]
 }
 
+/// Files written into `DIR/.bagscope-staging.tmp` first and moved into `DIR` only when all of
+/// them are complete: a failure (a full disk) leaves no truncated file and the files of an
+/// earlier run as they were; the stage is removed on failure, on Ctrl-C
+/// ([`outfile::remove_live`]), and on the next run if a kill left it.
+struct Staging {
+    dir: PathBuf,
+    stage: PathBuf,
+    /// File names in the order they are moved into place.
+    names: Vec<String>,
+    done: bool,
+}
+
+const STAGE: &str = ".bagscope-staging.tmp";
+
+fn io_err(p: &Path, e: std::io::Error) -> Error {
+    Error::Analysis(format!("cannot write {}: {e}", p.display()))
+}
+
+impl Staging {
+    fn new(dir: &Path) -> Result<Staging, Error> {
+        std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+        let stage = dir.join(STAGE);
+        outfile::create_temp_dir(&stage).map_err(|e| io_err(&stage, e))?;
+        Ok(Staging {
+            dir: dir.to_path_buf(),
+            stage,
+            names: Vec::new(),
+            done: false,
+        })
+    }
+
+    /// Where to write the file `name` now.
+    fn file(&mut self, name: &str) -> PathBuf {
+        self.names.push(name.to_string());
+        self.stage.join(name)
+    }
+
+    fn write(&mut self, name: &str, bytes: &[u8]) -> Result<(), Error> {
+        let p = self.file(name);
+        std::fs::write(&p, bytes).map_err(|e| io_err(&self.dir.join(name), e))
+    }
+
+    /// Moves the files into place, in the order they were written; returns their paths.
+    fn commit(mut self) -> Result<Vec<String>, Error> {
+        let mut out = Vec::new();
+        for n in &self.names {
+            let to = self.dir.join(n);
+            std::fs::rename(self.stage.join(n), &to).map_err(|e| io_err(&to, e))?;
+            out.push(to.display().to_string());
+        }
+        outfile::discard(&self.stage);
+        self.done = true;
+        Ok(out)
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.done {
+            outfile::discard(&self.stage);
+        }
+    }
+}
+
+/// Gives every plot its own id (a topic recorded under two types makes two lag plots).
+fn unique_ids<'a>(plots: impl Iterator<Item = &'a mut Plot>) {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for p in plots {
+        let n = seen.entry(p.id.to_ascii_lowercase()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            p.id = format!("{}~{n}", p.id);
+        }
+    }
+}
+
 /// Writes each plot as `DIR/<id>.png`; returns the paths written.
 pub fn write_plots(dir: &Path, plots: &[Plot]) -> Result<Vec<String>, Error> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::Analysis(format!("cannot create {}: {e}", dir.display())))?;
-    let mut out = Vec::new();
-    for p in plots {
-        let path = dir.join(format!("{}.png", p.id));
+    let mut plots = plots.to_vec();
+    unique_ids(plots.iter_mut());
+    let mut st = Staging::new(dir)?;
+    for p in &plots {
+        let path = st.file(&format!("{}.png", p.id));
         p.figure.write(&path).map_err(draw_err)?;
-        out.push(path.display().to_string());
     }
-    Ok(out)
+    st.commit()
 }
 
 /// `bagscope clocks --plots DIR`.
@@ -904,6 +974,7 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
         findings: summary.findings,
     };
 
+    unique_ids(plots.iter_mut().map(|(_, p)| p));
     let report = Report {
         bag: path.display().to_string(),
         name,
@@ -934,28 +1005,20 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
     for (_, p) in &plots {
         svgs.insert(p.id.clone(), p.figure.to_svg().map_err(draw_err)?);
     }
-    let io =
-        |p: &Path, e: std::io::Error| Error::Analysis(format!("cannot write {}: {e}", p.display()));
-    std::fs::create_dir_all(&out_dir).map_err(|e| io(&out_dir, e))?;
-    let mut files = Vec::new();
+    // Everything is written into a stage and moved into place once complete, index.html last.
+    let mut st = Staging::new(&out_dir)?;
     for (_, p) in &plots {
-        let f = out_dir.join(format!("{}.png", p.id));
+        let f = st.file(&format!("{}.png", p.id));
         p.figure.write(&f).map_err(draw_err)?;
-        files.push(f.display().to_string());
     }
     let html = render_html(&report, &svgs);
     let md = render_md(&report);
     let json = serde_json::to_string_pretty(&report)
         .map_err(|e| Error::Analysis(format!("cannot serialise the report: {e}")))?;
-    for (f, text) in [
-        ("index.html", html),
-        ("report.md", md),
-        ("report.json", json + "\n"),
-    ] {
-        let p = out_dir.join(f);
-        std::fs::write(&p, text).map_err(|e| io(&p, e))?;
-        files.push(p.display().to_string());
-    }
+    st.write("report.json", (json + "\n").as_bytes())?;
+    st.write("report.md", md.as_bytes())?;
+    st.write("index.html", html.as_bytes())?;
+    let files = st.commit()?;
     Ok(ReportOutcome {
         out_dir: out_dir.display().to_string(),
         files,
@@ -965,7 +1028,9 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
 
 // ------------------------------------------------------------------ rendering
 
+/// HTML text or attribute value; control characters written out as [`visible`] does.
 fn esc(s: &str) -> String {
+    let s = visible(s);
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -973,6 +1038,7 @@ fn esc(s: &str) -> String {
             '<' => o.push_str("&lt;"),
             '>' => o.push_str("&gt;"),
             '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
             _ => o.push(c),
         }
     }
@@ -1524,16 +1590,12 @@ fn render_html(r: &Report, svgs: &BTreeMap<String, String>) -> String {
     s
 }
 
-fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
-
 fn table_md(s: &mut String, head: &[&str], rows: &[Vec<String>]) {
     let _ = writeln!(
         s,
         "| {} |",
         head.iter()
-            .map(|h| md_cell(h))
+            .map(|h| md_escape(h))
             .collect::<Vec<_>>()
             .join(" | ")
     );
@@ -1542,7 +1604,10 @@ fn table_md(s: &mut String, head: &[&str], rows: &[Vec<String>]) {
         let _ = writeln!(
             s,
             "| {} |",
-            r.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | ")
+            r.iter()
+                .map(|c| md_escape(c))
+                .collect::<Vec<_>>()
+                .join(" | ")
         );
     }
     s.push('\n');
@@ -1554,14 +1619,18 @@ fn figs_md(s: &mut String, r: &Report, section: &str, prefix: &str) {
         .iter()
         .filter(|p| p.section == section && p.id.starts_with(prefix))
     {
-        let _ = writeln!(s, "![{}]({})\n", md_cell(&p.title), p.png);
+        // `png` is an id made of `[A-Za-z0-9_.~-]`: safe as a link target.
+        let _ = writeln!(s, "![{}]({})\n", md_escape(&p.title), p.png);
     }
 }
 
 fn render_md(r: &Report) -> String {
+    // Every string from the bag (names, paths, types, messages) goes through md_escape:
+    // rendered as CommonMark it is text, never markup.
     let mut s = format!(
-        "# bagscope report: {}\n\n`{}`\n\n## Verdicts\n\n",
-        r.name, r.bag
+        "# bagscope report: {}\n\n{}\n\n## Verdicts\n\n",
+        md_escape(&r.name),
+        md_escape(&r.bag)
     );
     let rows: Vec<Vec<String>> = verdict_rows(r)
         .into_iter()
@@ -1575,8 +1644,8 @@ fn render_md(r: &Report) -> String {
         secs(i.duration_ns),
         i.message_count,
         i.topics.len(),
-        i.storage,
-        i.compression
+        md_escape(&i.storage),
+        md_escape(&i.compression)
     );
     table_md(
         &mut s,
@@ -1593,7 +1662,7 @@ fn render_md(r: &Report) -> String {
         let _ = writeln!(
             s,
             "sim clock {}: real-time factor {:.4}, {} epoch(s), {} pause(s)\n",
-            sc.topic,
+            md_escape(&sc.topic),
             sc.rate,
             sc.epochs.len(),
             sc.pauses.len()
@@ -1607,7 +1676,12 @@ fn render_md(r: &Report) -> String {
         s.push_str("No sensor pairs in this bag.\n\n");
     }
     for e in &r.sync {
-        let _ = writeln!(s, "### {} ({})\n", e.topics.join(" + "), e.kind);
+        let _ = writeln!(
+            s,
+            "### {} ({})\n",
+            md_escape(&e.topics.join(" + ")),
+            md_escape(&e.kind)
+        );
         table_md(&mut s, &["", "value"], &sync_rows(e));
     }
     s.push_str("## Command → response\n\n");
@@ -1615,15 +1689,20 @@ fn render_md(r: &Report) -> String {
         s.push_str("No command/response pair in this bag.\n\n");
     }
     for (k, m) in r.matching.iter().enumerate() {
-        let _ = writeln!(s, "### {} → {}\n", m.command, m.response);
+        let _ = writeln!(
+            s,
+            "### {} → {}\n",
+            md_escape(&m.command),
+            md_escape(&m.response)
+        );
         match &m.report {
             Some(rep) => {
                 let _ = writeln!(
                     s,
                     "{}\n\ndelay {} ({})\n",
-                    rep.report.summary,
+                    md_escape(&rep.report.summary),
                     ms(rep.report.delay_ns),
-                    rep.report.method
+                    md_escape(&rep.report.method)
                 );
                 table_md(
                     &mut s,
@@ -1633,7 +1712,11 @@ fn render_md(r: &Report) -> String {
                 figs_md(&mut s, r, "match", &format!("match-{k}-"));
             }
             None => {
-                let _ = writeln!(s, "error: {}\n", m.error.as_deref().unwrap_or(""));
+                let _ = writeln!(
+                    s,
+                    "error: {}\n",
+                    md_escape(m.error.as_deref().unwrap_or(""))
+                );
             }
         }
     }
@@ -1646,7 +1729,7 @@ fn render_md(r: &Report) -> String {
             &finding_rows(c),
         ),
         (None, e) => {
-            let _ = writeln!(s, "error: {}\n", e.as_deref().unwrap_or(""));
+            let _ = writeln!(s, "error: {}\n", md_escape(e.as_deref().unwrap_or("")));
         }
     }
     s.push_str("## Warnings\n\n");
@@ -1668,8 +1751,6 @@ mod tests {
 
     #[test]
     fn slugs_and_names() {
-        assert_eq!(slug("/camera/image_raw"), "camera_image_raw");
-        assert_eq!(slug("///"), "x");
         assert_eq!(bag_name(Path::new("bags/arm_split")), "arm_split");
         assert_eq!(bag_name(Path::new("x/run.mcap")), "run");
         assert_eq!(bag_name(Path::new("/")), "bag");

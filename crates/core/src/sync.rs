@@ -239,6 +239,13 @@ pub fn sync(path: &Path, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
         )));
     }
     let bag = Bag::open(path)?;
+    // Before any work: an evidence file must not replace the bag it is about.
+    let evidence: Vec<&Path> = [&o.evidence, &o.evidence_drops]
+        .into_iter()
+        .flatten()
+        .map(PathBuf::as_path)
+        .collect();
+    crate::refuse_bag_files(&bag, &evidence)?;
     let (mut arr, used, mut warnings) = arrivals(&bag, &o.topics)?;
     let n = o.topics.len();
     let mut cfg = SyncConfig::new(o.policy, n, o.queue_size);

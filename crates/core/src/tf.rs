@@ -243,6 +243,10 @@ pub fn tf(path: &Path, o: &TfOptions) -> Result<TfCommandReport, Error> {
         return Err(Error::Usage("--buffer must be positive".into()));
     }
     let bag = Bag::open(path)?;
+    // Before any work: the evidence file must not replace the bag it is about.
+    if let Some(p) = &o.evidence {
+        crate::refuse_bag_files(&bag, &[p.as_path()])?;
+    }
     let read = read_tf(&bag, &o.tf_topics, &o.topics)?;
     let mut warnings = read.warnings;
     let cfg = FilterConfig {

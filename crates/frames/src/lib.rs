@@ -5,11 +5,17 @@
 //! hand it plain columns ([`Col`]) or decoded messages ([`message::MessageColumns`]) one row
 //! group at a time, and [`Sink`] writes each group as it comes (Parquet row groups, CSV rows),
 //! so memory is bounded by one row group, not by the bag.
+//!
+//! CSV string cells are neutralised against formula injection ([`csv_cell`]) unless the
+//! writer is told to keep them raw ([`TableWriter::raw_csv`]).
 
 pub mod message;
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+
+use bagscope_bag::outfile;
 
 pub use polars;
 use polars::prelude::*;
@@ -126,28 +132,92 @@ enum Inner {
     Csv(polars::io::csv::write::BatchedWriter<File>),
 }
 
+/// Whether a CSV cell would be taken for a formula by a spreadsheet: it starts with `=`,
+/// `+`, `-`, `@`, a tab or a carriage return (OWASP's list) and is not simply a number.
+fn formula_like(s: &str) -> bool {
+    s.starts_with(['=', '+', '-', '@', '\t', '\r'])
+        && !(s
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b".eE+-".contains(&b))
+            && s.parse::<f64>().is_ok())
+}
+
+/// A string cell as written to CSV: one that a spreadsheet would evaluate
+/// (`=cmd|' /C calc'!A0`, `@SUM(…)`, `+1+1`) gets a leading `'`, as OWASP recommends for CSV
+/// injection, so it is shown as text; numbers such as `-1.5` and everything else stay as they
+/// are. `export --csv-raw` writes cells unchanged.
+pub fn csv_cell(s: &str) -> Cow<'_, str> {
+    if formula_like(s) {
+        Cow::Owned(format!("'{s}"))
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+/// `df` with its string cells and column names passed through [`csv_cell`]; only columns
+/// that hold such a cell are rebuilt.
+fn neutralise(df: &DataFrame) -> PolarsResult<Option<DataFrame>> {
+    let mut out: Option<DataFrame> = None;
+    for c in df.columns() {
+        let renamed = formula_like(c.name());
+        let rebuilt = match c.dtype() {
+            DataType::String if c.str()?.iter().flatten().any(formula_like) => {
+                let ca: StringChunked = c
+                    .str()?
+                    .iter()
+                    .map(|v| v.map(|s| csv_cell(s).into_owned()))
+                    .collect();
+                Some(ca.with_name(c.name().clone()).into_column())
+            }
+            _ => None,
+        };
+        if renamed || rebuilt.is_some() {
+            let o = out.get_or_insert_with(|| df.clone());
+            if let Some(col) = rebuilt {
+                o.with_column(col)?;
+            }
+            if renamed {
+                o.rename(c.name(), PlSmallStr::from(csv_cell(c.name()).into_owned()))?;
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Streams DataFrames with one schema into one file, a row group per frame. Writes to
-/// `NAME.tmp` and renames on [`TableWriter::finish`], so an interrupted run leaves no
-/// half-written file that a resumed batch would take as done.
+/// `NAME.tmp` beside it (created anew: a leftover of a killed run is replaced, a link there is
+/// not followed) and renames on [`TableWriter::finish`], so an interrupted run leaves no
+/// half-written file that a resumed batch would take as done; the temporary file is removed
+/// when the writer is dropped unfinished or the process is interrupted
+/// ([`bagscope_bag::outfile::remove_live`]).
 pub struct TableWriter {
     path: PathBuf,
     tmp: PathBuf,
     format: Format,
     inner: Option<Inner>,
     rows: u64,
+    raw_csv: bool,
+    /// The temporary file exists and was not renamed yet.
+    open: bool,
 }
 
 impl TableWriter {
     pub fn new(path: &Path, format: Format) -> TableWriter {
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(".tmp");
         TableWriter {
             path: path.to_path_buf(),
-            tmp: PathBuf::from(tmp),
+            tmp: outfile::temp_path(path, ".tmp"),
             format,
             inner: None,
             rows: 0,
+            raw_csv: false,
+            open: false,
         }
+    }
+
+    /// CSV: write string cells as they are instead of through [`csv_cell`].
+    pub fn raw_csv(mut self, raw: bool) -> TableWriter {
+        self.raw_csv = raw;
+        self
     }
 
     pub fn path(&self) -> &Path {
@@ -168,10 +238,11 @@ impl TableWriter {
                 source,
             })?;
         }
-        let file = File::create(&self.tmp).map_err(|source| FramesError::Io {
+        let file = outfile::create_temp(&self.tmp).map_err(|source| FramesError::Io {
             path: self.tmp.clone(),
             source,
         })?;
+        self.open = true;
         let inner = match self.format {
             Format::Parquet => Inner::Parquet(Box::new(
                 ParquetWriter::new(file)
@@ -192,10 +263,15 @@ impl TableWriter {
 
     /// Appends one row group.
     pub fn write(&mut self, df: &DataFrame) -> Result<()> {
+        let mut df = df.clone();
+        if self.format == Format::Csv && !self.raw_csv {
+            if let Some(n) = neutralise(&df).map_err(|e| self.err(e))? {
+                df = n;
+            }
+        }
         if self.inner.is_none() {
             self.open(df.schema())?;
         }
-        let mut df = df.clone();
         // The batched writers require aligned chunks (they would panic otherwise).
         df.align_chunks();
         let res = match self.inner.as_mut() {
@@ -212,6 +288,12 @@ impl TableWriter {
     /// place. Returns the number of rows written.
     pub fn finish(mut self, empty: &DataFrame) -> Result<u64> {
         if self.inner.is_none() {
+            let empty = match self.format {
+                Format::Csv if !self.raw_csv => neutralise(empty)
+                    .map_err(|e| self.err(e))?
+                    .unwrap_or_else(|| empty.clone()),
+                _ => empty.clone(),
+            };
             self.open(empty.schema())?;
         }
         let res = match self.inner.as_mut() {
@@ -222,10 +304,11 @@ impl TableWriter {
         res.map_err(|e| self.err(e))?;
         // Drop the writer (closing the file) before renaming it.
         self.inner = None;
-        std::fs::rename(&self.tmp, &self.path).map_err(|source| FramesError::Io {
+        outfile::persist(&self.tmp, &self.path).map_err(|source| FramesError::Io {
             path: self.path.clone(),
             source,
         })?;
+        self.open = false;
         Ok(self.rows)
     }
 }
@@ -233,9 +316,9 @@ impl TableWriter {
 impl Drop for TableWriter {
     fn drop(&mut self) {
         // Unfinished (an error happened): leave no temporary file behind.
-        if self.inner.is_some() {
-            self.inner = None;
-            let _ = std::fs::remove_file(&self.tmp);
+        self.inner = None;
+        if self.open {
+            outfile::discard(&self.tmp);
         }
     }
 }
@@ -292,7 +375,96 @@ pub fn concat_rows(parts: Vec<DataFrame>) -> Result<DataFrame> {
 
 pub fn column_names(df: &DataFrame) -> Vec<String> {
     df.get_column_names()
-        .into_iter()
+        .iter()
         .map(|s| s.to_string())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_cells_that_a_spreadsheet_would_evaluate_are_neutralised() {
+        assert_eq!(csv_cell("=cmd|' /C calc'!A0"), "'=cmd|' /C calc'!A0");
+        assert_eq!(csv_cell("@SUM(A1:A9)"), "'@SUM(A1:A9)");
+        assert_eq!(csv_cell("+1+cmd"), "'+1+cmd");
+        assert_eq!(
+            csv_cell("-2+3+cmd|' /C calc'!A0"),
+            "'-2+3+cmd|' /C calc'!A0"
+        );
+        assert_eq!(csv_cell("\t=1"), "'\t=1");
+        assert_eq!(csv_cell("\r=1"), "'\r=1");
+        // Numbers and ordinary text stay as they are.
+        for s in ["-1.5", "+3", "-2e-3", "/camera/image_raw", "a=b", ""] {
+            assert_eq!(csv_cell(s), s);
+        }
+    }
+
+    #[test]
+    fn csv_files_hold_neutralised_cells_unless_raw() {
+        let dir = tempfile::tempdir().unwrap();
+        let df = frame(vec![
+            (
+                "data".into(),
+                Col::Str(vec![
+                    Some("=cmd|' /C calc'!A0".into()),
+                    Some("ok".into()),
+                    None,
+                ]),
+            ),
+            ("=x".into(), Col::I64(vec![Some(-1), Some(2), Some(3)])),
+        ])
+        .unwrap();
+        let safe = dir.path().join("safe.csv");
+        let mut w = TableWriter::new(&safe, Format::Csv);
+        w.write(&df).unwrap();
+        w.finish(&df).unwrap();
+        let text = std::fs::read_to_string(&safe).unwrap();
+        assert!(text.contains("'=cmd") && text.contains("'=x"), "{text}");
+        assert!(
+            !text.lines().any(|l| l.starts_with('=') || l.contains(",=")),
+            "{text}"
+        );
+        assert!(text.contains("-1"), "{text}");
+
+        let raw = dir.path().join("raw.csv");
+        let mut w = TableWriter::new(&raw, Format::Csv).raw_csv(true);
+        w.write(&df).unwrap();
+        w.finish(&df).unwrap();
+        let text = std::fs::read_to_string(&raw).unwrap();
+        assert!(
+            text.starts_with("data,=x") && text.contains("\n=cmd"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_temporary_file_replaces_a_leftover_and_never_follows_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let df = frame(vec![("a".into(), Col::I64(vec![Some(1)]))]).unwrap();
+        let out = dir.path().join("t.parquet");
+        let tmp = outfile::temp_path(&out, ".tmp");
+        std::fs::write(&tmp, vec![0u8; 100]).unwrap();
+        #[cfg(unix)]
+        let target = {
+            let target = dir.path().join("victim");
+            std::fs::write(&target, b"precious").unwrap();
+            std::fs::remove_file(&tmp).unwrap();
+            std::os::unix::fs::symlink(&target, &tmp).unwrap();
+            target
+        };
+        let mut w = TableWriter::new(&out, Format::Parquet);
+        w.write(&df).unwrap();
+        assert_eq!(w.finish(&df).unwrap(), 1);
+        assert!(!tmp.exists() && out.exists());
+        #[cfg(unix)]
+        assert_eq!(std::fs::read(&target).unwrap(), b"precious");
+        // Dropped unfinished: nothing left.
+        let out2 = dir.path().join("u.parquet");
+        let mut w = TableWriter::new(&out2, Format::Parquet);
+        w.write(&df).unwrap();
+        drop(w);
+        assert!(!outfile::temp_path(&out2, ".tmp").exists() && !out2.exists());
+    }
 }

@@ -104,12 +104,12 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
             );
             if tty {
                 if outcome.status == Status::Failed {
-                    bar.println(line);
+                    bar.println(crate::render::terminal_text(&line));
                 }
                 bar.set_position(done_bytes);
                 bar.set_message(format!("{done}/{total}"));
             } else {
-                eprintln!("{line}");
+                eprintln!("{}", crate::render::terminal_text(&line));
             }
         }
     };

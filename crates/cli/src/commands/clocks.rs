@@ -30,7 +30,11 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     let r = match &a.plots {
         Some(dir) => {
             let (r, files) = bagscope_core::report::clocks_with_plots(&a.bag, &o, dir)?;
-            eprintln!("wrote {} plot(s) to {}", files.len(), dir.display());
+            eprintln!(
+                "wrote {} plot(s) to {}",
+                files.len(),
+                render::terminal_text(&dir.display().to_string())
+            );
             r
         }
         None => clocks(&a.bag, &o)?,

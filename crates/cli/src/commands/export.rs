@@ -32,6 +32,11 @@ pub struct Args {
     /// Rows per row group (memory is bounded by about twice this, or 128 MiB of payload).
     #[arg(long, default_value_t = 65_536)]
     pub row_group_rows: usize,
+    /// CSV: write string cells exactly as recorded. By default a cell starting with = + - @,
+    /// a tab or a carriage return (and not a number) gets a leading ' so that spreadsheets
+    /// show it as text instead of evaluating it (OWASP's advice against CSV injection).
+    #[arg(long)]
+    pub csv_raw: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -48,6 +53,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
             Format::Parquet
         },
         row_group_rows: a.row_group_rows,
+        csv_raw: a.csv_raw,
         ..Default::default()
     };
     let r = export(&a.bag, &a.out, &o)?;

@@ -155,7 +155,11 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     let r = match &a.plots {
         Some(dir) => {
             let (r, files) = bagscope_core::report::match_with_plots(&a.bag, &args, dir)?;
-            eprintln!("wrote {} plot(s) to {}", files.len(), dir.display());
+            eprintln!(
+                "wrote {} plot(s) to {}",
+                files.len(),
+                render::terminal_text(&dir.display().to_string())
+            );
             r
         }
         None => match_bag(&a.bag, &args)?,
@@ -174,7 +178,11 @@ pub fn run_compare(a: CompareArgs) -> anyhow::Result<u8> {
     let r = match &a.plots {
         Some(dir) => {
             let (r, files) = bagscope_core::report::compare_with_plots(&paths, &args, dir)?;
-            eprintln!("wrote {} plot(s) to {}", files.len(), dir.display());
+            eprintln!(
+                "wrote {} plot(s) to {}",
+                files.len(),
+                render::terminal_text(&dir.display().to_string())
+            );
             r
         }
         None => compare(&paths, &args)?,

@@ -107,12 +107,23 @@ fn parse_remap(s: &str) -> Result<(String, String), String> {
 }
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
+    // The report must not replace the bag it is about: refused before anything plays.
+    if let Some(p) = &a.report {
+        let inputs = bagscope_core::Bag::open(&a.bag)?.input_paths();
+        if let Some(hit) = bagscope_core::outfile::input_among(&[p.as_path()], &inputs) {
+            eprintln!(
+                "bagscope: error: --report {} is part of the input bag: refusing to overwrite it",
+                render::terminal_text(&hit.display().to_string())
+            );
+            return Ok(2);
+        }
+    }
     let qos_overrides = match &a.qos_overrides {
         Some(p) => match QosOverrides::read(p) {
             Ok(o) => o,
             // Malformed content is a usage error (2); an unreadable file is an error (1).
             Err(e @ ReplayError::Usage(_)) => {
-                eprintln!("bagscope: error: {e}");
+                eprintln!("bagscope: error: {}", render::terminal_text(&e.to_string()));
                 return Ok(2);
             }
             Err(e) => return Err(e.into()),
@@ -187,7 +198,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     let r = match res {
         Ok(r) => r,
         Err(ReplayError::Usage(m)) => {
-            eprintln!("bagscope: error: {m}");
+            eprintln!("bagscope: error: {}", render::terminal_text(&m));
             return Ok(2);
         }
         Err(e) => return Err(e.into()),
