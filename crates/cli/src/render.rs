@@ -140,11 +140,11 @@ pub fn warnings(ws: &[bagscope_core::Warning]) -> String {
         } else {
             let mut names: Vec<String> = group
                 .iter()
-                .filter_map(|w| w.topic.as_deref().map(visible))
+                .filter_map(|w| w.topic.as_deref().map(|t| visible(t).into_owned()))
                 .collect();
             let mut files: Vec<String> = group
                 .iter()
-                .filter_map(|w| w.file.as_deref().map(visible))
+                .filter_map(|w| w.file.as_deref().map(|f| visible(f).into_owned()))
                 .collect();
             names.dedup();
             files.dedup();
@@ -202,7 +202,12 @@ pub fn findings(fs: &[bagscope_core::findings::VerdictFinding]) -> String {
             Severity::Warning => "warning",
             Severity::Info => "info   ",
         };
-        let shown: Vec<String> = f.topics.iter().take(6).map(|t| visible(t)).collect();
+        let shown: Vec<String> = f
+            .topics
+            .iter()
+            .take(6)
+            .map(|t| visible(t).into_owned())
+            .collect();
         let topics = match f.topics.len() {
             0 => String::new(),
             n if n <= 6 => format!(" [{}]", shown.join(", ")),
