@@ -511,7 +511,7 @@ fn frozen_stamps(stamps: &[i64], log: &[i64]) -> Option<FrozenStamps> {
         return None;
     }
     let first = nonzero().next().map(|(_, &l)| l).unwrap_or(0);
-    let last = nonzero().last().map(|(_, &l)| l).unwrap_or(0);
+    let last = nonzero().next_back().map(|(_, &l)| l).unwrap_or(0);
     Some(FrozenStamps {
         distinct,
         messages: k,
