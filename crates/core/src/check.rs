@@ -403,18 +403,27 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
     warnings.dedup();
     // The clock findings of the same stamps, so that `check` and `clocks` name the same codes
     // for the same topics (frozen, zero, invalid stamps, offsets, a replay, split axes).
-    let times: Vec<TopicTimes> = (0..n)
+    // Each topic's times are taken out of `stamps` (and its 24 bytes a message freed) as its
+    // two columns are made: memory stays below what the scan itself held.
+    let stamped: Vec<usize> = (0..n)
         .filter(|&ti| locs[ti].source() != StampSource::None && !stamps[ti].is_empty())
-        .map(|ti| TopicTimes {
-            topic: bag.topics[ti].name.clone(),
-            type_name: bag.topics[ti].type_name.clone(),
-            source: crate::clocks::clock_source(locs[ti].source()),
-            log_time_ns: stamps[ti].iter().map(|a| a.log_time_ns).collect(),
-            publish_time_ns: Vec::new(),
-            stamp_ns: stamps[ti].iter().map(|a| a.stamp_ns).collect(),
-            invalid_stamps: invalid[ti].load(Ordering::Relaxed),
+        .collect();
+    let times: Vec<TopicTimes> = stamped
+        .into_iter()
+        .map(|ti| {
+            let at = std::mem::take(&mut stamps[ti]);
+            TopicTimes {
+                topic: bag.topics[ti].name.clone(),
+                type_name: bag.topics[ti].type_name.clone(),
+                source: crate::clocks::clock_source(locs[ti].source()),
+                log_time_ns: at.iter().map(|a| a.log_time_ns).collect(),
+                publish_time_ns: Vec::new(),
+                stamp_ns: at.iter().map(|a| a.stamp_ns).collect(),
+                invalid_stamps: invalid[ti].load(Ordering::Relaxed),
+            }
         })
         .collect();
+    drop(stamps);
     let clock = bagscope_clocks::analyze(&times, &bagscope_clocks::ClocksOptions::default());
     let mut all = warnings.clone();
     all.extend(crate::clocks::clock_warnings(&clock.warnings));
