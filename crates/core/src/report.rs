@@ -635,6 +635,9 @@ pub struct SyncVerdict {
     pub match_rate: Option<f64>,
     pub slop_ns: Option<i64>,
     pub queue_size: Option<usize>,
+    /// Why no slop / queue_size is recommended (too few messages, frozen stamps, stamps on
+    /// different clocks, ...), when none is.
+    pub no_recommendation: Option<String>,
 }
 
 /// The first screen: the facts a reader (or a truth file) checks first.
@@ -960,6 +963,9 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
                         .or_else(|| r.and_then(|r| r.report.as_ref()).map(|x| x.match_rate)),
                     slop_ns: rec.map(|x| x.recommendation.slop_ns),
                     queue_size: rec.map(|x| x.recommendation.queue_size),
+                    no_recommendation: r
+                        .and_then(|r| r.no_recommendation.as_ref())
+                        .map(|n| n.message.clone()),
                 }
             })
             .collect(),
@@ -1175,6 +1181,11 @@ fn verdict_rows(r: &Report) -> Vec<(String, String, Option<String>)> {
     ));
     for s in &v.sync {
         let what = match (s.slop_ns, s.queue_size) {
+            _ if s.no_recommendation.is_some() => format!(
+                "{}: no recommendation: {}",
+                s.policy,
+                s.no_recommendation.as_deref().unwrap_or_default()
+            ),
             (Some(slop), Some(q)) => format!(
                 "{}: slop {}, queue_size {} (match rate {:.3})",
                 s.policy,
