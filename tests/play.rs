@@ -968,11 +968,20 @@ fn inner_localhost_only_stays_on_loopback() {
     let mut reader = cmd_reader(&node);
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("play.json");
-    // (what is set, extra argument, localhost only)
-    let cases: [(Option<(&str, &str)>, &[&str], bool); 4] = [
+    // (variable and value set, extra arguments, localhost only)
+    type Case = (
+        Option<(&'static str, &'static str)>,
+        &'static [&'static str],
+        bool,
+    );
+    let cases: [Case; 4] = [
         (None, &[], false),
         (Some(("ROS_LOCALHOST_ONLY", "1")), &[], true),
-        (Some(("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")), &[], true),
+        (
+            Some(("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")),
+            &[],
+            true,
+        ),
         (None, &["--localhost-only"], true),
     ];
     for (env, extra, localhost) in cases {
@@ -1010,11 +1019,18 @@ fn inner_localhost_only_stays_on_loopback() {
                 }
                 std::thread::sleep(Duration::from_millis(1));
             }
-            assert_eq!(child.wait().unwrap().code(), Some(0), "{what}: play exit code");
+            assert_eq!(
+                child.wait().unwrap().code(),
+                Some(0),
+                "{what}: play exit code"
+            );
         });
         eprintln!("{what}: UDP datagrams per interface: {counts:?}");
         assert_eq!(got, want.len(), "{what}: messages received over loopback");
-        assert!(counts.get("lo").is_some_and(|&n| n > 0), "{what}: {counts:?}");
+        assert!(
+            counts.get("lo").is_some_and(|&n| n > 0),
+            "{what}: {counts:?}"
+        );
         let off_loopback: u64 = counts
             .iter()
             .filter(|(k, _)| k.as_str() != "lo")
@@ -1605,7 +1621,13 @@ fn dds_environment_usage_errors_exit_2() {
     // (variable, value, arguments, exit code, what the message must name)
     let cases: Vec<(&str, &str, &[&str], i32, &str)> = vec![
         ("ROS_DOMAIN_ID", "abc", &offline, 2, "ROS_DOMAIN_ID"),
-        ("ROS_LOCALHOST_ONLY", "yes", &offline, 2, "ROS_LOCALHOST_ONLY"),
+        (
+            "ROS_LOCALHOST_ONLY",
+            "yes",
+            &offline,
+            2,
+            "ROS_LOCALHOST_ONLY",
+        ),
         (
             "ROS_AUTOMATIC_DISCOVERY_RANGE",
             "NEARBY",
@@ -1638,7 +1660,10 @@ fn dds_environment_usage_errors_exit_2() {
         let err = String::from_utf8_lossy(&o.stderr);
         let what = format!("{var}={value} {args:?}");
         assert_eq!(o.status.code(), Some(want), "{what}: {err}");
-        assert!(err.contains(names), "{what}: message does not name {names:?}: {err}");
+        assert!(
+            err.contains(names),
+            "{what}: message does not name {names:?}: {err}"
+        );
         if want == 2 {
             assert!(!Path::new(x).exists(), "{what}: wrote an output");
         }

@@ -115,7 +115,11 @@ fn dds_settings(
     publish: bool,
     env: impl Fn(&str) -> Option<String>,
 ) -> Result<(u16, DiscoveryRange), String> {
-    let set = |k: &str| env(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    let set = |k: &str| {
+        env(k)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
     let env_domain = match set("ROS_DOMAIN_ID") {
         Some(v) => Some(
             v.parse::<u16>()
@@ -182,18 +186,14 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     };
     let publish = !a.no_publish && !a.dry_run;
     let env = |k: &str| std::env::var(k).ok();
-    let (domain_id, discovery_range) = match dds_settings(
-        a.domain_id,
-        a.localhost_only,
-        publish,
-        env,
-    ) {
-        Ok(s) => s,
-        Err(m) => {
-            eprintln!("bagscope: error: {m}");
-            return Ok(2);
-        }
-    };
+    let (domain_id, discovery_range) =
+        match dds_settings(a.domain_id, a.localhost_only, publish, env) {
+            Ok(s) => s,
+            Err(m) => {
+                eprintln!("bagscope: error: {m}");
+                return Ok(2);
+            }
+        };
     let o = PlayOptions {
         topics: a.topics,
         exclude_topics: a.exclude_topics,
