@@ -77,6 +77,8 @@ fn play_cmd(bag: &Path, args: &[&str], report: &Path) -> Command {
         .arg(report)
         // The test's own readers are on domain 0 with default settings.
         .env_remove("ROS_DOMAIN_ID")
+        .env_remove("ROS_LOCALHOST_ONLY")
+        .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
         .stdout(Stdio::null());
     c
 }
@@ -358,6 +360,11 @@ fn netns_cyclonedds_receives_what_play_sends() {
         return;
     }
     in_netns("inner_cyclonedds_receives_what_play_sends");
+}
+
+#[test]
+fn netns_localhost_only_stays_on_loopback() {
+    in_netns("inner_localhost_only_stays_on_loopback");
 }
 
 #[test]
@@ -828,7 +835,8 @@ fn cyclonedds_python() -> Option<PathBuf> {
 /// Interoperability with the DDS that ROS 2 nodes use (CycloneDDS, as in rmw_cyclonedds_cpp):
 /// a CycloneDDS reader that knows the topic only by its ROS 2 names (`rt/arm_cmd`,
 /// `trajectory_msgs::msg::dds_::JointTrajectory_`, the type declared from the ROS 2 message
-/// definition) receives every message of 10 s of `/arm_cmd`, each equal to the bag's, in order.
+/// definition) receives every message of 10 s of `/arm_cmd`, each equal to the bag's, in order,
+/// each with a source timestamp near its reception (not 0), never decreasing.
 #[test]
 #[ignore = "runs inside a network namespace (see netns_cyclonedds_receives_what_play_sends)"]
 fn inner_cyclonedds_receives_what_play_sends() {
@@ -887,6 +895,161 @@ fn inner_cyclonedds_receives_what_play_sends() {
         rest.iter().any(|l| l == "all equal to the bag, in order"),
         "{rest:?}"
     );
+    // rosbag2's recorder stores the DDS source timestamp as the publish time.
+    assert!(
+        rest.iter()
+            .any(|l| l == "source timestamps within 5 s of reception, never decreasing"),
+        "{rest:?}"
+    );
+}
+
+/// Counts the UDP datagrams (IPv4 or IPv6) seen on each interface, in either direction, from
+/// "ready" until its stdin closes; prints `IFACE=COUNT ...` (or `none`). A packet socket
+/// (AF_PACKET) sees what every socket of the namespace sends and receives, whatever it is
+/// bound to.
+const COUNT_UDP_PER_INTERFACE: &str = r#"
+import select, socket, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0003))
+counts = {}
+print("ready", flush=True)
+while True:
+    ready, _, _ = select.select([s, sys.stdin], [], [], 1.0)
+    if s in ready:
+        data, addr = s.recvfrom(65535)
+        ifname, proto = addr[0], addr[1]
+        if (proto == 0x0800 and len(data) > 9 and data[9] == 17) or (
+            proto == 0x86DD and len(data) > 6 and data[6] == 17
+        ):
+            counts[ifname] = counts.get(ifname, 0) + 1
+    if sys.stdin in ready and sys.stdin.buffer.read1(1) == b"":
+        break
+print(" ".join(f"{k}={v}" for k, v in sorted(counts.items())) or "none", flush=True)
+"#;
+
+/// UDP datagrams per interface while `run` runs (see [`COUNT_UDP_PER_INTERFACE`]).
+fn udp_per_interface(run: impl FnOnce()) -> std::collections::BTreeMap<String, u64> {
+    use std::io::BufRead;
+    let mut cap = Command::new("python3")
+        .args(["-c", COUNT_UDP_PER_INTERFACE])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map(Player)
+        .expect("python3 for the packet capture");
+    let mut out = std::io::BufReader::new(cap.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "ready", "the packet capture did not start");
+    run();
+    drop(cap.stdin.take());
+    line.clear();
+    out.read_line(&mut line).unwrap();
+    assert!(cap.wait().unwrap().success(), "packet capture: {line}");
+    line.split_whitespace()
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.parse().unwrap()))
+        .collect()
+}
+
+/// `ROS_LOCALHOST_ONLY=1`, `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST` and `--localhost-only`
+/// each keep every DDS datagram of the player on loopback: a localhost-only reader receives
+/// all it plays, and not one UDP datagram crosses the veth pair (counted by a packet
+/// capture). The same run without any of them sends discovery over the veth pair, which shows
+/// that the capture sees that interface.
+#[test]
+#[ignore = "runs inside a network namespace (see netns_localhost_only_stays_on_loopback)"]
+fn inner_localhost_only_stays_on_loopback() {
+    use bagscope_replay::dds::DiscoveryRange;
+    assert_in_netns();
+    let bag = command_bag();
+    let want = expected(&bag, "/arm_cmd", Some(2_000_000_000));
+    assert!(want.len() >= 30, "{} messages in the window", want.len());
+    let node = Node::with_range(0, DiscoveryRange::Localhost).unwrap();
+    let mut reader = cmd_reader(&node);
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("play.json");
+    // (variable and value set, extra arguments, localhost only)
+    type Case = (
+        Option<(&'static str, &'static str)>,
+        &'static [&'static str],
+        bool,
+    );
+    let cases: [Case; 4] = [
+        (None, &[], false),
+        (Some(("ROS_LOCALHOST_ONLY", "1")), &[], true),
+        (
+            Some(("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")),
+            &[],
+            true,
+        ),
+        (None, &["--localhost-only"], true),
+    ];
+    for (env, extra, localhost) in cases {
+        let what = format!("{env:?} {extra:?}");
+        let mut got = 0usize;
+        let counts = udp_per_interface(|| {
+            let mut c = play_cmd(
+                &bag,
+                &[
+                    "--topics",
+                    "/arm_cmd",
+                    "--duration",
+                    "2s",
+                    "--wait-for-subscribers",
+                    "20s",
+                ],
+                &report,
+            );
+            c.args(extra);
+            if let Some((k, v)) = env {
+                c.env(k, v);
+            }
+            let mut child = c.spawn().map(Player).unwrap();
+            let deadline = Instant::now() + Duration::from_secs(60);
+            let mut exited_at: Option<Instant> = None;
+            while got < want.len() && Instant::now() < deadline {
+                while let Ok(Some(_)) = reader.take_next_sample() {
+                    got += 1;
+                }
+                if exited_at.is_none() && child.try_wait().unwrap().is_some() {
+                    exited_at = Some(Instant::now());
+                }
+                if exited_at.is_some_and(|t| t.elapsed() > Duration::from_secs(3)) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            assert_eq!(
+                child.wait().unwrap().code(),
+                Some(0),
+                "{what}: play exit code"
+            );
+        });
+        eprintln!("{what}: UDP datagrams per interface: {counts:?}");
+        assert_eq!(got, want.len(), "{what}: messages received over loopback");
+        assert!(
+            counts.get("lo").is_some_and(|&n| n > 0),
+            "{what}: {counts:?}"
+        );
+        let off_loopback: u64 = counts
+            .iter()
+            .filter(|(k, _)| k.as_str() != "lo")
+            .map(|(_, n)| n)
+            .sum();
+        let r = read_report(&report);
+        if localhost {
+            assert_eq!(
+                off_loopback, 0,
+                "{what}: DDS datagrams left loopback: {counts:?}"
+            );
+            assert_eq!(r["discovery_range"], "localhost", "{what}");
+        } else {
+            assert!(
+                off_loopback > 0,
+                "{what}: the capture saw nothing on the veth pair: {counts:?}"
+            );
+        }
+    }
 }
 
 /// Copies the first `window_ns` of `/arm_cmd` into a new MCAP under each of `topics`, with
@@ -1441,6 +1604,70 @@ fn usage_errors_exit_2() {
         !Path::new(&format!("{x}.partial")).exists() && !Path::new(x).exists(),
         "a failed run left an output behind"
     );
+}
+
+/// ROS 2's DDS variables, when malformed, are usage errors naming the variable (exit 2), and
+/// so is `ROS_AUTOMATIC_DISCOVERY_RANGE=OFF` when publishing: nobody could receive. None of
+/// these cases publishes (`--no-publish`, or an unknown topic that stops a player that let
+/// `OFF` through before it reaches the network).
+#[test]
+fn dds_environment_usage_errors_exit_2() {
+    let _alone = serial();
+    let bag = command_bag();
+    let dir = tempfile::tempdir().unwrap();
+    let x = dir.path().join("x.mcap");
+    let x = x.to_str().unwrap();
+    let offline = ["--no-publish", "--out", x];
+    // (variable, value, arguments, exit code, what the message must name)
+    let cases: Vec<(&str, &str, &[&str], i32, &str)> = vec![
+        ("ROS_DOMAIN_ID", "abc", &offline, 2, "ROS_DOMAIN_ID"),
+        (
+            "ROS_LOCALHOST_ONLY",
+            "yes",
+            &offline,
+            2,
+            "ROS_LOCALHOST_ONLY",
+        ),
+        (
+            "ROS_AUTOMATIC_DISCOVERY_RANGE",
+            "NEARBY",
+            &offline,
+            2,
+            "ROS_AUTOMATIC_DISCOVERY_RANGE",
+        ),
+        (
+            "ROS_AUTOMATIC_DISCOVERY_RANGE",
+            "OFF",
+            &["--topics", "/nope"],
+            2,
+            "OFF",
+        ),
+        // Publishing nothing, OFF is no obstacle.
+        ("ROS_AUTOMATIC_DISCOVERY_RANGE", "OFF", &offline, 0, ""),
+    ];
+    for (var, value, args, want, names) in cases {
+        let _ = std::fs::remove_file(x);
+        let o = Command::new(bin())
+            .arg("play")
+            .arg(&bag)
+            .args(args)
+            .env_remove("ROS_DOMAIN_ID")
+            .env_remove("ROS_LOCALHOST_ONLY")
+            .env_remove("ROS_AUTOMATIC_DISCOVERY_RANGE")
+            .env(var, value)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        let what = format!("{var}={value} {args:?}");
+        assert_eq!(o.status.code(), Some(want), "{what}: {err}");
+        assert!(
+            err.contains(names),
+            "{what}: message does not name {names:?}: {err}"
+        );
+        if want == 2 {
+            assert!(!Path::new(x).exists(), "{what}: wrote an output");
+        }
+    }
 }
 
 /// `--order stamp` on a bag with split clocks: /joint_states is stamped on sim time while

@@ -1,6 +1,8 @@
 """Receives what `bagscope play` publishes with CycloneDDS (the DDS of rmw_cyclonedds_cpp, ROS 2's
 default on several distributions) and checks it against the bag: every /arm_cmd message,
-decoded with a ROS 2 type definition declared here, equals the bag's message, in order.
+decoded with a ROS 2 type definition declared here, equals the bag's message, in order; and
+each carries a source timestamp (what rosbag2's recorder stores as the publish time) within a
+few seconds of this receiver's wall clock, never decreasing.
 
 usage: cyclonedds_receive.py BAG.mcap SECONDS
 
@@ -67,13 +69,24 @@ qos = Qos(Policy.Reliability.Reliable(max_blocking_time=1_000_000_000), Policy.H
 reader = DataReader(dp, Topic(dp, "rt/arm_cmd", JointTrajectory_), qos=qos)
 print("ready", flush=True)
 got = []
+# (source timestamp, wall-clock time of reception) of each message, ns since the Unix epoch
+times = []
 deadline = time.time() + seconds + 30
 while len(got) < len(want) and time.time() < deadline:
     # (take also returns instance-state notices, e.g. when the player leaves: not messages)
-    got.extend(s for s in reader.take(N=100) if isinstance(s, JointTrajectory_))
+    for s in reader.take(N=100):
+        if isinstance(s, JointTrajectory_):
+            got.append(s)
+            times.append((s.sample_info.source_timestamp, time.time_ns()))
     time.sleep(0.002)
 print(f"received {len(got)} of {len(want)}", flush=True)
 assert len(got) == len(want), "messages missing"
+bad = [(i, src, rx) for i, (src, rx) in enumerate(times) if abs(rx - src) > 5_000_000_000]
+print(f"first source timestamps: {[src for src, _ in times[:3]]}", flush=True)
+assert not bad, f"source timestamps not within 5 s of reception (index, source, received): {bad[:5]}"
+back = [i for i in range(1, len(times)) if times[i][0] < times[i - 1][0]]
+assert not back, f"source timestamps decrease at messages {back[:5]}"
+print("source timestamps within 5 s of reception, never decreasing", flush=True)
 if got != want:
     gs = [(g.header.stamp.sec, g.header.stamp.nanosec) for g in got]
     ws = [(w.header.stamp.sec, w.header.stamp.nanosec) for w in want]

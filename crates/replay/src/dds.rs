@@ -5,6 +5,7 @@
 //! ROS 2 maps topic `/a/b` of type `pkg/msg/T` to DDS topic `rt/a/b` of type
 //! `pkg::msg::dds_::T_`; matching on those two strings is what makes a ROS 2 node see us.
 
+use std::net::{Ipv4Addr, UdpSocket};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -15,7 +16,8 @@ use rustdds::policy::{
 };
 use rustdds::{
     DataWriterStatus, DomainParticipant, DomainParticipantBuilder, Publisher, QosPolicies,
-    QosPolicyBuilder, RepresentationIdentifier, StatusEvented, Subscriber, Topic, TopicKind,
+    QosPolicyBuilder, RepresentationIdentifier, StatusEvented, Subscriber, Timestamp, Topic,
+    TopicKind,
 };
 
 use crate::qos::{Durability, History, Liveliness, Reliability, TopicQos};
@@ -172,6 +174,19 @@ fn dds_err(what: &str, e: impl std::fmt::Debug) -> ReplayError {
     ReplayError::Dds(format!("{what}: {e:?}"))
 }
 
+/// How far DDS discovery and traffic reach: ROS 2's `ROS_AUTOMATIC_DISCOVERY_RANGE` (`OFF`
+/// has no equivalent here: a player nobody can discover is refused by the CLI).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiscoveryRange {
+    /// Every interface (ROS 2's default, `SUBNET`).
+    #[default]
+    Subnet,
+    /// Loopback only (`LOCALHOST`, or the older `ROS_LOCALHOST_ONLY=1`): discovery and data
+    /// are announced, joined and sent on 127.0.0.1 alone.
+    Localhost,
+}
+
 /// One DDS participant with a publisher and a subscriber.
 pub struct Node {
     pub participant: DomainParticipant,
@@ -180,14 +195,41 @@ pub struct Node {
 }
 
 impl Node {
+    /// A participant on every interface.
     pub fn new(domain_id: u16) -> Result<Node, ReplayError> {
+        Node::with_range(domain_id, DiscoveryRange::Subnet)
+    }
+
+    /// A participant whose discovery and traffic stay within `range`.
+    ///
+    /// For [`DiscoveryRange::Localhost`], RustDDS is given 127.0.0.1 as its only network: it
+    /// advertises only loopback locators, joins multicast and sends multicast only on
+    /// interfaces with that address, and finds same-host peers by unicast to 127.0.0.1 at the
+    /// well-known discovery ports. Its receive sockets still bind the wildcard address
+    /// (RustDDS 0.15 has no option to bind them elsewhere), but nothing is announced or sent
+    /// off loopback, so no remote peer learns of them.
+    pub fn with_range(domain_id: u16, range: DiscoveryRange) -> Result<Node, ReplayError> {
         if domain_id > 232 {
             // Port arithmetic of the RTPS spec overflows beyond this (as ROS 2 documents).
             return Err(ReplayError::Usage(format!(
                 "--domain-id {domain_id}: ROS 2 domain ids are 0..=232"
             )));
         }
-        let participant = DomainParticipantBuilder::new(domain_id)
+        let mut builder = DomainParticipantBuilder::new(domain_id);
+        if range == DiscoveryRange::Localhost {
+            // Without a usable 127.0.0.1 the filter matches nothing and the participant would
+            // be invisible: refuse rather than play to nobody.
+            UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|e| {
+                ReplayError::Dds(format!(
+                    "localhost-only discovery was asked for, but 127.0.0.1 cannot be used \
+                     (is the loopback interface up?): {e}"
+                ))
+            })?;
+            builder = builder
+                .with_only_networks([Ipv4Addr::LOCALHOST])
+                .same_host_loopback(true);
+        }
+        let participant = builder
             .build()
             .map_err(|e| dds_err("creating the DDS participant", e))?;
         let qos = QosPolicyBuilder::new().build();
@@ -302,7 +344,9 @@ impl RawWriter {
         self.matched
     }
 
-    /// Sends one stored payload (encapsulation header included).
+    /// Sends one stored payload (encapsulation header included), with the wall-clock time of
+    /// the send as its source timestamp (an INFO_TS before the DATA): readers such as
+    /// rosbag2's recorder take it as the message's publish time.
     pub fn send(&mut self, publisher: &Publisher, stored: &[u8]) -> Result<(), SendError> {
         if stored.len() < 4 {
             return Err(SendError::Write(format!(
@@ -318,7 +362,7 @@ impl RawWriter {
         match rep {
             [0x00, 0x01] => self
                 .le
-                .write(msg, None)
+                .write(msg, Some(Timestamp::now()))
                 .map_err(|e| SendError::Write(format!("{e:?}"))),
             [0x00, 0x00] => {
                 if self.be.is_none() {
@@ -332,7 +376,7 @@ impl RawWriter {
                 }
                 match &self.be {
                     Some(w) => w
-                        .write(msg, None)
+                        .write(msg, Some(Timestamp::now()))
                         .map_err(|e| SendError::Write(format!("{e:?}"))),
                     None => Err(SendError::Write("no big-endian writer".into())),
                 }

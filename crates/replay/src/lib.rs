@@ -102,6 +102,8 @@ pub struct PlayOptions {
     /// Pace in real time without publishing (a null sink): measures this machine's scheduling.
     pub dry_run: bool,
     pub domain_id: u16,
+    /// How far DDS discovery and traffic reach.
+    pub discovery_range: dds::DiscoveryRange,
     pub qos_overrides: QosOverrides,
     /// Before playing, wait up to this long until every topic has a matched subscriber.
     pub wait_for_subscribers_ns: Option<i64>,
@@ -132,6 +134,7 @@ impl Default for PlayOptions {
             publish: true,
             dry_run: false,
             domain_id: 0,
+            discovery_range: dds::DiscoveryRange::Subnet,
             qos_overrides: QosOverrides::default(),
             wait_for_subscribers_ns: None,
             ack_timeout_ns: 2_000_000_000,
@@ -233,6 +236,8 @@ pub struct PlayReport {
     pub order: Order,
     pub restamp: Restamp,
     pub domain_id: Option<u16>,
+    /// Where DDS discovery and traffic went (absent when nothing was published).
+    pub discovery_range: Option<dds::DiscoveryRange>,
     pub follow_clock: Option<String>,
     /// Wall time when playback started (the schedule's origin before any pause), ns since the
     /// Unix epoch.
@@ -498,7 +503,10 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         sinks.mcap = Some(out::McapOut::create(path, &bag, &plans_meta(&plans, &bag))?);
     }
     let node = if o.publish {
-        Some(Arc::new(dds::Node::new(o.domain_id)?))
+        Some(Arc::new(dds::Node::with_range(
+            o.domain_id,
+            o.discovery_range,
+        )?))
     } else {
         None
     };
@@ -771,6 +779,7 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         order: o.order,
         restamp: o.restamp,
         domain_id: o.publish.then_some(o.domain_id),
+        discovery_range: o.publish.then_some(o.discovery_range),
         follow_clock: o.follow_clock.clone(),
         started_unix_ns: timebase.started_unix_ns(),
         wall_duration_ns: started.elapsed().as_nanos() as i64,

@@ -3,6 +3,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use bagscope_core::sync_policy::parse_duration_ns;
+use bagscope_replay::dds::DiscoveryRange;
 use bagscope_replay::{
     play, Control, Order, PlayOptions, PlayReport, QosOverrides, ReplayError, Restamp,
 };
@@ -80,6 +81,10 @@ pub struct Args {
     /// DDS domain (defaults to $ROS_DOMAIN_ID, else 0).
     #[arg(long)]
     pub domain_id: Option<u16>,
+    /// Keep DDS discovery and traffic on loopback (127.0.0.1), as ROS_LOCALHOST_ONLY=1 or
+    /// ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST (both honoured) do for ROS 2 nodes.
+    #[arg(long)]
+    pub localhost_only: bool,
     /// Per-topic QoS overrides (rosbag2 YAML: /topic: {reliability: best_effort, ...}).
     #[arg(long, value_name = "FILE")]
     pub qos_overrides: Option<PathBuf>,
@@ -93,6 +98,66 @@ pub struct Args {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The DDS domain and discovery range from the options and ROS 2's environment variables, or
+/// a usage error (exit 2) naming the variable. Values are checked even when nothing is
+/// published; `OFF` is refused only when publishing, since then nothing could receive.
+///
+/// As in ROS 2 (Jazzy and later), `ROS_AUTOMATIC_DISCOVERY_RANGE` is one of `SUBNET` (the
+/// default), `LOCALHOST`, `OFF` or `SYSTEM_DEFAULT` (the DDS's own default: every interface,
+/// for RustDDS), and the deprecated `ROS_LOCALHOST_ONLY=1` means `LOCALHOST` whatever the
+/// range says. `OFF` (discovery within the process only) would leave the player talking to
+/// nobody, so it is an error rather than a silent no-op.
+fn dds_settings(
+    domain_arg: Option<u16>,
+    localhost_only: bool,
+    publish: bool,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<(u16, DiscoveryRange), String> {
+    let set = |k: &str| {
+        env(k)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let env_domain = match set("ROS_DOMAIN_ID") {
+        Some(v) => Some(
+            v.parse::<u16>()
+                .map_err(|_| format!("ROS_DOMAIN_ID={v:?} is not a domain id (0..=232)"))?,
+        ),
+        None => None,
+    };
+    let domain_id = domain_arg.or(env_domain).unwrap_or(0);
+    let env_localhost = match set("ROS_LOCALHOST_ONLY").as_deref() {
+        None | Some("0") => false,
+        Some("1") => true,
+        Some(v) => return Err(format!("ROS_LOCALHOST_ONLY={v:?}: expected 1 or 0")),
+    };
+    let range = set("ROS_AUTOMATIC_DISCOVERY_RANGE");
+    let from_range = match range.as_deref() {
+        None | Some("SUBNET") | Some("SYSTEM_DEFAULT") => Some(DiscoveryRange::Subnet),
+        Some("LOCALHOST") => Some(DiscoveryRange::Localhost),
+        Some("OFF") => None,
+        Some(v) => {
+            return Err(format!(
+                "ROS_AUTOMATIC_DISCOVERY_RANGE={v:?}: expected SUBNET, LOCALHOST, OFF or \
+                 SYSTEM_DEFAULT"
+            ))
+        }
+    };
+    if localhost_only || env_localhost {
+        return Ok((domain_id, DiscoveryRange::Localhost));
+    }
+    match from_range {
+        Some(r) => Ok((domain_id, r)),
+        None if !publish => Ok((domain_id, DiscoveryRange::Subnet)),
+        None => Err(
+            "ROS_AUTOMATIC_DISCOVERY_RANGE=OFF: discovery is off, so no subscriber could \
+             receive what play publishes; use LOCALHOST (or --localhost-only) to stay on this \
+             machine, or --dry-run / --no-publish --out to publish nothing"
+                .into(),
+        ),
+    }
 }
 
 fn parse_dur(s: &str) -> Result<i64, String> {
@@ -130,16 +195,16 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         },
         None => QosOverrides::default(),
     };
-    let domain_id = match a.domain_id {
-        Some(d) => d,
-        None => match std::env::var("ROS_DOMAIN_ID") {
-            Ok(v) if !v.trim().is_empty() => v
-                .trim()
-                .parse()
-                .map_err(|_| anyhow::anyhow!("ROS_DOMAIN_ID={v:?} is not a domain id"))?,
-            _ => 0,
-        },
-    };
+    let publish = !a.no_publish && !a.dry_run;
+    let env = |k: &str| std::env::var(k).ok();
+    let (domain_id, discovery_range) =
+        match dds_settings(a.domain_id, a.localhost_only, publish, env) {
+            Ok(s) => s,
+            Err(m) => {
+                eprintln!("bagscope: error: {m}");
+                return Ok(2);
+            }
+        };
     let o = PlayOptions {
         topics: a.topics,
         exclude_topics: a.exclude_topics,
@@ -162,9 +227,10 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
             RestampArg::Now => Restamp::Now,
         },
         out: a.out,
-        publish: !a.no_publish && !a.dry_run,
+        publish,
         dry_run: a.dry_run,
         domain_id,
+        discovery_range,
         qos_overrides,
         wait_for_subscribers_ns: a.wait_for_subscribers,
         ..PlayOptions::default()
@@ -264,7 +330,14 @@ fn text(r: &PlayReport) -> String {
         r.rate,
         r.order,
         r.domain_id
-            .map(|d| format!(", DDS domain {d}"))
+            .map(|d| format!(
+                ", DDS domain {d}{}",
+                if r.discovery_range == Some(DiscoveryRange::Localhost) {
+                    ", localhost only"
+                } else {
+                    ""
+                }
+            ))
             .unwrap_or_default(),
         if r.interrupted {
             " — interrupted"
