@@ -117,6 +117,7 @@ fn golden_vectors() {
     files.sort();
     assert!(!files.is_empty(), "no vectors in {}", dir.display());
     let mut pass: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut not_emulated: BTreeMap<String, usize> = BTreeMap::new();
     let mut failures = Vec::new();
     let mut check = |label: &str,
                      name: &str,
@@ -148,7 +149,12 @@ fn golden_vectors() {
         let v: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
         let name = f.file_name().unwrap().to_string_lossy().to_string();
         let pname = v["policy"].as_str().unwrap();
-        let policy = Policy::parse(pname).unwrap();
+        // Vectors of upstream policies this crate does not emulate (yet) are counted, not
+        // compared; every vector of an emulated policy must reproduce.
+        let Ok(policy) = Policy::parse(pname) else {
+            *not_emulated.entry(pname.to_string()).or_insert(0) += 1;
+            continue;
+        };
         check(pname, &name, policy, &v, &v["params"], expected(&v));
         if let Some(sweep) = v.get("sweep").and_then(Value::as_array) {
             for (k, s) in sweep.iter().enumerate() {
@@ -179,6 +185,10 @@ fn golden_vectors() {
     for (k, (ok, n)) in &pass {
         println!("golden {k}: {ok}/{n}");
     }
+    for (k, n) in &not_emulated {
+        println!("note: {n} golden vector(s) of {k}, a policy not emulated, not compared");
+    }
+    assert!(pass.values().map(|p| p.1).sum::<usize>() >= 218);
     assert!(
         failures.is_empty(),
         "{} failures:\n{}",
@@ -195,6 +205,8 @@ fn golden_truth_files_use_per_topic_indices() {
     let bags = dir.join("bags");
     assert!(bags.is_dir(), "{} is missing", bags.display());
     let mut n = 0;
+    // Truth files of policies not emulated (yet): counted, not compared.
+    let mut skipped = 0usize;
     let mut failures = Vec::new();
     let mut names: Vec<PathBuf> = std::fs::read_dir(&bags)
         .unwrap()
@@ -208,7 +220,10 @@ fn golden_truth_files_use_per_topic_indices() {
         let text = std::fs::read_to_string(&src)
             .unwrap_or_else(|e| panic!("{}: its source {}: {e}", f.display(), src.display()));
         let v: Value = serde_json::from_str(&text).unwrap();
-        let policy = Policy::parse(t["policy"].as_str().unwrap()).unwrap();
+        let Ok(policy) = Policy::parse(t["policy"].as_str().unwrap()) else {
+            skipped += 1;
+            continue;
+        };
         let n_topics = t["topics"].as_array().unwrap().len();
         let mut cfg = SyncConfig::new(policy, n_topics, t["queue_size"].as_u64().unwrap() as usize);
         if let Some(ap) = t["age_penalty"].as_f64() {
@@ -241,6 +256,9 @@ fn golden_truth_files_use_per_topic_indices() {
         }
     }
     println!("truth files: {}/{n}", n - failures.len());
-    assert!(n > 0, "no truth files in {}", bags.display());
+    if skipped > 0 {
+        println!("note: {skipped} truth file(s) of policies not emulated, not compared");
+    }
+    assert!(n >= 218, "{n} truth files in {}", bags.display());
     assert!(failures.is_empty(), "{failures:?}");
 }
