@@ -88,7 +88,13 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(col_counts, per_topic, "scan_columns and scan disagree");
         // info --fast: index-header answers from the walked file, and the summary-only open.
         let _ = bag.topic_spans(&all);
-        if let Ok(b) = Bag::open_with(path, OpenOptions { trust_summary: true }) {
+        if let Ok(b) = Bag::open_with(
+            path,
+            OpenOptions {
+                trust_summary: true,
+                ..Default::default()
+            },
+        ) {
             let _ = b.topic_spans(&b.all_topics());
             let _ = b.files.iter().map(|f| f.chunk_count()).sum::<usize>();
         }
