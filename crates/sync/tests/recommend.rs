@@ -167,8 +167,7 @@ fn image20_lidar10_bimodal_image_stamps() {
 }
 
 /// The slow topic's own scatter does not widen the slop: a lidar stamp is at most half the
-/// largest image gap from an image stamp wherever its jitter puts it. (Until session 22 the
-/// rule added half the lidar's p95 period deviation, 1.3-1.4 x ½·T_fast here.)
+/// largest image gap from an image stamp wherever its jitter puts it.
 #[test]
 fn image20_lidar10_scattered_lidar_stamps() {
     for seed in 41..=44 {
