@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
+use crate::error::WarningCode;
 use crate::error::{BagError, Result, Warning};
 
 /// First 16 bytes of every SQLite database file.
@@ -274,7 +275,7 @@ impl Db3File {
             if m.len() > 0 {
                 warnings.push(
                     Warning::new(
-                        "unmerged_wal",
+                        WarningCode::UnmergedWal,
                         format!(
                             "{} holds {} bytes not yet checkpointed into the database (recorder still running or killed): those messages are not read",
                             wal.display(),
@@ -415,7 +416,7 @@ impl Db3File {
         if orphans > 0 {
             warnings.push(
                 Warning::new(
-                    "unknown_channel",
+                    WarningCode::UnknownChannel,
                     format!("{orphans} message(s) refer to a topic id the topics table does not define: skipped"),
                 )
                 .file(&name)
@@ -500,7 +501,7 @@ pub(crate) fn stream(
         };
         warnings.push(
             Warning::new(
-                "corrupt_database",
+                WarningCode::CorruptDatabase,
                 format!("reading messages failed ({reason}): the rest of this file is lost"),
             )
             .file(file.path.display().to_string())
@@ -519,9 +520,12 @@ pub(crate) fn stream(
                 conns.push((fi, c))
             }
             Err(e) => warnings.push(
-                Warning::new("corrupt_database", format!("{e}: its messages are lost"))
-                    .file(file.path.display().to_string())
-                    .loss(),
+                Warning::new(
+                    WarningCode::CorruptDatabase,
+                    format!("{e}: its messages are lost"),
+                )
+                .file(file.path.display().to_string())
+                .loss(),
             ),
         }
     }
@@ -610,7 +614,7 @@ pub(crate) fn stream(
         if s.bad > 0 {
             warnings.push(
                 Warning::new(
-                    "corrupt_message",
+                    WarningCode::CorruptMessage,
                     format!("{} message row(s) have a non-integer topic id or timestamp, or a non-blob payload: skipped", s.bad),
                 )
                 .file(&name)
@@ -620,7 +624,7 @@ pub(crate) fn stream(
         if s.too_large > 0 {
             warnings.push(
                 Warning::new(
-                    "message_too_large",
+                    WarningCode::MessageTooLarge,
                     format!(
                         "{} message(s) larger than {} bytes, the limit for one message: skipped",
                         s.too_large, MAX_MESSAGE_BYTES

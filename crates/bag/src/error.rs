@@ -1,7 +1,5 @@
 use std::path::PathBuf;
 
-use serde::Serialize;
-
 /// Errors that stop a bag from being opened or read at all. Damage that still leaves messages
 /// readable is reported as a [`Warning`] instead.
 #[derive(Debug, thiserror::Error)]
@@ -69,45 +67,4 @@ impl BagError {
 
 pub type Result<T, E = BagError> = std::result::Result<T, E>;
 
-/// A structured, machine-readable warning. `data_loss` marks warnings about lost or suspect
-/// data: some messages could not be read, or the file was cut short (the CLI exits 3 on those).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct Warning {
-    pub code: String,
-    pub topic: Option<String>,
-    pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub offset: Option<u64>,
-    pub data_loss: bool,
-}
-
-impl Warning {
-    pub fn new(code: &str, message: impl Into<String>) -> Self {
-        Warning {
-            code: code.to_string(),
-            topic: None,
-            message: message.into(),
-            file: None,
-            offset: None,
-            data_loss: false,
-        }
-    }
-    pub fn topic(mut self, topic: impl Into<String>) -> Self {
-        self.topic = Some(topic.into());
-        self
-    }
-    pub fn file(mut self, file: impl Into<String>) -> Self {
-        self.file = Some(file.into());
-        self
-    }
-    pub fn offset(mut self, offset: u64) -> Self {
-        self.offset = Some(offset);
-        self
-    }
-    pub fn loss(mut self) -> Self {
-        self.data_loss = true;
-        self
-    }
-}
+pub use bagscope_types::{Warning, WarningCode};

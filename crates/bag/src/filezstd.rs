@@ -8,6 +8,7 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
+use crate::error::WarningCode;
 use crate::error::{BagError, Result, Warning};
 
 /// What a real bag file reaches at most: rosbag2's chunks and messages are already dense, and
@@ -93,7 +94,7 @@ pub(crate) fn decompress_to_temp(path: &Path, limit_bytes: u64) -> Result<Decomp
     if capped {
         warnings.push(
             Warning::new(
-                "decompression_limit",
+                WarningCode::DecompressionLimit,
                 format!(
                     "zstd-compressed file of {compressed} bytes decompresses to more than {limit_bytes} bytes (over {MAX_RATIO}x, a decompression bomb?): read only its first {limit_bytes} bytes"
                 ),
@@ -104,7 +105,7 @@ pub(crate) fn decompress_to_temp(path: &Path, limit_bytes: u64) -> Result<Decomp
     } else if let Some(reason) = damaged {
         warnings.push(
             Warning::new(
-                "truncated",
+                WarningCode::Truncated,
                 format!("zstd-compressed bag file: {reason}; read what was decompressed"),
             )
             .file(&name)

@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 pub use columns::Columns;
 pub use db3::{Db3File, TopicAggregate};
-pub use error::{BagError, Result, Warning};
+pub use error::{BagError, Result, Warning, WarningCode};
 pub use mcap_file::{ChannelRec, Compression, McapFile, SchemaRec, DEFAULT_MAX_CHUNK_BYTES};
 pub use metadata::Rosbag2Metadata;
 pub use scan::{Item, RawMessage, TopicSpan};
@@ -239,7 +239,7 @@ impl Bag {
                     // One bag, one storage: rosbag2 never mixes them.
                     warnings.push(
                         Warning::new(
-                            "mixed_storage",
+                            WarningCode::MixedStorage,
                             "sqlite3 file in a bag of MCAP files: not read",
                         )
                         .file(p.display().to_string())
@@ -272,7 +272,7 @@ impl Bag {
                 if let Some(prev) = files.iter().find(|g: &&McapFile| g.identity() == key) {
                     warnings.push(
                         Warning::new(
-                            "duplicate_file",
+                            WarningCode::DuplicateFile,
                             format!("same content as {}: read once", prev.path.display()),
                         )
                         .file(p.display().to_string()),
@@ -319,7 +319,7 @@ impl Bag {
                 if ch.schema_id != 0 && schema.is_none() {
                     self.warnings.push(
                         Warning::new(
-                            "schema_missing",
+                            WarningCode::SchemaMissing,
                             format!(
                                 "channel {} points at schema {} which the file never defines: payloads cannot be decoded",
                                 ch.id, ch.schema_id
@@ -517,7 +517,7 @@ impl Bag {
                     // Same text as `info`'s own check, so the two deduplicate.
                     found.push(
                         Warning::new(
-                            "metadata_count_mismatch",
+                            WarningCode::MetadataCountMismatch,
                             format!("metadata.yaml says {mc} messages, the files hold {count}"),
                         )
                         .topic(&t.name),
@@ -535,7 +535,7 @@ impl Bag {
             if n != mc {
                 found.push(
                     Warning::new(
-                        "metadata_count_mismatch",
+                        WarningCode::MetadataCountMismatch,
                         format!("metadata.yaml says this file holds {mc} messages, the database holds {n}"),
                     )
                     .file(f.path.display().to_string()),
@@ -546,7 +546,7 @@ impl Bag {
             let n: u64 = self.db3_files.iter().map(Db3File::message_count).sum();
             if n != mc {
                 found.push(Warning::new(
-                    "metadata_count_mismatch",
+                    WarningCode::MetadataCountMismatch,
                     format!(
                         "metadata.yaml says {mc} messages in total, the database files hold {n}"
                     ),
@@ -791,7 +791,7 @@ impl Bag {
         for (fi, n) in bad {
             warnings.push(
                 Warning::new(
-                    "corrupt_message",
+                    WarningCode::CorruptMessage,
                     format!("{n} message payload(s) are not valid zstd frames (rosbag2 message compression): skipped"),
                 )
                 .file(self.db3_files[fi].path.display().to_string())
@@ -801,7 +801,7 @@ impl Bag {
         for (fi, n) in too_large {
             warnings.push(
                 Warning::new(
-                    "message_too_large",
+                    WarningCode::MessageTooLarge,
                     format!(
                         "{n} message(s) decompress to more than {} bytes, the limit for one message (rosbag2 message compression): skipped",
                         db3::MAX_MESSAGE_BYTES
@@ -917,7 +917,7 @@ fn listed_files(
         if !stays_inside(rel) {
             warnings.push(
                 Warning::new(
-                    "path_outside_bag",
+                    WarningCode::PathOutsideBag,
                     format!("metadata.yaml lists {rel}, outside the bag folder: not read (its messages are missing)"),
                 )
                 .loss(),
@@ -940,7 +940,7 @@ fn listed_files(
             }
             Some((c, _)) => warnings.push(
                 Warning::new(
-                    "not_regular_file",
+                    WarningCode::NotRegularFile,
                     format!("metadata.yaml lists {rel}, which is not a regular file (a FIFO, device or socket): not read"),
                 )
                 .file(c.display().to_string())
@@ -968,7 +968,7 @@ fn listed_files(
         if let [only] = same[..] {
             warnings.push(
                 Warning::new(
-                    "substituted_file",
+                    WarningCode::SubstitutedFile,
                     format!(
                         "metadata.yaml lists {rel}, which is not in the folder; {} is the folder's only unlisted {kind} file and is read in its place (renamed?): fix relative_file_paths in metadata.yaml to silence this",
                         name_of(only)
@@ -982,7 +982,7 @@ fn listed_files(
     for (rel, p) in &missing {
         warnings.push(
             Warning::new(
-                "missing_file",
+                WarningCode::MissingFile,
                 format!("metadata.yaml lists {rel}, which is not in the folder: its messages are missing"),
             )
             .file(p.display().to_string())
@@ -992,7 +992,7 @@ fn listed_files(
     for extra in &unlisted {
         warnings.push(
             Warning::new(
-                "unlisted_file",
+                WarningCode::UnlistedFile,
                 "file is in the bag folder but not listed in metadata.yaml: not read",
             )
             .file(extra.display().to_string()),

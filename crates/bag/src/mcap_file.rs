@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use mcap::records::{op, Record};
 
+use crate::error::WarningCode;
 use crate::error::{BagError, Result, Warning};
 
 pub(crate) const MAGIC: &[u8; 8] = b"\x89MCAP0\r\n";
@@ -590,7 +591,7 @@ impl McapFile {
             (c, n) => format!("{c} chunk(s) and {n} message(s) outside chunks hold"),
         };
         self.warn(Warning::new(
-            "log_time_out_of_range",
+            WarningCode::LogTimeOutOfRange,
             format!(
                 "{what} log times at or after 2^63 ns (past the year 2262): they are read as {} ns, the largest time bagscope holds",
                 i64::MAX
@@ -652,7 +653,7 @@ impl McapFile {
                 Some(c) => {
                     self.warn(
                         Warning::new(
-                            "invalid_utf8",
+                            WarningCode::InvalidUtf8,
                             format!(
                                 "channel {} at byte {at} has text that is not UTF-8: read with the invalid bytes replaced",
                                 c.id
@@ -665,7 +666,7 @@ impl McapFile {
                 }
                 None => self.warn(
                     Warning::new(
-                        "corrupt_record",
+                        WarningCode::CorruptRecord,
                         format!(
                             "record (opcode 0x{opcode:02x}) at byte {at} cannot be parsed: {e}"
                         ),
@@ -700,7 +701,7 @@ impl McapFile {
                 .map(|((at, _), c)| format!("'{}' from byte {at}", c.topic))
                 .collect();
             let w = Warning::new(
-                "channel_redefined",
+                WarningCode::ChannelRedefined,
                 format!(
                     "channel {id} is defined {} times with different topics, schemas or encodings ({}), which MCAP forbids: each message is read under the definition before it",
                     v.len(),
@@ -733,7 +734,7 @@ impl McapFile {
             if pos == len {
                 self.warn(
                     Warning::new(
-                        "truncated",
+                        WarningCode::Truncated,
                         format!("file ends at byte {len} before its data section is closed (no DataEnd/Footer): recorder stopped mid-write?"),
                     )
                     .offset(pos as u64)
@@ -745,7 +746,7 @@ impl McapFile {
             if pos + 9 > len {
                 self.warn(
                     Warning::new(
-                        "truncated",
+                        WarningCode::Truncated,
                         format!("file ends inside a record header at byte {pos} of {len}"),
                     )
                     .offset(pos as u64)
@@ -764,7 +765,7 @@ impl McapFile {
                 }
                 self.warn(
                     Warning::new(
-                        "truncated",
+                        WarningCode::Truncated,
                         format!(
                             "record (opcode 0x{opcode:02x}) at byte {pos} claims {rlen} bytes but only {avail} remain: file cut off"
                         ),
@@ -827,7 +828,7 @@ impl McapFile {
                                 }
                                 None => self.warn(
                                     Warning::new(
-                                        "unsupported_compression",
+                                        WarningCode::UnsupportedCompression,
                                         format!(
                                             "chunk at byte {pos} uses unknown compression '{}': its messages are skipped",
                                             h.compression
@@ -840,7 +841,7 @@ impl McapFile {
                         }
                         _ => self.warn(
                             Warning::new(
-                                "corrupt_chunk",
+                                WarningCode::CorruptChunk,
                                 format!(
                                     "chunk record at byte {pos} has an invalid header: skipped"
                                 ),
@@ -864,7 +865,7 @@ impl McapFile {
                     if rlen < 22 {
                         self.warn(
                             Warning::new(
-                                "corrupt_record",
+                                WarningCode::CorruptRecord,
                                 format!("message record at byte {pos} is shorter than its header"),
                             )
                             .offset(pos as u64)
@@ -906,7 +907,7 @@ impl McapFile {
         }
         if out_of_order {
             self.warn(Warning::new(
-                "log_time_out_of_order",
+                WarningCode::LogTimeOutOfOrder,
                 "log times are not in order across chunks/records; messages are re-sorted by log time",
             ));
         }
@@ -971,7 +972,7 @@ impl McapFile {
         };
         self.warn(
             Warning::new(
-                "decompression_limit",
+                WarningCode::DecompressionLimit,
                 format!(
                     "chunk at byte {record_offset} {why}: not decompressed, its messages are lost"
                 ),
@@ -993,7 +994,7 @@ impl McapFile {
             if !self.warnings.iter().any(|w| w.data_loss) {
                 self.warn(
                     Warning::new(
-                        "truncated",
+                        WarningCode::Truncated,
                         format!(
                             "file ends at byte {len} without a footer and the closing magic (cut short after its data section: the recorder stopped while writing the summary?): every message was read, the summary (chunk indexes, statistics) is missing; `mcap recover` rewrites it"
                         ),
@@ -1015,7 +1016,7 @@ impl McapFile {
         if summary_start >= footer {
             self.warn(
                 Warning::new(
-                    "corrupt_summary",
+                    WarningCode::CorruptSummary,
                     format!("footer points at a summary at byte {summary_start}, past the footer itself; summary ignored"),
                 )
                 .offset(footer as u64),
@@ -1030,7 +1031,7 @@ impl McapFile {
             if rlen > (footer - pos - 9) as u64 {
                 self.warn(
                     Warning::new(
-                        "corrupt_summary",
+                        WarningCode::CorruptSummary,
                         format!("summary record at byte {pos} overruns the footer; rest of the summary ignored"),
                     )
                     .offset(pos as u64),
@@ -1055,7 +1056,7 @@ impl McapFile {
                     Err(e) => {
                         self.warn(
                             Warning::new(
-                                "corrupt_summary",
+                                WarningCode::CorruptSummary,
                                 format!("summary record at byte {pos} cannot be parsed: {e}"),
                             )
                             .offset(pos as u64),

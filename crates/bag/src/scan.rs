@@ -12,6 +12,7 @@ use mcap::records::op;
 use rayon::prelude::*;
 
 use crate::error::Warning;
+use crate::error::WarningCode;
 use crate::mcap_file::{
     u16_at, u32_at, u64_at, ChunkLoc, Compression, McapFile, Pos, MAX_PREALLOC,
 };
@@ -627,7 +628,7 @@ where
         Err(e) => {
             warnings.push(
                 Warning::new(
-                    "corrupt_chunk",
+                    WarningCode::CorruptChunk,
                     format!(
                         "chunk at byte {} cannot be decompressed ({e}): its messages are lost",
                         c.record_offset
@@ -738,7 +739,7 @@ where
         if crc != c.uncompressed_crc {
             warnings.push(
                 Warning::new(
-                    "chunk_crc_mismatch",
+                    WarningCode::ChunkCrcMismatch,
                     format!(
                         "chunk at byte {} fails its CRC (stored {:08x}, computed {crc:08x}): its messages may be corrupt",
                         c.record_offset, c.uncompressed_crc
@@ -753,7 +754,7 @@ where
     if c.partial {
         warnings.push(
             Warning::new(
-                "truncated",
+                WarningCode::Truncated,
                 format!(
                     "last chunk (at byte {}) is cut off: recovered {readable} message(s) from its readable part",
                     c.record_offset
@@ -766,7 +767,7 @@ where
     } else if stop != data.len() {
         warnings.push(
             Warning::new(
-                "corrupt_chunk",
+                WarningCode::CorruptChunk,
                 format!(
                     "chunk at byte {}: records stop making sense at byte {stop} of {} (decompressed); the rest of the chunk is lost",
                     c.record_offset,
@@ -784,7 +785,7 @@ where
     for (id, topic) in &unseen_redefinitions {
         warnings.push(
             Warning::new(
-                "channel_redefined",
+                WarningCode::ChannelRedefined,
                 format!(
                     "the chunk at byte {} defines channel {id} as '{topic}', unlike the file's summary: its messages after that in this chunk ({misdefined} in all such channels) are skipped, and later chunks that do not repeat the definition may count it under the first one",
                     c.record_offset
@@ -799,7 +800,7 @@ where
     if bad_payload > 0 {
         warnings.push(
             Warning::new(
-                "corrupt_message",
+                WarningCode::CorruptMessage,
                 format!(
                     "{bad_payload} message payload(s) in the chunk at byte {} are not valid zstd frames (rosbag2 message compression): skipped",
                     c.record_offset
@@ -820,7 +821,7 @@ where
 fn hidden_clamped_warning(clamped: usize, c: &ChunkLoc, file: &str) -> Option<Warning> {
     (clamped > 0 && c.message_end_ns != i64::MAX).then(|| {
         Warning::new(
-            "log_time_out_of_range",
+            WarningCode::LogTimeOutOfRange,
             format!(
                 "{clamped} message(s) in the chunk at byte {} have log times at or after 2^63 ns (past the year 2262), which its header does not show: they are read as {} ns",
                 c.record_offset,
@@ -834,7 +835,7 @@ fn hidden_clamped_warning(clamped: usize, c: &ChunkLoc, file: &str) -> Option<Wa
 
 fn unknown_channel_warning(n: usize, c: &ChunkLoc, file: &str) -> Warning {
     Warning::new(
-        "unknown_channel",
+        WarningCode::UnknownChannel,
         format!(
             "{n} message(s) in the chunk at byte {} refer to a channel that is never defined: skipped",
             c.record_offset
@@ -903,7 +904,7 @@ where
     if unknown > 0 {
         warnings.push(
             Warning::new(
-                "unknown_channel",
+                WarningCode::UnknownChannel,
                 format!("{unknown} message(s) refer to a channel that is never defined: skipped"),
             )
             .file(&name)
@@ -913,7 +914,7 @@ where
     if bad > 0 {
         warnings.push(
             Warning::new(
-                "corrupt_message",
+                WarningCode::CorruptMessage,
                 format!("{bad} message payload(s) are not valid zstd frames (rosbag2 message compression): skipped"),
             )
             .file(&name)

@@ -31,7 +31,10 @@ fn corpus(rel: &str) -> Option<PathBuf> {
 }
 
 fn codes(b: &Bag) -> Vec<String> {
-    b.open_warnings().into_iter().map(|w| w.code).collect()
+    b.open_warnings()
+        .into_iter()
+        .map(|w| w.code.to_string())
+        .collect()
 }
 
 /// A Humble-style db3 with one std_msgs/String topic and `n` messages.

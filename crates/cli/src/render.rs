@@ -91,7 +91,7 @@ fn warning_line(w: &bagscope_core::Warning) -> String {
     // The file matters when a bag has several (split recordings): name it.
     format!(
         "warning [{}]{}{}: {}\n",
-        visible(&w.code),
+        w.code.as_str(),
         w.topic
             .as_ref()
             .map(|t| format!(" {}", visible(t)))
@@ -111,8 +111,8 @@ pub fn warnings(ws: &[bagscope_core::Warning]) -> String {
     use bagscope_core::findings::{natural_cmp, severity_of};
     let mut ws: Vec<&bagscope_core::Warning> = ws.iter().collect();
     ws.sort_by(|a, b| {
-        severity_of(&a.code, a.data_loss)
-            .cmp(&severity_of(&b.code, b.data_loss))
+        severity_of(a.code.as_str(), a.data_loss)
+            .cmp(&severity_of(b.code.as_str(), b.data_loss))
             .then(a.code.cmp(&b.code))
             .then(natural_cmp(
                 a.topic.as_deref().unwrap_or(""),
@@ -164,7 +164,7 @@ pub fn warnings(ws: &[bagscope_core::Warning]) -> String {
             }
             s.push_str(&format!(
                 "warning [{}] ×{}{}: {} (--verbose lists each)\n",
-                visible(&group[0].code),
+                group[0].code.as_str(),
                 group.len(),
                 if whom.is_empty() {
                     String::new()

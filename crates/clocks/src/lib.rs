@@ -8,7 +8,7 @@
 //! between sim and log time.
 //!
 //! Design choices (documented once here; see the individual items for details):
-//! * Axis of a single stamp: `0` → zero; `≥ wall_min_ns` (1e17 ns, early 1973) → wall; anything
+//! * Axis of a single stamp: `0` → zero; `≥ WALL_MIN_NS` (1e17 ns, early 1973; `bagscope_types::is_wall_ns`) → wall; anything
 //!   else is "small". A topic's small stamps are `sim` when they track the /clock value at the same
 //!   log time (median |stamp − clock(log)| ≤ `sim_match_tol_ns`, 1 s) — or track log time itself
 //!   when the recorder ran on sim time — and `relative` otherwise.
@@ -40,19 +40,12 @@ use either::Either;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use bagscope_types::is_wall_ns;
+pub use bagscope_types::{Axis, StampSource, Warning, WarningCode};
+
 pub(crate) const DEFAULT_JUMP_MIN_NS: i64 = 100_000_000;
 pub(crate) const DEFAULT_JUMP_PERIODS: f64 = 5.0;
 pub(crate) const DEFAULT_JUMP_CAP_NS: i64 = 1_000_000_000;
-
-/// Where a topic's stamp comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StampSource {
-    HeaderStamp,
-    TopLevelStamp,
-    ClockField,
-    None,
-}
 
 /// Times of one topic's messages, in arrival (log-time) order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,31 +64,6 @@ pub struct TopicTimes {
     pub invalid_stamps: usize,
 }
 
-/// Clock axis of a topic (or of the recorder: only `Wall` or `Sim`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Axis {
-    Wall,
-    Sim,
-    Zero,
-    Relative,
-    None,
-    Mixed,
-}
-
-impl Axis {
-    pub fn name(self) -> &'static str {
-        match self {
-            Axis::Wall => "wall",
-            Axis::Sim => "sim",
-            Axis::Zero => "zero",
-            Axis::Relative => "relative",
-            Axis::None => "none",
-            Axis::Mixed => "mixed",
-        }
-    }
-}
-
 /// Options of [`analyze`]. `Default` gives the documented thresholds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClocksOptions {
@@ -106,8 +74,6 @@ pub struct ClocksOptions {
     pub gap_factor: f64,
     /// How many of the largest gaps to list per topic (5).
     pub max_gaps: usize,
-    /// Stamps at or above this are Unix-epoch wall time (1e17 ns ≈ 1973-03).
-    pub wall_min_ns: i64,
     /// A backward step is a jump when larger than `jump_periods` median periods, clamped to
     /// [`jump_min_ns`, `jump_cap_ns`] (5 periods, 100 ms, 1 s): jitter reorderings stay below,
     /// simulator resets (seconds) are above even on slow topics.
@@ -135,7 +101,6 @@ impl Default for ClocksOptions {
             clock_topic: None,
             gap_factor: 3.0,
             max_gaps: 5,
-            wall_min_ns: 100_000_000_000_000_000,
             jump_periods: DEFAULT_JUMP_PERIODS,
             jump_min_ns: DEFAULT_JUMP_MIN_NS,
             jump_cap_ns: DEFAULT_JUMP_CAP_NS,
@@ -316,35 +281,6 @@ pub struct AxisGroup {
     pub topics: Vec<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WarningCode {
-    SplitClockAxes,
-    ReplayedRecording,
-    ClockOffset,
-    StampZero,
-    StampFrozen,
-    StampInvalid,
-    MixedAxis,
-    ClockJumpBack,
-    Headerless,
-    StampsInFuture,
-    LargeLag,
-    ClockDrift,
-    MultimodalLag,
-    SimClockPause,
-    RecorderOnSimTime,
-    NoClockForSim,
-    LengthMismatch,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct Warning {
-    pub code: WarningCode,
-    pub topic: Option<String>,
-    pub message: String,
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClocksReport {
     /// Axis of log_time: `wall`, or `sim` when recorded with --use-sim-time.
@@ -391,11 +327,11 @@ fn join(v: &[String]) -> String {
 
 /// Recorder axis from log times: majority vote of wall-range values (log time on sim time is
 /// small). Publish times are not needed: when they exist they share log_time's clock in rosbag2.
-fn recorder_axis(topics: &[TopicTimes], wall_min: i64) -> Axis {
+fn recorder_axis(topics: &[TopicTimes]) -> Axis {
     let (mut wall, mut small) = (0usize, 0usize);
     for t in topics {
         for &l in &t.log_time_ns {
-            if l >= wall_min {
+            if is_wall_ns(l) {
                 wall += 1;
             } else {
                 small += 1;
@@ -555,6 +491,9 @@ fn analyse_topic(
             code,
             topic: topic.clone(),
             message,
+            file: None,
+            offset: None,
+            data_loss: false,
         })
     };
 
@@ -624,7 +563,7 @@ fn analyse_topic(
         .map(|&s| {
             if s == 0 {
                 Class::Zero
-            } else if s >= opts.wall_min_ns {
+            } else if is_wall_ns(s) {
                 Class::Wall
             } else {
                 Class::Small
@@ -796,12 +735,11 @@ fn analyse_topic(
         };
         // Every stamp a wall stamp on a wall recorder (the usual case): all direct, which
         // the class counts already say.
-        let all_direct =
-            (ctx.recorder == Axis::Wall && counts.wall == m && opts.wall_min_ns > NO_STAMP)
-                || (0..m).all(|i| {
-                    let (s, mapped) = target(i);
-                    !mapped && s != NO_STAMP
-                });
+        let all_direct = (ctx.recorder == Axis::Wall && counts.wall == m)
+            || (0..m).all(|i| {
+                let (s, mapped) = target(i);
+                !mapped && s != NO_STAMP
+            });
         let (mapped_any, direct_any) = if all_direct {
             on_log = Cow::Borrowed(stamps);
             usable_known = Some(m);
@@ -1057,7 +995,7 @@ fn analyse_topic(
     // --- Publish-time lags: only where publish time is on the recorder's axis (so is log time)
     let part_publish = || {
         let rec_class = |v: i64| {
-            if v >= opts.wall_min_ns {
+            if is_wall_ns(v) {
                 Axis::Wall
             } else {
                 Axis::Sim
@@ -1446,13 +1384,16 @@ fn sim_clock_report(topic: &str, map: &ClockMap, pause_min_ns: i64) -> SimClockR
 pub fn analyze(topics: &[TopicTimes], opts: &ClocksOptions) -> ClocksReport {
     let mut sorted: Vec<&TopicTimes> = topics.iter().collect();
     sorted.sort_by(|a, b| a.topic.cmp(&b.topic).then(a.type_name.cmp(&b.type_name)));
-    let recorder = recorder_axis(topics, opts.wall_min_ns);
+    let recorder = recorder_axis(topics);
     let mut warnings = Vec::new();
     if recorder == Axis::Sim {
         warnings.push(Warning {
             code: WarningCode::RecorderOnSimTime,
             topic: None,
             message: "log times are sim time (the bag was recorded with --use-sim-time): lags are measured in sim time and wall-stamped topics cannot be compared with log time".into(),
+            file: None,
+            offset: None,
+            data_loss: false,
         });
     }
 
@@ -1513,6 +1454,9 @@ pub fn analyze(topics: &[TopicTimes], opts: &ClocksOptions) -> ClocksReport {
                                 w.report.topic,
                                 secs(off)
                             ),
+                            file: None,
+                            offset: None,
+                            data_loss: false,
                         });
                     }
                 }
@@ -1575,6 +1519,9 @@ pub fn analyze(topics: &[TopicTimes], opts: &ClocksOptions) -> ClocksReport {
                 groups.join("; "),
                 todo.join(" ")
             ),
+            file: None,
+            offset: None,
+            data_loss: false,
         });
     }
 
@@ -1606,6 +1553,9 @@ pub fn analyze(topics: &[TopicTimes], opts: &ClocksOptions) -> ClocksReport {
                 days,
                 r.evidence.join("; ")
             ),
+            file: None,
+            offset: None,
+            data_loss: false,
         });
         for w in warnings.iter_mut().filter(|w| {
             w.code == WarningCode::ClockOffset
@@ -1643,6 +1593,9 @@ pub fn analyze(topics: &[TopicTimes], opts: &ClocksOptions) -> ClocksReport {
                         secs(p.end_log_time_ns.saturating_sub(p.start_log_time_ns)),
                         p.start_log_time_ns
                     ),
+                    file: None,
+                    offset: None,
+                    data_loss: false,
                 });
             }
             Some(r)

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
 
+use bagscope_bag::WarningCode;
 use bagscope_bag::{Bag, Warning};
 use bagscope_checks::{
     check_camera_info, check_clouds, check_images, check_joint_ages, check_joint_message,
@@ -313,7 +314,7 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
                 // limitation of what the bag describes, not lost data (every message was read).
                 warnings.push(
                     Warning::new(
-                        "undecodable_topic",
+                        WarningCode::UndecodableTopic,
                         format!("{} message(s) read but not checked: {e}", index[ti]),
                     )
                     .topic(name),
@@ -379,7 +380,7 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
         if undecodable[ti].0 > 0 {
             warnings.push(
                 Warning::new(
-                    "decode_error",
+                    WarningCode::DecodeError,
                     format!(
                         "{} message(s) could not be decoded: {}",
                         undecodable[ti].0, undecodable[ti].1
@@ -415,7 +416,7 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
             TopicTimes {
                 topic: bag.topics[ti].name.clone(),
                 type_name: bag.topics[ti].type_name.clone(),
-                source: crate::clocks::clock_source(locs[ti].source()),
+                source: locs[ti].source(),
                 log_time_ns: at.iter().map(|a| a.log_time_ns).collect(),
                 publish_time_ns: Vec::new(),
                 stamp_ns: at.iter().map(|a| a.stamp_ns).collect(),
@@ -426,7 +427,7 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
     drop(stamps);
     let clock = bagscope_clocks::analyze(&times, &bagscope_clocks::ClocksOptions::default());
     let mut all = warnings.clone();
-    all.extend(crate::clocks::clock_warnings(&clock.warnings));
+    all.extend(clock.warnings.iter().cloned());
     let verdicts = summarise(&all, &check_hits(&findings), clock.split);
     Ok(CheckReport {
         bag: path.display().to_string(),

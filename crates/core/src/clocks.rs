@@ -8,7 +8,6 @@ use bagscope_bag::{Bag, Warning};
 use bagscope_clocks::{
     analyze, AxisGroup, ClocksOptions, ReplayedRecording, SimClockReport, TopicClock, TopicTimes,
 };
-use bagscope_msg::StampSource;
 
 use crate::findings::{summarise, VerdictSummary};
 use crate::series::scan_series;
@@ -38,16 +37,6 @@ impl ClocksCommandReport {
     }
 }
 
-/// The clocks analysis' name for where a stamp comes from.
-pub fn clock_source(s: StampSource) -> bagscope_clocks::StampSource {
-    match s {
-        StampSource::HeaderStamp => bagscope_clocks::StampSource::HeaderStamp,
-        StampSource::TopLevelStamp => bagscope_clocks::StampSource::TopLevelStamp,
-        StampSource::ClockField => bagscope_clocks::StampSource::ClockField,
-        StampSource::None => bagscope_clocks::StampSource::None,
-    }
-}
-
 /// Per-topic times of every topic, as the clocks analysis takes them.
 pub fn topic_times(bag: &Bag) -> (Vec<TopicTimes>, Vec<Warning>) {
     topic_times_of(bag, &bag.all_topics())
@@ -61,7 +50,7 @@ pub fn topic_times_of(bag: &Bag, wanted: &[bool]) -> (Vec<TopicTimes>, Vec<Warni
         .map(|s| TopicTimes {
             topic: s.topic,
             type_name: s.type_name,
-            source: clock_source(s.source),
+            source: s.source,
             log_time_ns: s.log_time_ns,
             publish_time_ns: s.publish_time_ns,
             stamp_ns: s.stamp_ns,
@@ -69,21 +58,6 @@ pub fn topic_times_of(bag: &Bag, wanted: &[bool]) -> (Vec<TopicTimes>, Vec<Warni
         })
         .collect();
     (times, warnings)
-}
-
-/// The clocks analysis' findings as bag warnings (one vocabulary of codes for every command).
-pub fn clock_warnings(ws: &[bagscope_clocks::Warning]) -> Vec<Warning> {
-    ws.iter()
-        .map(|w| {
-            let code = serde_json::to_value(w.code)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default();
-            let mut bw = Warning::new(&code, w.message.clone());
-            bw.topic = w.topic.clone();
-            bw
-        })
-        .collect()
 }
 
 pub fn clocks(path: &Path, opts: &ClocksOptions) -> Result<ClocksCommandReport, Error> {
@@ -107,7 +81,7 @@ pub fn clocks_data(path: &Path, opts: &ClocksOptions) -> Result<ClocksData, Erro
     warnings.extend(crate::recorder_events::lost_messages(&bag));
     let r = analyze(&times, opts);
     let clock_map = r.clock_map.clone();
-    warnings.extend(clock_warnings(&r.warnings));
+    warnings.extend(r.warnings.iter().cloned());
     warnings.sort();
     warnings.dedup();
     let report = ClocksCommandReport {

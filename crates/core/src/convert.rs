@@ -9,6 +9,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use bagscope_bag::WarningCode;
 use bagscope_bag::{Bag, Rosbag2Writer, Warning, WriteChannel, WriteError};
 
 use crate::Error;
@@ -104,7 +105,7 @@ fn write(bag: &Bag, mut w: Rosbag2Writer, output: &Path) -> Result<ConvertReport
             None => {
                 warnings.push(
                     Warning::new(
-                        "schema_unknown",
+                        WarningCode::SchemaUnknown,
                         format!(
                             "no definition for {} in the bag or built in: written with an empty schema (readers cannot decode it)",
                             t.type_name
@@ -154,7 +155,7 @@ fn write(bag: &Bag, mut w: Rosbag2Writer, output: &Path) -> Result<ConvertReport
     let clamped = w.negative_times();
     if clamped > 0 {
         warnings.push(Warning::new(
-            "negative_time",
+            WarningCode::NegativeTime,
             format!(
                 "{clamped} message(s) have a negative time, which MCAP cannot store: written as 0"
             ),

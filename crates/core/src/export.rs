@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use bagscope_bag::WarningCode;
 use bagscope_bag::{Bag, Warning};
 use bagscope_clocks::{analyze, ClocksOptions};
 use bagscope_frames::message::MessageColumns;
@@ -654,7 +655,7 @@ fn run(
             .collect();
         if late > 0 {
             warnings.push(Warning::new(
-                "export_unsorted",
+                WarningCode::ExportUnsorted,
                 format!(
                     "{late} row(s) arrived later in the file than a row group of newer messages: rows are sorted by log time within row groups only (raise the row-group size)"
                 ),
@@ -664,7 +665,7 @@ fn run(
             if cols.truncated > 0 {
                 warnings.push(
                     Warning::new(
-                        "export_truncated",
+                        WarningCode::ExportTruncated,
                         format!(
                             "{} array element(s) beyond the exploded width (the longest array of the first row group) were left out",
                             cols.truncated
@@ -695,7 +696,7 @@ fn run(
     for (ti, n) in decode_errors.into_inner().unwrap_or_default() {
         warnings.push(
             Warning::new(
-                "undecodable_message",
+                WarningCode::UndecodableMessage,
                 format!("{n} message(s) could not be decoded with the topic's schema: their field columns are null"),
             )
             .topic(&bag.topics[ti].name)

@@ -159,8 +159,8 @@ pub fn summarise(warnings: &[Warning], hits: &[CheckHit<'_>], split: bool) -> Ve
             Some(f) if !w.message.contains(f.as_str()) => format!("{} ({f})", w.message),
             _ => w.message.clone(),
         };
-        groups.entry(w.code.clone()).or_default().add(
-            severity_of(&w.code, w.data_loss),
+        groups.entry(w.code.to_string()).or_default().add(
+            severity_of(w.code.as_str(), w.data_loss),
             w.topic.as_deref(),
             text,
         );
@@ -254,6 +254,7 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bagscope_bag::WarningCode;
 
     #[test]
     fn natural_order_compares_numbers() {
@@ -265,9 +266,9 @@ mod tests {
     #[test]
     fn undecodable_is_not_loss_and_loss_comes_first() {
         let ws = vec![
-            Warning::new("undecodable_topic", "no definition").topic("/a"),
-            Warning::new("clock_offset", "off").topic("/b"),
-            Warning::new("truncated", "cut").loss(),
+            Warning::new(WarningCode::UndecodableTopic, "no definition").topic("/a"),
+            Warning::new(WarningCode::ClockOffset, "off").topic("/b"),
+            Warning::new(WarningCode::Truncated, "cut").loss(),
         ];
         let s = summarise(&ws, &[], false);
         assert!(s.data_loss);
@@ -289,8 +290,8 @@ mod tests {
     #[test]
     fn one_entry_per_code_with_every_topic() {
         let ws = vec![
-            Warning::new("stamp_zero", "x").topic("/b10"),
-            Warning::new("stamp_zero", "y").topic("/b2"),
+            Warning::new(WarningCode::StampZero, "x").topic("/b10"),
+            Warning::new(WarningCode::StampZero, "y").topic("/b2"),
         ];
         let hits = [CheckHit {
             code: "stamp_zero",

@@ -15,8 +15,6 @@ use bagscope_stats::NsSummary;
 use crate::clocks::{clocks_data, ClocksData};
 use crate::Error;
 
-const WALL_MIN_NS: i64 = 100_000_000 * 1_000_000_000;
-
 #[derive(Debug, Clone)]
 pub struct HistOptions {
     /// First topic is the reference: stamp differences go from it to each other topic.
@@ -209,7 +207,7 @@ pub fn lag_series(
         return (xs, ys);
     };
     for (&log, &s) in t.log_time_ns.iter().zip(&t.stamp_ns) {
-        let wall = s >= WALL_MIN_NS;
+        let wall = bagscope_types::is_wall_ns(s);
         let on_log = match (wall, recorder) {
             (true, Axis::Wall) => Some(s),
             (false, Axis::Sim) if s != 0 && tc.axis == Axis::Sim => Some(s),
@@ -287,7 +285,7 @@ pub fn hist(path: &Path, o: &HistOptions) -> Result<HistReport, Error> {
                     notes.push(format!("{} has no stamps: log time used", t.topic));
                 }
             }
-            let axis = |v: &[i64]| v.iter().find(|&&x| x != 0).map(|&x| x >= WALL_MIN_NS);
+            let axis = bagscope_types::series_is_wall;
             if let (Some(x), Some(y)) = (axis(sa), axis(sb)) {
                 if x != y {
                     notes.push("stamps on different clocks (wall vs sim/relative)".into());

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use bagscope_bag::WarningCode;
 use bagscope_bag::{Bag, Warning};
 
 use crate::timefmt::human_ns;
@@ -206,8 +207,11 @@ pub fn info_with(path: &std::path::Path, o: &InfoOptions) -> Result<InfoReport, 
         let (largest_gap_ns, largest_gap_end_ns) = c.largest_gap.unzip();
         if count == 0 {
             warnings.push(
-                Warning::new("zero_count_topic", "topic is declared but has no messages")
-                    .topic(&t.name),
+                Warning::new(
+                    WarningCode::ZeroCountTopic,
+                    "topic is declared but has no messages",
+                )
+                .topic(&t.name),
             );
         } else if count >= MIN_CADENCE_MESSAGES && duration_ns > 0 && !published_once(t) {
             let thr = late_threshold_ns(duration_ns);
@@ -215,7 +219,7 @@ pub fn info_with(path: &std::path::Path, o: &InfoOptions) -> Result<InfoReport, 
             if first - start_ns > thr {
                 warnings.push(
                     Warning::new(
-                        "late_start",
+                        WarningCode::LateStart,
                         format!(
                             "first message {:.3} s after the bag starts",
                             (first - start_ns) as f64 / 1e9
@@ -227,7 +231,7 @@ pub fn info_with(path: &std::path::Path, o: &InfoOptions) -> Result<InfoReport, 
             if end_ns - last > thr {
                 warnings.push(
                     Warning::new(
-                        "early_end",
+                        WarningCode::EarlyEnd,
                         format!(
                             "last message {:.3} s before the bag ends",
                             (end_ns - last) as f64 / 1e9
@@ -241,7 +245,7 @@ pub fn info_with(path: &std::path::Path, o: &InfoOptions) -> Result<InfoReport, 
             if mc != count && !warnings.iter().any(|w| w.data_loss) {
                 warnings.push(
                     Warning::new(
-                        "metadata_count_mismatch",
+                        WarningCode::MetadataCountMismatch,
                         format!("metadata.yaml says {mc} messages, the files hold {count}"),
                     )
                     .topic(&t.name),
@@ -270,7 +274,7 @@ pub fn info_with(path: &std::path::Path, o: &InfoOptions) -> Result<InfoReport, 
             if bag.files.len() == 1 && s != message_count && !warnings.iter().any(|w| w.data_loss) {
                 warnings.push(
                     Warning::new(
-                        "statistics_mismatch",
+                        WarningCode::StatisticsMismatch,
                         format!(
                             "the summary's Statistics record says {s} messages, the data section holds {message_count}"
                         ),
@@ -287,7 +291,7 @@ pub fn info_with(path: &std::path::Path, o: &InfoOptions) -> Result<InfoReport, 
         if listed > message_count {
             warnings.push(
                 Warning::new(
-                    "missing_messages",
+                    WarningCode::MissingMessages,
                     format!(
                         "{message_count} of the {listed} messages metadata.yaml lists are present: {} are in the {missing} missing file(s)",
                         listed - message_count

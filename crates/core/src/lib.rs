@@ -20,7 +20,6 @@ pub mod series;
 pub mod suite;
 pub mod sync;
 pub mod tf;
-pub mod timefmt;
 pub use bagscope_checks as check_rules;
 pub use bagscope_clocks as clock_analysis;
 #[cfg(feature = "frames")]
@@ -29,6 +28,7 @@ pub use bagscope_matching as match_analysis;
 pub use bagscope_sync as sync_policy;
 pub use bagscope_synth as synth;
 pub use bagscope_tf as tf_analysis;
+pub use bagscope_types::timefmt;
 
 pub use bagscope_bag::{outfile, text, Bag, BagError, Warning};
 

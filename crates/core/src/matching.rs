@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use bagscope_bag::WarningCode;
 use bagscope_bag::{Bag, Warning};
 use bagscope_clocks::{Axis, ClockMap};
 use bagscope_matching::{
@@ -59,18 +60,11 @@ impl MatchCommandReport {
     }
 }
 
-const WALL_MIN_NS: i64 = 100_000_000 * 1_000_000_000;
-
 fn axis_of(stamps: &[i64]) -> Axis {
-    let nz: Vec<i64> = stamps.iter().copied().filter(|&s| s != 0).collect();
-    if nz.is_empty() {
-        return Axis::Zero;
-    }
-    let wall = nz.iter().filter(|&&s| s >= WALL_MIN_NS).count();
-    if wall * 2 >= nz.len() {
-        Axis::Wall
-    } else {
-        Axis::Sim
+    match bagscope_types::series_is_wall(stamps) {
+        None => Axis::Zero,
+        Some(true) => Axis::Wall,
+        Some(false) => Axis::Sim,
     }
 }
 
@@ -211,7 +205,7 @@ fn decode_topic(
     if errors > 0 {
         warnings.push(
             Warning::new(
-                "decode_error",
+                WarningCode::DecodeError,
                 format!(
                     "{errors} message(s) could not be decoded and were left out (first: {})",
                     first_err.unwrap_or_default()
@@ -224,7 +218,7 @@ fn decode_topic(
     if !stamped {
         warnings.push(
             Warning::new(
-                "headerless",
+                WarningCode::Headerless,
                 "no header stamp: log time is used as this topic's time",
             )
             .topic(&t.name),
@@ -345,7 +339,7 @@ fn prepare(bag: &Bag, a: &MatchArgs) -> Result<Prepared, Error> {
         if unmapped > 0 {
             warnings.push(
                 Warning::new(
-                    "clock_unmapped",
+                    WarningCode::ClockUnmapped,
                     format!(
                         "{unmapped} stamp(s) fall outside the /clock fit and were left unmapped"
                     ),

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use bagscope_bag::WarningCode;
 use bagscope_bag::{Bag, Warning};
 use bagscope_msg::{decode, schema_for_channel, MessageSchema, Value};
 
@@ -132,7 +133,7 @@ pub fn lost_messages(bag: &Bag) -> Vec<Warning> {
     for (topic, l) in per_topic {
         out.push(
             Warning::new(
-                "recorder_lost_messages",
+                WarningCode::RecorderLostMessages,
                 format!(
                     "the recorder reported {} message(s) of {topic} lost: {} in transport (the middleware dropped them before delivery), {} in the recorder (its cache was full or a write failed), between log times {} and {} ns ({}). They are not in the bag",
                     l.transport.saturating_add(l.recorder),
@@ -150,7 +151,7 @@ pub fn lost_messages(bag: &Bag) -> Vec<Warning> {
     if unreadable > 0 {
         out.push(
             Warning::new(
-                "undecodable_topic",
+                WarningCode::UndecodableTopic,
                 format!(
                     "{unreadable} recorder loss event(s) could not be decoded: the loss the recorder reported there is unknown"
                 ),

@@ -181,7 +181,7 @@ fn worst_lags<'a>(
     }
     let flagged: std::collections::BTreeSet<&str> = warnings
         .iter()
-        .filter(|w| crate::findings::severity_of(&w.code, w.data_loss) != Severity::Info)
+        .filter(|w| crate::findings::severity_of(w.code.as_str(), w.data_loss) != Severity::Info)
         .filter_map(|w| w.topic.as_deref())
         .collect();
     let spread = |d: &Distribution| d.summary.map_or(0, |s| s.p99.saturating_sub(s.p50));
@@ -1387,7 +1387,7 @@ fn warning_rows(r: &Report) -> Vec<Vec<String>> {
         .iter()
         .map(|w| {
             vec![
-                w.code.clone(),
+                w.code.to_string(),
                 w.topic.clone().unwrap_or_default(),
                 // Which file of a split recording.
                 w.file.clone().unwrap_or_default(),

@@ -4,6 +4,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use bagscope_bag::WarningCode;
 use bagscope_bag::{Bag, Warning};
 use bagscope_msg::{schema_for_channel, MessageSchema, StampLocator, StampSource};
 
@@ -126,7 +127,7 @@ pub fn scan_series(bag: &Bag, wanted: &[bool]) -> (Vec<TopicSeries>, Vec<Warning
         if let Err(e) = &schemas[i] {
             warnings.push(
                 Warning::new(
-                    "undecodable_topic",
+                    WarningCode::UndecodableTopic,
                     format!("cannot be decoded ({e}): only its log times are analysed"),
                 )
                 .topic(&s.topic),
@@ -135,7 +136,7 @@ pub fn scan_series(bag: &Bag, wanted: &[bool]) -> (Vec<TopicSeries>, Vec<Warning
         if s.stamp_errors > 0 {
             warnings.push(
                 Warning::new(
-                    "stamp_unreadable",
+                    WarningCode::StampUnreadable,
                     format!(
                         "{} message(s) whose stamp could not be read (malformed payload): left out of timing analyses",
                         s.stamp_errors

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use bagscope_bag::WarningCode;
 use bagscope_bag::{Bag, Warning};
 use bagscope_msg::StampSource;
 use bagscope_sync::{
@@ -189,7 +190,7 @@ fn arrivals(bag: &Bag, names: &[String]) -> Result<Fed, Error> {
             if bad[k] > 0 {
                 warnings.push(
                     Warning::new(
-                        "stamp_unreadable",
+                        WarningCode::StampUnreadable,
                         format!("{} message(s) with an unreadable stamp were not fed to the synchronizer", bad[k]),
                     )
                     .topic(&bag.topics[i].name)
@@ -199,7 +200,7 @@ fn arrivals(bag: &Bag, names: &[String]) -> Result<Fed, Error> {
             if locs[i].source() == StampSource::None {
                 warnings.push(
                     Warning::new(
-                        "headerless",
+                        WarningCode::Headerless,
                         "topic has no header stamp: message_filters would reject it unless allow_headerless is set (log time used as its time)",
                     )
                     .topic(&bag.topics[i].name),
@@ -218,12 +219,11 @@ fn arrivals(bag: &Bag, names: &[String]) -> Result<Fed, Error> {
 
 fn stamp_axes_split(arr: &[Arrival], n: usize) -> bool {
     // Epoch stamps (after 1973) on some topics and small ones on others cannot be paired.
-    const WALL_MIN_NS: i64 = 100_000_000 * 1_000_000_000;
     let mut wall = vec![None; n];
     for a in arr {
         if let Some(s) = a.stamp_ns() {
             if s != 0 {
-                wall[a.topic].get_or_insert(s >= WALL_MIN_NS);
+                wall[a.topic].get_or_insert(bagscope_types::is_wall_ns(s));
             }
         }
     }
@@ -264,7 +264,7 @@ pub fn sync(path: &Path, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
     let split = stamp_axes_split(&arr, n);
     if split {
         warnings.push(Warning::new(
-            "split_clock_axes",
+            WarningCode::SplitClockAxes,
             "the topics' stamps are on different clocks (wall vs sim/relative): no synchronizer can pair them; see `bagscope clocks`",
         ));
     }

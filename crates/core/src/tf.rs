@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use bagscope_bag::WarningCode;
 use bagscope_bag::{Bag, Warning};
 use bagscope_msg::types::TFMessage;
 use bagscope_msg::{decode_typed, StampSource};
@@ -123,7 +124,7 @@ pub(crate) fn read_tf(bag: &Bag, tf_topics: &[String], data: &[String]) -> Resul
         } else {
             warnings.push(
                 Warning::new(
-                    "tf_topic_missing",
+                    WarningCode::TfTopicMissing,
                     "TF topic not in the bag: treated as empty",
                 )
                 .topic(name),
@@ -206,7 +207,7 @@ pub(crate) fn read_tf(bag: &Bag, tf_topics: &[String], data: &[String]) -> Resul
         if n > 0 {
             warnings.push(
                 Warning::new(
-                    "undecodable",
+                    WarningCode::Undecodable,
                     format!("{n} message(s) whose TF payload or header (stamp, frame_id) could not be read were left out"),
                 )
                 .topic(&bag.topics[i].name)
@@ -218,7 +219,7 @@ pub(crate) fn read_tf(bag: &Bag, tf_topics: &[String], data: &[String]) -> Resul
         if locs[i].source() != StampSource::HeaderStamp {
             warnings.push(
                 Warning::new(
-                    "headerless",
+                    WarningCode::Headerless,
                     "topic has no std_msgs/Header: tf2_ros::MessageFilter cannot take it",
                 )
                 .topic(&bag.topics[i].name),
@@ -268,12 +269,12 @@ pub fn tf(path: &Path, o: &TfOptions) -> Result<TfCommandReport, Error> {
     }
     if tf_msgs().next().is_none() {
         warnings.push(Warning::new(
-            "no_tf",
+            WarningCode::NoTf,
             "no TF messages on the given TF topics: every lookup fails (see --tf-topics)",
         ));
     }
     for f in &tree.findings {
-        warnings.push(Warning::new(&f.code, f.message.clone()));
+        warnings.push(Warning::new(f.code, f.message.clone()));
     }
     warnings.sort();
     warnings.dedup();

@@ -5,26 +5,13 @@ use crate::decode::{decode_prefix, Reader, ENCAPSULATION_HEADER_LEN};
 use crate::error::DecodeError;
 use crate::schema::{ArrayKind, BaseType, MessageSchema};
 use crate::value::Value;
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 const HEADER: &str = "std_msgs/msg/Header";
 const TIME: &str = "builtin_interfaces/msg/Time";
 const CLOCK: &str = "rosgraph_msgs/msg/Clock";
 
-/// Where a message's timestamp came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StampSource {
-    /// `header.stamp` (a top-level `std_msgs/Header header` field).
-    HeaderStamp,
-    /// A top-level `builtin_interfaces/Time stamp` field.
-    TopLevelStamp,
-    /// The `clock` field of `rosgraph_msgs/Clock`.
-    ClockField,
-    /// The type carries no timestamp we know how to find.
-    None,
-}
+pub use bagscope_types::StampSource;
 
 #[derive(Debug, Clone, PartialEq)]
 enum Access {

@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bagscope_bag::WarningCode;
 use bagscope_bag::{Bag, BagError, Warning};
 use bagscope_msg::{schema_for_channel, StampLocator, StampSource};
 use bagscope_stats::NsSummary;
@@ -423,7 +424,7 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         if o.order == Order::Stamp && loc.source() == StampSource::None {
             warnings.push(
                 Warning::new(
-                    "schedule_fallback",
+                    WarningCode::ScheduleFallback,
                     format!(
                         "{} has no header.stamp: scheduled by log time, shifted onto the \
                          stamps' clock by the latest stamped message's stamp − log time",
@@ -436,7 +437,7 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         if o.restamp == Restamp::Now && stamp_offset.is_none() {
             warnings.push(
                 Warning::new(
-                    "not_restamped",
+                    WarningCode::NotRestamped,
                     format!(
                         "{} has no header.stamp at a fixed place: sent with its recorded stamp",
                         t.type_name
@@ -448,14 +449,14 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         let recorded = match qos::from_recorded(t.offered_qos_profiles.as_deref()) {
             Ok(offer) => {
                 if let Some(m) = offer.mixed {
-                    warnings.push(Warning::new("qos_mixed", m).topic(&t.name));
+                    warnings.push(Warning::new(WarningCode::QosMixed, m).topic(&t.name));
                 }
                 offer.qos
             }
             Err(e) => {
                 warnings.push(
                     Warning::new(
-                        "qos_unreadable",
+                        WarningCode::QosUnreadable,
                         format!(
                             "offered_qos_profiles unreadable ({e}): offering the ROS 2 default"
                         ),
@@ -492,7 +493,7 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
     }
     if o.order == Order::Publish && !bag.has_publish_time() {
         warnings.push(Warning::new(
-            "schedule_fallback",
+            WarningCode::ScheduleFallback,
             "this bag records no publish time: scheduled by log time",
         ));
     }
@@ -534,7 +535,7 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
                 // Messages sent before anyone listens are lost to the run being recorded.
                 warnings.push(
                     Warning::new(
-                        "no_subscriber",
+                        WarningCode::NoSubscriber,
                         format!(
                             "no subscriber matched within the wait for: {} (played anyway)",
                             missing.join(", ")
@@ -639,7 +640,7 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         let (_, back) = e.counts();
         if back > 0 {
             warnings.push(Warning::new(
-                "followed_clock_jumped_back",
+                WarningCode::FollowedClockJumpedBack,
                 format!(
                     "{} went back {back} time(s) (a simulation reset?): playback went on from \
                      where it was, paced by the clock from there",
@@ -657,7 +658,7 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
             {
                 warnings.push(
                     Warning::new(
-                        "not_acknowledged",
+                        WarningCode::NotAcknowledged,
                         "reliable subscribers had not acknowledged every message when playback ended",
                     )
                     .topic(&p.published_as)
@@ -688,7 +689,7 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
             {
                 warnings.push(
                     Warning::new(
-                        "schedule_fallback",
+                        WarningCode::ScheduleFallback,
                         match o.order {
                             Order::Stamp => format!(
                                 "{n} message(s) without header.stamp (or with a zero one): \
@@ -708,7 +709,7 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
     if state.bad_encapsulation > 0 {
         warnings.push(
             Warning::new(
-                "unsupported_encapsulation",
+                WarningCode::UnsupportedEncapsulation,
                 format!(
                     "{} message(s) are not plain CDR (XCDR2 or other): not sent",
                     state.bad_encapsulation
@@ -719,7 +720,7 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
     }
     if state.options_dropped > 0 {
         warnings.push(Warning::new(
-            "encapsulation_options",
+            WarningCode::EncapsulationOptions,
             format!(
                 "{} message(s) had non-zero CDR encapsulation options; RTPS carries them as zero",
                 state.options_dropped
@@ -731,7 +732,7 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
     if played == 0 && !interrupted {
         warnings.push(
             Warning::new(
-                "nothing_played",
+                WarningCode::NothingPlayed,
                 "no message of the selected topics lies in the selected window (or the bag is empty)",
             )
             .loss(),

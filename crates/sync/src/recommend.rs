@@ -185,8 +185,6 @@ pub const MIN_CANDIDATE_SETS: usize = 10;
 /// Largest queue a recommendation may need. A receive-lag difference beyond this many
 /// periods is a clock offset, not a queue to configure; it also bounds the sweeps.
 pub const MAX_QUEUE_SIZE: usize = 10_000;
-/// Stamps at or after this (1973) are on wall time; smaller ones on a relative or sim clock.
-const WALL_MIN_NS: i64 = 100_000_000 * 1_000_000_000;
 /// Queue sizes swept at most: every size up to this many, a geometric grid beyond.
 const QUEUE_GRID_POINTS: usize = 64;
 /// On a long queue curve, the sizes swept one by one before the geometric grid begins.
@@ -306,7 +304,9 @@ fn screen(input: &RecommendInput, sorted: &[Vec<i64>]) -> Result<usize, SyncErro
     let apart = |a: usize, b: usize| (median(b) as i128 - median(a) as i128).abs();
 
     // Epoch stamps on some topics and small ones on others: the difference is a clock offset.
-    let wall: Vec<bool> = (0..n).map(|k| median(k) >= WALL_MIN_NS).collect();
+    let wall: Vec<bool> = (0..n)
+        .map(|k| bagscope_types::is_wall_ns(median(k)))
+        .collect();
     let pair = (0..n)
         .filter(|&a| wall[a])
         .flat_map(|a| (0..n).filter(|&b| !wall[b]).map(move |b| (a, b)))

@@ -2,6 +2,7 @@
 //! rate and gaps, plus structural problems (several parents for one child, two publishers
 //! fighting over one child, a child both static and dynamic).
 
+use bagscope_types::WarningCode;
 use std::collections::{BTreeMap, BTreeSet};
 
 use bagscope_stats::{median_ns, NsSummary};
@@ -42,7 +43,7 @@ pub struct EdgeReport {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Finding {
     /// `multiple_parents`, `competing_publishers`, `static_and_dynamic`.
-    pub code: String,
+    pub code: WarningCode,
     pub child: String,
     pub parents: Vec<String>,
     pub topics: Vec<String>,
@@ -123,8 +124,8 @@ pub fn analyze_tree<'a>(
     for (child, ch) in &children {
         let parents: Vec<String> = ch.parents.iter().cloned().collect();
         let topics: Vec<String> = ch.topics.iter().cloned().collect();
-        let f = |code: &str, message: String| Finding {
-            code: code.to_string(),
+        let f = |code: WarningCode, message: String| Finding {
+            code,
             child: child.clone(),
             parents: parents.clone(),
             topics: topics.clone(),
@@ -132,7 +133,7 @@ pub fn analyze_tree<'a>(
         };
         if parents.len() > 1 {
             findings.push(f(
-                "multiple_parents",
+                WarningCode::MultipleParents,
                 format!(
                     "frame {child} has {} parents ({}): a frame has one parent in tf2; lookups follow whichever was received last before the stamp",
                     parents.len(),
@@ -145,7 +146,7 @@ pub fn analyze_tree<'a>(
         let dyn_topics = ch.topics.len() > 1 && !ch.is_static.contains(&true);
         if ch.switches >= 2 || dyn_topics {
             findings.push(f(
-                "competing_publishers",
+                WarningCode::CompetingPublishers,
                 format!(
                     "frame {child} is published by more than one source ({} parent switches, topics {}): transforms jump between them",
                     ch.switches,
@@ -155,7 +156,7 @@ pub fn analyze_tree<'a>(
         }
         if ch.is_static.len() > 1 {
             findings.push(f(
-                "static_and_dynamic",
+                WarningCode::StaticAndDynamic,
                 format!("frame {child} arrives on both static and dynamic TF: tf2 keeps the kind of the first one received"),
             ));
         }

@@ -1,10 +1,10 @@
-//! Nanosecond times for humans: UTC ISO-8601 for epoch times, seconds for small (sim) times.
+//! Nanosecond times for humans: UTC ISO-8601 for epoch times, seconds for small (sim) times,
+//! durations with their unit. Every text output formats times through these functions.
 
 /// `2025-11-30T00:00:09.500000000Z` for wall-clock values, `9.500000000 s` for values before
 /// 1973 (sim time, time since boot), which are not dates.
 pub fn human_ns(ns: i64) -> String {
-    const WALL_MIN_NS: i64 = 100_000_000 * 1_000_000_000;
-    if ns < WALL_MIN_NS {
+    if !crate::is_wall_ns(ns) {
         return format!("{:.9} s", ns as f64 / 1e9);
     }
     let secs = ns.div_euclid(1_000_000_000);
@@ -34,9 +34,20 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
-/// Seconds with millisecond precision, for tables.
+/// Seconds with millisecond precision, for tables: `1.500`.
 pub fn secs(ns: i64) -> String {
     format!("{:.3}", ns as f64 / 1e9)
+}
+
+/// Seconds with millisecond precision and the unit, for sentences: `1.500 s`.
+pub fn secs_unit(ns: i64) -> String {
+    format!("{:.3} s", ns as f64 / 1e9)
+}
+
+/// Milliseconds to a tenth, with the unit, for sentences: `12.3 ms` (takes `f64` nanoseconds so
+/// that means and other non-integer values need no rounding first).
+pub fn ms_unit(ns: f64) -> String {
+    format!("{:.1} ms", ns / 1e6)
 }
 
 /// A duration with the unit that fits it: `17 ns`, `3.2 µs`, `1.500 ms`, `2.000 s`.
@@ -68,5 +79,16 @@ mod tests {
             "2000-02-29T00:00:00.500000000Z"
         );
         assert_eq!(human_ns(9_500_000_000), "9.500000000 s");
+    }
+
+    #[test]
+    fn units() {
+        assert_eq!(secs(1_500_000_000), "1.500");
+        assert_eq!(secs_unit(-1_500_000_000), "-1.500 s");
+        assert_eq!(ms_unit(12_340_000.0), "12.3 ms");
+        assert_eq!(short_ns(17), "17 ns");
+        assert_eq!(short_ns(3_200), "3.2 µs");
+        assert_eq!(short_ns(1_500_000), "1.500 ms");
+        assert_eq!(short_ns(2_000_000_000), "2.000 s");
     }
 }
