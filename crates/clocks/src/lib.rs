@@ -313,13 +313,7 @@ fn median_of(v: &mut [i64]) -> Option<i64> {
     bagscope_stats::median_in_place(v)
 }
 
-fn secs(ns: i64) -> String {
-    format!("{:.3} s", ns as f64 / 1e9)
-}
-
-fn ms(ns: f64) -> String {
-    format!("{:.1} ms", ns / 1e6)
-}
+use bagscope_types::timefmt::{ms_unit_f as ms, secs_unit as secs};
 
 fn join(v: &[String]) -> String {
     v.join(", ")

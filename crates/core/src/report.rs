@@ -256,9 +256,7 @@ fn tracking_error(
         .unzip()
 }
 
-fn ms(ns: i64) -> String {
-    format!("{:.1} ms", ns as f64 / 1e6)
-}
+use bagscope_types::timefmt::ms_unit as ms;
 
 /// Command and response per joint before and after the delay shift, the tracking error over
 /// time, and the error-vs-shift curve with the chosen delay marked.
@@ -1051,9 +1049,7 @@ fn esc(s: &str) -> String {
     o
 }
 
-fn secs(ns: i64) -> String {
-    format!("{:.3} s", ns as f64 / 1e9)
-}
+use bagscope_types::timefmt::secs_unit as secs;
 
 fn opt_ms(v: Option<i64>) -> String {
     v.map(ms).unwrap_or_else(|| "–".into())

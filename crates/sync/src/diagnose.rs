@@ -46,9 +46,7 @@ pub struct Diagnosis {
     pub message: String,
 }
 
-fn ms(ns: i64) -> String {
-    format!("{:.1} ms", ns as f64 / 1e6)
-}
+use bagscope_types::timefmt::ms_unit as ms;
 
 /// Diagnoses sorted by kind. Topic-empty and hint-based ones are always given; the others
 /// only when the match rate is below `hints.low_match_rate`.

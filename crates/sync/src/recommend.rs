@@ -238,9 +238,7 @@ fn periods_of(sorted: &[i64]) -> Vec<i64> {
         .collect()
 }
 
-fn secs(ns: i64) -> String {
-    format!("{:.3}", ns as f64 / 1e9)
-}
+use bagscope_types::timefmt::secs;
 
 /// Refuses input whose numbers would mean nothing: too few messages, frozen stamps, stamps on
 /// different clocks or in disjoint ranges, too few sets that could form. `sorted`: each

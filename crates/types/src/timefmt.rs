@@ -44,9 +44,13 @@ pub fn secs_unit(ns: i64) -> String {
     format!("{:.3} s", ns as f64 / 1e9)
 }
 
-/// Milliseconds to a tenth, with the unit, for sentences: `12.3 ms` (takes `f64` nanoseconds so
-/// that means and other non-integer values need no rounding first).
-pub fn ms_unit(ns: f64) -> String {
+/// Milliseconds to a tenth, with the unit, for sentences: `12.3 ms`.
+pub fn ms_unit(ns: i64) -> String {
+    ms_unit_f(ns as f64)
+}
+
+/// [`ms_unit`] of a non-integer nanosecond value (a mean, a fitted offset).
+pub fn ms_unit_f(ns: f64) -> String {
     format!("{:.1} ms", ns / 1e6)
 }
 
@@ -85,7 +89,8 @@ mod tests {
     fn units() {
         assert_eq!(secs(1_500_000_000), "1.500");
         assert_eq!(secs_unit(-1_500_000_000), "-1.500 s");
-        assert_eq!(ms_unit(12_340_000.0), "12.3 ms");
+        assert_eq!(ms_unit(12_340_000), "12.3 ms");
+        assert_eq!(ms_unit_f(12_360_000.0), "12.4 ms");
         assert_eq!(short_ns(17), "17 ns");
         assert_eq!(short_ns(3_200), "3.2 µs");
         assert_eq!(short_ns(1_500_000), "1.500 ms");
