@@ -17,7 +17,7 @@ work=${BENCH_DIR:-target/peers}
 mkdir -p "$work"
 
 cargo build --release -q -p bagscope-cli
-cargo build --release -q -p bagscope-core --example decompress_only
+cargo build --release -q -p bagscope --example decompress_only
 bin=target/release/bagscope
 base=target/release/examples/decompress_only
 

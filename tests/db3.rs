@@ -179,7 +179,7 @@ fn talker_and_service_event_bags_decode() {
         "rosbag2_cpp/test/rosbag2_cpp/bags/topics_and_services.db3",
     ] {
         let bag = Bag::open(r.join(p)).unwrap();
-        let schemas = bagscope_core::series::topic_schemas(&bag);
+        let schemas = bagscope::series::topic_schemas(&bag);
         let scan = bag.scan(&bag.all_topics(), |m| match &schemas[m.topic] {
             Ok(s) => bagscope_msg::decode(s, m.data)
                 .map(|_| ())
@@ -366,7 +366,7 @@ fn db3_has_no_publish_time() {
     let s = bag.scan(&bag.all_topics(), |m| m.publish_time_ns);
     assert_eq!(s.items.len(), 3000);
     assert!(s.items.iter().all(|i| i.value.is_none()));
-    let (series, _) = bagscope_core::series::scan_series(&bag, &bag.all_topics());
+    let (series, _) = bagscope::series::scan_series(&bag, &bag.all_topics());
     for t in &series {
         assert!(t.publish_time_ns.is_empty(), "{}", t.topic);
         assert!(!t.log_time_ns.is_empty(), "{}", t.topic);

@@ -249,7 +249,7 @@ fn clock_offsets_are_named() {
         }
         let mut want = BTreeSet::new();
         for (t, mut d) in per_topic {
-            if d.len() < 5 || bagscope_core::clock_analysis::is_aggregate_topic(&t) {
+            if d.len() < 5 || bagscope::clock_analysis::is_aggregate_topic(&t) {
                 continue;
             }
             d.sort();

@@ -74,7 +74,7 @@ fn main() -> ExitCode {
     // A second Ctrl-C, or the first one for commands that cannot stop half-way, ends the
     // process at once: the temporary files being written (`OUT.partial`, `NAME.tmp`, a
     // report's stage) are removed first.
-    interrupt::before_forced_exit(bagscope_core::outfile::remove_live);
+    interrupt::before_forced_exit(bagscope::outfile::remove_live);
     #[cfg(feature = "export")]
     let stops_cleanly = matches!(cli.command, Command::Batch(_));
     #[cfg(not(feature = "export"))]
@@ -83,7 +83,7 @@ fn main() -> ExitCode {
     let stops_cleanly = stops_cleanly || matches!(cli.command, Command::Play(_));
     if !stops_cleanly {
         interrupt::on_interrupt(|| {
-            bagscope_core::outfile::remove_live();
+            bagscope::outfile::remove_live();
             std::process::exit(130);
         });
     }

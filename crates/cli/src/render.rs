@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use bagscope_core::text::visible;
+use bagscope::text::visible;
 use serde::Serialize;
 
 /// Pretty JSON on stdout, newline-terminated.
@@ -87,7 +87,7 @@ fn verbose() -> bool {
     VERBOSE.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-fn warning_line(w: &bagscope_core::Warning) -> String {
+fn warning_line(w: &bagscope::Warning) -> String {
     // The file matters when a bag has several (split recordings): name it.
     format!(
         "warning [{}]{}{}: {}\n",
@@ -107,9 +107,9 @@ fn warning_line(w: &bagscope_core::Warning) -> String {
 /// Warnings as text: by default one line per code (how many, which topics or files, the first
 /// message), worst first; with `--verbose` every warning on its own line. Topics and files are
 /// listed in natural order (`_2` before `_10`).
-pub fn warnings(ws: &[bagscope_core::Warning]) -> String {
-    use bagscope_core::findings::{natural_cmp, severity_of};
-    let mut ws: Vec<&bagscope_core::Warning> = ws.iter().collect();
+pub fn warnings(ws: &[bagscope::Warning]) -> String {
+    use bagscope::findings::{natural_cmp, severity_of};
+    let mut ws: Vec<&bagscope::Warning> = ws.iter().collect();
     ws.sort_by(|a, b| {
         severity_of(a.code.as_str(), a.data_loss)
             .cmp(&severity_of(b.code.as_str(), b.data_loss))
@@ -184,14 +184,14 @@ pub fn warnings(ws: &[bagscope_core::Warning]) -> String {
 pub fn rate(rate_hz: Option<f64>, count: u64, span_ns: i64) -> String {
     match rate_hz {
         Some(r) => format!("{r:.2}"),
-        None if count >= 2 => format!("span {}", bagscope_core::timefmt::short_ns(span_ns)),
+        None if count >= 2 => format!("span {}", bagscope::timefmt::short_ns(span_ns)),
         None => "-".into(),
     }
 }
 
 /// The verdicts' findings, one line per code, worst first (errors, warnings, then info).
-pub fn findings(fs: &[bagscope_core::findings::VerdictFinding]) -> String {
-    use bagscope_core::findings::Severity;
+pub fn findings(fs: &[bagscope::findings::VerdictFinding]) -> String {
+    use bagscope::findings::Severity;
     if fs.is_empty() {
         return "findings: none\n".into();
     }

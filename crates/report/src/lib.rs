@@ -1,607 +1,1817 @@
-//! Drawing only. Plain data in (`i64` nanosecond series, `f64` values, histogram bins), PNG or
-//! SVG out. No analysis happens here: callers compute the series and distributions; this crate
-//! turns them into pictures. It is the only crate of the workspace that depends on `plotters`.
+//! The report page and every figure bagscope draws: `bagscope report` runs the library's
+//! commands (info, clocks, sync, match, check) on one bag and writes a self-contained
+//! `index.html`, a `report.md` with PNGs beside it, and a `report.json` with every number shown;
+//! `clocks`, `match`, `compare` and `hist` write their figures through it too. This crate chooses
+//! the figures and words the verdicts; `bagscope-plot` draws, the `bagscope` library computes.
+//! Nothing here re-implements an analysis.
 //!
-//! Text is drawn with an embedded font (DejaVu Sans, see `assets/fonts/`), registered with
-//! plotters' `ab_glyph` backend, so PNGs render the same on a machine without any system fonts.
+//! It sits above the `bagscope` library (it lays out that library's reports), so the library's
+//! `batch --report` receives the page writer as a function ([`batch_page`]).
 
-use std::path::Path;
-use std::sync::OnceLock;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
-use plotters::coord::Shift;
-use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
-use plotters::style::{register_font, FontStyle};
 use serde::Serialize;
 
-/// DejaVu Sans (Bitstream Vera licence, `assets/fonts/DejaVuSans.LICENSE`).
-static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
-const FAMILY: &str = "sans-serif";
+use bagscope_bag::outfile;
+use bagscope_bag::text::{file_stem_for_topic, md_escape, visible};
+use bagscope_bag::Warning;
+use bagscope_clocks::ClocksOptions;
+use bagscope_matching::JointSeries;
+use bagscope_plot::{Figure, HistChart, Line, LineChart, Marker, Scale};
+use bagscope_sync::Policy;
 
+pub use bagscope::bag_name;
+use bagscope::check::{check, CheckOptions, CheckReport};
+use bagscope::clocks::{clocks_data, ClocksCommandReport, ClocksData};
+use bagscope::findings::{check_hits, summarise, Severity, VerdictFinding};
+use bagscope::hist::{lag_distributions, DistKind, Distribution, HistOptions, HistReport};
+use bagscope::info::{info, InfoReport};
+use bagscope::matching::{
+    compare_series, match_bag_series, CompareCommandReport, MatchArgs, MatchCommandReport,
+};
+use bagscope::sync::{sync, SyncCommandReport, SyncOptions};
+
+/// Why a report or a figure could not be written.
 #[derive(Debug, thiserror::Error)]
-pub enum ReportError {
-    #[error("the embedded font could not be loaded")]
-    Font,
-    #[error("cannot draw {what}: {msg}")]
-    Draw { what: String, msg: String },
-    #[error("unknown plot format for {0}: use a .png or .svg file name")]
-    Format(String),
-    #[error("cannot write {path}: {msg}")]
-    Io { path: String, msg: String },
-}
-
-fn font() -> Result<(), ReportError> {
-    // Registration is global in plotters: do it once, remember the outcome.
-    static DONE: OnceLock<bool> = OnceLock::new();
-    let ok = *DONE.get_or_init(|| register_font(FAMILY, FontStyle::Normal, FONT).is_ok());
-    if ok {
-        Ok(())
-    } else {
-        Err(ReportError::Font)
-    }
-}
-
-/// How a nanosecond quantity (or a plain value) is shown on an axis.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Scale {
-    /// ns shown as seconds.
-    Seconds,
-    /// ns shown as milliseconds.
-    Millis,
-    /// The value as given.
-    Raw,
-}
-
-impl Scale {
-    fn ns(self, v: i64) -> f64 {
-        self.f(v as f64)
-    }
-    fn f(self, v: f64) -> f64 {
-        match self {
-            Scale::Seconds => v / 1e9,
-            Scale::Millis => v / 1e6,
-            Scale::Raw => v,
-        }
-    }
-    fn unit(self) -> &'static str {
-        match self {
-            Scale::Seconds => " [s]",
-            Scale::Millis => " [ms]",
-            Scale::Raw => "",
-        }
-    }
-}
-
-/// One polyline: `x_ns[i]` against `y[i]`; non-finite points are skipped.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Line {
-    pub label: String,
-    pub x_ns: Vec<i64>,
-    pub y: Vec<f64>,
-    /// Draw points only (for scattered samples such as per-message lag).
-    pub points: bool,
-}
-
-/// A vertical marker line at `x_ns` with a label (a chosen delay, a mode).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Marker {
-    pub x_ns: i64,
-    pub label: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LineChart {
-    pub title: String,
-    pub x_label: String,
-    pub y_label: String,
-    pub x_scale: Scale,
-    pub y_scale: Scale,
-    pub lines: Vec<Line>,
-    pub markers: Vec<Marker>,
-}
-
-/// Fixed-width bins: bin `i` covers `[start_ns + i·w, start_ns + (i+1)·w)`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct HistChart {
-    pub title: String,
-    pub x_label: String,
-    pub x_scale: Scale,
-    pub start_ns: i64,
-    pub bin_width_ns: i64,
-    pub counts: Vec<u64>,
-    /// Mode centres, drawn as labelled vertical lines.
-    pub modes_ns: Vec<i64>,
-    /// Shown under the title (e.g. how many values fell outside the bins).
-    pub note: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub enum Figure {
-    Line(LineChart),
-    Hist(HistChart),
-    /// Panels laid out row by row, `cols` wide. Nested grids are drawn as empty panels.
-    Grid {
-        title: String,
-        cols: usize,
-        panels: Vec<Figure>,
+pub enum Error {
+    /// Reading or analysing the bag failed.
+    #[error(transparent)]
+    Bag(#[from] bagscope::Error),
+    /// Drawing a figure failed.
+    #[error(transparent)]
+    Draw(#[from] bagscope_plot::PlotError),
+    /// Writing an output file failed.
+    #[error("cannot write {}", path.display())]
+    Io {
+        /// The file or folder that could not be written.
+        path: PathBuf,
+        /// The operating system's reason.
+        #[source]
+        source: std::io::Error,
     },
+    /// The report could not be serialised as JSON.
+    #[error("cannot serialise the report")]
+    Json(#[source] serde_json::Error),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Png,
-    Svg,
+/// One figure with a stable id (file stem and HTML element id suffix; made of
+/// `[A-Za-z0-9_.-]`, topic names through [`file_stem_for_topic`]).
+#[derive(Debug, Clone)]
+pub struct Plot {
+    pub id: String,
+    pub title: String,
+    pub figure: Figure,
 }
 
-impl Format {
-    /// From the file extension (case-insensitive).
-    pub fn of(path: &Path) -> Option<Format> {
-        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-        match ext.as_str() {
-            "png" => Some(Format::Png),
-            "svg" => Some(Format::Svg),
-            _ => None,
-        }
+// ------------------------------------------------------------------ figures
+
+fn scale_for(values: &[i64]) -> Scale {
+    // Distributions spanning seconds read better in seconds than in thousands of ms.
+    let span = match (values.iter().min(), values.iter().max()) {
+        (Some(&a), Some(&b)) => b as i128 - a as i128,
+        _ => 0,
+    };
+    if span > 5_000_000_000 {
+        Scale::Seconds
+    } else {
+        Scale::Millis
     }
 }
 
-const PANEL_W: u32 = 900;
-const PANEL_H: u32 = 420;
-/// Lines longer than this are decimated (min/max per bucket) to keep SVGs small.
-const MAX_POINTS: usize = 2000;
-const PALETTE: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-];
-const MARK: RGBColor = RGBColor(200, 0, 0);
-
-impl Figure {
-    /// Pixel size that fits the figure: one panel, or a grid of panels.
-    pub fn size(&self) -> (u32, u32) {
-        match self {
-            Figure::Grid { cols, panels, .. } => {
-                let (c, r) = grid_shape(*cols, panels.len());
-                let w = if c == 1 { PANEL_W } else { 560 * c as u32 };
-                (w, 40 + 340 * r as u32)
-            }
-            _ => (PANEL_W, PANEL_H),
-        }
+/// A histogram panel of one distribution, modes marked.
+pub fn dist_chart(d: &Distribution) -> Figure {
+    let (start, width, counts, outside) = match &d.bins {
+        Some(b) => (
+            b.start_ns,
+            b.bin_width_ns,
+            b.counts.clone(),
+            b.below + b.above,
+        ),
+        None => (0, 1, Vec::new(), 0),
+    };
+    let edge = [
+        start,
+        start.saturating_add(width.saturating_mul(counts.len() as i64)),
+    ];
+    let mut notes = Vec::new();
+    if d.bimodal {
+        notes.push(format!("{} modes", d.modes_ns.len()));
     }
-
-    fn title(&self) -> &str {
-        match self {
-            Figure::Line(c) => &c.title,
-            Figure::Hist(h) => &h.title,
-            Figure::Grid { title, .. } => title,
-        }
+    if outside > 0 {
+        notes.push(format!("{outside} outside"));
     }
+    if d.bins.is_none() {
+        notes.push("no data".into());
+    }
+    Figure::Hist(HistChart {
+        title: visible(&d.title()).into_owned(),
+        x_label: match d.kind {
+            DistKind::StampDiff => "partner stamp − stamp",
+            DistKind::Period => "period",
+            DistKind::Lag => "log_time − stamp",
+        }
+        .into(),
+        x_scale: scale_for(&edge),
+        start_ns: start,
+        bin_width_ns: width,
+        counts,
+        modes_ns: d.modes_ns.clone(),
+        note: (!notes.is_empty()).then(|| notes.join(", ")),
+    })
+}
 
-    /// The figure as an SVG document (no XML declaration, so it can be inlined in HTML).
-    pub fn to_svg(&self) -> Result<String, ReportError> {
-        font()?;
-        let mut s = String::new();
+/// All distributions of a `hist` run, two panels per row.
+pub fn hist_figure(r: &HistReport) -> Figure {
+    Figure::Grid {
+        title: visible(&format!(
+            "{}: {}",
+            bag_name(Path::new(&r.bag)),
+            r.topics.join(", ")
+        ))
+        .into_owned(),
+        cols: 2,
+        panels: r.distributions.iter().map(dist_chart).collect(),
+    }
+}
+
+fn lag_plot(d: &Distribution, x: &[i64], y: &[i64]) -> Plot {
+    let t0 = x.first().copied().unwrap_or(0);
+    let over_time = Figure::Line(LineChart {
+        title: format!("lag over time {}", visible(&d.topic)),
+        x_label: "log time since first message".into(),
+        y_label: if d.note.is_some() {
+            "log_time − stamp − median".into()
+        } else {
+            "log_time − stamp".into()
+        },
+        x_scale: Scale::Seconds,
+        y_scale: match scale_for(y) {
+            Scale::Seconds => Scale::Seconds,
+            _ => Scale::Millis,
+        },
+        lines: vec![Line {
+            label: String::new(),
+            x_ns: x.iter().map(|v| v.saturating_sub(t0)).collect(),
+            y: y.iter().map(|&v| v as f64).collect(),
+            points: true,
+        }],
+        markers: Vec::new(),
+    });
+    Plot {
+        id: format!("lag-{}", file_stem_for_topic(&d.topic)),
+        title: format!("Lag of {}", visible(&d.topic)),
+        figure: Figure::Grid {
+            title: format!("{} lag (log_time − stamp)", visible(&d.topic)),
+            cols: 2,
+            panels: vec![over_time, dist_chart(d)],
+        },
+    }
+}
+
+/// Per topic with a lag: lag over time and its histogram with the modes marked.
+pub fn clock_plots(d: &ClocksData) -> Vec<Plot> {
+    let lags = lag_distributions(d, 60);
+    worst_lags(&lags, &d.report.warnings)
+        .0
+        .into_iter()
+        .map(|(dist, x, y)| lag_plot(dist, x, y))
+        .collect()
+}
+
+/// Most topics whose lag the report draws: a bag of thousands of topics would otherwise make
+/// thousands of pictures and a page of gigabytes. The worst are drawn (named in findings first,
+/// then the widest lag spread); the rest are in the tables.
+pub const MAX_PLOTTED_TOPICS: usize = 64;
+
+/// Most sensor pairs the report emulates a synchronizer on (the first by name).
+pub const MAX_SYNC_PAIRS: usize = 16;
+
+type LagSeries = (Distribution, Vec<i64>, Vec<i64>);
+
+/// The lag series to draw (at most [`MAX_PLOTTED_TOPICS`], in topic order) and the topics left
+/// undrawn, sorted.
+fn worst_lags<'a>(
+    lags: &'a [LagSeries],
+    warnings: &[Warning],
+) -> (Vec<&'a LagSeries>, Vec<String>) {
+    let mut drawn: Vec<&LagSeries> = lags
+        .iter()
+        .filter(|(_, _, y)| y.len() >= MIN_PLOT_MESSAGES)
+        .collect();
+    if drawn.len() <= MAX_PLOTTED_TOPICS {
+        return (drawn, Vec::new());
+    }
+    let flagged: std::collections::BTreeSet<&str> = warnings
+        .iter()
+        .filter(|w| bagscope::findings::severity_of(w.code.as_str(), w.data_loss) != Severity::Info)
+        .filter_map(|w| w.topic.as_deref())
+        .collect();
+    let spread = |d: &Distribution| d.summary.map_or(0, |s| s.p99.saturating_sub(s.p50));
+    drawn.sort_by(|a, b| {
+        flagged
+            .contains(b.0.topic.as_str())
+            .cmp(&flagged.contains(a.0.topic.as_str()))
+            .then(spread(&b.0).cmp(&spread(&a.0)))
+            .then(a.0.topic.cmp(&b.0.topic))
+    });
+    let mut rest: Vec<String> = drawn[MAX_PLOTTED_TOPICS..]
+        .iter()
+        .map(|l| l.0.topic.clone())
+        .collect();
+    rest.sort();
+    drawn.truncate(MAX_PLOTTED_TOPICS);
+    drawn.sort_by(|a, b| a.0.topic.cmp(&b.0.topic));
+    (drawn, rest)
+}
+
+/// Fewest messages a topic's lag is plotted for: a handful of points makes a near-empty
+/// picture; its numbers are in the tables.
+const MIN_PLOT_MESSAGES: usize = 10;
+
+/// One joint's (time, value) samples, in time order.
+fn joint_track(s: &JointSeries, joint: &str) -> (Vec<i64>, Vec<f64>) {
+    let mut pts: Vec<(i64, f64)> = Vec::new();
+    for (k, names) in s.names.iter().enumerate() {
+        let (Some(&t), Some(vals)) = (s.stamp_ns.get(k), s.values.get(k)) else {
+            continue;
+        };
+        if let Some(v) = names
+            .iter()
+            .position(|n| n == joint)
+            .and_then(|i| vals.get(i))
         {
-            let root = SVGBackend::with_string(&mut s, self.size()).into_drawing_area();
-            self.draw_on(&root)?;
-            root.present().map_err(|e| self.err(e))?;
+            pts.push((t, *v));
         }
-        Ok(s.trim_start_matches(|c| c != '<').to_string())
     }
+    pts.sort_by_key(|p| p.0);
+    pts.into_iter().unzip()
+}
 
-    /// RGB pixels (PNG encoding is done by [`Figure::write`]).
-    fn write_png(&self, path: &Path) -> Result<(), ReportError> {
-        font()?;
-        let root = BitMapBackend::new(path, self.size()).into_drawing_area();
-        self.draw_on(&root)?;
-        root.present().map_err(|e| ReportError::Io {
-            path: path.display().to_string(),
-            msg: e.to_string(),
+/// Linear interpolation inside the sampled span; `None` outside it.
+fn interp(t: &[i64], v: &[f64], x: i64) -> Option<f64> {
+    let i = t.partition_point(|&a| a < x);
+    if i < t.len() && t[i] == x {
+        return v.get(i).copied();
+    }
+    if i == 0 || i >= t.len() {
+        return None;
+    }
+    let (t0, t1) = (t[i - 1], t[i]);
+    let f = (x as i128 - t0 as i128) as f64 / (t1 as i128 - t0 as i128) as f64;
+    Some(v[i - 1] + (v[i] - v[i - 1]) * f)
+}
+
+/// Response − command at each command time, the response read `shift_ns` later.
+fn tracking_error(
+    ct: &[i64],
+    cv: &[f64],
+    rt: &[i64],
+    rv: &[f64],
+    shift_ns: i64,
+    t0: i64,
+) -> (Vec<i64>, Vec<f64>) {
+    ct.iter()
+        .zip(cv)
+        .filter_map(|(&t, &c)| {
+            interp(rt, rv, t.saturating_add(shift_ns)).map(|r| (t.saturating_sub(t0), r - c))
+        })
+        .unzip()
+}
+
+use bagscope_types::timefmt::ms_unit as ms;
+
+/// Command and response per joint before and after the delay shift, the tracking error over
+/// time, and the error-vs-shift curve with the chosen delay marked.
+pub fn match_plots(
+    r: &MatchCommandReport,
+    cmd: &JointSeries,
+    resp: &JointSeries,
+    prefix: &str,
+) -> Vec<Plot> {
+    let delay = r.report.delay_ns;
+    let t0 = cmd.stamp_ns.iter().min().copied().unwrap_or(0);
+    let rel = |t: &[i64], shift: i64| -> Vec<i64> {
+        t.iter()
+            .map(|&x| x.saturating_sub(shift).saturating_sub(t0))
+            .collect()
+    };
+    let joints = &r.report.joints.matched;
+    let mut panels = Vec::new();
+    let mut before = Vec::new();
+    let mut after = Vec::new();
+    for j in joints {
+        let (ct, cv) = joint_track(cmd, j);
+        let (rt, rv) = joint_track(resp, j);
+        panels.push(Figure::Line(LineChart {
+            title: j.clone(),
+            x_label: "time since first command".into(),
+            y_label: "position".into(),
+            x_scale: Scale::Seconds,
+            y_scale: Scale::Raw,
+            lines: vec![
+                Line {
+                    label: "command".into(),
+                    x_ns: rel(&ct, 0),
+                    y: cv.clone(),
+                    points: false,
+                },
+                Line {
+                    label: "response".into(),
+                    x_ns: rel(&rt, 0),
+                    y: rv.clone(),
+                    points: false,
+                },
+                Line {
+                    label: format!("response − {}", ms(delay)),
+                    x_ns: rel(&rt, delay),
+                    y: rv.clone(),
+                    points: false,
+                },
+            ],
+            markers: Vec::new(),
+        }));
+        let (bx, by) = tracking_error(&ct, &cv, &rt, &rv, 0, t0);
+        let (ax, ay) = tracking_error(&ct, &cv, &rt, &rv, delay, t0);
+        before.push(Line {
+            label: j.clone(),
+            x_ns: bx,
+            y: by,
+            points: false,
+        });
+        after.push(Line {
+            label: j.clone(),
+            x_ns: ax,
+            y: ay,
+            points: false,
+        });
+    }
+    // Figure titles are drawn as text: control characters written out.
+    let name = format!(
+        "{} → {}",
+        visible(&r.command_topic),
+        visible(&r.response_topic)
+    );
+    let mut out = vec![Plot {
+        id: format!("{prefix}joints"),
+        title: format!("Command and response per joint, {name}"),
+        figure: Figure::Grid {
+            title: format!("{name}: command, response, response shifted by the delay"),
+            cols: 2,
+            panels,
+        },
+    }];
+    let err_chart = |title: String, lines: Vec<Line>| {
+        Figure::Line(LineChart {
+            title,
+            x_label: "time since first command".into(),
+            y_label: "response − command".into(),
+            x_scale: Scale::Seconds,
+            y_scale: Scale::Raw,
+            lines,
+            markers: Vec::new(),
+        })
+    };
+    out.push(Plot {
+        id: format!("{prefix}error"),
+        title: format!("Tracking error over time, {name}"),
+        figure: Figure::Grid {
+            title: format!("{name}: error before and after the delay shift"),
+            cols: 1,
+            panels: vec![
+                err_chart("before (no shift)".into(), before),
+                err_chart(format!("after shifting by {}", ms(delay)), after),
+            ],
+        },
+    });
+    let curve = &r.report.delay.error_curve;
+    if !curve.is_empty() {
+        let mut lines = vec![Line {
+            label: "RMS error".into(),
+            x_ns: curve.iter().map(|p| p.0).collect(),
+            y: curve.iter().map(|p| p.1).collect(),
+            points: false,
+        }];
+        let deb = &r.report.delay.error_curve_debiased;
+        if !deb.is_empty() {
+            lines.push(Line {
+                label: "RMS error, bias removed".into(),
+                x_ns: deb.iter().map(|p| p.0).collect(),
+                y: deb.iter().map(|p| p.1).collect(),
+                points: false,
+            });
+        }
+        out.push(Plot {
+            id: format!("{prefix}delay-curve"),
+            title: format!("Error vs shift, {name}"),
+            figure: Figure::Line(LineChart {
+                title: format!("{name}: error vs shift"),
+                x_label: "shift".into(),
+                y_label: "RMS error".into(),
+                x_scale: Scale::Millis,
+                y_scale: Scale::Raw,
+                lines,
+                markers: vec![Marker {
+                    x_ns: delay,
+                    label: format!("delay {}", ms(delay)),
+                }],
+            }),
+        });
+    }
+    out
+}
+
+/// Runs side by side (one column per run): each run's command and its response shifted by that
+/// run's own delay, time relative to the run's first command.
+pub fn compare_plots(r: &CompareCommandReport, runs: &bagscope::matching::RunSeries) -> Vec<Plot> {
+    let mut joints: Vec<String> = Vec::new();
+    for (_, c, _) in runs {
+        for names in &c.names {
+            for n in names.iter() {
+                if !joints.contains(n) {
+                    joints.push(n.clone());
+                }
+            }
+        }
+    }
+    joints.sort();
+    let mut panels = Vec::new();
+    for j in &joints {
+        for (name, c, resp) in runs {
+            let delay = r
+                .report
+                .runs
+                .iter()
+                .find(|s| &s.name == name)
+                .and_then(|s| s.delay_ns)
+                .unwrap_or(0);
+            let t0 = c.stamp_ns.iter().min().copied().unwrap_or(0);
+            let (ct, cv) = joint_track(c, j);
+            let (rt, rv) = joint_track(resp, j);
+            let rel = |t: &[i64], s: i64| -> Vec<i64> {
+                t.iter()
+                    .map(|&x| x.saturating_sub(s).saturating_sub(t0))
+                    .collect()
+            };
+            panels.push(Figure::Line(LineChart {
+                title: visible(&format!("{} {j}", bag_name(Path::new(name)))).into_owned(),
+                x_label: "time since first command".into(),
+                y_label: "position".into(),
+                x_scale: Scale::Seconds,
+                y_scale: Scale::Raw,
+                lines: vec![
+                    Line {
+                        label: "command".into(),
+                        x_ns: rel(&ct, 0),
+                        y: cv,
+                        points: false,
+                    },
+                    Line {
+                        label: format!("response − {}", ms(delay)),
+                        x_ns: rel(&rt, delay),
+                        y: rv,
+                        points: false,
+                    },
+                ],
+                markers: Vec::new(),
+            }));
+        }
+    }
+    vec![Plot {
+        id: "compare-runs".into(),
+        title: "Corrected responses of the runs side by side".into(),
+        figure: Figure::Grid {
+            title: "runs side by side: command and delay-corrected response".into(),
+            cols: runs.len().max(1),
+            panels,
+        },
+    }]
+}
+
+/// Files written into `DIR/.bagscope-staging.tmp` first and moved into `DIR` only when all of
+/// them are complete: a failure (a full disk) leaves no truncated file and the files of an
+/// earlier run as they were; the stage is removed on failure, on Ctrl-C
+/// ([`outfile::remove_live`]), and on the next run if a kill left it.
+struct Staging {
+    dir: PathBuf,
+    stage: PathBuf,
+    /// File names in the order they are moved into place.
+    names: Vec<String>,
+    done: bool,
+}
+
+const STAGE: &str = ".bagscope-staging.tmp";
+
+fn io_err(p: &Path, e: std::io::Error) -> Error {
+    Error::Io {
+        path: p.to_path_buf(),
+        source: e,
+    }
+}
+
+impl Staging {
+    fn new(dir: &Path) -> Result<Staging, Error> {
+        std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+        let stage = dir.join(STAGE);
+        outfile::create_temp_dir(&stage).map_err(|e| io_err(&stage, e))?;
+        Ok(Staging {
+            dir: dir.to_path_buf(),
+            stage,
+            names: Vec::new(),
+            done: false,
         })
     }
 
-    /// Writes a `.png` or `.svg` file, chosen by the extension.
-    pub fn write(&self, path: &Path) -> Result<(), ReportError> {
-        match Format::of(path) {
-            Some(Format::Png) => self.write_png(path),
-            Some(Format::Svg) => {
-                let s = self.to_svg()?;
-                std::fs::write(path, s).map_err(|e| ReportError::Io {
-                    path: path.display().to_string(),
-                    msg: e.to_string(),
-                })
-            }
-            None => Err(ReportError::Format(path.display().to_string())),
-        }
+    /// Where to write the file `name` now.
+    fn file(&mut self, name: &str) -> PathBuf {
+        self.names.push(name.to_string());
+        self.stage.join(name)
     }
 
-    fn err<E: std::fmt::Display>(&self, e: E) -> ReportError {
-        ReportError::Draw {
-            what: self.title().to_string(),
-            msg: e.to_string(),
-        }
+    fn write(&mut self, name: &str, bytes: &[u8]) -> Result<(), Error> {
+        let p = self.file(name);
+        std::fs::write(&p, bytes).map_err(|e| io_err(&self.dir.join(name), e))
     }
 
-    fn draw_on<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), ReportError>
-    where
-        DB::ErrorType: 'static,
-    {
-        area.fill(&WHITE).map_err(|e| self.err(e))?;
-        match self {
-            Figure::Line(c) => draw_line(area, c).map_err(|e| self.err(e)),
-            Figure::Hist(h) => draw_hist(area, h).map_err(|e| self.err(e)),
-            Figure::Grid {
-                title,
-                cols,
-                panels,
-            } => {
-                let inner = area
-                    .titled(title, (FAMILY, 22).into_font())
-                    .map_err(|e| self.err(e))?;
-                let (c, r) = grid_shape(*cols, panels.len());
-                let cells = inner.split_evenly((r, c));
-                for (p, cell) in panels.iter().zip(cells.iter()) {
-                    match p {
-                        Figure::Line(lc) => draw_line(cell, lc).map_err(|e| p.err(e))?,
-                        Figure::Hist(h) => draw_hist(cell, h).map_err(|e| p.err(e))?,
-                        Figure::Grid { .. } => {}
-                    }
-                }
-                Ok(())
-            }
+    /// Moves the files into place, in the order they were written; returns their paths.
+    fn commit(mut self) -> Result<Vec<String>, Error> {
+        let mut out = Vec::new();
+        for n in &self.names {
+            let to = self.dir.join(n);
+            std::fs::rename(self.stage.join(n), &to).map_err(|e| io_err(&to, e))?;
+            out.push(to.display().to_string());
+        }
+        outfile::discard(&self.stage);
+        self.done = true;
+        Ok(out)
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.done {
+            outfile::discard(&self.stage);
         }
     }
 }
 
-fn grid_shape(cols: usize, n: usize) -> (usize, usize) {
-    let c = cols.clamp(1, n.max(1));
-    (c, n.max(1).div_ceil(c))
-}
-
-type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
-
-/// Range with some air; a degenerate or non-finite range becomes a unit interval.
-fn padded(lo: f64, hi: f64, pad: f64) -> (f64, f64) {
-    if !lo.is_finite() || !hi.is_finite() || lo > hi {
-        return (0.0, 1.0);
-    }
-    if hi - lo < 1e-12 {
-        let d = if lo.abs() > 1e-9 {
-            lo.abs() * 0.05
-        } else {
-            1.0
-        };
-        return (lo - d, hi + d);
-    }
-    let d = (hi - lo) * pad;
-    (lo - d, hi + d)
-}
-
-/// At most ~MAX_POINTS points: per bucket of consecutive points, the min and the max (in
-/// their original order), so spikes survive decimation.
-fn decimate(pts: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
-    if pts.len() <= MAX_POINTS {
-        return pts;
-    }
-    let buckets = MAX_POINTS / 2;
-    let per = pts.len().div_ceil(buckets);
-    let mut out = Vec::with_capacity(2 * buckets);
-    for ch in pts.chunks(per) {
-        let (mut lo, mut hi) = (0, 0);
-        for (i, p) in ch.iter().enumerate() {
-            if p.1 < ch[lo].1 {
-                lo = i;
-            }
-            if p.1 > ch[hi].1 {
-                hi = i;
-            }
+/// Gives every plot its own id (a topic recorded under two types makes two lag plots).
+fn unique_ids<'a>(plots: impl Iterator<Item = &'a mut Plot>) {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for p in plots {
+        let n = seen.entry(p.id.to_ascii_lowercase()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            p.id = format!("{}~{n}", p.id);
         }
-        let (a, b) = if lo <= hi { (lo, hi) } else { (hi, lo) };
-        out.push(ch[a]);
-        if b != a {
-            out.push(ch[b]);
+    }
+}
+
+/// Writes each plot as `DIR/<id>.png`; returns the paths written.
+pub fn write_plots(dir: &Path, plots: &[Plot]) -> Result<Vec<String>, Error> {
+    let mut plots = plots.to_vec();
+    unique_ids(plots.iter_mut());
+    let mut st = Staging::new(dir)?;
+    for p in &plots {
+        let path = st.file(&format!("{}.png", p.id));
+        p.figure.write(&path)?;
+    }
+    st.commit()
+}
+
+/// `bagscope clocks --plots DIR`.
+pub fn clocks_with_plots(
+    path: &Path,
+    opts: &ClocksOptions,
+    dir: &Path,
+) -> Result<(ClocksCommandReport, Vec<String>), Error> {
+    let d = clocks_data(path, opts)?;
+    let files = write_plots(dir, &clock_plots(&d))?;
+    Ok((d.report, files))
+}
+
+/// `bagscope hist --output FILE`: the histograms drawn into `out` (`.png` or `.svg`).
+pub fn hist_with_plot(path: &Path, opts: &HistOptions, out: &Path) -> Result<HistReport, Error> {
+    let mut r = bagscope::hist::hist(path, opts)?;
+    hist_figure(&r).write(out)?;
+    r.plot = Some(out.display().to_string());
+    Ok(r)
+}
+
+/// `batch --report`'s page writer ([`bagscope::batch::PageWriter`]): the report of `bag` into
+/// `out_dir`; whether it met data loss.
+pub fn batch_page(bag: &Path, out_dir: &Path) -> Result<bool, String> {
+    let ro = ReportOptions {
+        out_dir: Some(out_dir.to_path_buf()),
+        ..Default::default()
+    };
+    report(bag, &ro)
+        .map(|r| r.data_loss())
+        .map_err(|e| e.to_string())
+}
+
+/// `bagscope match --plots DIR`.
+pub fn match_with_plots(
+    path: &Path,
+    a: &MatchArgs,
+    dir: &Path,
+) -> Result<(MatchCommandReport, Vec<String>), Error> {
+    let (r, c, s) = match_bag_series(path, a)?;
+    let files = write_plots(dir, &match_plots(&r, &c, &s, "match-"))?;
+    Ok((r, files))
+}
+
+/// `bagscope compare --plots DIR`.
+pub fn compare_with_plots(
+    paths: &[&Path],
+    a: &MatchArgs,
+    dir: &Path,
+) -> Result<(CompareCommandReport, Vec<String>), Error> {
+    let (r, runs) = compare_series(paths, a)?;
+    let files = write_plots(dir, &compare_plots(&r, &runs))?;
+    Ok((r, files))
+}
+
+// ------------------------------------------------------------------ report
+
+#[derive(Debug, Clone, Default)]
+pub struct ReportOptions {
+    /// Default: `reports/<bag name>/`.
+    pub out_dir: Option<PathBuf>,
+    /// Command/response pairs to match; default: every JointTrajectory → JointState pair.
+    pub pairs: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SyncEntry {
+    /// `exact` (Image + CameraInfo of one namespace) or `approximate` (sensor pair).
+    pub kind: String,
+    pub topics: Vec<String>,
+    pub report: Option<SyncCommandReport>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MatchEntry {
+    pub command: String,
+    pub response: String,
+    pub report: Option<MatchCommandReport>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DelayVerdict {
+    pub command: String,
+    pub response: String,
+    pub delay_ns: i64,
+    pub delay_ms: f64,
+    pub method: String,
+    pub error_before_rms: f64,
+    pub error_after_rms: f64,
+    pub clock_mapping: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SyncVerdict {
+    pub kind: String,
+    pub topics: Vec<String>,
+    pub policy: String,
+    pub match_rate: Option<f64>,
+    pub slop_ns: Option<i64>,
+    pub queue_size: Option<usize>,
+    /// Why no slop / queue_size is recommended (too few messages, frozen stamps, stamps on
+    /// different clocks, ...), when none is.
+    pub no_recommendation: Option<String>,
+}
+
+/// The first screen: the facts a reader (or a truth file) checks first.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verdicts {
+    pub duration_ns: i64,
+    pub message_count: u64,
+    pub topic_count: usize,
+    pub recorder_axis: String,
+    /// topic → clock axis (wall, sim, relative, zero, none, mixed).
+    pub clock_axes: BTreeMap<String, String>,
+    pub split: bool,
+    pub sim_clock_rate: Option<f64>,
+    pub delays: Vec<DelayVerdict>,
+    /// Check finding code → count.
+    pub faults: BTreeMap<String, usize>,
+    pub sync: Vec<SyncVerdict>,
+    /// Topics whose lag has more than one mode → mode centres (ns).
+    pub multimodal_lag: BTreeMap<String, Vec<i64>>,
+    /// Messages that could not be read at all (cut file, bad CRC, missing split file, loss the
+    /// recorder logged); not topics that could not be decoded.
+    pub data_loss: bool,
+    pub warning_count: usize,
+    /// Every finding by code, worst first (errors, then warnings, then info), as `clocks
+    /// --json` and `check --json` give them.
+    pub findings: Vec<VerdictFinding>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlotRef {
+    pub id: String,
+    pub title: String,
+    pub section: String,
+    pub png: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub bag: String,
+    pub name: String,
+    pub verdicts: Verdicts,
+    pub info: InfoReport,
+    pub clocks: ClocksCommandReport,
+    pub lag_distributions: Vec<Distribution>,
+    pub sync: Vec<SyncEntry>,
+    #[serde(rename = "match")]
+    pub matching: Vec<MatchEntry>,
+    pub check: Option<CheckReport>,
+    pub check_error: Option<String>,
+    /// Every warning of every underlying report, deduplicated and sorted.
+    pub warnings: Vec<Warning>,
+    pub sections: Vec<String>,
+    pub plots: Vec<PlotRef>,
+    /// Topics whose lag is not drawn: past [`MAX_PLOTTED_TOPICS`] the worst topics are drawn
+    /// and the rest are in the tables only.
+    pub unplotted_topics: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ReportOutcome {
+    pub out_dir: String,
+    pub files: Vec<String>,
+    pub report: Report,
+}
+
+impl ReportOutcome {
+    pub fn data_loss(&self) -> bool {
+        self.report.verdicts.data_loss
+    }
+}
+
+pub const SECTIONS: [&str; 8] = [
+    "verdicts", "summary", "clocks", "lag", "sync", "match", "checks", "warnings",
+];
+
+/// `arm_split` for `bags/arm_split` and for `bags/arm_split.mcap`.
+
+fn norm_type(t: &str) -> String {
+    t.replace("/msg/", "/")
+}
+
+fn namespace(topic: &str) -> &str {
+    topic.rsplit_once('/').map(|(a, _)| a).unwrap_or("")
+}
+
+/// Image + CameraInfo in one namespace (exact), and every pair of Image / PointCloud2 / Imu
+/// topics not already paired exactly (approximate), sorted by topic name.
+fn sensor_pairs(info: &InfoReport) -> Vec<(String, Vec<String>)> {
+    let of = |ty: &str| -> Vec<String> {
+        let mut v: Vec<String> = info
+            .topics
+            .iter()
+            .filter(|t| norm_type(&t.type_name) == ty && t.count > 0)
+            .map(|t| t.topic.clone())
+            .collect();
+        v.sort();
+        v
+    };
+    let images = of("sensor_msgs/Image");
+    let infos = of("sensor_msgs/CameraInfo");
+    let mut out = Vec::new();
+    for ci in &infos {
+        let ns = namespace(ci);
+        let mut cands: Vec<&String> = images.iter().filter(|i| namespace(i) == ns).collect();
+        // Prefer image_raw, as `check` does.
+        cands.sort_by_key(|i| (!i.ends_with("image_raw"), (*i).clone()));
+        if let Some(img) = cands.first() {
+            out.push(("exact".to_string(), vec![(*img).clone(), ci.clone()]));
+        }
+    }
+    let mut sensors: Vec<String> = images.clone();
+    sensors.extend(of("sensor_msgs/PointCloud2"));
+    sensors.extend(of("sensor_msgs/Imu"));
+    sensors.sort();
+    sensors.dedup();
+    for (i, a) in sensors.iter().enumerate() {
+        for b in &sensors[i + 1..] {
+            out.push(("approximate".to_string(), vec![a.clone(), b.clone()]));
         }
     }
     out
 }
 
-fn draw_line<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, c: &LineChart) -> DrawResult<DB> {
-    let lines: Vec<Vec<(f64, f64)>> = c
-        .lines
-        .iter()
-        .map(|l| {
-            let pts: Vec<(f64, f64)> = l
-                .x_ns
-                .iter()
-                .zip(&l.y)
-                .map(|(&x, &y)| (c.x_scale.ns(x), c.y_scale.f(y)))
-                .filter(|(x, y)| x.is_finite() && y.is_finite())
-                .collect();
-            decimate(pts)
-        })
-        .collect();
-    let all = lines.iter().flatten();
-    let (mut x0, mut x1, mut y0, mut y1) = (
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-    );
-    for &(x, y) in all {
-        x0 = x0.min(x);
-        x1 = x1.max(x);
-        y0 = y0.min(y);
-        y1 = y1.max(y);
-    }
-    for m in &c.markers {
-        let x = c.x_scale.ns(m.x_ns);
-        x0 = x0.min(x);
-        x1 = x1.max(x);
-    }
-    let (x0, x1) = padded(x0, x1, 0.0);
-    let (y0, y1) = padded(y0, y1, 0.08);
-    let mut chart = ChartBuilder::on(area)
-        .caption(&c.title, (FAMILY, 18))
-        .margin(8)
-        .x_label_area_size(36)
-        .y_label_area_size(64)
-        .build_cartesian_2d(x0..x1, y0..y1)?;
-    chart
-        .configure_mesh()
-        .light_line_style(RGBColor(235, 235, 235))
-        .x_desc(format!("{}{}", c.x_label, c.x_scale.unit()))
-        .y_desc(format!("{}{}", c.y_label, c.y_scale.unit()))
-        .label_style((FAMILY, 12))
-        .axis_desc_style((FAMILY, 13))
-        .draw()?;
-    for (k, (l, pts)) in c.lines.iter().zip(lines).enumerate() {
-        let col = PALETTE[k % PALETTE.len()];
-        let anno = if l.points {
-            chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 1, col.filled())))?
+fn sync_opts(topics: Vec<String>, exact: bool) -> SyncOptions {
+    SyncOptions {
+        topics,
+        policy: if exact {
+            Policy::Exact
         } else {
-            chart.draw_series(LineSeries::new(pts, col.stroke_width(1)))?
-        };
-        if !l.label.is_empty() {
-            anno.label(l.label.clone()).legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 16, y)], col.stroke_width(2))
-            });
+            Policy::ApproxPy
+        },
+        queue_size: 10,
+        slop_ns: None,
+        age_penalty: None,
+        max_interval_ns: None,
+        lower_bounds_ns: Vec::new(),
+        queue_offsets_ns: Vec::new(),
+        allow_headerless: false,
+        sync_arrival_time: false,
+        recommend: !exact,
+        speed_mps: None,
+        fx_px: None,
+        depth_m: None,
+        pixel_budget: None,
+        evidence: None,
+        evidence_drops: None,
+        max_age_ns: None,
+        anchor: None,
+        tf_target: None,
+        tf_topics: Vec::new(),
+        tf_cache_ns: None,
+    }
+}
+
+fn match_pairs(info: &InfoReport) -> Vec<(String, String)> {
+    let of = |ty: &str| -> Vec<String> {
+        let mut v: Vec<String> = info
+            .topics
+            .iter()
+            .filter(|t| norm_type(&t.type_name) == ty)
+            .map(|t| t.topic.clone())
+            .collect();
+        v.sort();
+        v
+    };
+    let mut out = Vec::new();
+    for c in of("trajectory_msgs/JointTrajectory") {
+        for r in of("sensor_msgs/JointState") {
+            out.push((c.clone(), r));
         }
     }
-    for m in &c.markers {
-        let x = c.x_scale.ns(m.x_ns);
-        chart
-            .draw_series(LineSeries::new(
-                vec![(x, y0), (x, y1)],
-                MARK.stroke_width(2),
-            ))?
-            .label(m.label.clone())
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], MARK.stroke_width(2)));
-    }
-    if c.lines.iter().any(|l| !l.label.is_empty()) || !c.markers.is_empty() {
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .label_font((FAMILY, 12))
-            .position(SeriesLabelPosition::UpperRight)
-            .draw()?;
-    }
-    Ok(())
+    out
 }
 
-fn draw_hist<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, h: &HistChart) -> DrawResult<DB> {
-    let w = h.bin_width_ns.max(1);
-    let n = h.counts.len() as i64;
-    let left = |i: i64| h.start_ns.saturating_add(w.saturating_mul(i));
-    let (mut x0, mut x1) = (h.x_scale.ns(left(0)), h.x_scale.ns(left(n)));
-    for &m in &h.modes_ns {
-        x0 = x0.min(h.x_scale.ns(m));
-        x1 = x1.max(h.x_scale.ns(m));
-    }
-    let (mut x0, mut x1) = padded(x0, x1, 0.02);
-    if x1 - x0 < 1e-3 {
-        // All values (nearly) equal: show one display unit around them, not nanoseconds.
-        let c = (x0 + x1) / 2.0;
-        (x0, x1) = (c - 0.5, c + 0.5);
-    }
-    let ymax = h.counts.iter().copied().max().unwrap_or(0).max(1) as f64 * 1.12;
-    let caption = match &h.note {
-        Some(n) => format!("{} ({n})", h.title),
-        None => h.title.clone(),
-    };
-    let mut chart = ChartBuilder::on(area)
-        .caption(caption, (FAMILY, 16))
-        .margin(8)
-        .x_label_area_size(36)
-        .y_label_area_size(56)
-        .build_cartesian_2d(x0..x1, 0.0..ymax)?;
-    chart
-        .configure_mesh()
-        .light_line_style(RGBColor(235, 235, 235))
-        .x_desc(format!("{}{}", h.x_label, h.x_scale.unit()))
-        .y_desc("count")
-        // Counts are whole numbers: at most one tick per count, fractional ticks left blank.
-        .y_labels((ymax.floor() as usize + 1).clamp(2, 10))
-        .y_label_formatter(&|v| {
-            if (v - v.round()).abs() < 1e-6 {
-                format!("{v:.0}")
-            } else {
-                String::new()
-            }
-        })
-        .label_style((FAMILY, 12))
-        .axis_desc_style((FAMILY, 13))
-        .draw()?;
-    // Very narrow bins (e.g. all values equal, 1 ns bins) still get a visible bar.
-    let min_w = (x1 - x0) / 200.0;
-    chart.draw_series(
-        h.counts
-            .iter()
-            .enumerate()
-            .filter(|(_, &c)| c > 0)
-            .map(|(i, &c)| {
-                let i = i as i64;
-                let (mut a, mut b) = (h.x_scale.ns(left(i)), h.x_scale.ns(left(i + 1)));
-                if b - a < min_w {
-                    let m = (a + b) / 2.0;
-                    (a, b) = (m - min_w / 2.0, m + min_w / 2.0);
-                }
-                Rectangle::new([(a, 0.0), (b, c as f64)], PALETTE[0].mix(0.75).filled())
-            }),
-    )?;
-    for &m in &h.modes_ns {
-        let x = h.x_scale.ns(m);
-        chart.draw_series(LineSeries::new(
-            vec![(x, 0.0), (x, ymax)],
-            MARK.stroke_width(2),
-        ))?;
-        // Labels in the right part of the plot go left of their line, so they stay inside.
-        let right = x > x0 + 0.75 * (x1 - x0);
-        let anchor = if right {
-            Pos::new(HPos::Right, VPos::Top)
-        } else {
-            Pos::new(HPos::Left, VPos::Top)
-        };
-        chart.draw_series(std::iter::once(Text::new(
-            format!(" mode {} ", short(x)),
-            (x, ymax * 0.98),
-            (FAMILY, 12).into_font().color(&MARK).pos(anchor),
-        )))?;
-    }
-    Ok(())
+fn axis_name<T: Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
-/// A compact number for labels: 3 significant decimals at most.
-fn short(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else if v.abs() >= 10.0 {
-        format!("{v:.1}")
+/// `bagscope report`: every analysis that applies, written as HTML, Markdown and JSON.
+pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
+    let name = bag_name(path);
+    let out_dir = o
+        .out_dir
+        .clone()
+        .unwrap_or_else(|| Path::new("reports").join(&name));
+    let info_r = info(path)?;
+    let cd = clocks_data(path, &ClocksOptions::default())?;
+    let mut plots: Vec<(String, Plot)> = Vec::new();
+    let lags = lag_distributions(&cd, 60);
+    let (drawn, unplotted_topics) = worst_lags(&lags, &cd.report.warnings);
+    for (d, x, y) in drawn {
+        plots.push(("lag".into(), lag_plot(d, x, y)));
+    }
+
+    let mut sync_entries = Vec::new();
+    for (kind, topics) in sensor_pairs(&info_r).into_iter().take(MAX_SYNC_PAIRS) {
+        let res = sync(path, &sync_opts(topics.clone(), kind == "exact"));
+        sync_entries.push(SyncEntry {
+            kind,
+            topics,
+            error: res.as_ref().err().map(|e| e.to_string()),
+            report: res.ok(),
+        });
+    }
+
+    let pairs = if o.pairs.is_empty() {
+        match_pairs(&info_r)
     } else {
-        format!("{v:.2}")
+        o.pairs.clone()
+    };
+    let mut match_entries = Vec::new();
+    for (i, (c, r)) in pairs.iter().enumerate() {
+        let args = MatchArgs {
+            command: c.clone(),
+            response: r.clone(),
+            ..Default::default()
+        };
+        match match_bag_series(path, &args) {
+            Ok((rep, cs, rs)) => {
+                for p in match_plots(&rep, &cs, &rs, &format!("match-{i}-")) {
+                    plots.push(("match".into(), p));
+                }
+                match_entries.push(MatchEntry {
+                    command: c.clone(),
+                    response: r.clone(),
+                    report: Some(rep),
+                    error: None,
+                });
+            }
+            Err(e) => match_entries.push(MatchEntry {
+                command: c.clone(),
+                response: r.clone(),
+                report: None,
+                error: Some(e.to_string()),
+            }),
+        }
     }
+
+    // As `bagscope check` does (joint stamps up to 5 ms ahead of the recorder are jitter).
+    let check_opts = CheckOptions::default();
+    let (check_r, check_error) = match check(path, &check_opts) {
+        Ok(r) => (Some(r), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+
+    let mut warnings: Vec<Warning> = info_r.warnings.clone();
+    warnings.extend(cd.report.warnings.iter().cloned());
+    for s in sync_entries.iter().filter_map(|s| s.report.as_ref()) {
+        warnings.extend(s.warnings.iter().cloned());
+    }
+    for m in match_entries.iter().filter_map(|m| m.report.as_ref()) {
+        warnings.extend(m.warnings.iter().cloned());
+    }
+    if let Some(c) = &check_r {
+        warnings.extend(c.warnings.iter().cloned());
+    }
+    warnings.sort();
+    warnings.dedup();
+
+    let clocks_r = cd.report.clone();
+    let hits = check_r
+        .as_ref()
+        .map(|c| check_hits(&c.findings))
+        .unwrap_or_default();
+    let summary = summarise(&warnings, &hits, clocks_r.split);
+    let verdicts = Verdicts {
+        duration_ns: info_r.duration_ns,
+        message_count: info_r.message_count,
+        topic_count: info_r.topics.len(),
+        recorder_axis: axis_name(&clocks_r.recorder_axis),
+        clock_axes: clocks_r
+            .topics
+            .iter()
+            .map(|t| (t.topic.clone(), axis_name(&t.axis)))
+            .collect(),
+        split: clocks_r.split,
+        sim_clock_rate: clocks_r.sim_clock.as_ref().map(|c| c.rate),
+        delays: match_entries
+            .iter()
+            .filter_map(|m| m.report.as_ref())
+            .map(|m| DelayVerdict {
+                command: m.command_topic.clone(),
+                response: m.response_topic.clone(),
+                delay_ns: m.report.delay_ns,
+                delay_ms: m.report.delay_ns as f64 / 1e6,
+                method: m.report.method.clone(),
+                error_before_rms: m.report.error_before.rms,
+                error_after_rms: m.report.error_after.rms,
+                clock_mapping: m.report.clock_mapping.as_ref().map(|c| c.note.clone()),
+            })
+            .collect(),
+        faults: check_r
+            .as_ref()
+            .map(|c| c.counts.clone())
+            .unwrap_or_default(),
+        sync: sync_entries
+            .iter()
+            .map(|s| {
+                let r = s.report.as_ref();
+                let rec = r.and_then(|r| r.recommendation.as_ref());
+                SyncVerdict {
+                    kind: s.kind.clone(),
+                    topics: s.topics.clone(),
+                    policy: r
+                        .and_then(|r| r.policy())
+                        .map(|p| axis_name(&p))
+                        .unwrap_or_default(),
+                    match_rate: rec
+                        .map(|x| x.recommendation.match_rate)
+                        .or_else(|| r.and_then(|r| r.report.as_ref()).map(|x| x.match_rate)),
+                    slop_ns: rec.map(|x| x.recommendation.slop_ns),
+                    queue_size: rec.map(|x| x.recommendation.queue_size),
+                    no_recommendation: r
+                        .and_then(|r| r.no_recommendation.as_ref())
+                        .map(|n| n.message.clone()),
+                }
+            })
+            .collect(),
+        multimodal_lag: clocks_r
+            .topics
+            .iter()
+            .filter(|t| t.lag_modes_ns.len() > 1)
+            .map(|t| (t.topic.clone(), t.lag_modes_ns.clone()))
+            .collect(),
+        data_loss: summary.data_loss,
+        warning_count: warnings.len(),
+        findings: summary.findings,
+    };
+
+    unique_ids(plots.iter_mut().map(|(_, p)| p));
+    let report = Report {
+        bag: path.display().to_string(),
+        name,
+        verdicts,
+        info: info_r,
+        clocks: clocks_r,
+        lag_distributions: lags.into_iter().map(|(d, _, _)| d).collect(),
+        sync: sync_entries,
+        matching: match_entries,
+        check: check_r,
+        check_error,
+        warnings,
+        sections: SECTIONS.iter().map(|s| s.to_string()).collect(),
+        unplotted_topics,
+        plots: plots
+            .iter()
+            .map(|(sec, p)| PlotRef {
+                id: p.id.clone(),
+                title: p.title.clone(),
+                section: sec.clone(),
+                png: format!("{}.png", p.id),
+            })
+            .collect(),
+    };
+
+    // Render SVGs first: a drawing failure leaves no half-written report behind.
+    let mut svgs: BTreeMap<String, String> = BTreeMap::new();
+    for (_, p) in &plots {
+        svgs.insert(p.id.clone(), p.figure.to_svg()?);
+    }
+    // Everything is written into a stage and moved into place once complete, index.html last.
+    let mut st = Staging::new(&out_dir)?;
+    for (_, p) in &plots {
+        let f = st.file(&format!("{}.png", p.id));
+        p.figure.write(&f)?;
+    }
+    let html = render_html(&report, &svgs);
+    let md = render_md(&report);
+    let json = serde_json::to_string_pretty(&report).map_err(Error::Json)?;
+    st.write("report.json", (json + "\n").as_bytes())?;
+    st.write("report.md", md.as_bytes())?;
+    st.write("index.html", html.as_bytes())?;
+    let files = st.commit()?;
+    Ok(ReportOutcome {
+        out_dir: out_dir.display().to_string(),
+        files,
+        report,
+    })
+}
+
+// ------------------------------------------------------------------ rendering
+
+/// HTML text or attribute value; control characters written out as [`visible`] does.
+fn esc(s: &str) -> String {
+    let s = visible(s);
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            _ => o.push(c),
+        }
+    }
+    o
+}
+
+use bagscope_types::timefmt::secs_unit as secs;
+
+fn opt_ms(v: Option<i64>) -> String {
+    v.map(ms).unwrap_or_else(|| "–".into())
+}
+
+fn modes_text(m: &[i64]) -> String {
+    m.iter().map(|&x| ms(x)).collect::<Vec<_>>().join(", ")
+}
+
+/// Rows shared by the HTML and Markdown renderings: (label, value, element id).
+fn verdict_rows(r: &Report) -> Vec<(String, String, Option<String>)> {
+    let v = &r.verdicts;
+    let mut rows = Vec::new();
+    // The worst first: lost data, then every finding of error or warning severity.
+    rows.push((
+        "Data loss".into(),
+        if v.data_loss {
+            "YES (exit code 3)"
+        } else {
+            "no"
+        }
+        .into(),
+        Some("v-data-loss".into()),
+    ));
+    for f in v
+        .findings
+        .iter()
+        .filter(|f| f.severity != Severity::Info && f.code != "data_loss")
+    {
+        let topics = match f.topics.len() {
+            0 => String::new(),
+            n if n <= 8 => format!(" [{}]", f.topics.join(", ")),
+            n => format!(" [{}, … {} topics]", f.topics[..8].join(", "), n),
+        };
+        let sev = match f.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        };
+        rows.push((
+            format!("{sev}: {}", f.code),
+            format!("{}{topics}", f.message),
+            Some(format!("finding-{}", f.code)),
+        ));
+    }
+    let axes: Vec<String> = v
+        .clock_axes
+        .iter()
+        .map(|(t, a)| format!("{t}: {a}"))
+        .collect();
+    rows.push((
+        "Clock axes".to_string(),
+        format!("recorder on {} time; {}", v.recorder_axis, axes.join(", ")),
+        Some("v-axes".into()),
+    ));
+    rows.push((
+        "Split clock axes".into(),
+        if v.split {
+            "YES: stamped topics are on different clocks; cross-topic matching needs a /clock mapping".into()
+        } else {
+            "no".into()
+        },
+        Some("v-split".into()),
+    ));
+    rows.push((
+        "Sim clock".into(),
+        match v.sim_clock_rate {
+            Some(rate) => format!("yes, real-time factor {rate:.3}"),
+            None => "none".into(),
+        },
+        None,
+    ));
+    if v.delays.is_empty() {
+        let why = r
+            .matching
+            .iter()
+            .filter_map(|m| {
+                m.error
+                    .as_ref()
+                    .map(|e| format!("{} → {}: {e}", m.command, m.response))
+            })
+            .collect::<Vec<_>>();
+        rows.push((
+            "Delay".into(),
+            if why.is_empty() {
+                "no command/response pair found".into()
+            } else {
+                why.join("; ")
+            },
+            None,
+        ));
+    }
+    for (i, d) in v.delays.iter().enumerate() {
+        rows.push((
+            format!("Delay {} → {}", d.command, d.response),
+            format!(
+                "{} ({}; RMS error {:.4} → {:.4} after the shift){}",
+                ms(d.delay_ns),
+                d.method,
+                d.error_before_rms,
+                d.error_after_rms,
+                d.clock_mapping
+                    .as_ref()
+                    .map(|n| format!("; {n}"))
+                    .unwrap_or_default()
+            ),
+            Some(format!("delay-{i}")),
+        ));
+    }
+    rows.push((
+        "Contract checks".into(),
+        if v.faults.is_empty() {
+            match &r.check_error {
+                Some(e) => format!("checks failed: {e}"),
+                None => "no violations".into(),
+            }
+        } else {
+            v.faults
+                .iter()
+                .map(|(c, n)| format!("{c} ×{n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        },
+        Some("v-faults".into()),
+    ));
+    for s in &v.sync {
+        let what = match (s.slop_ns, s.queue_size) {
+            _ if s.no_recommendation.is_some() => format!(
+                "{}: no recommendation: {}",
+                s.policy,
+                s.no_recommendation.as_deref().unwrap_or_default()
+            ),
+            (Some(slop), Some(q)) => format!(
+                "{}: slop {}, queue_size {} (match rate {:.3})",
+                s.policy,
+                ms(slop),
+                q,
+                s.match_rate.unwrap_or(0.0)
+            ),
+            _ => format!(
+                "{}: match rate {}",
+                s.policy,
+                s.match_rate
+                    .map(|m| format!("{m:.3}"))
+                    .unwrap_or_else(|| "–".into())
+            ),
+        };
+        rows.push((
+            format!("Sync {} ({})", s.topics.join(" + "), s.kind),
+            what,
+            None,
+        ));
+    }
+    for (t, m) in &v.multimodal_lag {
+        rows.push((format!("Multimodal lag {t}"), modes_text(m), None));
+    }
+    if !r.unplotted_topics.is_empty() {
+        rows.push((
+            "Plots".into(),
+            format!(
+                "lag drawn for the {MAX_PLOTTED_TOPICS} worst topics; {} more are in the tables only",
+                r.unplotted_topics.len()
+            ),
+            None,
+        ));
+    }
+    rows
+}
+
+const CSS: &str = "body{font-family:sans-serif;margin:1.5em auto;max-width:1200px;color:#222;padding:0 1em}\
+h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}\
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}\
+th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}\
+.verdicts td:first-child{font-weight:bold;white-space:nowrap}.yes{color:#b00;font-weight:bold}\
+figure{margin:1em 0}figure svg{max-width:100%;height:auto}figcaption{color:#555;font-size:.9em}\
+.warn{color:#8a5300}.loss{color:#b00}.err{color:#b00}";
+
+fn table_html(s: &mut String, head: &[&str], rows: &[Vec<String>]) {
+    s.push_str("<table><tr>");
+    for h in head {
+        let _ = write!(s, "<th>{}</th>", esc(h));
+    }
+    s.push_str("</tr>");
+    for r in rows {
+        s.push_str("<tr>");
+        for c in r {
+            let num = c.parse::<f64>().is_ok() || c.ends_with(" ms") || c.ends_with(" s");
+            let _ = write!(
+                s,
+                "<td{}>{}</td>",
+                if num { " class=\"num\"" } else { "" },
+                esc(c)
+            );
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</table>\n");
+}
+
+fn topic_rows(r: &Report) -> Vec<Vec<String>> {
+    r.info
+        .topics
+        .iter()
+        .map(|t| {
+            vec![
+                t.topic.clone(),
+                t.type_name.clone(),
+                t.count.to_string(),
+                t.rate_hz
+                    .map(|x| format!("{x:.2}"))
+                    .unwrap_or_else(|| "–".into()),
+            ]
+        })
+        .collect()
+}
+
+fn clock_rows(r: &Report) -> Vec<Vec<String>> {
+    r.clocks
+        .topics
+        .iter()
+        .map(|t| {
+            vec![
+                t.topic.clone(),
+                axis_name(&t.axis),
+                axis_name(&t.source),
+                opt_ms(t.lag_ns.map(|l| l.p50)),
+                opt_ms(t.lag_ns.map(|l| l.p99)),
+                if t.lag_modes_ns.is_empty() {
+                    "–".into()
+                } else {
+                    modes_text(&t.lag_modes_ns)
+                },
+                t.backward_jumps.len().to_string(),
+                t.gap_count.to_string(),
+            ]
+        })
+        .collect()
+}
+
+const CLOCK_HEAD: [&str; 8] = [
+    "topic",
+    "axis",
+    "time from",
+    "lag p50",
+    "lag p99",
+    "lag modes",
+    "jumps",
+    "gaps",
+];
+
+fn sync_rows(e: &SyncEntry) -> Vec<Vec<String>> {
+    let Some(r) = &e.report else {
+        return vec![vec!["error".into(), e.error.clone().unwrap_or_default()]];
+    };
+    let policy = r.policy().map(|p| axis_name(&p)).unwrap_or_default();
+    let mut rows = vec![vec!["policy".into(), policy]];
+    if let Some(rec) = &r.recommendation {
+        rows.push(vec![
+            "recommended slop".into(),
+            ms(rec.recommendation.slop_ns),
+        ]);
+        rows.push(vec![
+            "recommended queue_size".into(),
+            rec.recommendation.queue_size.to_string(),
+        ]);
+        rows.push(vec![
+            "match rate".into(),
+            format!("{:.3}", rec.recommendation.match_rate),
+        ]);
+        rows.push(vec![
+            "½ fast period".into(),
+            ms(rec.rule.half_fast_period_ns),
+        ]);
+        rows.push(vec!["queue minimum".into(), rec.rule.queue_min.to_string()]);
+    }
+    if let Some(no) = &r.no_recommendation {
+        rows.push(vec!["no recommendation".into(), no.message.clone()]);
+    }
+    if let Some(s) = &r.report {
+        rows.push(vec!["sets".into(), s.sets.to_string()]);
+        rows.push(vec!["match rate".into(), format!("{:.3}", s.match_rate)]);
+        for (k, n) in &s.drops {
+            rows.push(vec![format!("dropped ({k})"), n.to_string()]);
+        }
+        rows.push(vec!["span p50".into(), opt_ms(s.span_ns.map(|x| x.p50))]);
+    }
+    for d in &r.diagnoses {
+        rows.push(vec!["diagnosis".into(), d.message.clone()]);
+    }
+    rows
+}
+
+fn match_rows(m: &MatchCommandReport) -> Vec<Vec<String>> {
+    let rep = &m.report;
+    let mut rows = vec![vec![
+        "all".to_string(),
+        format!("{:.4}", rep.error_before.rms),
+        format!("{:.4}", rep.error_after.rms),
+    ]];
+    for (j, b) in &rep.error_before.per_joint {
+        rows.push(vec![
+            j.clone(),
+            format!("{b:.4}"),
+            rep.error_after
+                .per_joint
+                .get(j)
+                .map(|x| format!("{x:.4}"))
+                .unwrap_or_else(|| "–".into()),
+        ]);
+    }
+    rows
+}
+
+fn finding_rows(c: &CheckReport) -> Vec<Vec<String>> {
+    c.findings
+        .iter()
+        .take(50)
+        .map(|f| {
+            vec![
+                f.code.clone(),
+                f.topic.clone(),
+                f.index.to_string(),
+                f.message.clone(),
+            ]
+        })
+        .collect()
+}
+
+fn warning_rows(r: &Report) -> Vec<Vec<String>> {
+    r.warnings
+        .iter()
+        .map(|w| {
+            vec![
+                w.code.to_string(),
+                w.topic.clone().unwrap_or_default(),
+                // Which file of a split recording.
+                w.file.clone().unwrap_or_default(),
+                if w.data_loss { "yes" } else { "" }.into(),
+                w.message.clone(),
+            ]
+        })
+        .collect()
+}
+
+fn figs_html(
+    s: &mut String,
+    r: &Report,
+    svgs: &BTreeMap<String, String>,
+    section: &str,
+    prefix: &str,
+) {
+    for p in r
+        .plots
+        .iter()
+        .filter(|p| p.section == section && p.id.starts_with(prefix))
+    {
+        let _ = writeln!(
+            s,
+            "<figure id=\"plot-{}\" class=\"plot\">{}<figcaption>{}</figcaption></figure>",
+            esc(&p.id),
+            svgs.get(&p.id).map(String::as_str).unwrap_or(""),
+            esc(&p.title)
+        );
+    }
+}
+
+fn render_html(r: &Report, svgs: &BTreeMap<String, String>) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>bagscope report: {}</title><style>{CSS}</style></head><body>\n<h1>bagscope report: {}</h1>\n<p>{}</p>",
+        esc(&r.name),
+        esc(&r.name),
+        esc(&r.bag)
+    );
+    // Verdicts first: the facts a reader checks before anything else.
+    s.push_str("<section id=\"verdicts\"><h2>Verdicts</h2><table class=\"verdicts\">\n");
+    for (label, value, id) in verdict_rows(r) {
+        let cls = if value.starts_with("YES") {
+            " class=\"yes\""
+        } else {
+            ""
+        };
+        let _ = write!(s, "<tr><td>{}</td><td>", esc(&label));
+        match id {
+            Some(id) if id.starts_with("delay-") => {
+                let i: usize = id[6..].parse().unwrap_or(0);
+                let d = &r.verdicts.delays[i.min(r.verdicts.delays.len().saturating_sub(1))];
+                let rest = value.strip_prefix(&ms(d.delay_ns)).unwrap_or(&value);
+                let _ = write!(
+                    s,
+                    "<span id=\"{id}\" class=\"delay\" data-delay-ns=\"{}\">{}</span>{}",
+                    d.delay_ns,
+                    esc(&ms(d.delay_ns)),
+                    esc(rest)
+                );
+            }
+            Some(id) => {
+                let _ = write!(s, "<span id=\"{id}\"{cls}>{}</span>", esc(&value));
+            }
+            None => s.push_str(&esc(&value)),
+        }
+        s.push_str("</td></tr>\n");
+    }
+    s.push_str("</table></section>\n");
+
+    let i = &r.info;
+    let _ = writeln!(
+        s,
+        "<section id=\"summary\"><h2>Bag summary</h2><p>duration {}, {} messages in {} topics, storage {}, compression {}</p>",
+        secs(i.duration_ns),
+        i.message_count,
+        i.topics.len(),
+        esc(&i.storage),
+        esc(&i.compression)
+    );
+    table_html(
+        &mut s,
+        &["topic", "type", "count", "rate [Hz]"],
+        &topic_rows(r),
+    );
+    s.push_str("</section>\n");
+
+    let c = &r.clocks;
+    let _ = writeln!(
+        s,
+        "<section id=\"clocks\"><h2>Clocks</h2><p>recorder (log time) on {} time; split clock axes: {}</p>",
+        axis_name(&c.recorder_axis),
+        if c.split { "<b class=\"yes\">YES</b>" } else { "no" }
+    );
+    if let Some(sc) = &c.sim_clock {
+        let _ = writeln!(
+            s,
+            "<p>sim clock {}: real-time factor {:.4}, jitter {:.2} ms, {} epoch(s), {} pause(s)</p>",
+            esc(&sc.topic),
+            sc.rate,
+            sc.residual_jitter_ns / 1e6,
+            sc.epochs.len(),
+            sc.pauses.len()
+        );
+    }
+    table_html(&mut s, &CLOCK_HEAD, &clock_rows(r));
+    s.push_str("</section>\n");
+
+    s.push_str("<section id=\"lag\"><h2>Lag per topic</h2>\n");
+    if !r.plots.iter().any(|p| p.section == "lag") {
+        s.push_str("<p>No topic has stamps on the recorder's clock: no lag to show.</p>\n");
+    }
+    figs_html(&mut s, r, svgs, "lag", "");
+    s.push_str("</section>\n");
+
+    s.push_str("<section id=\"sync\"><h2>Synchronization</h2>\n");
+    if r.sync.is_empty() {
+        s.push_str(
+            "<p>No sensor pairs (Image + CameraInfo, Image / PointCloud2 / Imu) in this bag.</p>\n",
+        );
+    }
+    for e in &r.sync {
+        let _ = writeln!(
+            s,
+            "<h3>{} ({})</h3>",
+            esc(&e.topics.join(" + ")),
+            esc(&e.kind)
+        );
+        table_html(&mut s, &["", "value"], &sync_rows(e));
+    }
+    s.push_str("</section>\n");
+
+    s.push_str("<section id=\"match\"><h2>Command → response</h2>\n");
+    if r.matching.is_empty() {
+        s.push_str("<p>No command/response pair (JointTrajectory → JointState) in this bag; use --pair CMD:RESP.</p>\n");
+    }
+    for (k, m) in r.matching.iter().enumerate() {
+        let _ = writeln!(s, "<h3>{} → {}</h3>", esc(&m.command), esc(&m.response));
+        match &m.report {
+            Some(rep) => {
+                let _ = writeln!(
+                    s,
+                    "<p>{}</p><p>delay {} ({}); times: {}</p>",
+                    esc(&rep.report.summary),
+                    esc(&ms(rep.report.delay_ns)),
+                    esc(&rep.report.method),
+                    esc(&rep.time_source)
+                );
+                if let Some(cm) = &rep.report.clock_mapping {
+                    let _ = writeln!(s, "<p>clock mapping: {}</p>", esc(&cm.note));
+                }
+                table_html(
+                    &mut s,
+                    &["joint", "RMS before", "RMS after"],
+                    &match_rows(rep),
+                );
+                figs_html(&mut s, r, svgs, "match", &format!("match-{k}-"));
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "<p class=\"err\">{}</p>",
+                    esc(m.error.as_deref().unwrap_or(""))
+                );
+            }
+        }
+    }
+    s.push_str("</section>\n");
+
+    s.push_str("<section id=\"checks\"><h2>Checks</h2>\n");
+    match (&r.check, &r.check_error) {
+        (Some(c), _) if c.findings.is_empty() => {
+            s.push_str("<p>No findings.</p>\n");
+        }
+        (Some(c), _) => {
+            let counts: Vec<Vec<String>> = c
+                .counts
+                .iter()
+                .map(|(k, n)| vec![k.clone(), n.to_string()])
+                .collect();
+            table_html(&mut s, &["code", "count"], &counts);
+            table_html(
+                &mut s,
+                &["code", "topic", "index", "message"],
+                &finding_rows(c),
+            );
+        }
+        (None, e) => {
+            let _ = writeln!(
+                s,
+                "<p class=\"err\">{}</p>",
+                esc(e.as_deref().unwrap_or(""))
+            );
+        }
+    }
+    s.push_str("</section>\n");
+
+    s.push_str("<section id=\"warnings\"><h2>Warnings</h2>\n");
+    if r.warnings.is_empty() {
+        s.push_str("<p>None.</p>\n");
+    } else {
+        table_html(
+            &mut s,
+            &["code", "topic", "file", "data loss", "message"],
+            &warning_rows(r),
+        );
+    }
+    s.push_str("</section>\n</body></html>\n");
+    s
+}
+
+fn table_md(s: &mut String, head: &[&str], rows: &[Vec<String>]) {
+    let _ = writeln!(
+        s,
+        "| {} |",
+        head.iter()
+            .map(|h| md_escape(h))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    let _ = writeln!(s, "|{}", "---|".repeat(head.len()));
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "| {} |",
+            r.iter()
+                .map(|c| md_escape(c))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
+    }
+    s.push('\n');
+}
+
+fn figs_md(s: &mut String, r: &Report, section: &str, prefix: &str) {
+    for p in r
+        .plots
+        .iter()
+        .filter(|p| p.section == section && p.id.starts_with(prefix))
+    {
+        // `png` is an id made of `[A-Za-z0-9_.~-]`: safe as a link target.
+        let _ = writeln!(s, "![{}]({})\n", md_escape(&p.title), p.png);
+    }
+}
+
+fn render_md(r: &Report) -> String {
+    // Every string from the bag (names, paths, types, messages) goes through md_escape:
+    // rendered as CommonMark it is text, never markup.
+    let mut s = format!(
+        "# bagscope report: {}\n\n{}\n\n## Verdicts\n\n",
+        md_escape(&r.name),
+        md_escape(&r.bag)
+    );
+    let rows: Vec<Vec<String>> = verdict_rows(r)
+        .into_iter()
+        .map(|(l, v, _)| vec![l, v])
+        .collect();
+    table_md(&mut s, &["", ""], &rows);
+    let i = &r.info;
+    let _ = writeln!(
+        s,
+        "## Bag summary\n\nduration {}, {} messages in {} topics, storage {}, compression {}\n",
+        secs(i.duration_ns),
+        i.message_count,
+        i.topics.len(),
+        md_escape(&i.storage),
+        md_escape(&i.compression)
+    );
+    table_md(
+        &mut s,
+        &["topic", "type", "count", "rate [Hz]"],
+        &topic_rows(r),
+    );
+    let _ = writeln!(
+        s,
+        "## Clocks\n\nrecorder (log time) on {} time; split clock axes: {}\n",
+        axis_name(&r.clocks.recorder_axis),
+        if r.clocks.split { "**YES**" } else { "no" }
+    );
+    if let Some(sc) = &r.clocks.sim_clock {
+        let _ = writeln!(
+            s,
+            "sim clock {}: real-time factor {:.4}, {} epoch(s), {} pause(s)\n",
+            md_escape(&sc.topic),
+            sc.rate,
+            sc.epochs.len(),
+            sc.pauses.len()
+        );
+    }
+    table_md(&mut s, &CLOCK_HEAD, &clock_rows(r));
+    s.push_str("## Lag per topic\n\n");
+    figs_md(&mut s, r, "lag", "");
+    s.push_str("## Synchronization\n\n");
+    if r.sync.is_empty() {
+        s.push_str("No sensor pairs in this bag.\n\n");
+    }
+    for e in &r.sync {
+        let _ = writeln!(
+            s,
+            "### {} ({})\n",
+            md_escape(&e.topics.join(" + ")),
+            md_escape(&e.kind)
+        );
+        table_md(&mut s, &["", "value"], &sync_rows(e));
+    }
+    s.push_str("## Command → response\n\n");
+    if r.matching.is_empty() {
+        s.push_str("No command/response pair in this bag.\n\n");
+    }
+    for (k, m) in r.matching.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "### {} → {}\n",
+            md_escape(&m.command),
+            md_escape(&m.response)
+        );
+        match &m.report {
+            Some(rep) => {
+                let _ = writeln!(
+                    s,
+                    "{}\n\ndelay {} ({})\n",
+                    md_escape(&rep.report.summary),
+                    ms(rep.report.delay_ns),
+                    md_escape(&rep.report.method)
+                );
+                table_md(
+                    &mut s,
+                    &["joint", "RMS before", "RMS after"],
+                    &match_rows(rep),
+                );
+                figs_md(&mut s, r, "match", &format!("match-{k}-"));
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "error: {}\n",
+                    md_escape(m.error.as_deref().unwrap_or(""))
+                );
+            }
+        }
+    }
+    s.push_str("## Checks\n\n");
+    match (&r.check, &r.check_error) {
+        (Some(c), _) if c.findings.is_empty() => s.push_str("No findings.\n\n"),
+        (Some(c), _) => table_md(
+            &mut s,
+            &["code", "topic", "index", "message"],
+            &finding_rows(c),
+        ),
+        (None, e) => {
+            let _ = writeln!(s, "error: {}\n", md_escape(e.as_deref().unwrap_or("")));
+        }
+    }
+    s.push_str("## Warnings\n\n");
+    if r.warnings.is_empty() {
+        s.push_str("None.\n");
+    } else {
+        table_md(
+            &mut s,
+            &["code", "topic", "file", "data loss", "message"],
+            &warning_rows(r),
+        );
+    }
+    s
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn line() -> Figure {
-        Figure::Line(LineChart {
-            title: "lag over time".into(),
-            x_label: "time".into(),
-            y_label: "lag".into(),
-            x_scale: Scale::Seconds,
-            y_scale: Scale::Millis,
-            lines: vec![Line {
-                label: "/camera/image_raw".into(),
-                x_ns: (0..5000).map(|i| i * 10_000_000).collect(),
-                y: (0..5000)
-                    .map(|i| 10e6 + 2e6 * ((i as f64) * 0.05).sin())
-                    .collect(),
-                points: false,
-            }],
-            markers: vec![Marker {
-                x_ns: 20_000_000_000,
-                label: "marker".into(),
-            }],
-        })
-    }
-
-    fn hist() -> Figure {
-        Figure::Hist(HistChart {
-            title: "lag histogram".into(),
-            x_label: "lag".into(),
-            x_scale: Scale::Millis,
-            start_ns: 5_000_000,
-            bin_width_ns: 500_000,
-            counts: (0..40)
-                .map(|i| ((i as i64 - 10).abs() * 3) as u64)
-                .collect(),
-            modes_ns: vec![10_000_000, 22_000_000],
-            note: Some("2 outside".into()),
-        })
+    #[test]
+    fn slugs_and_names() {
+        assert_eq!(bag_name(Path::new("bags/arm_split")), "arm_split");
+        assert_eq!(bag_name(Path::new("x/run.mcap")), "run");
+        assert_eq!(bag_name(Path::new("/")), "bag");
     }
 
     #[test]
-    fn png_renders_with_embedded_font() {
-        let dir = std::env::temp_dir().join(format!("bagscope-report-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("grid.png");
-        let g = Figure::Grid {
-            title: "test grid".into(),
-            cols: 2,
-            panels: vec![line(), hist()],
-        };
-        g.write(&p).unwrap();
-        let img = image::open(&p).unwrap().to_rgb8();
-        assert_eq!((img.width(), img.height()), g.size());
-        // Non-trivial: a good share of pixels are not white, and several colours appear.
-        let non_white = img.pixels().filter(|p| p.0 != [255, 255, 255]).count();
-        assert!(non_white > 5_000, "{non_white}");
-        let _ = std::fs::remove_dir_all(&dir);
+    fn interpolation_stays_inside_the_samples() {
+        let t = [0, 10, 20];
+        let v = [0.0, 1.0, 3.0];
+        assert_eq!(interp(&t, &v, 5), Some(0.5));
+        assert_eq!(interp(&t, &v, 20), Some(3.0));
+        assert_eq!(interp(&t, &v, 21), None);
+        assert_eq!(interp(&t, &v, -1), None);
+        assert_eq!(interp(&[], &[], 0), None);
     }
 
     #[test]
-    fn svg_is_inlineable_and_deterministic() {
-        let a = line().to_svg().unwrap();
-        let b = line().to_svg().unwrap();
-        assert_eq!(a, b);
-        assert!(a.starts_with("<svg"));
-        assert!(a.contains("lag over time"));
-        assert!(hist().to_svg().unwrap().contains("mode 10.0"));
-    }
-
-    #[test]
-    fn degenerate_inputs_do_not_panic() {
-        let empty = Figure::Line(LineChart {
-            title: "empty".into(),
-            x_label: String::new(),
-            y_label: String::new(),
-            x_scale: Scale::Raw,
-            y_scale: Scale::Raw,
-            lines: vec![Line {
-                label: "nan".into(),
-                x_ns: vec![i64::MIN, i64::MAX, 0],
-                y: vec![f64::NAN, f64::INFINITY, 1.0],
-                points: true,
-            }],
-            markers: vec![],
-        });
-        empty.to_svg().unwrap();
-        let h = Figure::Hist(HistChart {
-            title: "none".into(),
-            x_label: String::new(),
-            x_scale: Scale::Raw,
-            start_ns: i64::MAX - 5,
-            bin_width_ns: 0,
-            counts: vec![],
-            modes_ns: vec![],
-            note: None,
-        });
-        h.to_svg().unwrap();
-        let g = Figure::Grid {
-            title: "empty".into(),
-            cols: 0,
-            panels: vec![],
-        };
-        g.to_svg().unwrap();
-        assert!(Figure::Line(LineChart {
-            title: String::new(),
-            x_label: String::new(),
-            y_label: String::new(),
-            x_scale: Scale::Raw,
-            y_scale: Scale::Raw,
-            lines: vec![],
-            markers: vec![]
-        })
-        .write(Path::new("/tmp/x.txt"))
-        .is_err());
+    fn escaping() {
+        assert_eq!(esc("<a & \"b\">"), "&lt;a &amp; &quot;b&quot;&gt;");
     }
 }

@@ -1,7 +1,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use bagscope_core::batch::{batch, BatchOptions, Progress, Status};
+use bagscope::batch::{batch, BatchOptions, Progress, Status};
 
 use crate::render;
 
@@ -56,7 +56,9 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         jobs: a
             .jobs
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-        report: a.report,
+        report: a
+            .report
+            .then_some(bagscope_report::batch_page as bagscope::batch::PageWriter),
         force: a.force,
         stop: Some(stop.clone()),
     };

@@ -2,8 +2,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use bagscope_core::check::{check, CheckOptions, CheckReport};
-use bagscope_core::sync_policy::parse_duration_ns;
+use bagscope::check::{check, CheckOptions, CheckReport};
+use bagscope::sync_policy::parse_duration_ns;
 
 use crate::render;
 
@@ -48,7 +48,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     }
     let failing = r.findings.iter().any(|f| {
         if a.fail_on.is_empty() {
-            f.severity == bagscope_core::check_rules::Severity::Error
+            f.severity == bagscope::check_rules::Severity::Error
         } else {
             a.fail_on.contains(&f.code)
         }

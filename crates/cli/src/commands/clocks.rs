@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
-use bagscope_core::clock_analysis::ClocksOptions;
-use bagscope_core::clocks::{clocks, ClocksCommandReport};
+use bagscope::clock_analysis::ClocksOptions;
+use bagscope::clocks::{clocks, ClocksCommandReport};
 
 use crate::render::{self, opt_ms, table};
 
@@ -29,7 +29,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     };
     let r = match &a.plots {
         Some(dir) => {
-            let (r, files) = bagscope_core::report::clocks_with_plots(&a.bag, &o, dir)?;
+            let (r, files) = bagscope_report::clocks_with_plots(&a.bag, &o, dir)?;
             eprintln!(
                 "wrote {} plot(s) to {}",
                 files.len(),
@@ -74,7 +74,7 @@ fn text(r: &ClocksCommandReport) -> String {
         ));
     }
     // One table per axis group, then the topics outside any group (none / zero / clock).
-    let mut groups: Vec<(String, Vec<&bagscope_core::clock_analysis::TopicClock>)> = Vec::new();
+    let mut groups: Vec<(String, Vec<&bagscope::clock_analysis::TopicClock>)> = Vec::new();
     for t in &r.topics {
         let ax = if t.aggregate {
             "aggregate topics (many producers; not used for split, resets or drift)".to_string()

@@ -1,6 +1,6 @@
 use std::path::PathBuf;
 
-use bagscope_core::convert::{convert, ConvertOptions, ConvertReport};
+use bagscope::convert::{convert, ConvertOptions, ConvertReport};
 
 use crate::render;
 

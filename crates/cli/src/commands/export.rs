@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
-use bagscope_core::export::{export, ExportOptions, ExportReport};
-use bagscope_core::frames::Format;
+use bagscope::export::{export, ExportOptions, ExportReport};
+use bagscope::frames::Format;
 
 use crate::render::{self, table};
 

@@ -1,6 +1,6 @@
 use std::path::PathBuf;
 
-use bagscope_core::hist::{hist, DistKind, HistOptions, HistReport};
+use bagscope::hist::{hist, DistKind, HistOptions, HistReport};
 
 use crate::render::{self, opt_ms, table};
 
@@ -23,10 +23,12 @@ pub struct Args {
 pub fn run(a: Args) -> anyhow::Result<u8> {
     let o = HistOptions {
         topics: a.topics,
-        output: a.output,
         bins: a.bins,
     };
-    let r = hist(&a.bag, &o)?;
+    let r = match &a.output {
+        Some(out) => bagscope_report::hist_with_plot(&a.bag, &o, out)?,
+        None => hist(&a.bag, &o)?,
+    };
     if a.json {
         render::json(&r)?;
     } else {

@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
-use bagscope_core::info::{info_with, InfoOptions, InfoReport};
-use bagscope_core::timefmt::secs;
+use bagscope::info::{info_with, InfoOptions, InfoReport};
+use bagscope::timefmt::secs;
 
 use crate::render::{self, opt_ms, table};
 

@@ -2,11 +2,11 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use bagscope_core::match_analysis::{MatchOptions, ResponseKind};
-use bagscope_core::matching::{
+use bagscope::match_analysis::{MatchOptions, ResponseKind};
+use bagscope::matching::{
     compare, match_bag, Align, CompareCommandReport, MatchArgs, MatchCommandReport,
 };
-use bagscope_core::sync_policy::parse_duration_ns;
+use bagscope::sync_policy::parse_duration_ns;
 
 use crate::render;
 
@@ -154,7 +154,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     let args = to_args(&a.common)?;
     let r = match &a.plots {
         Some(dir) => {
-            let (r, files) = bagscope_core::report::match_with_plots(&a.bag, &args, dir)?;
+            let (r, files) = bagscope_report::match_with_plots(&a.bag, &args, dir)?;
             eprintln!(
                 "wrote {} plot(s) to {}",
                 files.len(),
@@ -177,7 +177,7 @@ pub fn run_compare(a: CompareArgs) -> anyhow::Result<u8> {
     let paths: Vec<&std::path::Path> = a.runs.iter().map(|p| p.as_path()).collect();
     let r = match &a.plots {
         Some(dir) => {
-            let (r, files) = bagscope_core::report::compare_with_plots(&paths, &args, dir)?;
+            let (r, files) = bagscope_report::compare_with_plots(&paths, &args, dir)?;
             eprintln!(
                 "wrote {} plot(s) to {}",
                 files.len(),

@@ -2,7 +2,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use bagscope_core::sync_policy::parse_duration_ns;
+use bagscope::sync_policy::parse_duration_ns;
 use bagscope_replay::dds::DiscoveryRange;
 use bagscope_replay::{
     play, Control, Order, PlayOptions, PlayReport, QosOverrides, ReplayError, Restamp,
@@ -174,8 +174,8 @@ fn parse_remap(s: &str) -> Result<(String, String), String> {
 pub fn run(a: Args) -> anyhow::Result<u8> {
     // The report must not replace the bag it is about: refused before anything plays.
     if let Some(p) = &a.report {
-        let inputs = bagscope_core::Bag::open(&a.bag)?.input_paths();
-        if let Some(hit) = bagscope_core::outfile::input_among(&[p.as_path()], &inputs) {
+        let inputs = bagscope::Bag::open(&a.bag)?.input_paths();
+        if let Some(hit) = bagscope::outfile::input_among(&[p.as_path()], &inputs) {
             eprintln!(
                 "bagscope: error: --report {} is part of the input bag: refusing to overwrite it",
                 render::terminal_text(&hit.display().to_string())

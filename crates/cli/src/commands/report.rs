@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use bagscope_core::report::{report, ReportOptions};
+use bagscope_report::{report, ReportOptions};
 
 use crate::render;
 

@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
-use bagscope_core::sync::{sync, SyncCommandReport, SyncOptions};
-use bagscope_core::sync_policy::{parse_duration_ns, Policy};
+use bagscope::sync::{sync, SyncCommandReport, SyncOptions};
+use bagscope::sync_policy::{parse_duration_ns, Policy};
 
 use crate::render::{self, opt_ms, table};
 

@@ -1,6 +1,6 @@
 use std::path::PathBuf;
 
-use bagscope_core::synth;
+use bagscope_synth as synth;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -76,7 +76,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> anyhow::Result<u8> {
     if let Some(dir) = &a.suite {
-        let cases = bagscope_core::suite::write_suite(dir)?;
+        let cases = synth::suite::write_suite(dir)?;
         if a.json {
             crate::render::json(&serde_json::json!({ "suite": cases }))?;
         } else {

@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
-use bagscope_core::sync_policy::parse_duration_ns;
-use bagscope_core::tf::{tf, TfCommandReport, TfOptions, DEFAULT_TF_TOPICS};
+use bagscope::sync_policy::parse_duration_ns;
+use bagscope::tf::{tf, TfCommandReport, TfOptions, DEFAULT_TF_TOPICS};
 
 use crate::render::{self, opt_ms, table};
 

@@ -221,7 +221,7 @@ fn plan(bag: &Bag, o: &ExportOptions) -> Result<Plan, Error> {
         bag_name: o
             .bag_name
             .clone()
-            .unwrap_or_else(|| crate::report::bag_name(&bag.path)),
+            .unwrap_or_else(|| crate::bag_name(&bag.path)),
     })
 }
 

@@ -1,6 +1,6 @@
 //! Throughput benchmarks on a generated bag of 2.4 million messages (JointState, Imu, TF at
 //! 1 kHz each, recorded-like, zstd chunks: `synth perf`), against the baseline that only
-//! decompresses the chunks on all cores. Run with `cargo bench -p bagscope-core`; the bag is
+//! decompresses the chunks on all cores. Run with `cargo bench -p bagscope`; the bag is
 //! written once to `target/bench-data/` and reused.
 
 use std::hint::black_box;
@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use criterion::{criterion_group, criterion_main, Criterion};
 use rayon::prelude::*;
 
-use bagscope_core::match_analysis::nearest_index;
-use bagscope_core::sync_policy::{emulate, Arrival, Policy, SyncConfig};
+use bagscope::match_analysis::nearest_index;
+use bagscope::sync_policy::{emulate, Arrival, Policy, SyncConfig};
 
 /// The benchmark bag of `bench/peers.sh` (`synth perf`: recorded-like JointState, Imu and TF
 /// at 1 kHz each, with sensor noise and jittered lags), 2.4 M messages; written once.
@@ -60,13 +60,13 @@ fn bag_benches(c: &mut Criterion) {
     });
     g.bench_function("stamp_scan_all_topics", |b| {
         b.iter(|| {
-            let bag = bagscope_core::Bag::open(&path).unwrap();
-            let (s, _) = bagscope_core::series::scan_series(&bag, &bag.all_topics());
+            let bag = bagscope::Bag::open(&path).unwrap();
+            let (s, _) = bagscope::series::scan_series(&bag, &bag.all_topics());
             black_box(s.iter().map(|t| t.stamp_ns.len()).sum::<usize>())
         })
     });
     g.bench_function("info_from_indexes", |b| {
-        b.iter(|| black_box(bagscope_core::info::info(&path).unwrap().message_count))
+        b.iter(|| black_box(bagscope::info::info(&path).unwrap().message_count))
     });
     g.finish();
 }
@@ -130,11 +130,11 @@ fn matching_benches(c: &mut Criterion) {
     // second): 100 Hz commands and 1 kHz responses of 6 joints, 37 ms behind, default options
     // (a 0..500 ms sweep at 1 ms, refined at 0.1 ms, per joint too).
     let (cmd, resp) = delay_search_input(100_000, 1_000_000, 37_000_000);
-    let opts = bagscope_core::match_analysis::MatchOptions::default();
+    let opts = bagscope::match_analysis::MatchOptions::default();
     g.sample_size(10);
     g.bench_function("delay_search_1e5_commands_1e6_responses", |b| {
         b.iter(|| {
-            let r = bagscope_core::match_analysis::match_series(&cmd, &resp, &opts).unwrap();
+            let r = bagscope::match_analysis::match_series(&cmd, &resp, &opts).unwrap();
             assert_eq!(r.delay_ns, 37_000_000);
             black_box(r.delay_ns)
         })
@@ -148,13 +148,13 @@ fn delay_search_input(
     n_resp: i64,
     delay_ns: i64,
 ) -> (
-    bagscope_core::match_analysis::JointSeries,
-    bagscope_core::match_analysis::JointSeries,
+    bagscope::match_analysis::JointSeries,
+    bagscope::match_analysis::JointSeries,
 ) {
     let names: Vec<String> = (1..=6).map(|i| format!("joint_{i}")).collect();
     let t0 = 1_764_460_800_000_000_000i64;
     let pos = |t: i64, j: usize| ((t - t0) as f64 * 0.7e-9 + j as f64).sin();
-    let series = |n: i64, period: i64, lag: i64| bagscope_core::match_analysis::JointSeries {
+    let series = |n: i64, period: i64, lag: i64| bagscope::match_analysis::JointSeries {
         stamp_ns: (0..n).map(|i| t0 + i * period).collect(),
         log_time_ns: (0..n).map(|i| t0 + i * period + 500_000).collect(),
         names: vec![names.clone().into(); n as usize],

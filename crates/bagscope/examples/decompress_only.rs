@@ -1,7 +1,7 @@
 //! The floor for a full scan: decompress every chunk of an MCAP file on all cores and nothing
 //! else. Used by `bench/peers.sh` as the baseline the stamp scan is compared with.
 //!
-//! usage: cargo run --release -p bagscope-core --example decompress_only -- FILE.mcap
+//! usage: cargo run --release -p bagscope --example decompress_only -- FILE.mcap
 
 use rayon::prelude::*;
 

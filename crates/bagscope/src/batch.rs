@@ -34,6 +34,11 @@ use bagscope_frames::{frame, Col, Format, TableWriter};
 use crate::export::{export, sanitize, ExportOptions};
 use crate::Error;
 
+/// Writes one bag's report page into a folder and says whether it met data loss. `batch` takes
+/// the page writer as a function because the page is laid out by `bagscope-report`, which is
+/// built on this library.
+pub type PageWriter = fn(bag: &Path, out_dir: &Path) -> Result<bool, String>;
+
 #[derive(Debug, Clone)]
 pub struct BatchOptions {
     /// Directories (searched recursively), bag paths, or glob patterns (`*`, `?`, `**`).
@@ -41,8 +46,9 @@ pub struct BatchOptions {
     pub out_dir: PathBuf,
     /// Bags processed at once (each bag's own scan is parallel too).
     pub jobs: usize,
-    /// Also run `bagscope report` per bag into `bags/<name>/report/`.
-    pub report: bool,
+    /// Also write each bag's report page into `bags/<name>/report/` with this function (the
+    /// CLI passes `bagscope_report::batch_page`).
+    pub report: Option<PageWriter>,
     /// Redo bags whose outputs are up to date.
     pub force: bool,
     /// Set (by Ctrl-C) to stop starting bags: the bags in progress finish, so every output
@@ -374,13 +380,9 @@ fn process(job: &BagJob, o: &BatchOptions) -> Result<Option<String>, String> {
     let mut loss = first_loss(&as_json(&info.warnings))
         .or_else(|| first_loss(&as_json(&clocks.warnings)))
         .or_else(|| first_loss(&as_json(&ex.warnings)));
-    if o.report {
-        let ro = crate::report::ReportOptions {
-            out_dir: Some(out.report.clone()),
-            ..Default::default()
-        };
-        let r = crate::report::report(&job.path, &ro).map_err(|e| format!("report: {e}"))?;
-        if loss.is_none() && r.data_loss() {
+    if let Some(page) = o.report {
+        let data_loss = page(&job.path, &out.report).map_err(|e| format!("report: {e}"))?;
+        if loss.is_none() && data_loss {
             loss = Some("report: data loss".into());
         }
     }
@@ -440,7 +442,9 @@ pub fn batch(
                 let Some(job) = jobs.get(i) else { break };
                 let t0 = Instant::now();
                 let out = outputs(&o.out_dir, &job.name);
-                let (status, reason, data_loss) = if !o.force && up_to_date(job, &out, o.report) {
+                let (status, reason, data_loss) = if !o.force
+                    && up_to_date(job, &out, o.report.is_some())
+                {
                     (Status::Skipped, None, json_loss(&out))
                 } else {
                     // A panic is a bug, but must not take the other bags down with it.

@@ -15,9 +15,7 @@ pub mod hist;
 pub mod info;
 pub mod matching;
 pub mod recorder_events;
-pub mod report;
 pub mod series;
-pub mod suite;
 pub mod sync;
 pub mod tf;
 pub use bagscope_checks as check_rules;
@@ -26,11 +24,22 @@ pub use bagscope_clocks as clock_analysis;
 pub use bagscope_frames as frames;
 pub use bagscope_matching as match_analysis;
 pub use bagscope_sync as sync_policy;
-pub use bagscope_synth as synth;
 pub use bagscope_tf as tf_analysis;
 pub use bagscope_types::timefmt;
 
 pub use bagscope_bag::{outfile, text, Bag, BagError, Warning};
+
+/// A bag's display name: a `.mcap` file's stem, a folder's name (`bag` when there is none).
+pub fn bag_name(path: &std::path::Path) -> String {
+    let p = if path.extension().is_some_and(|e| e == "mcap") {
+        path.file_stem()
+    } else {
+        path.file_name()
+    };
+    p.map(|s| s.to_string_lossy().to_string())
+        .filter(|s| !s.is_empty() && s != "." && s != "..")
+        .unwrap_or_else(|| "bag".into())
+}
 
 /// Refuses output paths that are one of `bag`'s files by any name (the bag itself, its
 /// MCAP / db3 files, `metadata.yaml`; links count), before anything is written.

@@ -2,7 +2,7 @@
 //! periods and of lag (log_time − stamp), binned and with their modes. Also the per-message lag
 //! series that the clocks plots and the report draw.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::Serialize;
 
@@ -19,8 +19,6 @@ use crate::Error;
 pub struct HistOptions {
     /// First topic is the reference: stamp differences go from it to each other topic.
     pub topics: Vec<String>,
-    /// Write the histograms here (`.png` or `.svg`).
-    pub output: Option<PathBuf>,
     /// Number of bins between the 0.1 % and 99.9 % quantiles.
     pub bins: usize,
 }
@@ -29,7 +27,6 @@ impl Default for HistOptions {
     fn default() -> Self {
         HistOptions {
             topics: Vec::new(),
-            output: None,
             bins: 60,
         }
     }
@@ -331,18 +328,13 @@ pub fn hist(path: &Path, o: &HistOptions) -> Result<HistReport, Error> {
             }
         }
     }
-    let mut r = HistReport {
+    let r = HistReport {
         bag: path.display().to_string(),
         topics: o.topics.clone(),
         distributions: dists,
         plot: None,
         warnings,
     };
-    if let Some(out) = &o.output {
-        let fig = crate::report::hist_figure(&r);
-        fig.write(out).map_err(|e| Error::Analysis(e.to_string()))?;
-        r.plot = Some(out.display().to_string());
-    }
     Ok(r)
 }
 

@@ -1,7 +1,7 @@
 //! Where `clocks` spends its wall time: open, scan (every stamp and log time), analysis, and
 //! dropping the columns, each timed. For profiling issue #9's ratio against decompress_only.
 //!
-//! usage: cargo run --release -p bagscope-core --example clocks_phases -- BAG [RUNS [ANALYSES]]
+//! usage: cargo run --release -p bagscope --example clocks_phases -- BAG [RUNS [ANALYSES]]
 //! (ANALYSES > 1 repeats the analysis on one scan: for profiling the analysis alone)
 
 use std::time::Instant;
@@ -11,16 +11,16 @@ fn main() {
     let path = args.next().expect("usage: clocks_phases BAG [RUNS]");
     let runs: usize = args.next().map_or(1, |r| r.parse().expect("RUNS"));
     let analyses: usize = args.next().map_or(1, |r| r.parse().expect("ANALYSES"));
-    let opts = bagscope_core::clock_analysis::ClocksOptions::default();
+    let opts = bagscope::clock_analysis::ClocksOptions::default();
     for _ in 0..runs {
         let t0 = Instant::now();
-        let bag = bagscope_core::Bag::open(std::path::Path::new(&path)).expect("open");
+        let bag = bagscope::Bag::open(std::path::Path::new(&path)).expect("open");
         let t1 = Instant::now();
-        let (times, _) = bagscope_core::clocks::topic_times(&bag);
+        let (times, _) = bagscope::clocks::topic_times(&bag);
         let t2 = Instant::now();
-        let mut r = bagscope_core::clock_analysis::analyze(&times, &opts);
+        let mut r = bagscope::clock_analysis::analyze(&times, &opts);
         for _ in 1..analyses {
-            r = bagscope_core::clock_analysis::analyze(&times, &opts);
+            r = bagscope::clock_analysis::analyze(&times, &opts);
         }
         let t3 = Instant::now();
         drop(times);

@@ -1,5 +1,5 @@
-//! Writes a sample grid of a line chart and a histogram: `cargo run -p bagscope-report --example demo -- out.png`.
-use bagscope_report::{Figure, HistChart, Line, LineChart, Marker, Scale};
+//! Writes a sample grid of a line chart and a histogram: `cargo run -p bagscope-plot --example demo -- out.png`.
+use bagscope_plot::{Figure, HistChart, Line, LineChart, Marker, Scale};
 
 fn main() {
     let out = std::env::args().nth(1).unwrap_or_else(|| "demo.png".into());
