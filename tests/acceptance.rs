@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
+use common::run;
 use common::{bin, root, tempdir};
 
 fn shared() -> Option<PathBuf> {
@@ -545,15 +546,6 @@ fn parameter_variants_against_their_truth() {
     for area in ["info", "clocks", "sync", "match", "checks"] {
         check_py(area, &dir);
     }
-}
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(bin()).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn repo_bag(name: &str) -> String {

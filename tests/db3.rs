@@ -13,6 +13,7 @@ use bagscope_bag::Bag;
 use serde_json::Value;
 
 mod common;
+use common::run;
 use common::{bin, root, tempdir};
 
 fn shared() -> Option<PathBuf> {
@@ -29,15 +30,6 @@ fn copy_dir(from: &Path, to: &Path) {
         let e = e.unwrap();
         std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
     }
-}
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(bin()).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn json(args: &[&str]) -> Value {

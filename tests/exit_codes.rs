@@ -25,18 +25,12 @@ struct Out {
 }
 
 fn run(args: &[&str]) -> Out {
-    let o = Command::new(bin()).args(args).output().unwrap();
-    let out = Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    };
-    assert!(
-        !out.stderr.contains("panicked"),
-        "{args:?} panicked: {}",
-        out.stderr
-    );
-    out
+    let (code, stdout, stderr) = common::run(args);
+    Out {
+        code,
+        stdout,
+        stderr,
+    }
 }
 
 /// A copy of `bags/arm_wall` cut in the middle of its data section (a recorder killed

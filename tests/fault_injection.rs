@@ -161,11 +161,11 @@ struct Out {
 }
 
 fn run(args: &[&str]) -> Out {
-    let o = Command::new(bin()).args(args).output().unwrap();
+    let (code, stdout, stderr) = common::run(args);
     Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        code,
+        stdout,
+        stderr,
     }
 }
 

@@ -4,6 +4,7 @@
 //! `../shared`; a failure under `CI`.
 
 mod common;
+use common::run;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -13,18 +14,6 @@ use serde_json::Value;
 
 fn corpus() -> Option<PathBuf> {
     common::shared_path("corpus", "ros2-more/SOURCES.md")
-}
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(common::bin())
-        .args(args)
-        .output()
-        .expect("run bagscope");
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
 }
 
 fn json(args: &[&str]) -> (i32, Value) {

@@ -12,6 +12,7 @@ use std::process::Command;
 use serde_json::Value;
 
 mod common;
+use common::run;
 use common::{bin, root};
 
 fn tmp(name: &str) -> common::Tmp {
@@ -21,15 +22,6 @@ fn tmp(name: &str) -> common::Tmp {
 fn truth(bag: &str) -> Value {
     let p = root().join(format!("bags/{bag}.truth.json"));
     serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()
-}
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(bin()).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn is_png(p: &Path) -> bool {

@@ -10,16 +10,8 @@ use std::process::Command;
 use serde_json::Value;
 
 mod common;
+use common::run;
 use common::{bin, tempdir};
-
-fn run(args: &[String]) -> (i32, String, String) {
-    let out = Command::new(bin()).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn write_suite(tag: &str) -> common::Tmp {
     let dir = tempdir(tag);

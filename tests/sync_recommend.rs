@@ -84,14 +84,11 @@ fn write_bag(path: &Path, imu_stamp: impl Fn(i64) -> i64) {
 }
 
 fn run(args: &[&str]) -> (i32, String, String, Duration) {
+    // The elapsed time guards against a runaway (a sweep sized from a clock offset), it does
+    // not measure speed.
     let t0 = Instant::now();
-    let o = Command::new(bin()).args(args).output().unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-        t0.elapsed(),
-    )
+    let (code, out, err) = common::run(args);
+    (code, out, err, t0.elapsed())
 }
 
 fn recommend_json(bag: &str) -> Value {

@@ -9,16 +9,8 @@ use std::process::Command;
 use serde_json::Value;
 
 mod common;
+use common::run;
 use common::{bin, tempdir};
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(bin()).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn ok(args: &[&str]) -> String {
     let (code, out, err) = run(args);

@@ -9,6 +9,26 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_bagscope")
 }
 
+/// Runs `bagscope ARGS` and returns (exit code, stdout, stderr); `-1` when killed by a signal.
+/// A panic is never an acceptable outcome, whatever the input: it fails the test here.
+pub fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (i32, String, String) {
+    let out = std::process::Command::new(bin())
+        .args(args)
+        .output()
+        .expect("run bagscope");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let shown: Vec<_> = args.iter().map(|a| a.as_ref().to_string_lossy()).collect();
+    assert!(
+        !stderr.contains("panicked"),
+        "bagscope {shown:?} panicked: {stderr}"
+    );
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr,
+    )
+}
+
 /// The repository root.
 pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -60,7 +60,7 @@ fn bag_benches(c: &mut Criterion) {
     });
     g.bench_function("stamp_scan_all_topics", |b| {
         b.iter(|| {
-            let bag = bagscope::Bag::open(&path).unwrap();
+            let bag = bagscope::io::Bag::open(&path).unwrap();
             let (s, _) = bagscope::series::scan_series(&bag, &bag.all_topics());
             black_box(s.iter().map(|t| t.stamp_ns.len()).sum::<usize>())
         })

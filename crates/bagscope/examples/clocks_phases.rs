@@ -14,7 +14,7 @@ fn main() {
     let opts = bagscope::clock_analysis::ClocksOptions::default();
     for _ in 0..runs {
         let t0 = Instant::now();
-        let bag = bagscope::Bag::open(std::path::Path::new(&path)).expect("open");
+        let bag = bagscope::io::Bag::open(std::path::Path::new(&path)).expect("open");
         let t1 = Instant::now();
         let (times, _) = bagscope::clocks::topic_times(&bag);
         let t2 = Instant::now();

@@ -110,7 +110,12 @@ fn paired_image(info_topic: &str, image_topics: &[&str]) -> Option<usize> {
 }
 
 pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
-    let bag = Bag::open(path)?;
+    check_of(&Bag::open(path)?, o)
+}
+
+/// [`check`] of an open bag.
+pub fn check_of(bag: &Bag, o: &CheckOptions) -> Result<CheckReport, Error> {
+    let path = bag.path.as_path();
     let kinds: Vec<Kind> = bag.topics.iter().map(|t| kind_of(&t.type_name)).collect();
     let schemas = topic_schemas(&bag);
     let locs = locators(&schemas);

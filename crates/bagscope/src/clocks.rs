@@ -72,13 +72,18 @@ pub struct ClocksData {
 }
 
 pub fn clocks_data(path: &Path, opts: &ClocksOptions) -> Result<ClocksData, Error> {
-    let bag = Bag::open(path)?;
+    clocks_data_of(&Bag::open(path)?, opts)
+}
+
+/// [`clocks_data`] of an open bag.
+pub fn clocks_data_of(bag: &Bag, opts: &ClocksOptions) -> Result<ClocksData, Error> {
+    let path = bag.path.as_path();
     if let Some(c) = &opts.clock_topic {
         // A named clock topic that does not exist is a usage mistake, not "no sim clock".
         bag.topic_index(c)?;
     }
-    let (times, mut warnings) = topic_times(&bag);
-    warnings.extend(crate::recorder_events::lost_messages(&bag));
+    let (times, mut warnings) = topic_times(bag);
+    warnings.extend(crate::recorder_events::lost_messages(bag));
     let r = analyze(&times, opts);
     let clock_map = r.clock_map.clone();
     warnings.extend(r.warnings.iter().cloned());

@@ -98,7 +98,11 @@ impl ExportReport {
 
 /// Writes the tables to files (see the module docs for naming).
 pub fn export(path: &Path, out: &Path, o: &ExportOptions) -> Result<ExportReport, Error> {
-    let bag = Bag::open(path)?;
+    export_of(&Bag::open(path)?, out, o)
+}
+
+/// [`export`] of an open bag.
+pub fn export_of(bag: &Bag, out: &Path, o: &ExportOptions) -> Result<ExportReport, Error> {
     let plan = plan(&bag, o)?;
     let (format, paths) = output_paths(out, &plan, o)?;
     let tmps: Vec<PathBuf> = paths
@@ -117,11 +121,15 @@ pub fn export(path: &Path, out: &Path, o: &ExportOptions) -> Result<ExportReport
 
 /// The timing table (`--timing-only`) of a bag as a DataFrame.
 pub fn timing_frame(path: &Path, o: &ExportOptions) -> Result<(DataFrame, ExportReport), Error> {
+    timing_frame_of(&Bag::open(path)?, o)
+}
+
+/// [`timing_frame`] of an open bag.
+pub fn timing_frame_of(bag: &Bag, o: &ExportOptions) -> Result<(DataFrame, ExportReport), Error> {
     let o = ExportOptions {
         timing_only: true,
         ..o.clone()
     };
-    let bag = Bag::open(path)?;
     let plan = plan(&bag, &o)?;
     let (report, mut frames) = run(&bag, &o, &plan, vec![Sink::Memory(None)], Format::Parquet)?;
     let df = frames.pop().flatten().unwrap_or_default();
@@ -134,11 +142,18 @@ pub fn topic_frames(
     path: &Path,
     o: &ExportOptions,
 ) -> Result<(Vec<(String, DataFrame)>, ExportReport), Error> {
+    topic_frames_of(&Bag::open(path)?, o)
+}
+
+/// [`topic_frames`] of an open bag.
+pub fn topic_frames_of(
+    bag: &Bag,
+    o: &ExportOptions,
+) -> Result<(Vec<(String, DataFrame)>, ExportReport), Error> {
     let o = ExportOptions {
         timing_only: false,
         ..o.clone()
     };
-    let bag = Bag::open(path)?;
     let plan = plan(&bag, &o)?;
     let sinks = plan.tables.iter().map(|_| Sink::Memory(None)).collect();
     let (report, frames) = run(&bag, &o, &plan, sinks, Format::Parquet)?;

@@ -12,7 +12,9 @@ use bagscope_clocks::{
 };
 use bagscope_stats::NsSummary;
 
-use crate::clocks::{clocks_data, ClocksData};
+use bagscope_bag::Bag;
+
+use crate::clocks::ClocksData;
 use crate::Error;
 
 #[derive(Debug, Clone)]
@@ -256,10 +258,22 @@ pub fn lag_distributions(d: &ClocksData, nbins: usize) -> Vec<(Distribution, Vec
 }
 
 pub fn hist(path: &Path, o: &HistOptions) -> Result<HistReport, Error> {
+    validate_hist(o)?;
+    hist_of(&Bag::open(path)?, o)
+}
+
+fn validate_hist(o: &HistOptions) -> Result<(), Error> {
     if o.topics.is_empty() {
         return Err(Error::Usage("--topics needs at least one topic".into()));
     }
-    let d = clocks_data(path, &Default::default())?;
+    Ok(())
+}
+
+/// [`hist`] of an open bag.
+pub fn hist_of(bag: &Bag, o: &HistOptions) -> Result<HistReport, Error> {
+    validate_hist(o)?;
+    let path = bag.path.as_path();
+    let d = crate::clocks::clocks_data_of(bag, &Default::default())?;
     let mut warnings = d.report.warnings.clone();
     warnings.retain(|w| w.data_loss || w.topic.as_ref().is_none_or(|t| o.topics.contains(t)));
     let find = |name: &str| {

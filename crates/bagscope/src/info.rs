@@ -161,6 +161,20 @@ pub fn info_with(path: &std::path::Path, o: &InfoOptions) -> Result<InfoReport, 
         spans = bag.topic_spans(&bag.all_topics());
     }
     let summary_only = spans.is_some() && bag.files.iter().any(|f| f.is_summary_only());
+    Ok(info_from(&bag, spans, summary_only))
+}
+
+/// [`info`] of an open bag (rates and gaps from every message's log time, read from the
+/// message indexes where they are complete).
+pub fn info_of(bag: &Bag) -> InfoReport {
+    info_from(bag, None, false)
+}
+
+fn info_from(
+    bag: &Bag,
+    spans: Option<Vec<bagscope_bag::TopicSpan>>,
+    summary_only: bool,
+) -> InfoReport {
     let cadence = spans.is_none();
     let (per_topic, scan_warnings): (Vec<Cadence>, Vec<Warning>) = match spans {
         Some(spans) => (
@@ -319,7 +333,7 @@ pub fn info_with(path: &std::path::Path, o: &InfoOptions) -> Result<InfoReport, 
     if bag.message_compression {
         compression.push_str(" (+ zstd per message)");
     }
-    Ok(InfoReport {
+    InfoReport {
         path: bag.path.display().to_string(),
         storage: bag.storage().to_string(),
         files: bag
@@ -356,5 +370,5 @@ pub fn info_with(path: &std::path::Path, o: &InfoOptions) -> Result<InfoReport, 
         summary_only,
         topics,
         warnings,
-    })
+    }
 }

@@ -1,6 +1,89 @@
-//! The library behind the `bagscope` command: each public function opens a bag, extracts the
-//! time series an analysis needs, runs the analysis crate and returns a `Serialize` report.
-//! The CLI only parses arguments and renders these reports.
+//! bagscope as a library: the timing questions robotics engineers ask of ROS 2 bags (rosbag2
+//! folders, split sets, `.mcap`, `.db3`), answered without a ROS install. Each command of the
+//! `bagscope` CLI is one function here: open the bag, extract the time series the analysis
+//! needs, run the analysis crate, return a `Serialize` report (the CLI's `--json` is that report).
+//!
+//! Open a bag once with [`Bag::open`] and ask it questions; every method has a twin free function
+//! taking a path (`clocks::clocks`, `sync::sync`, ...) for one-off use.
+//!
+//! # Which clock is each topic stamped on?
+//!
+//! ```
+//! # std::env::set_current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).unwrap();
+//! use bagscope::{Axis, Bag};
+//!
+//! let bag = Bag::open("bags/arm_split")?;
+//! let clocks = bag.clocks(&Default::default())?;
+//! assert!(clocks.split, "commands on wall time, joint states on sim time");
+//! for t in &clocks.topics {
+//!     println!("{}: {} (lag p50 {:?} ns)", t.topic, t.axis, t.lag_ns.as_ref().map(|l| l.p50));
+//! }
+//! assert_eq!(clocks.topics.iter().find(|t| t.topic == "/clock").unwrap().axis, Axis::Sim);
+//! # Ok::<(), bagscope::Error>(())
+//! ```
+//!
+//! # What would message_filters' ApproximateTimeSynchronizer have emitted?
+//!
+//! ```
+//! # std::env::set_current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).unwrap();
+//! use bagscope::sync::SyncOptions;
+//! use bagscope::sync_policy::Policy;
+//! use bagscope::Bag;
+//!
+//! let bag = Bag::open("bags/sensors")?;
+//! let topics = vec!["/camera/image_raw".to_string(), "/lidar/points".to_string()];
+//! let mut opts = SyncOptions::new(topics, Policy::ApproxPy, 10);
+//! opts.slop_ns = Some(50_000_000);
+//! let r = bag.sync(&opts)?;
+//! let emulated = r.report.as_ref().unwrap();
+//! println!("{} sets, match rate {:.2}, drops {:?}", emulated.sets, emulated.match_rate, emulated.drops);
+//! assert!(emulated.sets > 0);
+//! # Ok::<(), bagscope::Error>(())
+//! ```
+//!
+//! # How late does the arm follow its commands?
+//!
+//! ```
+//! # std::env::set_current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).unwrap();
+//! use bagscope::matching::MatchArgs;
+//! use bagscope::Bag;
+//!
+//! let bag = Bag::open("bags/arm_wall")?; // recorded with a 42 ms delay (arm_wall.truth.json)
+//! let r = bag.delay(&MatchArgs {
+//!     command: "/arm_cmd".into(),
+//!     response: "/joint_states".into(),
+//!     ..Default::default()
+//! })?;
+//! let delay_ms = r.report.delay_ns as f64 / 1e6;
+//! assert!((delay_ms - 42.0).abs() < 2.0, "{delay_ms} ms");
+//! println!("error RMS {:.4} rad before, {:.4} rad after the shift",
+//!     r.report.error_before.rms, r.report.error_after.rms);
+//! # Ok::<(), bagscope::Error>(())
+//! ```
+//!
+//! # Every message's times as a polars DataFrame (feature `frames`)
+//!
+//! ```
+//! # #[cfg(feature = "frames")] {
+//! # std::env::set_current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).unwrap();
+//! use bagscope::Bag;
+//!
+//! let bag = Bag::open("bags/sensors")?;
+//! let (df, _report) = bag.timing(&Default::default())?;
+//! println!("{df}"); // topic, log_time_ns, publish_time_ns, stamp_ns, lag_ns, ...
+//! assert_eq!(df.height(), 400 + 400 + 2000 + 200);
+//! # }
+//! # Ok::<(), bagscope::Error>(())
+//! ```
+//!
+//! # Crates
+//!
+//! The analyses live in their own crates, re-exported here: [`clock_analysis`]
+//! (`bagscope-clocks`), [`sync_policy`] (`bagscope-sync`), [`match_analysis`]
+//! (`bagscope-matching`), [`check_rules`] (`bagscope-checks`), [`tf_analysis`] (`bagscope-tf`);
+//! they take `i64` nanosecond series and do no I/O. [`io`] (`bagscope-bag`) reads the files,
+//! [`types`] holds the shared vocabulary. The report page is `bagscope-report`; replaying onto
+//! a live graph is `bagscope-replay`.
 
 #[cfg(feature = "frames")]
 pub mod batch;
@@ -27,7 +110,13 @@ pub use bagscope_sync as sync_policy;
 pub use bagscope_tf as tf_analysis;
 pub use bagscope_types::timefmt;
 
-pub use bagscope_bag::{outfile, text, Bag, BagError, Warning};
+pub use bagscope_bag as io;
+pub use bagscope_bag::{outfile, text, BagError};
+pub use bagscope_types as types;
+pub use bagscope_types::{Axis, StampSource, Warning, WarningCode};
+
+mod handle;
+pub use handle::Bag;
 
 /// A bag's display name: a `.mcap` file's stem, a folder's name (`bag` when there is none).
 pub fn bag_name(path: &std::path::Path) -> String {
@@ -43,7 +132,7 @@ pub fn bag_name(path: &std::path::Path) -> String {
 
 /// Refuses output paths that are one of `bag`'s files by any name (the bag itself, its
 /// MCAP / db3 files, `metadata.yaml`; links count), before anything is written.
-pub(crate) fn refuse_bag_files(bag: &Bag, outputs: &[&std::path::Path]) -> Result<(), Error> {
+pub(crate) fn refuse_bag_files(bag: &io::Bag, outputs: &[&std::path::Path]) -> Result<(), Error> {
     match outfile::input_among(outputs, &bag.input_paths()) {
         Some(p) => Err(Error::Usage(format!(
             "{} is part of the input bag: refusing to overwrite it",

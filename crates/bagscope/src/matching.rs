@@ -379,8 +379,16 @@ pub fn match_bag_series(
     path: &Path,
     a: &MatchArgs,
 ) -> Result<(MatchCommandReport, JointSeries, JointSeries), Error> {
-    let bag = Bag::open(path)?;
-    let p = prepare(&bag, a)?;
+    match_bag_series_of(&Bag::open(path)?, a)
+}
+
+/// [`match_bag_series`] of an open bag.
+pub fn match_bag_series_of(
+    bag: &Bag,
+    a: &MatchArgs,
+) -> Result<(MatchCommandReport, JointSeries, JointSeries), Error> {
+    let path = bag.path.as_path();
+    let p = prepare(bag, a)?;
     let mut report = match_series(&p.cmd, &p.resp, &a.options)
         .map_err(|e| Error::Analysis(format!("{}: {e}", path.display())))?;
     report.clock_mapping = p.mapping;

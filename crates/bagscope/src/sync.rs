@@ -49,6 +49,37 @@ pub struct SyncOptions {
     pub tf_cache_ns: Option<i64>,
 }
 
+impl SyncOptions {
+    /// Emulate `policy` on `topics` with queue size `queue_size` and every other parameter at
+    /// upstream's default (the slop, when the policy needs one, must then be set).
+    pub fn new(topics: Vec<String>, policy: Policy, queue_size: usize) -> Self {
+        SyncOptions {
+            topics,
+            policy,
+            queue_size,
+            slop_ns: None,
+            age_penalty: None,
+            max_interval_ns: None,
+            lower_bounds_ns: Vec::new(),
+            queue_offsets_ns: Vec::new(),
+            allow_headerless: false,
+            sync_arrival_time: false,
+            recommend: false,
+            speed_mps: None,
+            fx_px: None,
+            depth_m: None,
+            pixel_budget: None,
+            evidence: None,
+            evidence_drops: None,
+            max_age_ns: None,
+            anchor: None,
+            tf_target: None,
+            tf_topics: Vec::new(),
+            tf_cache_ns: None,
+        }
+    }
+}
+
 /// Freshness checks applied after the policy (see `bagscope_sync::apply_freshness`).
 #[derive(Debug, Clone, Serialize)]
 pub struct SyncFreshness {
@@ -232,13 +263,24 @@ fn stamp_axes_split(arr: &[Arrival], n: usize) -> bool {
 }
 
 pub fn sync(path: &Path, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
+    validate_sync(o)?;
+    sync_of(&Bag::open(path)?, o)
+}
+
+fn validate_sync(o: &SyncOptions) -> Result<(), Error> {
     if o.topics.len() < 2 || o.topics.len() > 9 {
         return Err(Error::Usage(format!(
             "--topics needs 2 to 9 topics, got {}",
             o.topics.len()
         )));
     }
-    let bag = Bag::open(path)?;
+    Ok(())
+}
+
+/// [`sync`] of an open bag.
+pub fn sync_of(bag: &Bag, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
+    validate_sync(o)?;
+    let path = bag.path.as_path();
     // Before any work: an evidence file must not replace the bag it is about.
     let evidence: Vec<&Path> = [&o.evidence, &o.evidence_drops]
         .into_iter()

@@ -234,6 +234,11 @@ pub(crate) fn read_tf(bag: &Bag, tf_topics: &[String], data: &[String]) -> Resul
 }
 
 pub fn tf(path: &Path, o: &TfOptions) -> Result<TfCommandReport, Error> {
+    validate_tf(o)?;
+    tf_of(&Bag::open(path)?, o)
+}
+
+fn validate_tf(o: &TfOptions) -> Result<(), Error> {
     if o.topics.is_empty() {
         return Err(Error::Usage("--topics needs at least one topic".into()));
     }
@@ -243,7 +248,13 @@ pub fn tf(path: &Path, o: &TfOptions) -> Result<TfCommandReport, Error> {
     if o.cache_ns <= 0 {
         return Err(Error::Usage("--buffer must be positive".into()));
     }
-    let bag = Bag::open(path)?;
+    Ok(())
+}
+
+/// [`tf`] of an open bag.
+pub fn tf_of(bag: &Bag, o: &TfOptions) -> Result<TfCommandReport, Error> {
+    validate_tf(o)?;
+    let path = bag.path.as_path();
     // Before any work: the evidence file must not replace the bag it is about.
     if let Some(p) = &o.evidence {
         crate::refuse_bag_files(&bag, &[p.as_path()])?;

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use bagscope::Bag;
+use bagscope::io::Bag;
 use bagscope_msg::types::{
     CameraInfo, Clock, Float64, Image, Imu, JointState, JointTrajectory, PointCloud2,
 };

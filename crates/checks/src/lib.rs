@@ -2,6 +2,8 @@
 //! with each other. Pure: callers pass the few fields each check needs (already decoded) and get
 //! structured findings back, sorted by topic, index and code.
 
+#![forbid(unsafe_code)]
+
 use std::collections::BTreeMap;
 
 use serde::Serialize;

@@ -20,6 +20,8 @@
 //!   `lag_ns` is null and `clock_offset_ns` holds median(stamp − log_time).
 //! * The /clock topic is excluded from the split decision: it is the reference, not a producer.
 
+#![forbid(unsafe_code)]
+
 mod fit;
 mod health;
 mod map;

@@ -18,7 +18,7 @@ use bagscope_bag::outfile;
 use bagscope_bag::text::{file_stem_for_topic, md_escape, visible};
 use bagscope_bag::Warning;
 use bagscope_clocks::ClocksOptions;
-use bagscope_matching::JointSeries;
+use bagscope_matching::{tracking_error_series, ErrorSeries, JointSeries, MatchOptions};
 use bagscope_plot::{Figure, HistChart, Line, LineChart, Marker, Scale};
 use bagscope_sync::Policy;
 
@@ -249,37 +249,6 @@ fn joint_track(s: &JointSeries, joint: &str) -> (Vec<i64>, Vec<f64>) {
     pts.into_iter().unzip()
 }
 
-/// Linear interpolation inside the sampled span; `None` outside it.
-fn interp(t: &[i64], v: &[f64], x: i64) -> Option<f64> {
-    let i = t.partition_point(|&a| a < x);
-    if i < t.len() && t[i] == x {
-        return v.get(i).copied();
-    }
-    if i == 0 || i >= t.len() {
-        return None;
-    }
-    let (t0, t1) = (t[i - 1], t[i]);
-    let f = (x as i128 - t0 as i128) as f64 / (t1 as i128 - t0 as i128) as f64;
-    Some(v[i - 1] + (v[i] - v[i - 1]) * f)
-}
-
-/// Response − command at each command time, the response read `shift_ns` later.
-fn tracking_error(
-    ct: &[i64],
-    cv: &[f64],
-    rt: &[i64],
-    rv: &[f64],
-    shift_ns: i64,
-    t0: i64,
-) -> (Vec<i64>, Vec<f64>) {
-    ct.iter()
-        .zip(cv)
-        .filter_map(|(&t, &c)| {
-            interp(rt, rv, t.saturating_add(shift_ns)).map(|r| (t.saturating_sub(t0), r - c))
-        })
-        .unzip()
-}
-
 use bagscope_types::timefmt::ms_unit as ms;
 
 /// Command and response per joint before and after the delay shift, the tracking error over
@@ -288,10 +257,20 @@ pub fn match_plots(
     r: &MatchCommandReport,
     cmd: &JointSeries,
     resp: &JointSeries,
+    opts: &MatchOptions,
     prefix: &str,
 ) -> Vec<Plot> {
     let delay = r.report.delay_ns;
     let t0 = cmd.stamp_ns.iter().min().copied().unwrap_or(0);
+    // The error lines come from the matching crate, read as the statistics beside them are.
+    let (err_before, err_after) =
+        tracking_error_series(cmd, resp, r.report.response_kind, delay, opts).unwrap_or_default();
+    let error_line = |s: &ErrorSeries| Line {
+        label: s.joint.clone(),
+        x_ns: s.t_ns.iter().map(|&t| t.saturating_sub(t0)).collect(),
+        y: s.error.clone(),
+        points: false,
+    };
     let rel = |t: &[i64], shift: i64| -> Vec<i64> {
         t.iter()
             .map(|&x| x.saturating_sub(shift).saturating_sub(t0))
@@ -299,8 +278,8 @@ pub fn match_plots(
     };
     let joints = &r.report.joints.matched;
     let mut panels = Vec::new();
-    let mut before = Vec::new();
-    let mut after = Vec::new();
+    let before: Vec<Line> = err_before.iter().map(error_line).collect();
+    let after: Vec<Line> = err_after.iter().map(error_line).collect();
     for j in joints {
         let (ct, cv) = joint_track(cmd, j);
         let (rt, rv) = joint_track(resp, j);
@@ -332,20 +311,6 @@ pub fn match_plots(
             ],
             markers: Vec::new(),
         }));
-        let (bx, by) = tracking_error(&ct, &cv, &rt, &rv, 0, t0);
-        let (ax, ay) = tracking_error(&ct, &cv, &rt, &rv, delay, t0);
-        before.push(Line {
-            label: j.clone(),
-            x_ns: bx,
-            y: by,
-            points: false,
-        });
-        after.push(Line {
-            label: j.clone(),
-            x_ns: ax,
-            y: ay,
-            points: false,
-        });
     }
     // Figure titles are drawn as text: control characters written out.
     let name = format!(
@@ -618,7 +583,7 @@ pub fn match_with_plots(
     dir: &Path,
 ) -> Result<(MatchCommandReport, Vec<String>), Error> {
     let (r, c, s) = match_bag_series(path, a)?;
-    let files = write_plots(dir, &match_plots(&r, &c, &s, "match-"))?;
+    let files = write_plots(dir, &match_plots(&r, &c, &s, &a.options, "match-"))?;
     Ok((r, files))
 }
 
@@ -807,33 +772,14 @@ fn sensor_pairs(info: &InfoReport) -> Vec<(String, Vec<String>)> {
 }
 
 fn sync_opts(topics: Vec<String>, exact: bool) -> SyncOptions {
+    let policy = if exact {
+        Policy::Exact
+    } else {
+        Policy::ApproxPy
+    };
     SyncOptions {
-        topics,
-        policy: if exact {
-            Policy::Exact
-        } else {
-            Policy::ApproxPy
-        },
-        queue_size: 10,
-        slop_ns: None,
-        age_penalty: None,
-        max_interval_ns: None,
-        lower_bounds_ns: Vec::new(),
-        queue_offsets_ns: Vec::new(),
-        allow_headerless: false,
-        sync_arrival_time: false,
         recommend: !exact,
-        speed_mps: None,
-        fx_px: None,
-        depth_m: None,
-        pixel_budget: None,
-        evidence: None,
-        evidence_drops: None,
-        max_age_ns: None,
-        anchor: None,
-        tf_target: None,
-        tf_topics: Vec::new(),
-        tf_cache_ns: None,
+        ..SyncOptions::new(topics, policy, 10)
     }
 }
 
@@ -905,7 +851,7 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
         };
         match match_bag_series(path, &args) {
             Ok((rep, cs, rs)) => {
-                for p in match_plots(&rep, &cs, &rs, &format!("match-{i}-")) {
+                for p in match_plots(&rep, &cs, &rs, &args.options, &format!("match-{i}-")) {
                     plots.push(("match".into(), p));
                 }
                 match_entries.push(MatchEntry {
@@ -1797,17 +1743,6 @@ mod tests {
         assert_eq!(bag_name(Path::new("bags/arm_split")), "arm_split");
         assert_eq!(bag_name(Path::new("x/run.mcap")), "run");
         assert_eq!(bag_name(Path::new("/")), "bag");
-    }
-
-    #[test]
-    fn interpolation_stays_inside_the_samples() {
-        let t = [0, 10, 20];
-        let v = [0.0, 1.0, 3.0];
-        assert_eq!(interp(&t, &v, 5), Some(0.5));
-        assert_eq!(interp(&t, &v, 20), Some(3.0));
-        assert_eq!(interp(&t, &v, 21), None);
-        assert_eq!(interp(&t, &v, -1), None);
-        assert_eq!(interp(&[], &[], 0), None);
     }
 
     #[test]

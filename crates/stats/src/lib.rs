@@ -3,6 +3,8 @@
 //! Everything works on `i64` nanoseconds (or `f64` where the quantity is not a time) and returns
 //! plain `Serialize` structs, so reports can embed them directly.
 
+#![forbid(unsafe_code)]
+
 use serde::Serialize;
 
 mod streamed;

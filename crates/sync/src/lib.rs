@@ -16,6 +16,8 @@
 //!
 //! Pure library: no I/O, no panics on any input, deterministic output.
 
+#![forbid(unsafe_code)]
+
 mod cpp_approx;
 mod cpp_exact;
 mod diagnose;

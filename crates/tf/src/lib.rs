@@ -12,6 +12,8 @@
 //!
 //! No I/O, no panics on any input, deterministic sorted output. Time is `i64` nanoseconds.
 
+#![forbid(unsafe_code)]
+
 pub mod buffer;
 pub mod filter;
 pub mod tree;

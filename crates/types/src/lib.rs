@@ -4,6 +4,8 @@
 //! written for people ([`timefmt`]). Serde only: the I/O, analysis and output crates all depend
 //! on it, so it depends on nothing of theirs.
 
+#![forbid(unsafe_code)]
+
 mod axis;
 pub mod timefmt;
 mod warning;

@@ -174,7 +174,7 @@ fn parse_remap(s: &str) -> Result<(String, String), String> {
 pub fn run(a: Args) -> anyhow::Result<u8> {
     // The report must not replace the bag it is about: refused before anything plays.
     if let Some(p) = &a.report {
-        let inputs = bagscope::Bag::open(&a.bag)?.input_paths();
+        let inputs = bagscope::io::Bag::open(&a.bag)?.input_paths();
         if let Some(hit) = bagscope::outfile::input_among(&[p.as_path()], &inputs) {
             eprintln!(
                 "bagscope: error: --report {} is part of the input bag: refusing to overwrite it",

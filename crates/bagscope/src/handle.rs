@@ -1,0 +1,111 @@
+//! [`Bag`]: an opened bag and one method per command.
+
+use std::path::Path;
+
+use bagscope_clocks::ClocksOptions;
+
+use crate::check::{CheckOptions, CheckReport};
+use crate::clocks::ClocksCommandReport;
+use crate::hist::{HistOptions, HistReport};
+use crate::info::InfoReport;
+use crate::matching::{MatchArgs, MatchCommandReport};
+use crate::sync::{SyncCommandReport, SyncOptions};
+use crate::tf::{TfCommandReport, TfOptions};
+use crate::Error;
+
+/// An opened bag: a rosbag2 folder (split files, `metadata.yaml`), a single `.mcap` or `.db3`
+/// file, or a rosbag2 file-compressed `.mcap.zstd` / `.db3.zstd`. Files are memory-mapped and
+/// read on demand; damage found while opening is kept as warnings (every report includes them).
+///
+/// Each method answers one command's question and returns the same report the CLI prints with
+/// `--json`.
+pub struct Bag {
+    inner: bagscope_bag::Bag,
+}
+
+impl Bag {
+    /// Opens `path`. Errors name the file and what is wrong with it (missing, not a bag, no
+    /// readable file listed in `metadata.yaml`, ...).
+    pub fn open(path: impl AsRef<Path>) -> Result<Bag, Error> {
+        Ok(Bag {
+            inner: bagscope_bag::Bag::open(path)?,
+        })
+    }
+
+    /// The path the bag was opened from.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// The reader underneath (`bagscope-bag`): topics, schemas, raw message scans.
+    pub fn reader(&self) -> &bagscope_bag::Bag {
+        &self.inner
+    }
+
+    /// `bagscope info`: per-topic type, count, own-span rate, gaps, sizes, files, warnings.
+    pub fn info(&self) -> InfoReport {
+        crate::info::info_of(&self.inner)
+    }
+
+    /// `bagscope clocks`: which clock each topic is stamped on, lag, stamp health, `/clock`,
+    /// split clock axes, with the findings worst first.
+    pub fn clocks(&self, opts: &ClocksOptions) -> Result<ClocksCommandReport, Error> {
+        crate::clocks::clocks_data_of(&self.inner, opts).map(|d| d.report)
+    }
+
+    /// `bagscope check`: message contract checks (images, camera info, joints, point clouds,
+    /// stamps).
+    pub fn check(&self, opts: &CheckOptions) -> Result<CheckReport, Error> {
+        crate::check::check_of(&self.inner, opts)
+    }
+
+    /// `bagscope sync`: a message_filters synchronizer emulated message for message on the
+    /// recorded arrival order, with drop reasons; or (`opts.recommend`) a slop and queue size
+    /// recommendation.
+    pub fn sync(&self, opts: &SyncOptions) -> Result<SyncCommandReport, Error> {
+        crate::sync::sync_of(&self.inner, opts)
+    }
+
+    /// `bagscope match`: the command → response delay and the tracking error before and after
+    /// correcting for it.
+    pub fn delay(&self, args: &MatchArgs) -> Result<MatchCommandReport, Error> {
+        crate::matching::match_bag_series_of(&self.inner, args).map(|(r, _, _)| r)
+    }
+
+    /// `bagscope hist`: distributions of stamp differences to the nearest partner, periods and
+    /// lag.
+    pub fn hist(&self, opts: &HistOptions) -> Result<HistReport, Error> {
+        crate::hist::hist_of(&self.inner, opts)
+    }
+
+    /// `bagscope tf`: what `tf2_ros::MessageFilter` would have done with each message.
+    pub fn tf(&self, opts: &TfOptions) -> Result<TfCommandReport, Error> {
+        crate::tf::tf_of(&self.inner, opts)
+    }
+
+    /// `bagscope export --timing-only` in memory: one row per message with its log, publish and
+    /// header times and lag, as a polars `DataFrame`.
+    #[cfg(feature = "frames")]
+    pub fn timing(
+        &self,
+        opts: &crate::export::ExportOptions,
+    ) -> Result<
+        (
+            bagscope_frames::polars::prelude::DataFrame,
+            crate::export::ExportReport,
+        ),
+        Error,
+    > {
+        crate::export::timing_frame_of(&self.inner, opts)
+    }
+
+    /// `bagscope export`: messages as Parquet / CSV tables (one per topic, fields flattened).
+    #[cfg(feature = "frames")]
+    pub fn export(
+        &self,
+        out: &Path,
+        opts: &crate::export::ExportOptions,
+    ) -> Result<crate::export::ExportReport, Error> {
+        crate::export::export_of(&self.inner, out, opts)
+    }
+}
