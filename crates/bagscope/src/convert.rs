@@ -52,14 +52,6 @@ impl ConvertReport {
     }
 }
 
-/// The writer's errors as this crate's: writing over the input is a usage error.
-fn write_err(e: WriteError) -> Error {
-    match e {
-        WriteError::WouldOverwriteInput { .. } => Error::Usage(e.to_string()),
-        WriteError::Write { .. } => Error::Analysis(e.to_string()),
-    }
-}
-
 /// Per-topic bookkeeping while writing.
 #[derive(Default, Clone)]
 struct Tally {
@@ -83,8 +75,7 @@ pub fn convert(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<Con
         output,
         concat!("bagscope ", env!("CARGO_PKG_VERSION")),
         &inputs,
-    )
-    .map_err(write_err)?;
+    )?;
     let mut report = write(&bag, w, output)?;
     report.input = input.display().to_string();
     Ok(report)
@@ -117,17 +108,15 @@ fn write(bag: &Bag, mut w: Rosbag2Writer, output: &Path) -> Result<ConvertReport
             }
         };
         sources.push(source);
-        let k = w
-            .add_channel(&WriteChannel {
-                topic: &t.name,
-                type_name: &t.type_name,
-                schema_encoding: &enc,
-                schema_data: &data,
-                message_encoding: &t.message_encoding,
-                offered_qos_profiles: t.offered_qos_profiles.as_deref().unwrap_or(""),
-                type_description_hash: t.type_description_hash.as_deref(),
-            })
-            .map_err(write_err)?;
+        let k = w.add_channel(&WriteChannel {
+            topic: &t.name,
+            type_name: &t.type_name,
+            schema_encoding: &enc,
+            schema_data: &data,
+            message_encoding: &t.message_encoding,
+            offered_qos_profiles: t.offered_qos_profiles.as_deref().unwrap_or(""),
+            type_description_hash: t.type_description_hash.as_deref(),
+        })?;
         channel.push(k);
     }
 
@@ -149,7 +138,7 @@ fn write(bag: &Bag, mut w: Rosbag2Writer, output: &Path) -> Result<ConvertReport
         }
     });
     if let Some(e) = failed {
-        return Err(write_err(e));
+        return Err(e.into());
     }
     warnings.extend(scan_warnings);
     let clamped = w.negative_times();
@@ -173,9 +162,8 @@ fn write(bag: &Bag, mut w: Rosbag2Writer, output: &Path) -> Result<ConvertReport
     w.write_metadata(
         "rosbag2",
         BTreeMap::from([("serialized_metadata".to_string(), yaml)]),
-    )
-    .map_err(write_err)?;
-    w.finish().map_err(write_err)?;
+    )?;
+    w.finish()?;
 
     let mut topics: Vec<ConvertTopic> = bag
         .topics

@@ -511,8 +511,14 @@ fn run(
         let ti = t[0];
         let schema = schemas[ti].as_ref().ok().cloned();
         let cols = match &schema {
-            Some(s) => MessageColumns::new(s, &o.fields, o.explode, text_nested)
-                .map_err(|e| Error::Usage(format!("{}: {e}", bag.topics[ti].name)))?,
+            Some(s) => {
+                MessageColumns::new(s, &o.fields, o.explode, text_nested).map_err(|source| {
+                    Error::Fields {
+                        topic: bag.topics[ti].name.clone(),
+                        source,
+                    }
+                })?
+            }
             None if o.fields.is_empty() => MessageColumns::empty(text_nested),
             None => {
                 return Err(Error::Usage(format!(

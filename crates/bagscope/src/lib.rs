@@ -144,14 +144,52 @@ pub(crate) fn refuse_bag_files(bag: &io::Bag, outputs: &[&std::path::Path]) -> R
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// The bag could not be opened or read.
     #[error(transparent)]
     Bag(#[from] BagError),
+    /// The request cannot be answered as asked (options, topic names, output paths); the
+    /// message says what to change.
     #[error("{0}")]
     Usage(String),
+    /// The bag holds nothing the analysis can work on; the message says what is missing.
     #[error("{0}")]
     Analysis(String),
+    /// A synchronizer refused its parameters or inputs.
+    #[error(transparent)]
+    Sync(#[from] bagscope_sync::SyncError),
+    /// A topic's message definition could not be used.
+    #[error("{topic}: no usable schema")]
+    Schema {
+        /// The topic.
+        topic: String,
+        /// What is wrong with its definition.
+        #[source]
+        source: bagscope_msg::SchemaError,
+    },
+    /// Command/response matching found nothing to measure.
+    #[error("{}", bag.display())]
+    Match {
+        /// The bag.
+        bag: std::path::PathBuf,
+        /// Why the matching failed.
+        #[source]
+        source: bagscope_matching::MatchError,
+    },
+    /// Writing a bag (`convert`) failed or would have replaced the input.
+    #[error(transparent)]
+    Write(#[from] bagscope_bag::WriteError),
     /// Writing a table (Parquet / CSV) failed.
     #[cfg(feature = "frames")]
     #[error(transparent)]
     Frames(#[from] bagscope_frames::FramesError),
+    /// The fields asked for cannot be read from a topic's messages.
+    #[cfg(feature = "frames")]
+    #[error("{topic}")]
+    Fields {
+        /// The topic.
+        topic: String,
+        /// Which field and why.
+        #[source]
+        source: bagscope_frames::FramesError,
+    },
 }

@@ -141,8 +141,12 @@ fn decode_topic(
             ))
         })
     } else {
-        let schema = schema_for_channel(&t.type_name, &t.schema_encoding, &t.schema_data)
-            .map_err(|e| Error::Analysis(format!("{}: no usable schema: {e}", t.name)))?;
+        let schema = schema_for_channel(&t.type_name, &t.schema_encoding, &t.schema_data).map_err(
+            |source| Error::Schema {
+                topic: t.name.clone(),
+                source,
+            },
+        )?;
         let loc = schema.stamp_locator();
         let vf = values_field.unwrap_or("data").to_string();
         let nf = names_field.map(str::to_string);
@@ -389,8 +393,10 @@ pub fn match_bag_series_of(
 ) -> Result<(MatchCommandReport, JointSeries, JointSeries), Error> {
     let path = bag.path.as_path();
     let p = prepare(bag, a)?;
-    let mut report = match_series(&p.cmd, &p.resp, &a.options)
-        .map_err(|e| Error::Analysis(format!("{}: {e}", path.display())))?;
+    let mut report = match_series(&p.cmd, &p.resp, &a.options).map_err(|source| Error::Match {
+        bag: path.to_path_buf(),
+        source,
+    })?;
     report.clock_mapping = p.mapping;
     let mut warnings = p.warnings;
     warnings.sort();

@@ -302,7 +302,7 @@ pub fn sync_of(bag: &Bag, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
     cfg.queue_offset_ns = lookup(&o.topics, &o.queue_offsets_ns, "--queue-offset")?;
     cfg.allow_headerless = o.allow_headerless;
     cfg.sync_arrival_time = o.sync_arrival_time;
-    cfg.validate().map_err(|e| Error::Usage(e.to_string()))?;
+    cfg.validate()?;
     let split = stamp_axes_split(&arr, n);
     if split {
         warnings.push(Warning::new(
@@ -353,7 +353,7 @@ pub fn sync_of(bag: &Bag, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
         match recommend(&input) {
             Ok(r) => (Some(r), None),
             Err(SyncError::NoRecommendation(why)) => (None, Some(*why)),
-            Err(e) => return Err(Error::Analysis(e.to_string())),
+            Err(e) => return Err(e.into()),
         }
     } else {
         (None, None)
@@ -363,7 +363,7 @@ pub fn sync_of(bag: &Bag, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
     let (report, diagnoses) = if o.recommend {
         (None, Vec::new())
     } else {
-        let outcome = emulate(&cfg, &arr).map_err(|e| Error::Analysis(e.to_string()))?;
+        let outcome = emulate(&cfg, &arr)?;
         freshness = freshness_check(&bag, o, &arr, &outcome, &mut warnings)?;
         if let Some(p) = &o.evidence {
             write_sets(p, &o.topics, &arr, &outcome, freshness.as_ref())?;
