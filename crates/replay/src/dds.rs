@@ -16,8 +16,8 @@ use rustdds::policy::{
 };
 use rustdds::{
     DataWriterStatus, DomainParticipant, DomainParticipantBuilder, Publisher, QosPolicies,
-    QosPolicyBuilder, RepresentationIdentifier, StatusEvented, Subscriber, Timestamp, Topic,
-    RTPSEntity, TopicKind, WriteOptionsBuilder,
+    QosPolicyBuilder, RTPSEntity, RepresentationIdentifier, StatusEvented, Subscriber, Timestamp,
+    Topic, TopicKind, WriteOptionsBuilder,
 };
 
 use crate::qos::{Durability, History, Liveliness, Reliability, TopicQos};

@@ -465,13 +465,15 @@ mod capture {
             /* 2 */ op(ld_w_abs, 0, 0, ad(libc::SKF_AD_PROTOCOL)),
             /* 3 */ op(jeq, 0, 5, 0x0800),
             // IPv4: UDP, then the magic after the variable-length header and 8 bytes of UDP.
-            /* 4 */ op(ld_b_abs, 0, 0, 9),
+            /* 4 */
+            op(ld_b_abs, 0, 0, 9),
             /* 5 */ op(jeq, 0, 8, 17),
             /* 6 */ op(libc::BPF_LDX | libc::BPF_B | libc::BPF_MSH, 0, 0, 0),
             /* 7 */ op(libc::BPF_LD | libc::BPF_W | libc::BPF_IND, 0, 0, 8),
             /* 8 */ op(jeq, 4, 5, magic),
             // IPv6: UDP as the next header, the magic at 40 + 8.
-            /* 9 */ op(jeq, 0, 4, 0x86dd),
+            /* 9 */
+            op(jeq, 0, 4, 0x86dd),
             /* 10 */ op(ld_b_abs, 0, 0, 6),
             /* 11 */ op(jeq, 0, 2, 17),
             /* 12 */ op(ld_w_abs, 0, 0, 48),
@@ -529,8 +531,13 @@ mod capture {
         let e = |what: &str, err: io::Error| format!("not measured ({what}: {err})");
         setsockopt(&fd, libc::SOL_SOCKET, libc::SO_ATTACH_FILTER, &fprog)
             .map_err(|x| e("packet filter", x))?;
-        setsockopt(&fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, &1 as &libc::c_int)
-            .map_err(|x| e("kernel timestamps", x))?;
+        setsockopt(
+            &fd,
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            &1 as &libc::c_int,
+        )
+        .map_err(|x| e("kernel timestamps", x))?;
         let timeout = libc::timeval {
             tv_sec: 0,
             tv_usec: 20_000,
@@ -600,8 +607,7 @@ mod capture {
         unsafe {
             let mut c = libc::CMSG_FIRSTHDR(&msg);
             while !c.is_null() {
-                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS
-                {
+                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
                     let ts: libc::timespec =
                         std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
                     stamp = Some(ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64);
@@ -980,7 +986,15 @@ mod tests {
         let mut bounds = Vec::new();
         for sn in 1..=20 {
             let handoff = now();
-            c.handed_off(0, SampleId { writer: guid(prefix, WRITER), sn }, handoff, 1_000);
+            c.handed_off(
+                0,
+                SampleId {
+                    writer: guid(prefix, WRITER),
+                    sn,
+                },
+                handoff,
+                1_000,
+            );
             // Another participant's sample with the same writer id and number: not matched.
             tx.send_to(
                 &rtps([7; 12], &[data(true, WRITER, sn, None, b"x")]),
@@ -988,7 +1002,10 @@ mod tests {
             )
             .unwrap();
             tx.send_to(
-                &rtps(prefix, &[info_ts(true), data(true, WRITER, sn, None, b"hello")]),
+                &rtps(
+                    prefix,
+                    &[info_ts(true), data(true, WRITER, sn, None, b"hello")],
+                ),
                 rx.local_addr().unwrap(),
             )
             .unwrap();
@@ -1004,7 +1021,11 @@ mod tests {
                 "packet {i}: stamped {d} ns after its hand-off, the send returned after {bound}"
             );
         }
-        assert!(t.wire_error.iter().zip(&t.handoff_to_wire).all(|(w, d)| *w == d + 1_000));
+        assert!(t
+            .wire_error
+            .iter()
+            .zip(&t.handoff_to_wire)
+            .all(|(w, d)| *w == d + 1_000));
     }
 
     #[test]
@@ -1024,9 +1045,17 @@ mod tests {
         assert_eq!(r.shift_ns(), 0);
         // A few outliers (1 ms, under a quarter of the block) do not.
         for i in 0..EARLY_BLOCK as i64 {
-            r.push(if i % 8 == 0 { 1_000_000 } else { 200_000 + i * 1_000 });
+            r.push(if i % 8 == 0 {
+                1_000_000
+            } else {
+                200_000 + i * 1_000
+            });
         }
-        assert!((200_000..232_000).contains(&r.shift_ns()), "{}", r.shift_ns());
+        assert!(
+            (200_000..232_000).contains(&r.shift_ns()),
+            "{}",
+            r.shift_ns()
+        );
         // Steady but over the cap: congestion, never scheduled early.
         assert_eq!(steady_shift(&[MAX_EARLY_NS + 1; EARLY_BLOCK]), None);
         assert_eq!(steady_shift(&[-5; EARLY_BLOCK]), None);
