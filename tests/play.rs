@@ -444,6 +444,7 @@ fn inner_play_arrives_identical_and_on_time() {
          max {} ns; {} message(s) made late by steal; host steal during the run: {steal}",
         own["p99"], own["max"], r["late_by_steal"]
     );
+    eprintln!("{}", wire_line(&r, &steal));
     let mut missed = Vec::new();
     // The issue's bound (p99 under 2 ms) is on the player's own error. Where the host takes
     // the vCPU away (the CI VM: up to 13 ms at a time) no user-space player meets it in the

@@ -334,8 +334,9 @@ const DISCOVERY_SETTLE: Duration = Duration::from_millis(500);
 /// How long the player stays on the graph after the last message was acknowledged.
 const LINGER: Duration = Duration::from_millis(300);
 
-/// At the end, how long the capture waits for messages still on their way out.
-const WIRE_DRAIN: Duration = Duration::from_millis(300);
+/// At the end, how long the capture may wait for messages still on their way out (it stops
+/// as soon as none is).
+const WIRE_DRAIN: Duration = Duration::from_secs(1);
 
 /// Per-topic playback plan.
 struct Plan {

@@ -686,7 +686,18 @@ mod capture {
         }
     }
 
+    /// Below the player in the scheduler's eyes: the kernel stamps each packet when it is
+    /// sent, so reading it later costs no accuracy, while a capture thread competing for a
+    /// busy core could delay the player's next hand-off.
+    const CAPTURE_NICE: libc::c_int = 10;
+
     fn run(fd: OwnedFd, m: &Mutex<Matcher>, stop: &AtomicBool) -> u64 {
+        // SAFETY: gettid has no preconditions; setpriority on this thread's id changes only
+        // this thread's nice value (Linux keeps it per thread). Failure leaves it as it was.
+        unsafe {
+            let tid = libc::gettid();
+            libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, CAPTURE_NICE);
+        }
         let mut buf = vec![0u8; SNAP_BYTES as usize];
         let mut subs: Vec<DataSubmessage> = Vec::new();
         // Reading the counter resets it: drops before this point were not the player's.
