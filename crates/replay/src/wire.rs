@@ -618,6 +618,53 @@ mod capture {
         Ok(stamp.map(|t| (n as usize, t)))
     }
 
+    /// Whether sent packets are stamped when they leave. Turning kernel timestamps on is
+    /// deferred to a work queue when no other socket has them on yet, and a packet that passes
+    /// before then is stamped only when it is read, later than it left. So a datagram with the
+    /// RTPS magic (and no submessage) is sent over loopback until its stamp falls between the
+    /// clock readings around its send, while the read waits a millisecond to tell the two
+    /// apart. Without a usable loopback this cannot be checked, and is taken as on.
+    fn send_stamps_on(fd: &OwnedFd) -> bool {
+        let sockets = std::net::UdpSocket::bind("127.0.0.1:0").and_then(|tx| {
+            let rx = std::net::UdpSocket::bind("127.0.0.1:0")?;
+            let to = rx.local_addr()?;
+            Ok((tx, rx, to))
+        });
+        let Ok((tx, _rx, to)) = sockets else {
+            return true;
+        };
+        let mut buf = vec![0u8; 2048];
+        for attempt in 0u32..200 {
+            let mut probe = b"RTPS".to_vec();
+            probe.extend_from_slice(&[0; 16]);
+            probe.extend_from_slice(b"bagscope-probe");
+            probe.extend_from_slice(&std::process::id().to_be_bytes());
+            probe.extend_from_slice(&attempt.to_be_bytes());
+            let before = crate::pace::unix_now_ns();
+            if tx.send_to(&probe, to).is_err() {
+                return true;
+            }
+            let after = crate::pace::unix_now_ns();
+            std::thread::sleep(Duration::from_millis(1));
+            let until = Instant::now() + Duration::from_millis(50);
+            while Instant::now() < until {
+                match receive(fd, &mut buf) {
+                    Ok(Some((n, at))) => {
+                        if udp_payload(&buf[..n.min(buf.len())]) == Some(&probe[..]) {
+                            if (before..=after).contains(&at) {
+                                return true;
+                            }
+                            break;
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(_) => break,
+                }
+            }
+        }
+        false
+    }
+
     /// The capture thread and what it matched.
     pub struct Capture {
         matcher: Arc<Mutex<Matcher>>,
@@ -637,6 +684,12 @@ mod capture {
         /// `prefix`, for `topics` topics; `Err` says why the wire cannot be measured.
         pub fn start(prefix: [u8; 12], topics: usize) -> Result<Capture, String> {
             let fd = open()?;
+            if !send_stamps_on(&fd) {
+                return Err(
+                    "not measured (the kernel did not timestamp sent packets when they left)"
+                        .into(),
+                );
+            }
             let matcher = Arc::new(Mutex::new(Matcher::new(prefix, topics)));
             let stop = Arc::new(AtomicBool::new(false));
             let (m, s) = (matcher.clone(), stop.clone());
