@@ -566,6 +566,40 @@ pub fn spawn_clock<'s, 'e>(
 mod tests {
     use super::*;
 
+    /// An early wait returns at the instant aimed at, `early_ns` before the message is due,
+    /// and reports both; the wall-clock mapping of an instant minus the scheduled wall time is
+    /// exactly the instant's distance from the target (what `--out` and the report share).
+    #[test]
+    fn early_wait_aims_before_the_target_and_the_wall_mapping_is_exact() {
+        let mut tb = Timebase::new(1.0, 1_000_000);
+        tb.start_now();
+        let ctl = Control::new(false);
+        let mut probe = StealProbe::this_thread();
+        let Waited::Ready { due, aimed, .. } = tb.wait(20_000_000, 5_000_000, &ctl, &mut probe)
+        else {
+            panic!("stopped");
+        };
+        let now = Instant::now();
+        assert_eq!(due - aimed, Duration::from_millis(5));
+        assert!(now >= aimed);
+        assert_eq!(tb.unix_at(due), tb.scheduled_unix_ns(20_000_000));
+        let later = due + Duration::from_nanos(123_457);
+        assert_eq!(
+            tb.unix_at(later) - tb.scheduled_unix_ns(20_000_000),
+            123_457
+        );
+        assert_eq!(
+            tb.unix_at(aimed) - tb.scheduled_unix_ns(20_000_000),
+            -5_000_000
+        );
+        // Without an early shift the wait is for the target itself.
+        let Waited::Ready { due, aimed, .. } = tb.wait(21_000_000, 0, &ctl, &mut probe) else {
+            panic!("stopped");
+        };
+        assert_eq!(due, aimed);
+        assert!(Instant::now() >= due);
+    }
+
     #[test]
     fn followed_clock_is_continuous_across_resets_and_ignores_small_regressions() {
         let t = Instant::now();
