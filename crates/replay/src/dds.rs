@@ -16,12 +16,13 @@ use rustdds::policy::{
 };
 use rustdds::{
     DataWriterStatus, DomainParticipant, DomainParticipantBuilder, Publisher, QosPolicies,
-    QosPolicyBuilder, RepresentationIdentifier, StatusEvented, Subscriber, Timestamp, Topic,
-    TopicKind,
+    QosPolicyBuilder, RTPSEntity, RepresentationIdentifier, StatusEvented, Subscriber, Timestamp,
+    Topic, TopicKind, WriteOptionsBuilder,
 };
 
 use crate::qos::{Durability, History, Liveliness, Reliability, TopicQos};
 
+use crate::wire::SampleId;
 use crate::ReplayError;
 /// The DDS stack, for callers that set DDS QoS themselves.
 pub use rustdds;
@@ -311,6 +312,13 @@ impl Node {
     pub fn publisher(&self) -> &Publisher {
         &self.publisher
     }
+
+    /// The participant's GUID prefix: the first 12 bytes of every GUID it sends.
+    pub fn guid_prefix(&self) -> [u8; 12] {
+        let mut p = [0u8; 12];
+        p.copy_from_slice(&self.participant.guid().to_bytes()[..12]);
+        p
+    }
 }
 
 /// A reader of raw payloads (what [`Node::reader`] returns).
@@ -348,6 +356,21 @@ impl RawWriter {
     /// the send as its source timestamp (an INFO_TS before the DATA): readers such as
     /// rosbag2's recorder take it as the message's publish time.
     pub fn send(&mut self, publisher: &Publisher, stored: &[u8]) -> Result<(), SendError> {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i64);
+        self.send_stamped(publisher, stored, now).map(|_| ())
+    }
+
+    /// As [`RawWriter::send`], with `source_unix_ns` (ns since the epoch) as the source
+    /// timestamp; returns the sample's writer GUID and sequence number, which the RTPS DATA
+    /// that carries it names (see [`crate::wire`]).
+    pub fn send_stamped(
+        &mut self,
+        publisher: &Publisher,
+        stored: &[u8],
+        source_unix_ns: i64,
+    ) -> Result<SampleId, SendError> {
         if stored.len() < 4 {
             return Err(SendError::Write(format!(
                 "payload of {} bytes has no CDR header",
@@ -359,10 +382,13 @@ impl RawWriter {
             representation: rep,
             body: Bytes::copy_from_slice(&stored[4..]),
         };
-        match rep {
+        let options = WriteOptionsBuilder::new()
+            .source_timestamp(rtps_timestamp(source_unix_ns))
+            .build();
+        let written = match rep {
             [0x00, 0x01] => self
                 .le
-                .write(msg, Some(Timestamp::now()))
+                .write_with_options(msg, options)
                 .map_err(|e| SendError::Write(format!("{e:?}"))),
             [0x00, 0x00] => {
                 if self.be.is_none() {
@@ -376,13 +402,17 @@ impl RawWriter {
                 }
                 match &self.be {
                     Some(w) => w
-                        .write(msg, Some(Timestamp::now()))
+                        .write_with_options(msg, options)
                         .map_err(|e| SendError::Write(format!("{e:?}"))),
                     None => Err(SendError::Write("no big-endian writer".into())),
                 }
             }
             other => Err(SendError::Encapsulation(other)),
-        }
+        }?;
+        Ok(SampleId {
+            writer: written.writer_guid.to_bytes(),
+            sn: i64::from(written.sequence_number),
+        })
     }
 
     /// For reliable writers: waits until every matched reader acknowledged what was sent.
@@ -393,6 +423,15 @@ impl RawWriter {
             None => ok,
         }
     }
+}
+
+/// RTPS time (seconds and 2^-32 fractions since the epoch) of `unix_ns`; times before the
+/// epoch are sent as the epoch.
+pub fn rtps_timestamp(unix_ns: i64) -> Timestamp {
+    let ns = unix_ns.max(0) as u64;
+    let sec = ns / 1_000_000_000;
+    let frac = ((ns % 1_000_000_000) << 32) / 1_000_000_000;
+    Timestamp::from_ticks((sec << 32) | frac)
 }
 
 /// `builtin_interfaces/Time` as little-endian CDR with its header: the whole of a

@@ -7,7 +7,10 @@
 //! coarsely and yields through the last 3 ms. With `--follow-clock` the target is
 //! a time on an external clock topic (a simulator's `/clock`) and playback waits while that
 //! clock stands still. The error of each publish against its target is measured and reported,
-//! with the share the machine took (hypervisor steal, [`steal`]) reported apart.
+//! with the share the machine took (hypervisor steal, [`steal`]) reported apart: at the
+//! hand-off to the DDS writer (`timing_error`) and, where the player may capture its own
+//! packets, when the message left the host (`wire_timing_error`, [`wire`]); where that
+//! hand-off-to-wire delay is steady, messages are handed off earlier by it.
 //!
 //! This crate is the only DDS user of the workspace.
 
@@ -17,6 +20,7 @@ mod pace;
 pub mod qos;
 pub mod source;
 pub mod steal;
+pub mod wire;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -113,6 +117,11 @@ pub struct PlayOptions {
     pub reorder_window_ns: i64,
     /// Read-ahead budget.
     pub queue_bytes: usize,
+    /// Capture the player's own outgoing packets to measure when each message left (needs
+    /// CAP_NET_RAW; without it the report says the wire was not measured).
+    pub wire_capture: bool,
+    /// Where the measured hand-off-to-wire delay is steady, hand messages off earlier by it.
+    pub schedule_early: bool,
 }
 
 impl Default for PlayOptions {
@@ -141,6 +150,8 @@ impl Default for PlayOptions {
             ack_timeout_ns: 2_000_000_000,
             reorder_window_ns: 500_000_000,
             queue_bytes: 64 << 20,
+            wire_capture: true,
+            schedule_early: true,
         }
     }
 }
@@ -216,8 +227,34 @@ pub struct PlayedTopic {
     pub timing_error_without_steal: Option<NsSummary>,
     /// Messages made at least 0.1 ms late by steal (absent with the summary above).
     pub late_by_steal: Option<u64>,
+    /// When each message left the host minus when it was handed to DDS, ns (messages seen
+    /// leaving; absent when the wire was not measured, see [`PlayReport::wire`]).
+    pub handoff_to_wire: Option<NsSummary>,
+    /// When each message left the host minus its target, ns: `timing_error` plus
+    /// `handoff_to_wire`, message by message.
+    pub wire_timing_error: Option<NsSummary>,
+    /// Messages handed off early by the steady hand-off-to-wire delay.
+    pub scheduled_early: u64,
+    /// Median of the early shifts applied, ns (absent when none was).
+    pub scheduled_early_by_ns: Option<i64>,
     /// Readers matched at the end (DDS only).
     pub matched_subscribers: Option<usize>,
+}
+
+/// Whether, and how completely, the wire was measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct WireReport {
+    /// Outgoing packets were captured.
+    pub measured: bool,
+    /// How, or why not: `not measured (needs CAP_NET_RAW ...)`, `not measured (nothing was
+    /// sent over DDS)`, ...
+    pub note: String,
+    /// Messages seen leaving, and handed off but not seen leaving (no subscriber to send to,
+    /// or lost by the capture).
+    pub seen: u64,
+    pub not_seen: u64,
+    /// Packets the kernel dropped from the capture's queue.
+    pub capture_dropped: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -251,7 +288,10 @@ pub struct PlayReport {
     pub interrupted: bool,
     pub published: u64,
     pub failed: u64,
-    /// Over all topics: publish time minus target time, ns.
+    /// Over all topics: publish time (the hand-off to the DDS writer) minus target time, ns.
+    /// `--out` writes exactly these instants: its publish time minus its log time is this
+    /// error, message by message (except with `--follow-clock`, whose log times are on the
+    /// followed clock).
     pub timing_error: Option<NsSummary>,
     /// Over all topics: each publish's error less the part of it during which the player's
     /// thread, spinning for its target and never switched out, was kept off its CPU by the
@@ -263,6 +303,16 @@ pub struct PlayReport {
     /// Over all topics: messages made at least 0.1 ms late by steal (absent with the summary
     /// above).
     pub late_by_steal: Option<u64>,
+    /// Whether the wire was measured (see [`wire`]).
+    pub wire: WireReport,
+    /// Over all topics: when each message left the host minus its hand-off, ns.
+    pub handoff_to_wire: Option<NsSummary>,
+    /// Over all topics: when each message left the host minus its target, ns.
+    pub wire_timing_error: Option<NsSummary>,
+    /// Over all topics: messages handed off early by the steady hand-off-to-wire delay (see
+    /// [`wire::steady_shift`]), and the median shift.
+    pub scheduled_early: u64,
+    pub scheduled_early_by_ns: Option<i64>,
     pub topics: Vec<PlayedTopic>,
     pub clock: Option<ClockReport>,
     pub out: Option<String>,
@@ -284,6 +334,10 @@ const DISCOVERY_SETTLE: Duration = Duration::from_millis(500);
 
 /// How long the player stays on the graph after the last message was acknowledged.
 const LINGER: Duration = Duration::from_millis(300);
+
+/// At the end, how long the capture may wait for messages still on their way out (it stops
+/// as soon as none is).
+const WIRE_DRAIN: Duration = Duration::from_secs(1);
 
 /// Per-topic playback plan.
 struct Plan {
@@ -517,6 +571,17 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
             writers.push(n.writer(&p.published_as, &p.type_name, &p.qos)?);
         }
     }
+    let (capture, mut wire_note) = match &node {
+        Some(n) if o.wire_capture => match wire::Capture::start(n.guid_prefix(), plans.len()) {
+            Ok(c) => (
+                Some(c),
+                "measured: kernel timestamps of this player's outgoing RTPS DATA".to_string(),
+            ),
+            Err(why) => (None, why),
+        },
+        Some(_) => (None, "not measured (capture turned off)".to_string()),
+        None => (None, "not measured (nothing was sent over DDS)".to_string()),
+    };
     let external = match (&node, &o.follow_clock) {
         (Some(n), Some(topic)) => Some(pace::ExternalClock::follow(n.clone(), topic, ctl)?),
         _ => None,
@@ -620,6 +685,7 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
             &topic_slot,
             &mut writers,
             node.as_deref(),
+            capture.as_ref(),
             external.as_ref(),
             &mut sinks,
             &mut state,
@@ -673,6 +739,24 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         if writers.iter_mut().any(|w| w.matched_subscriptions() > 0) {
             std::thread::sleep(LINGER);
         }
+    }
+    let wire_measured = capture.is_some();
+    let any_matched = writers.iter_mut().any(|w| w.matched_subscriptions() > 0);
+    let (wire_topics, capture_dropped) = match capture {
+        Some(c) => {
+            let (m, dropped) = c.finish(if any_matched {
+                WIRE_DRAIN
+            } else {
+                Duration::ZERO
+            });
+            (m.topics, dropped)
+        }
+        None => (Vec::new(), 0),
+    };
+    if capture_dropped > 0 {
+        wire_note.push_str(&format!(
+            "; the kernel dropped {capture_dropped} packet(s) from the capture"
+        ));
     }
     let out_path = match sinks.mcap.take() {
         Some(m) => Some(m.finish()?),
@@ -743,12 +827,22 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
 
     let mut all_errors = Vec::new();
     let mut all_own = Vec::new();
+    let mut all_h2w = Vec::new();
+    let mut all_wire = Vec::new();
+    let mut all_early = Vec::new();
+    let median = |v: &[i64]| NsSummary::of(v).map(|s| s.p50);
     let steal_known = state.steal_measured && !state.errors.iter().all(Vec::is_empty);
     let mut topics = Vec::new();
     for (k, p) in plans.iter().enumerate() {
         let errs = &state.errors[k];
         all_errors.extend_from_slice(errs);
         all_own.extend_from_slice(&state.own_errors[k]);
+        let tw = wire_topics.get(k);
+        if let Some(t) = tw {
+            all_h2w.extend_from_slice(&t.handoff_to_wire);
+            all_wire.extend_from_slice(&t.wire_error);
+        }
+        all_early.extend_from_slice(&state.early[k]);
         topics.push(PlayedTopic {
             topic: p.name.clone(),
             published_as: p.published_as.clone(),
@@ -760,6 +854,10 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
             timing_error: NsSummary::of(errs),
             timing_error_without_steal: NsSummary::of(&state.own_errors[k]).filter(|_| steal_known),
             late_by_steal: (steal_known && !errs.is_empty()).then_some(state.late_by_steal[k]),
+            handoff_to_wire: tw.and_then(|t| NsSummary::of(&t.handoff_to_wire)),
+            wire_timing_error: tw.and_then(|t| NsSummary::of(&t.wire_error)),
+            scheduled_early: state.early[k].len() as u64,
+            scheduled_early_by_ns: median(&state.early[k]),
             matched_subscribers: writers.get_mut(k).map(|w| w.matched_subscriptions()),
         });
     }
@@ -792,6 +890,17 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         timing_error: NsSummary::of(&all_errors),
         timing_error_without_steal: NsSummary::of(&all_own).filter(|_| steal_known),
         late_by_steal: steal_known.then(|| state.late_by_steal.iter().sum()),
+        wire: WireReport {
+            measured: wire_measured,
+            note: wire_note,
+            seen: all_h2w.len() as u64,
+            not_seen: wire_topics.iter().map(|t| t.not_seen).sum(),
+            capture_dropped,
+        },
+        handoff_to_wire: NsSummary::of(&all_h2w),
+        wire_timing_error: NsSummary::of(&all_wire),
+        scheduled_early: all_early.len() as u64,
+        scheduled_early_by_ns: median(&all_early),
         topics,
         clock: o.clock_hz.filter(|_| o.publish).map(|hz| ClockReport {
             topic: clock_topic.to_string(),
@@ -822,6 +931,8 @@ struct PlayState {
     /// Errors less steal; filled only while steal is measured for every message.
     own_errors: Vec<Vec<i64>>,
     late_by_steal: Vec<u64>,
+    /// Per message handed off early: by how much, ns.
+    early: Vec<Vec<i64>>,
     /// False once a paced message's steal could not be measured (following a clock, no
     /// per-thread CPU accounting): the without-steal figures are then not reported (offline
     /// there are none, as there is no timing error).
@@ -841,6 +952,7 @@ impl PlayState {
             errors: vec![Vec::new(); n],
             own_errors: vec![Vec::new(); n],
             late_by_steal: vec![0; n],
+            early: vec![Vec::new(); n],
             steal_measured: true,
             begin_ns: None,
             loops: 0,
@@ -859,6 +971,7 @@ fn run_player(
     slot: &[Option<usize>],
     writers: &mut [dds::RawWriter],
     node: Option<&dds::Node>,
+    capture: Option<&wire::Capture>,
     external: Option<&ExternalClock>,
     sinks: &mut out::Sinks,
     st: &mut PlayState,
@@ -922,18 +1035,24 @@ fn run_player(
         // A late message (keyed before its pass's first) must not move the next pass back.
         last_offset_ns = last_offset_ns.max(offset_ns);
 
+        // Hand off early by the topic's steady hand-off-to-wire delay, if any (not when
+        // following a clock: its targets are clock arrivals, not instants to aim before).
+        let early_ns = match capture {
+            Some(c) if o.schedule_early && external.is_none() => c.shift_ns(k),
+            _ => 0,
+        };
         // Wait for the target (or compute it, offline).
-        let (target, spun) = if realtime {
+        let (target, aimed, spun) = if realtime {
             let w = match external {
                 Some(ext) => tb.wait_external(offset_ns, ctl, ext),
-                None => tb.wait(offset_ns, ctl, &mut probe),
+                None => tb.wait(offset_ns, early_ns, ctl, &mut probe),
             };
             match w {
                 pace::Waited::Stopped => break,
-                pace::Waited::Ready(t, spun) => (Some(t), spun),
+                pace::Waited::Ready { due, aimed, spun } => (Some(due), Some(aimed), spun),
             }
         } else {
-            (None, None)
+            (None, None, None)
         };
 
         let mut data: &[u8] = &item.data;
@@ -958,13 +1077,24 @@ fn run_player(
             st.options_dropped += 1;
         }
 
-        // Sampled so that the whole overrun, up to the send, is in one measured gap.
+        // The hand-off instant: sampled so that the whole overrun, up to the send, is in one
+        // measured gap. Its wall time as the schedule maps it is the one publish time of the
+        // message: the timing error (minus the scheduled time), `--out`'s publish time and
+        // the DDS source timestamp. The wall clock read beside it is what the kernel stamps
+        // the packets with: the hand-off-to-wire delay is measured against it.
         let sent = target.and_then(|_| probe.sample());
         let sent_at = sent.map_or_else(Instant::now, |s| s.at);
+        let handoff_real_ns = unix_now_ns();
+        let publish_unix_ns = match target {
+            Some(_) => tb.unix_at(sent_at),
+            None => tb.scheduled_unix_ns(offset_ns),
+        };
+        let error_ns = target.map(|t| signed_ns(sent_at, t));
         let mut ok = true;
+        let mut sample = None;
         if let (Some(n), Some(w)) = (node, writers.get_mut(k)) {
-            match w.send(n.publisher(), data) {
-                Ok(()) => {}
+            match w.send_stamped(n.publisher(), data, publish_unix_ns) {
+                Ok(id) => sample = Some(id),
                 Err(dds::SendError::Encapsulation(_)) => {
                     st.bad_encapsulation += 1;
                     ok = false;
@@ -972,18 +1102,17 @@ fn run_player(
                 Err(dds::SendError::Write(_)) => ok = false,
             }
         }
+        if let (Some(c), Some(id), Some(err)) = (capture, sample, error_ns) {
+            c.handed_off(k, id, handoff_real_ns, err);
+        }
         if let Some(m) = &mut sinks.mcap {
             // Log time: when the message was due (on the followed clock when following one);
-            // publish time: when it went out (the same offline).
-            let (log_ns, publish_ns) = match (target, external) {
-                (Some(_), Some(ext)) => (ext.due_raw(tb, offset_ns), unix_now_ns()),
-                (Some(_), None) => (tb.scheduled_unix_ns(offset_ns), unix_now_ns()),
-                (None, _) => {
-                    let t = tb.scheduled_unix_ns(offset_ns);
-                    (t, t)
-                }
+            // publish time: the hand-off (the same offline).
+            let log_ns = match (target, external) {
+                (Some(_), Some(ext)) => ext.due_raw(tb, offset_ns),
+                _ => tb.scheduled_unix_ns(offset_ns),
             };
-            m.write(k, log_ns, publish_ns, data)?;
+            m.write(k, log_ns, publish_unix_ns, data)?;
         }
         if ok {
             st.published[k] += 1;
@@ -991,9 +1120,13 @@ fn run_player(
         } else {
             st.failed[k] += 1;
         }
-        if let Some(t) = target {
-            let err = sent_at.saturating_duration_since(t).as_nanos() as i64;
+        if let (Some(err), Some(aimed)) = (error_ns, aimed) {
             st.errors[k].push(err);
+            if let Some(t) = target {
+                if aimed < t {
+                    st.early[k].push(signed_ns(t, aimed));
+                }
+            }
             // Steal is known where the probe works and the wait spun up to the target (or
             // none: a sleep that overshoots is the player's margin, charged to it in full).
             // (Following a clock, lateness is against clock arrivals: not measured there.)
@@ -1004,9 +1137,11 @@ fn run_player(
             });
             match stolen_ns {
                 Some(s) => {
-                    // The gap may have begun before the target: only the overrun is late. The
-                    // rest is the least error the samples allow the player to have had.
-                    let late_by_steal = (s as i64).min(err);
+                    // The gap may have begun before the instant aimed at: only the overrun
+                    // past it is late. The rest is the least error the samples allow the
+                    // player to have had.
+                    let late = signed_ns(sent_at, aimed).max(0);
+                    let late_by_steal = (s as i64).min(late);
                     st.own_errors[k].push(err - late_by_steal);
                     if late_by_steal >= 100_000 {
                         st.late_by_steal[k] += 1;
@@ -1018,6 +1153,15 @@ fn run_player(
         ctl.progress_ns.store(rel.max(0) as u64, Ordering::Relaxed);
     }
     Ok(())
+}
+
+/// `a − b` in ns, negative when `a` is earlier.
+fn signed_ns(a: Instant, b: Instant) -> i64 {
+    if a >= b {
+        (a - b).as_nanos() as i64
+    } else {
+        -((b - a).as_nanos() as i64)
+    }
 }
 
 /// Writes `t_ns` as `builtin_interfaces/Time` at `off` in the message's byte order.

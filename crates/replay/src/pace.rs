@@ -23,11 +23,28 @@ const MIN_SLEEP_NS: u64 = 200_000;
 const MAX_SLEEP: Duration = Duration::from_millis(20);
 
 pub enum Waited {
-    /// Go: the instant the message was due (its target, or when it was released), and, when
-    /// the wait spun up to it, the waiting thread's last CPU sample before it (see
-    /// [`crate::steal`]), against which the send's sample tells the machine's share.
-    Ready(Instant, Option<CpuSample>),
+    /// Go. `due`: the instant the message was due (its target, or when it was released);
+    /// `aimed`: the instant the wait was for (`due` less the early shift, see
+    /// [`crate::wire`]); `spun`: when the wait spun up to it, the waiting thread's last CPU
+    /// sample before it (see [`crate::steal`]), against which the send's sample tells the
+    /// machine's share.
+    Ready {
+        due: Instant,
+        aimed: Instant,
+        spun: Option<CpuSample>,
+    },
     Stopped,
+}
+
+impl Waited {
+    /// Released at `at`, no earlier than due, with no spin sample.
+    fn at(at: Instant) -> Waited {
+        Waited::Ready {
+            due: at,
+            aimed: at,
+            spun: None,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -143,6 +160,20 @@ impl Timebase {
         self.with(|s| s.origin + dur(self.delay_ns) + dur(offset_ns))
     }
 
+    /// `at` on the wall clock (ns since the epoch) as the schedule maps it: the monotonic time
+    /// since the origin added to the wall time at the origin. The same mapping gives
+    /// [`Timebase::scheduled_unix_ns`], so a publish instant mapped here minus its scheduled
+    /// time is exactly its timing error.
+    pub fn unix_at(&self, at: Instant) -> i64 {
+        self.with(|s| {
+            if at >= s.origin {
+                s.origin_unix_ns + (at - s.origin).as_nanos() as i64
+            } else {
+                s.origin_unix_ns - (s.origin - at).as_nanos() as i64
+            }
+        })
+    }
+
     /// Wall time (ns since the epoch) at which `offset_ns` is due: the log time written for
     /// it offline.
     pub fn scheduled_unix_ns(&self, offset_ns: i64) -> i64 {
@@ -182,10 +213,16 @@ impl Timebase {
         now
     }
 
-    /// Waits on the monotonic clock until `offset_ns` is due. `probe` belongs to the calling
-    /// thread and is read on every turn of the spin, so that an overrun of the target can be
-    /// split into the machine's share (steal) and the player's.
-    pub fn wait(&self, offset_ns: i64, ctl: &Control, probe: &mut StealProbe) -> Waited {
+    /// Waits on the monotonic clock until `early_ns` before `offset_ns` is due. `probe`
+    /// belongs to the calling thread and is read on every turn of the spin, so that an overrun
+    /// of the target can be split into the machine's share (steal) and the player's.
+    pub fn wait(
+        &self,
+        offset_ns: i64,
+        early_ns: i64,
+        ctl: &Control,
+        probe: &mut StealProbe,
+    ) -> Waited {
         // The last sample taken while spinning before the target. A sleep clears it: across
         // a sleep the accounting cannot tell the machine's pauses from the player's own.
         let mut spun: Option<CpuSample> = None;
@@ -196,17 +233,22 @@ impl Timebase {
             if ctl.paused() {
                 self.pause();
                 if ctl.take_step() {
-                    return Waited::Ready(self.step_to(offset_ns), None);
+                    return Waited::at(self.step_to(offset_ns));
                 }
                 spun = None;
                 std::thread::sleep(Duration::from_millis(5));
                 continue;
             }
             self.resume();
-            let target = self.target(offset_ns);
+            let due = self.target(offset_ns);
+            let target = due.checked_sub(dur(early_ns)).unwrap_or(due);
             let now = Instant::now();
             if now >= target {
-                return Waited::Ready(target, spun);
+                return Waited::Ready {
+                    due,
+                    aimed: target,
+                    spun,
+                };
             }
             let left = target - now;
             if left > Duration::from_nanos(SPIN_NS + MIN_SLEEP_NS) {
@@ -251,7 +293,7 @@ impl Timebase {
                             s.ext_paused_at = Some(l);
                         });
                     }
-                    return Waited::Ready(now, None);
+                    return Waited::at(now);
                 }
                 std::thread::sleep(Duration::from_millis(5));
                 continue;
@@ -263,7 +305,7 @@ impl Timebase {
             });
             let due = self.ext_due(offset_ns);
             if let Some(at) = ext.passed(due) {
-                return Waited::Ready(at, None);
+                return Waited::at(at);
             }
             ext.wait_change(MAX_SLEEP);
         }
@@ -523,6 +565,40 @@ pub fn spawn_clock<'s, 'e>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An early wait returns at the instant aimed at, `early_ns` before the message is due,
+    /// and reports both; the wall-clock mapping of an instant minus the scheduled wall time is
+    /// exactly the instant's distance from the target (what `--out` and the report share).
+    #[test]
+    fn early_wait_aims_before_the_target_and_the_wall_mapping_is_exact() {
+        let mut tb = Timebase::new(1.0, 1_000_000);
+        tb.start_now();
+        let ctl = Control::new(false);
+        let mut probe = StealProbe::this_thread();
+        let Waited::Ready { due, aimed, .. } = tb.wait(20_000_000, 5_000_000, &ctl, &mut probe)
+        else {
+            panic!("stopped");
+        };
+        let now = Instant::now();
+        assert_eq!(due - aimed, Duration::from_millis(5));
+        assert!(now >= aimed);
+        assert_eq!(tb.unix_at(due), tb.scheduled_unix_ns(20_000_000));
+        let later = due + Duration::from_nanos(123_457);
+        assert_eq!(
+            tb.unix_at(later) - tb.scheduled_unix_ns(20_000_000),
+            123_457
+        );
+        assert_eq!(
+            tb.unix_at(aimed) - tb.scheduled_unix_ns(20_000_000),
+            -5_000_000
+        );
+        // Without an early shift the wait is for the target itself.
+        let Waited::Ready { due, aimed, .. } = tb.wait(21_000_000, 0, &ctl, &mut probe) else {
+            panic!("stopped");
+        };
+        assert_eq!(due, aimed);
+        assert!(Instant::now() >= due);
+    }
 
     #[test]
     fn followed_clock_is_continuous_across_resets_and_ignores_small_regressions() {

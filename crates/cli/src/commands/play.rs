@@ -68,7 +68,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "keep")]
     pub restamp: RestampArg,
     /// Also write what is played into this MCAP: log time = scheduled time, publish time = when
-    /// it was sent (a retimed bag).
+    /// it was handed to DDS, the instant the timing error is measured at (a retimed bag).
     #[arg(long, value_name = "FILE.mcap")]
     pub out: Option<PathBuf>,
     /// With --out: do not publish; compute the schedule and write it at once.
@@ -92,6 +92,14 @@ pub struct Args {
     /// for them to discover the player in turn; --delay comes after that).
     #[arg(long, value_parser = parse_dur, value_name = "DUR")]
     pub wait_for_subscribers: Option<i64>,
+    /// Do not capture the player's own outgoing packets (which needs CAP_NET_RAW): the report
+    /// then gives the hand-off to DDS only, not when messages left the host.
+    #[arg(long)]
+    pub no_wire_capture: bool,
+    /// Never hand messages off early by the measured hand-off-to-wire delay, even where it is
+    /// steady.
+    #[arg(long)]
+    pub no_early: bool,
     /// Write the timing report as JSON to this file.
     #[arg(long, value_name = "FILE.json")]
     pub report: Option<PathBuf>,
@@ -233,6 +241,8 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         discovery_range,
         qos_overrides,
         wait_for_subscribers_ns: a.wait_for_subscribers,
+        wire_capture: !a.no_wire_capture,
+        schedule_early: !a.no_early,
         ..PlayOptions::default()
     };
     let ctl = Control::new(o.start_paused);
@@ -361,9 +371,13 @@ fn text(r: &PlayReport) -> String {
         "err_p50_ms".into(),
         "err_p99_ms".into(),
         "err_max_ms".into(),
+        "wire_p50_ms".into(),
+        "wire_p99_ms".into(),
+        "wire_max_ms".into(),
     ]];
     for t in &r.topics {
         let e = t.timing_error;
+        let w = t.wire_timing_error;
         rows.push(vec![
             t.topic.clone(),
             t.published_as.clone(),
@@ -382,12 +396,15 @@ fn text(r: &PlayReport) -> String {
             e.map_or("-".into(), |e| ms(e.p50)),
             e.map_or("-".into(), |e| ms(e.p99)),
             e.map_or("-".into(), |e| ms(e.max)),
+            w.map_or("-".into(), |w| ms(w.p50)),
+            w.map_or("-".into(), |w| ms(w.p99)),
+            w.map_or("-".into(), |w| ms(w.max)),
         ]);
     }
     s.push_str(&render::table(&rows));
     if let Some(e) = r.timing_error {
         s.push_str(&format!(
-            "timing error (publish − target), all topics: p50 {} ms, p99 {} ms, max {} ms over {} messages\n",
+            "timing error (hand-off to DDS − target), all topics: p50 {} ms, p99 {} ms, max {} ms over {} messages\n",
             ms(e.p50),
             ms(e.p99),
             ms(e.max),
@@ -404,6 +421,45 @@ fn text(r: &PlayReport) -> String {
                 ms(e.max)
             ));
         }
+    }
+    if r.wire.measured {
+        match (r.wire_timing_error, r.handoff_to_wire) {
+            (Some(w), Some(h)) => s.push_str(&format!(
+                "wire timing error (left the host − target): p50 {} ms, p99 {} ms, max {} ms over \
+                 {} messages; hand-off to wire p50 {} ms, p99 {} ms, max {} ms\n",
+                ms(w.p50),
+                ms(w.p99),
+                ms(w.max),
+                w.count,
+                ms(h.p50),
+                ms(h.p99),
+                ms(h.max)
+            )),
+            _ => s.push_str("wire: no message was seen leaving\n"),
+        }
+        if r.wire.not_seen > 0 {
+            s.push_str(&format!(
+                "wire: {} message(s) not seen leaving (no subscriber to send to, or lost by the \
+                 capture)\n",
+                r.wire.not_seen
+            ));
+        }
+        if r.wire.capture_dropped > 0 {
+            s.push_str(&format!(
+                "wire: the kernel dropped {} packet(s) from the capture\n",
+                r.wire.capture_dropped
+            ));
+        }
+    } else if r.mode == "realtime" || r.mode == "follow_clock" {
+        s.push_str(&format!("wire: {}\n", r.wire.note));
+    }
+    if let Some(by) = r.scheduled_early_by_ns {
+        s.push_str(&format!(
+            "{} message(s) handed off early, by {} ms (median): the hand-off-to-wire delay \
+             was steady\n",
+            r.scheduled_early,
+            ms(by)
+        ));
     }
     if let Some(c) = &r.clock {
         s.push_str(&format!(
