@@ -70,6 +70,8 @@ fn commands(md: &str) -> Vec<Vec<String>> {
 #[test]
 fn documented_commands_run_as_written() {
     let root = common::root();
+    // The guides write their outputs under /tmp; here each run gets a fresh folder instead.
+    let tmp = common::tempdir("docs");
     let mut ran = 0;
     let mut docs = vec!["README.md".to_string()];
     let mut guides: Vec<String> = std::fs::read_dir(root.join("docs"))
@@ -87,8 +89,15 @@ fn documented_commands_run_as_written() {
             {
                 continue;
             }
+            let run_args: Vec<String> = args
+                .iter()
+                .map(|a| match a.strip_prefix("/tmp/") {
+                    Some(rest) => tmp.join(rest).display().to_string(),
+                    None => a.clone(),
+                })
+                .collect();
             let out = std::process::Command::new(common::bin())
-                .args(&args)
+                .args(&run_args)
                 .current_dir(&root)
                 .output()
                 .unwrap();
