@@ -123,182 +123,27 @@ pub fn check_of(bag: &Bag, o: &CheckOptions) -> Result<CheckReport, Error> {
     // Age checks need the topic's first message: they run after the scan.
     joint_opts.stamps_on_log_axis = false;
     let invalid: Vec<AtomicUsize> = bag.topics.iter().map(|_| AtomicUsize::new(0)).collect();
-    let scan = bag.scan(&bag.all_topics(), |m| {
-        let loc = &locs[m.topic];
-        let stamp = loc.read_stamp(m.data).ok().flatten().map(|s| {
-            if !s.nanosec_valid {
-                invalid[m.topic].fetch_add(1, Ordering::Relaxed);
-            }
-            s.ns
-        });
-        let at = At {
-            index: 0, // filled in below, once messages are in log-time order
-            log_time_ns: m.log_time_ns,
-            stamp_ns: stamp.unwrap_or(0),
-        };
-        let boxed = |e: Extra| Some(Box::new(e));
-        let extra = match kinds[m.topic] {
-            Kind::Image => match decode_typed::<Image>(m.data) {
-                Ok(v) => boxed(Extra::Image(ImageMeta {
-                    at,
-                    frame_id: v.header.frame_id,
-                    height: v.height,
-                    width: v.width,
-                    encoding: v.encoding,
-                    is_bigendian: v.is_bigendian,
-                    step: v.step,
-                    data_len: v.data.len(),
-                })),
-                Err(e) => boxed(Extra::Undecodable(e.to_string())),
-            },
-            Kind::CameraInfo => match decode_typed::<CameraInfo>(m.data) {
-                Ok(v) => boxed(Extra::Info(CameraInfoMeta {
-                    at,
-                    frame_id: v.header.frame_id,
-                    height: v.height,
-                    width: v.width,
-                    distortion_model: v.distortion_model,
-                    d_len: v.d.len(),
-                    k: v.k,
-                })),
-                Err(e) => boxed(Extra::Undecodable(e.to_string())),
-            },
-            Kind::JointState => match decode_typed::<JointState>(m.data) {
-                Ok(v) => joint_findings(
-                    &bag.topics[m.topic].name,
-                    JointMeta {
-                        at,
-                        names: v.name,
-                        arrays: vec![
-                            ("position".into(), v.position),
-                            ("velocity".into(), v.velocity),
-                            ("effort".into(), v.effort),
-                        ],
-                    },
-                    &joint_opts,
-                ),
-                Err(e) => boxed(Extra::Undecodable(e.to_string())),
-            },
-            Kind::JointTrajectory => match decode_typed::<JointTrajectory>(m.data) {
-                Ok(v) => {
-                    let mut arrays = Vec::new();
-                    for (k, p) in v.points.into_iter().enumerate() {
-                        arrays.push((format!("points[{k}].positions"), p.positions));
-                        arrays.push((format!("points[{k}].velocities"), p.velocities));
-                    }
-                    // Limits apply to positions: give the first point the plain name.
-                    if let Some(first) = arrays.first_mut() {
-                        first.0 = "positions".into();
-                    }
-                    joint_findings(
-                        &bag.topics[m.topic].name,
-                        JointMeta {
-                            at,
-                            names: v.joint_names,
-                            arrays,
-                        },
-                        &joint_opts,
-                    )
-                }
-                Err(e) => boxed(Extra::Undecodable(e.to_string())),
-            },
-            Kind::Cloud => match decode_typed::<PointCloud2>(m.data) {
-                Ok(v) => boxed(Extra::Cloud(CloudMeta {
-                    at,
-                    height: v.height,
-                    width: v.width,
-                    point_step: v.point_step,
-                    row_step: v.row_step,
-                    data_len: v.data.len(),
-                    fields: v
-                        .fields
-                        .into_iter()
-                        .map(|f| (f.name, f.offset, f.datatype, f.count))
-                        .collect(),
-                })),
-                Err(e) => boxed(Extra::Undecodable(e.to_string())),
-            },
-            Kind::Other => None,
-        };
-        Probe {
-            stamp_ns: stamp.unwrap_or(NO_STAMP),
-            extra,
-        }
-    });
+    let ctx = ProbeContext {
+        bag,
+        kinds: &kinds,
+        locs: &locs,
+        joint_opts: &joint_opts,
+        invalid: &invalid,
+    };
+    let scan = bag.scan(&bag.all_topics(), |m| probe(&ctx, m));
     let mut warnings = bag.open_warnings();
     warnings.extend(scan.warnings.iter().cloned());
 
     let n = bag.topics.len();
-    let mut images: Vec<Vec<ImageMeta>> = vec![Vec::new(); n];
-    let mut infos: Vec<Vec<CameraInfoMeta>> = vec![Vec::new(); n];
-    let mut clouds: Vec<Vec<CloudMeta>> = vec![Vec::new(); n];
-    // Sized once per topic: growing by doubling would hold up to three times the times of a
-    // large topic at its last step.
-    let mut per_topic = vec![0usize; n];
-    for it in &scan.items {
-        per_topic[it.topic] += 1;
-    }
-    let mut stamps: Vec<Vec<At>> = per_topic.iter().map(|&c| Vec::with_capacity(c)).collect();
-    let mut undecodable: Vec<(usize, String)> = vec![(0, String::new()); n];
-    let mut index = vec![0usize; n];
-    let mut findings = Vec::new();
-    for it in scan.items {
-        let ti = it.topic;
-        let idx = index[ti];
-        index[ti] += 1;
-        let p = it.value;
-        let at = At {
-            index: idx,
-            log_time_ns: it.log_time_ns,
-            stamp_ns: if p.stamp_ns == NO_STAMP {
-                0
-            } else {
-                p.stamp_ns
-            },
-        };
-        match p.extra.map(|b| *b) {
-            Some(Extra::Image(mut m)) => {
-                m.at = at;
-                stamps[ti].push(at);
-                images[ti].push(m);
-            }
-            Some(Extra::Info(mut m)) => {
-                m.at = at;
-                stamps[ti].push(at);
-                infos[ti].push(m);
-            }
-            Some(Extra::Cloud(mut m)) => {
-                m.at = at;
-                stamps[ti].push(at);
-                clouds[ti].push(m);
-            }
-            Some(Extra::Findings(fs)) => {
-                stamps[ti].push(at);
-                findings.extend(fs.into_iter().map(|mut f| {
-                    f.index = idx;
-                    f
-                }));
-            }
-            Some(Extra::Undecodable(e)) => {
-                findings.push(Finding {
-                    code: "message_undecodable".into(),
-                    topic: bag.topics[ti].name.clone(),
-                    index: idx,
-                    log_time_ns: it.log_time_ns,
-                    severity: bagscope_checks::Severity::Error,
-                    message: format!(
-                        "payload does not decode as {}: {e}",
-                        bag.topics[ti].type_name
-                    ),
-                });
-                undecodable[ti].0 += 1;
-                undecodable[ti].1 = e;
-            }
-            // A joint message without findings, or any other stamped message.
-            None if kinds[ti] != Kind::Other || p.stamp_ns != NO_STAMP => stamps[ti].push(at),
-            None => {}
-        }
-    }
+    let Collected {
+        images,
+        infos,
+        clouds,
+        stamps,
+        undecodable,
+        count: index,
+        mut findings,
+    } = collect(bag, &kinds, scan.items);
     let bag_start = stamps
         .iter()
         .flatten()
@@ -409,12 +254,35 @@ pub fn check_of(bag: &Bag, o: &CheckOptions) -> Result<CheckReport, Error> {
     warnings.dedup();
     // The clock findings of the same stamps, so that `check` and `clocks` name the same codes
     // for the same topics (frozen, zero, invalid stamps, offsets, a replay, split axes).
-    // Each topic's times are taken out of `stamps` (and its 24 bytes a message freed) as its
-    // two columns are made: memory stays below what the scan itself held.
+    let times = clock_times(bag, &locs, stamps, &invalid);
+    let clock = bagscope_clocks::analyze(&times, &bagscope_clocks::ClocksOptions::default());
+    let mut all = warnings.clone();
+    all.extend(clock.warnings.iter().cloned());
+    let verdicts = summarise(&all, &check_hits(&findings), clock.split);
+    Ok(CheckReport {
+        bag: path.display().to_string(),
+        checked,
+        findings,
+        counts,
+        warnings,
+        verdicts,
+    })
+}
+
+/// Each stamped topic's times as the clocks analysis takes them. Each topic's times are taken out
+/// of `stamps` (and its 24 bytes a message freed) as its two columns are made: memory stays
+/// below what the scan itself held.
+fn clock_times(
+    bag: &Bag,
+    locs: &[bagscope_msg::StampLocator],
+    mut stamps: Vec<Vec<At>>,
+    invalid: &[AtomicUsize],
+) -> Vec<TopicTimes> {
+    let n = stamps.len();
     let stamped: Vec<usize> = (0..n)
         .filter(|&ti| locs[ti].source() != StampSource::None && !stamps[ti].is_empty())
         .collect();
-    let times: Vec<TopicTimes> = stamped
+    stamped
         .into_iter()
         .map(|ti| {
             let at = std::mem::take(&mut stamps[ti]);
@@ -428,18 +296,218 @@ pub fn check_of(bag: &Bag, o: &CheckOptions) -> Result<CheckReport, Error> {
                 invalid_stamps: invalid[ti].load(Ordering::Relaxed),
             }
         })
-        .collect();
-    drop(stamps);
-    let clock = bagscope_clocks::analyze(&times, &bagscope_clocks::ClocksOptions::default());
-    let mut all = warnings.clone();
-    all.extend(clock.warnings.iter().cloned());
-    let verdicts = summarise(&all, &check_hits(&findings), clock.split);
-    Ok(CheckReport {
-        bag: path.display().to_string(),
-        checked,
+        .collect()
+}
+
+/// What the scan keeps of one message: its stamp and, for the types with contract checks, the
+/// fields those checks read (or the per-message findings of a joint message, or why it did not
+/// decode). Runs on the scan's worker threads.
+fn probe(c: &ProbeContext<'_>, m: &bagscope_bag::RawMessage<'_>) -> Probe {
+    let loc = &c.locs[m.topic];
+    let stamp = loc.read_stamp(m.data).ok().flatten().map(|s| {
+        if !s.nanosec_valid {
+            c.invalid[m.topic].fetch_add(1, Ordering::Relaxed);
+        }
+        s.ns
+    });
+    let at = At {
+        index: 0, // filled in below, once messages are in log-time order
+        log_time_ns: m.log_time_ns,
+        stamp_ns: stamp.unwrap_or(0),
+    };
+    let boxed = |e: Extra| Some(Box::new(e));
+    let extra = match c.kinds[m.topic] {
+        Kind::Image => match decode_typed::<Image>(m.data) {
+            Ok(v) => boxed(Extra::Image(ImageMeta {
+                at,
+                frame_id: v.header.frame_id,
+                height: v.height,
+                width: v.width,
+                encoding: v.encoding,
+                is_bigendian: v.is_bigendian,
+                step: v.step,
+                data_len: v.data.len(),
+            })),
+            Err(e) => boxed(Extra::Undecodable(e.to_string())),
+        },
+        Kind::CameraInfo => match decode_typed::<CameraInfo>(m.data) {
+            Ok(v) => boxed(Extra::Info(CameraInfoMeta {
+                at,
+                frame_id: v.header.frame_id,
+                height: v.height,
+                width: v.width,
+                distortion_model: v.distortion_model,
+                d_len: v.d.len(),
+                k: v.k,
+            })),
+            Err(e) => boxed(Extra::Undecodable(e.to_string())),
+        },
+        Kind::JointState => match decode_typed::<JointState>(m.data) {
+            Ok(v) => joint_findings(
+                &c.bag.topics[m.topic].name,
+                JointMeta {
+                    at,
+                    names: v.name,
+                    arrays: vec![
+                        ("position".into(), v.position),
+                        ("velocity".into(), v.velocity),
+                        ("effort".into(), v.effort),
+                    ],
+                },
+                c.joint_opts,
+            ),
+            Err(e) => boxed(Extra::Undecodable(e.to_string())),
+        },
+        Kind::JointTrajectory => match decode_typed::<JointTrajectory>(m.data) {
+            Ok(v) => {
+                let mut arrays = Vec::new();
+                for (k, p) in v.points.into_iter().enumerate() {
+                    arrays.push((format!("points[{k}].positions"), p.positions));
+                    arrays.push((format!("points[{k}].velocities"), p.velocities));
+                }
+                // Limits apply to positions: give the first point the plain name.
+                if let Some(first) = arrays.first_mut() {
+                    first.0 = "positions".into();
+                }
+                joint_findings(
+                    &c.bag.topics[m.topic].name,
+                    JointMeta {
+                        at,
+                        names: v.joint_names,
+                        arrays,
+                    },
+                    c.joint_opts,
+                )
+            }
+            Err(e) => boxed(Extra::Undecodable(e.to_string())),
+        },
+        Kind::Cloud => match decode_typed::<PointCloud2>(m.data) {
+            Ok(v) => boxed(Extra::Cloud(CloudMeta {
+                at,
+                height: v.height,
+                width: v.width,
+                point_step: v.point_step,
+                row_step: v.row_step,
+                data_len: v.data.len(),
+                fields: v
+                    .fields
+                    .into_iter()
+                    .map(|f| (f.name, f.offset, f.datatype, f.count))
+                    .collect(),
+            })),
+            Err(e) => boxed(Extra::Undecodable(e.to_string())),
+        },
+        Kind::Other => None,
+    };
+    Probe {
+        stamp_ns: stamp.unwrap_or(NO_STAMP),
+        extra,
+    }
+}
+
+/// What [`probe`] needs of the bag, shared by the scan's threads.
+struct ProbeContext<'a> {
+    bag: &'a Bag,
+    kinds: &'a [Kind],
+    locs: &'a [bagscope_msg::StampLocator],
+    joint_opts: &'a JointCheckOptions,
+    /// Per topic: stamps whose nanoseconds field is 1e9 or more.
+    invalid: &'a [AtomicUsize],
+}
+
+/// The scan's results sorted per topic, in log-time order: the fields each check reads, every
+/// checked message's times, the per-message findings, and how many messages would not decode.
+struct Collected {
+    images: Vec<Vec<ImageMeta>>,
+    infos: Vec<Vec<CameraInfoMeta>>,
+    clouds: Vec<Vec<CloudMeta>>,
+    stamps: Vec<Vec<At>>,
+    /// Per topic: messages that did not decode, and the last reason.
+    undecodable: Vec<(usize, String)>,
+    /// Per topic: messages read.
+    count: Vec<usize>,
+    findings: Vec<Finding>,
+}
+
+fn collect(bag: &Bag, kinds: &[Kind], items: Vec<bagscope_bag::Item<Probe>>) -> Collected {
+    let n = bag.topics.len();
+    let mut images: Vec<Vec<ImageMeta>> = vec![Vec::new(); n];
+    let mut infos: Vec<Vec<CameraInfoMeta>> = vec![Vec::new(); n];
+    let mut clouds: Vec<Vec<CloudMeta>> = vec![Vec::new(); n];
+    // Sized once per topic: growing by doubling would hold up to three times the times of a
+    // large topic at its last step.
+    let mut per_topic = vec![0usize; n];
+    for it in &items {
+        per_topic[it.topic] += 1;
+    }
+    let mut stamps: Vec<Vec<At>> = per_topic.iter().map(|&c| Vec::with_capacity(c)).collect();
+    let mut undecodable: Vec<(usize, String)> = vec![(0, String::new()); n];
+    let mut index = vec![0usize; n];
+    let mut findings = Vec::new();
+    for it in items {
+        let ti = it.topic;
+        let idx = index[ti];
+        index[ti] += 1;
+        let p = it.value;
+        let at = At {
+            index: idx,
+            log_time_ns: it.log_time_ns,
+            stamp_ns: if p.stamp_ns == NO_STAMP {
+                0
+            } else {
+                p.stamp_ns
+            },
+        };
+        match p.extra.map(|b| *b) {
+            Some(Extra::Image(mut m)) => {
+                m.at = at;
+                stamps[ti].push(at);
+                images[ti].push(m);
+            }
+            Some(Extra::Info(mut m)) => {
+                m.at = at;
+                stamps[ti].push(at);
+                infos[ti].push(m);
+            }
+            Some(Extra::Cloud(mut m)) => {
+                m.at = at;
+                stamps[ti].push(at);
+                clouds[ti].push(m);
+            }
+            Some(Extra::Findings(fs)) => {
+                stamps[ti].push(at);
+                findings.extend(fs.into_iter().map(|mut f| {
+                    f.index = idx;
+                    f
+                }));
+            }
+            Some(Extra::Undecodable(e)) => {
+                findings.push(Finding {
+                    code: "message_undecodable".into(),
+                    topic: bag.topics[ti].name.clone(),
+                    index: idx,
+                    log_time_ns: it.log_time_ns,
+                    severity: bagscope_checks::Severity::Error,
+                    message: format!(
+                        "payload does not decode as {}: {e}",
+                        bag.topics[ti].type_name
+                    ),
+                });
+                undecodable[ti].0 += 1;
+                undecodable[ti].1 = e;
+            }
+            // A joint message without findings, or any other stamped message.
+            None if kinds[ti] != Kind::Other || p.stamp_ns != NO_STAMP => stamps[ti].push(at),
+            None => {}
+        }
+    }
+    Collected {
+        images,
+        infos,
+        clouds,
+        stamps,
+        undecodable,
+        count: index,
         findings,
-        counts,
-        warnings,
-        verdicts,
-    })
+    }
 }
