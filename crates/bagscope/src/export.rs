@@ -469,72 +469,12 @@ fn run(
     mut sinks: Vec<Sink>,
     format: Format,
 ) -> Result<(ExportReport, Frames), Error> {
-    // Pass 1: clock axes, as `bagscope clocks` computes them, of the exported topics plus any
-    // clock topic (/clock decides sim): not of the whole bag, which would cost 24 bytes for
-    // every message of every other topic.
-    let mut axis_topics = vec![false; bag.topics.len()];
-    for t in plan.tables.iter().flatten() {
-        axis_topics[*t] = true;
-    }
-    for (i, t) in bag.topics.iter().enumerate() {
-        if t.type_name == "rosgraph_msgs/msg/Clock" {
-            axis_topics[i] = true;
-        }
-    }
-    let (times, mut warnings) = topic_times_of(bag, &axis_topics);
-    let clocks = analyze(&times, &ClocksOptions::default());
-    drop(times);
-    let axis_of = |ti: usize| -> String {
-        let t = &bag.topics[ti];
-        clocks
-            .topics
-            .iter()
-            .find(|c| c.topic == t.name && c.type_name == t.type_name)
-            .map(|c| c.axis.name().to_string())
-            .unwrap_or_else(|| "none".into())
-    };
-    let meta = TopicMeta {
-        names: bag.topics.iter().map(|t| t.name.clone()).collect(),
-        types: bag.topics.iter().map(|t| t.type_name.clone()).collect(),
-        axes: (0..bag.topics.len()).map(axis_of).collect(),
-    };
+    let (meta, mut warnings) = topic_meta(bag, plan);
     let schemas = topic_schemas(bag);
     let locs: Vec<StampLocator> = locators(&schemas);
     let text_nested = format == Format::Csv;
 
-    let mut tables: Vec<Table> = Vec::new();
-    for t in &plan.tables {
-        if o.timing_only {
-            tables.push(Table::Timing(Buffer::new()));
-            continue;
-        }
-        let ti = t[0];
-        let schema = schemas[ti].as_ref().ok().cloned();
-        let cols = match &schema {
-            Some(s) => {
-                MessageColumns::new(s, &o.fields, o.explode, text_nested).map_err(|source| {
-                    Error::Fields {
-                        topic: bag.topics[ti].name.clone(),
-                        source,
-                    }
-                })?
-            }
-            None if o.fields.is_empty() => MessageColumns::empty(text_nested),
-            None => {
-                return Err(Error::Usage(format!(
-                    "{}: no usable schema, so no fields to select",
-                    bag.topics[ti].name
-                )))
-            }
-        };
-        tables.push(Table::Message {
-            buf: Buffer::new(),
-            cols,
-            schema,
-            axis: meta.axes[ti].clone(),
-            topic: ti,
-        });
-    }
+    let mut tables = make_tables(bag, o, plan, &schemas, &meta, text_nested)?;
 
     let mut wanted = vec![false; bag.topics.len()];
     for t in plan.tables.iter().flatten() {
@@ -661,18 +601,71 @@ fn run(
     }
     warnings.append(&mut visit_warnings);
 
+    let finish = Finish {
+        bag,
+        plan,
+        meta: &meta,
+        bag_name,
+        bag_column: o.bag_column,
+        flush: |t: &mut Table, s: &mut Sink| flush(t, s, true),
+    };
+    let (out_tables, frames) = finish_tables(tables, sinks, &mut warnings, &finish)?;
+    for (ti, n) in decode_errors.into_inner().unwrap_or_default() {
+        warnings.push(
+            Warning::new(
+                WarningCode::UndecodableMessage,
+                format!("{n} message(s) could not be decoded with the topic's schema: their field columns are null"),
+            )
+            .topic(&bag.topics[ti].name)
+            .loss(),
+        );
+    }
+    warnings.sort();
+    warnings.dedup();
+    Ok((
+        ExportReport {
+            bag: bag.path.display().to_string(),
+            tables: out_tables,
+            warnings,
+        },
+        frames,
+    ))
+}
+
+/// What [`finish_tables`] needs of the export.
+struct Finish<'a, F> {
+    bag: &'a Bag,
+    plan: &'a Plan,
+    meta: &'a TopicMeta,
+    bag_name: &'a str,
+    bag_column: bool,
+    /// Writes a table's remaining rows.
+    flush: F,
+}
+
+/// Writes each table's last rows, closes its output, and reports what it holds; warns about
+/// rows that arrived after their row group and array elements beyond the exploded width.
+fn finish_tables<F>(
+    mut tables: Vec<Table>,
+    sinks: Vec<Sink>,
+    warnings: &mut Vec<Warning>,
+    f: &Finish<'_, F>,
+) -> Result<(Vec<ExportedTable>, Frames), Error>
+where
+    F: Fn(&mut Table, &mut Sink) -> Result<(), Error>,
+{
     let mut out_tables = Vec::new();
     let mut frames = Vec::new();
     for ((k, table), sink) in tables.iter_mut().enumerate().zip(sinks) {
         let mut sink = sink;
-        flush(table, &mut sink, true)?;
+        (f.flush)(table, &mut sink)?;
         let late = match table {
             Table::Timing(b) => b.late,
             Table::Message { buf, .. } => buf.late,
         };
-        let topics: Vec<String> = plan.tables[k]
+        let topics: Vec<String> = f.plan.tables[k]
             .iter()
-            .map(|t| bag.topics[*t].name.clone())
+            .map(|t| f.bag.topics[*t].name.clone())
             .collect();
         if late > 0 {
             warnings.push(Warning::new(
@@ -701,7 +694,7 @@ fn run(
             Sink::Memory(_) => None,
         };
         let empty = match table {
-            Table::Timing(_) => timing_df(bag_name, o.bag_column, &meta, &[])?,
+            Table::Timing(_) => timing_df(f.bag_name, f.bag_column, f.meta, &[])?,
             Table::Message { cols, axis, .. } => message_df(cols, axis, &[], &[])?,
         };
         let columns = bagscope_frames::column_names(&empty);
@@ -714,26 +707,87 @@ fn run(
             columns,
         });
     }
-    for (ti, n) in decode_errors.into_inner().unwrap_or_default() {
-        warnings.push(
-            Warning::new(
-                WarningCode::UndecodableMessage,
-                format!("{n} message(s) could not be decoded with the topic's schema: their field columns are null"),
-            )
-            .topic(&bag.topics[ti].name)
-            .loss(),
-        );
+    Ok((out_tables, frames))
+}
+
+/// Pass 1 of an export: the clock axis of every exported topic, as `bagscope clocks` computes
+/// it, from the times of the exported topics plus any clock topic (`/clock` decides sim) — not
+/// of the whole bag, which would cost 24 bytes for every message of every other topic.
+fn topic_meta(bag: &Bag, plan: &Plan) -> (TopicMeta, Vec<Warning>) {
+    let mut axis_topics = vec![false; bag.topics.len()];
+    for t in plan.tables.iter().flatten() {
+        axis_topics[*t] = true;
     }
-    warnings.sort();
-    warnings.dedup();
-    Ok((
-        ExportReport {
-            bag: bag.path.display().to_string(),
-            tables: out_tables,
-            warnings,
-        },
-        frames,
-    ))
+    for (i, t) in bag.topics.iter().enumerate() {
+        if t.type_name == "rosgraph_msgs/msg/Clock" {
+            axis_topics[i] = true;
+        }
+    }
+    let (times, warnings) = topic_times_of(bag, &axis_topics);
+    let clocks = analyze(&times, &ClocksOptions::default());
+    drop(times);
+    let axis_of = |ti: usize| -> String {
+        let t = &bag.topics[ti];
+        clocks
+            .topics
+            .iter()
+            .find(|c| c.topic == t.name && c.type_name == t.type_name)
+            .map(|c| c.axis.name().to_string())
+            .unwrap_or_else(|| "none".into())
+    };
+    let meta = TopicMeta {
+        names: bag.topics.iter().map(|t| t.name.clone()).collect(),
+        types: bag.topics.iter().map(|t| t.type_name.clone()).collect(),
+        axes: (0..bag.topics.len()).map(axis_of).collect(),
+    };
+    (meta, warnings)
+}
+
+/// One empty table per output: the timing table, or a message table with the columns the
+/// topic's schema and the selected fields give.
+fn make_tables(
+    bag: &Bag,
+    o: &ExportOptions,
+    plan: &Plan,
+    schemas: &[Result<MessageSchema, String>],
+    meta: &TopicMeta,
+    text_nested: bool,
+) -> Result<Vec<Table>, Error> {
+    let mut tables: Vec<Table> = Vec::new();
+    for t in &plan.tables {
+        if o.timing_only {
+            tables.push(Table::Timing(Buffer::new()));
+            continue;
+        }
+        let ti = t[0];
+        let schema = schemas[ti].as_ref().ok().cloned();
+        let cols = match &schema {
+            Some(s) => {
+                MessageColumns::new(s, &o.fields, o.explode, text_nested).map_err(|source| {
+                    Error::Fields {
+                        topic: bag.topics[ti].name.clone(),
+                        source,
+                    }
+                })?
+            }
+            None if o.fields.is_empty() => MessageColumns::empty(text_nested),
+            None => {
+                return Err(Error::Usage(format!(
+                    "{}: no usable schema, so no fields to select",
+                    bag.topics[ti].name
+                )))
+            }
+        };
+        tables.push(Table::Message {
+            buf: Buffer::new(),
+            cols,
+            schema,
+            axis: meta.axes[ti].clone(),
+            topic: ti,
+        });
+    }
+
+    Ok(tables)
 }
 
 #[cfg(test)]
