@@ -481,16 +481,8 @@ fn analyse_topic(
     let opts = ctx.opts;
     let n = t.log_time_ns.len();
     let log = &t.log_time_ns[..];
-    let topic = Some(t.topic.clone());
     let warn = |w: &mut Vec<Warning>, code, message: String| {
-        w.push(Warning {
-            code,
-            topic: topic.clone(),
-            message,
-            file: None,
-            offset: None,
-            data_loss: false,
-        })
+        w.push(Warning::new(code, message).topic(&t.topic))
     };
 
     // Tolerate inconsistent lengths: use the common prefix and say so.
@@ -553,155 +545,13 @@ fn analyse_topic(
         );
     }
 
-    // --- Axis classification -------------------------------------------------------------
-    let mut classes: Vec<Class> = stamps
-        .iter()
-        .map(|&s| {
-            if s == 0 {
-                Class::Zero
-            } else if is_wall_ns(s) {
-                Class::Wall
-            } else {
-                Class::Small
-            }
-        })
-        .collect();
-    // Sim time at a message's log time, when known: the /clock, or log time itself when the
-    // recorder ran on sim time.
-    let sim_ref = |i: usize| -> Option<i64> {
-        match ctx.map {
-            Some(map) => map.log_to_sim_ns(log[i]),
-            None if ctx.recorder == Axis::Sim => Some(log[i]),
-            None => None,
-        }
-    };
-    let n_small0 = classes.iter().filter(|&&c| c == Class::Small).count();
-    // Small stamps: sim if they track the sim reference, relative otherwise.
-    let small_axis = if is_clock {
-        Axis::Sim
-    } else if n_small0 == 0 {
-        Axis::Relative
-    } else {
-        let mut d: Vec<i64> = (0..m)
-            .filter(|&i| classes[i] == Class::Small)
-            .filter_map(|i| sim_ref(i).map(|r| stamps[i].saturating_sub(r).saturating_abs()))
-            .collect();
-        match median_of(&mut d) {
-            Some(med) if med <= opts.sim_match_tol_ns => Axis::Sim,
-            _ => Axis::Relative,
-        }
-    };
-    // A 0 stamp is genuine sim time on /clock (a reset to 0) or on an otherwise sim topic
-    // while the clock reads about 0; otherwise it is an unfilled stamp.
-    for (i, c) in classes.iter_mut().enumerate() {
-        if *c == Class::Zero
-            && (is_clock
-                || (small_axis == Axis::Sim
-                    && sim_ref(i).is_some_and(|r| r.saturating_abs() <= opts.sim_match_tol_ns)))
-        {
-            *c = Class::Small;
-        }
-    }
-    let mut counts = AxisCounts::default();
-    let n_small = classes.iter().filter(|&&c| c == Class::Small).count();
-    counts.wall = classes.iter().filter(|&&c| c == Class::Wall).count();
-    counts.zero = classes.iter().filter(|&&c| c == Class::Zero).count();
-    if is_clock {
-        // /clock is sim time by definition, whatever its magnitude.
-        counts.sim = n_small + counts.wall;
-        counts.wall = 0;
-    } else if small_axis == Axis::Sim {
-        counts.sim = n_small;
-    } else {
-        counts.relative = n_small;
-    }
-    let present: Vec<Axis> = [
-        (Axis::Wall, counts.wall),
-        (Axis::Sim, counts.sim),
-        (Axis::Relative, counts.relative),
-        (Axis::Zero, counts.zero),
-    ]
-    .iter()
-    .filter(|(_, c)| *c > 0)
-    .map(|(a, _)| *a)
-    .collect();
-    let axis = if !stamped {
-        Axis::None
-    } else if present.len() == 1 {
-        present[0]
-    } else {
-        Axis::Mixed
-    };
-
-    match axis {
-        Axis::None => warn(
-            warnings,
-            WarningCode::Headerless,
-            format!(
-                "{} has no stamp ({}); later analyses fall back to log time (recorder receive time) for this topic",
-                t.topic, t.type_name
-            ),
-        ),
-        Axis::Zero => warn(
-            warnings,
-            WarningCode::StampZero,
-            format!(
-                "all {} stamps of {} are 0: the publisher never fills header.stamp; later analyses fall back to log time. Fix the driver to stamp messages",
-                m, t.topic
-            ),
-        ),
-        Axis::Mixed if [counts.wall, counts.sim, counts.relative].iter().filter(|&&c| c > 0).count() >= 2 => {
-            let parts: Vec<String> = [("wall", counts.wall), ("sim", counts.sim), ("relative", counts.relative), ("zero", counts.zero)]
-                .iter()
-                .filter(|(_, c)| *c > 0)
-                .map(|(a, c)| format!("{} {}", c, a))
-                .collect();
-            warn(
-                warnings,
-                WarningCode::MixedAxis,
-                format!(
-                    "stamps of {} are on several clocks ({}); later analyses fall back to log time. Check which publishers use which clock (use_sim_time)",
-                    t.topic,
-                    join(&parts)
-                ),
-            );
-        }
-        _ => {}
-    }
-    // Stamps on a clock of their own (time since boot, a simulator without /clock): far from
-    // the recorder's, which is a clock offset too, though no offset can be corrected for.
-    if axis == Axis::Relative
-        && !is_clock
-        && ctx.recorder == Axis::Wall
-        && n_small >= MIN_OFFSET_MESSAGES
-    {
-        let off = bagscope_stats::median_streamed(|| {
-            (0..m)
-                .filter(|&i| classes[i] == Class::Small)
-                .map(|i| stamps[i].saturating_sub(log[i]))
-        });
-        if let Some(off) = off.filter(|o| o.saturating_abs() > opts.clock_offset_ns) {
-            warn(
-                warnings,
-                WarningCode::ClockOffset,
-                format!(
-                    "{}'s stamps are on a clock of its own (relative: time since boot, or a simulator without /clock), {} from the recorder's; they cannot be compared with log time or with other topics' stamps. Stamp with ROS time, or record /clock",
-                    t.topic,
-                    secs(off)
-                ),
-            );
-        }
-    }
-    if counts.zero > 0 && axis != Axis::Zero {
-        warn(
-            warnings,
-            WarningCode::StampZero,
-            format!(
-                "{} of {} stamps of {} are 0 (header.stamp not filled for those messages); they are left out of lag and clock analyses",
-                counts.zero, m, t.topic
-            ),
-        );
-    }
+    let Classified {
+        classes,
+        counts,
+        axis,
+        small_axis,
+        n_small,
+    } = classify_axis(t, stamps, log, stamped, is_clock, ctx, warnings);
 
     // --- Stamps on the recorder's axis, per message --------------------------------------
     // For each message: its stamp expressed on the recorder's axis, or NO_STAMP when that is
@@ -1286,6 +1136,196 @@ fn analyse_topic(
         },
         wall_median_raw,
         is_clock,
+    }
+}
+
+/// A topic's stamps classed by clock, see [`classify_axis`].
+struct Classified {
+    /// Per stamp: wall, small (sim or relative, as `small_axis` says) or zero (unfilled).
+    classes: Vec<Class>,
+    counts: AxisCounts,
+    axis: Axis,
+    /// What the topic's small stamps are: `Sim` when they track the sim reference.
+    small_axis: Axis,
+    /// Stamps classed small (zeros that are genuine sim time included).
+    n_small: usize,
+}
+
+/// The clock axis of a topic from its stamps: each stamp classed by magnitude
+/// ([`is_wall_ns`]); small stamps are sim when they track the sim reference (the `/clock` at
+/// their log time, or log time on a sim-time recorder), relative otherwise; zero stamps are sim
+/// time only on `/clock` or on a sim topic while the clock reads about 0. Warns about
+/// header-less, all-zero, partly zero and mixed-clock topics, and about relative stamps far
+/// from the recorder's clock.
+fn classify_axis(
+    t: &TopicTimes,
+    stamps: &[i64],
+    log: &[i64],
+    stamped: bool,
+    is_clock: bool,
+    ctx: &Ctx,
+    warnings: &mut Vec<Warning>,
+) -> Classified {
+    let opts = ctx.opts;
+    let m = stamps.len();
+    let warn = |w: &mut Vec<Warning>, code, message: String| {
+        w.push(Warning::new(code, message).topic(&t.topic))
+    };
+    let mut classes: Vec<Class> = stamps
+        .iter()
+        .map(|&s| {
+            if s == 0 {
+                Class::Zero
+            } else if is_wall_ns(s) {
+                Class::Wall
+            } else {
+                Class::Small
+            }
+        })
+        .collect();
+    // Sim time at a message's log time, when known: the /clock, or log time itself when the
+    // recorder ran on sim time.
+    let sim_ref = |i: usize| -> Option<i64> {
+        match ctx.map {
+            Some(map) => map.log_to_sim_ns(log[i]),
+            None if ctx.recorder == Axis::Sim => Some(log[i]),
+            None => None,
+        }
+    };
+    let n_small0 = classes.iter().filter(|&&c| c == Class::Small).count();
+    // Small stamps: sim if they track the sim reference, relative otherwise.
+    let small_axis = if is_clock {
+        Axis::Sim
+    } else if n_small0 == 0 {
+        Axis::Relative
+    } else {
+        let mut d: Vec<i64> = (0..m)
+            .filter(|&i| classes[i] == Class::Small)
+            .filter_map(|i| sim_ref(i).map(|r| stamps[i].saturating_sub(r).saturating_abs()))
+            .collect();
+        match median_of(&mut d) {
+            Some(med) if med <= opts.sim_match_tol_ns => Axis::Sim,
+            _ => Axis::Relative,
+        }
+    };
+    // A 0 stamp is genuine sim time on /clock (a reset to 0) or on an otherwise sim topic
+    // while the clock reads about 0; otherwise it is an unfilled stamp.
+    for (i, c) in classes.iter_mut().enumerate() {
+        if *c == Class::Zero
+            && (is_clock
+                || (small_axis == Axis::Sim
+                    && sim_ref(i).is_some_and(|r| r.saturating_abs() <= opts.sim_match_tol_ns)))
+        {
+            *c = Class::Small;
+        }
+    }
+    let mut counts = AxisCounts::default();
+    let n_small = classes.iter().filter(|&&c| c == Class::Small).count();
+    counts.wall = classes.iter().filter(|&&c| c == Class::Wall).count();
+    counts.zero = classes.iter().filter(|&&c| c == Class::Zero).count();
+    if is_clock {
+        // /clock is sim time by definition, whatever its magnitude.
+        counts.sim = n_small + counts.wall;
+        counts.wall = 0;
+    } else if small_axis == Axis::Sim {
+        counts.sim = n_small;
+    } else {
+        counts.relative = n_small;
+    }
+    let present: Vec<Axis> = [
+        (Axis::Wall, counts.wall),
+        (Axis::Sim, counts.sim),
+        (Axis::Relative, counts.relative),
+        (Axis::Zero, counts.zero),
+    ]
+    .iter()
+    .filter(|(_, c)| *c > 0)
+    .map(|(a, _)| *a)
+    .collect();
+    let axis = if !stamped {
+        Axis::None
+    } else if present.len() == 1 {
+        present[0]
+    } else {
+        Axis::Mixed
+    };
+
+    match axis {
+        Axis::None => warn(
+            warnings,
+            WarningCode::Headerless,
+            format!(
+                "{} has no stamp ({}); later analyses fall back to log time (recorder receive time) for this topic",
+                t.topic, t.type_name
+            ),
+        ),
+        Axis::Zero => warn(
+            warnings,
+            WarningCode::StampZero,
+            format!(
+                "all {} stamps of {} are 0: the publisher never fills header.stamp; later analyses fall back to log time. Fix the driver to stamp messages",
+                m, t.topic
+            ),
+        ),
+        Axis::Mixed if [counts.wall, counts.sim, counts.relative].iter().filter(|&&c| c > 0).count() >= 2 => {
+            let parts: Vec<String> = [("wall", counts.wall), ("sim", counts.sim), ("relative", counts.relative), ("zero", counts.zero)]
+                .iter()
+                .filter(|(_, c)| *c > 0)
+                .map(|(a, c)| format!("{} {}", c, a))
+                .collect();
+            warn(
+                warnings,
+                WarningCode::MixedAxis,
+                format!(
+                    "stamps of {} are on several clocks ({}); later analyses fall back to log time. Check which publishers use which clock (use_sim_time)",
+                    t.topic,
+                    join(&parts)
+                ),
+            );
+        }
+        _ => {}
+    }
+    // Stamps on a clock of their own (time since boot, a simulator without /clock): far from
+    // the recorder's, which is a clock offset too, though no offset can be corrected for.
+    if axis == Axis::Relative
+        && !is_clock
+        && ctx.recorder == Axis::Wall
+        && n_small >= MIN_OFFSET_MESSAGES
+    {
+        let off = bagscope_stats::median_streamed(|| {
+            (0..m)
+                .filter(|&i| classes[i] == Class::Small)
+                .map(|i| stamps[i].saturating_sub(log[i]))
+        });
+        if let Some(off) = off.filter(|o| o.saturating_abs() > opts.clock_offset_ns) {
+            warn(
+                warnings,
+                WarningCode::ClockOffset,
+                format!(
+                    "{}'s stamps are on a clock of its own (relative: time since boot, or a simulator without /clock), {} from the recorder's; they cannot be compared with log time or with other topics' stamps. Stamp with ROS time, or record /clock",
+                    t.topic,
+                    secs(off)
+                ),
+            );
+        }
+    }
+    if counts.zero > 0 && axis != Axis::Zero {
+        warn(
+            warnings,
+            WarningCode::StampZero,
+            format!(
+                "{} of {} stamps of {} are 0 (header.stamp not filled for those messages); they are left out of lag and clock analyses",
+                counts.zero, m, t.topic
+            ),
+        );
+    }
+
+    Classified {
+        classes,
+        counts,
+        axis,
+        small_axis,
+        n_small,
     }
 }
 
