@@ -554,70 +554,24 @@ fn analyse_topic(
     } = classify_axis(t, stamps, log, stamped, is_clock, ctx, warnings);
 
     // --- Stamps on the recorder's axis, per message --------------------------------------
-    // For each message: its stamp expressed on the recorder's axis, or NO_STAMP when that is
-    // not possible (8 bytes a message instead of an Option's 16). Empty when nothing maps.
-    // When every stamp is already on the recorder's axis (the usual case) these are the
-    // stamps themselves: borrowed, not copied.
-    let mut on_log: Cow<'_, [i64]> = Cow::Borrowed(&[]);
-    let mut usable_known: Option<usize> = None;
-    let mut basis: Option<LagBasis> = None;
+    let OnLog {
+        on_log,
+        usable_known,
+        basis,
+    } = stamps_on_recorder_axis(
+        t,
+        stamps,
+        log,
+        &classes,
+        small_axis,
+        counts.wall,
+        n_small,
+        stamped,
+        is_clock,
+        ctx,
+        warnings,
+    );
     let mut note: Option<String> = None;
-    if stamped && !is_clock {
-        let target = |i: usize| -> (i64, bool) {
-            match (classes[i], ctx.recorder) {
-                (Class::Wall, Axis::Wall) => (stamps[i], false),
-                (Class::Small, Axis::Sim) if small_axis == Axis::Sim => (stamps[i], false),
-                (Class::Small, Axis::Wall) if small_axis == Axis::Sim => match ctx.map {
-                    // i64::MIN is no real time: treat it as unmapped, like None.
-                    Some(map) => (
-                        map.sim_to_log_ns(stamps[i], Some(log[i]))
-                            .unwrap_or(NO_STAMP),
-                        true,
-                    ),
-                    None => (NO_STAMP, false),
-                },
-                _ => (NO_STAMP, false),
-            }
-        };
-        // Every stamp a wall stamp on a wall recorder (the usual case): all direct, which
-        // the class counts already say.
-        let all_direct = (ctx.recorder == Axis::Wall && counts.wall == m)
-            || (0..m).all(|i| {
-                let (s, mapped) = target(i);
-                !mapped && s != NO_STAMP
-            });
-        let (mapped_any, direct_any) = if all_direct {
-            on_log = Cow::Borrowed(stamps);
-            usable_known = Some(m);
-            (false, m > 0)
-        } else {
-            let mut v = vec![NO_STAMP; m];
-            let (mut mapped_any, mut direct_any) = (false, false);
-            for (i, x) in v.iter_mut().enumerate() {
-                let (s, mapped) = target(i);
-                *x = s;
-                mapped_any |= mapped && s != NO_STAMP;
-                direct_any |= !mapped && s != NO_STAMP;
-            }
-            on_log = Cow::Owned(v);
-            (mapped_any, direct_any)
-        };
-        basis = if mapped_any {
-            Some(LagBasis::MappedThroughClock)
-        } else if direct_any {
-            Some(LagBasis::Direct)
-        } else {
-            None
-        };
-        if small_axis == Axis::Sim && n_small > 0 && ctx.recorder == Axis::Wall && ctx.map.is_none()
-        {
-            warn(
-                warnings,
-                WarningCode::NoClockForSim,
-                format!("{} is stamped in sim time but the bag has no /clock to map it to the recorder's wall time; lag is not computed", t.topic),
-            );
-        }
-    }
     let usable = usable_known.unwrap_or_else(|| on_log.iter().filter(|&&x| x != NO_STAMP).count());
     // When every stamp is used as it is, the lags are exactly the raw log − stamp of the
     // wall-clock stamps, and the negated lags the stamp − log of the clock model: their
@@ -1136,6 +1090,105 @@ fn analyse_topic(
         },
         wall_median_raw,
         is_clock,
+    }
+}
+
+/// Each message's stamp on the recorder's axis ([`stamps_on_recorder_axis`]).
+struct OnLog<'a> {
+    /// Per message: the stamp on the recorder's axis, or `NO_STAMP` when it cannot be put
+    /// there (8 bytes a message instead of an Option's 16); empty when nothing maps. Borrowed
+    /// when every stamp already is on the recorder's axis (the usual case), not copied.
+    on_log: Cow<'a, [i64]>,
+    /// How many are usable, when known without counting.
+    usable_known: Option<usize>,
+    /// How the lags are obtained; `None` when no stamp is usable.
+    basis: Option<LagBasis>,
+}
+
+/// Each message's stamp expressed on the recorder's axis: wall stamps on a wall recorder and
+/// sim stamps on a sim-time recorder as they are, sim stamps on a wall recorder mapped through
+/// the `/clock` (`no_clock_for_sim` without one), anything else unusable.
+#[allow(clippy::too_many_arguments)]
+fn stamps_on_recorder_axis<'a>(
+    t: &TopicTimes,
+    stamps: &'a [i64],
+    log: &[i64],
+    classes: &[Class],
+    small_axis: Axis,
+    n_wall: usize,
+    n_small: usize,
+    stamped: bool,
+    is_clock: bool,
+    ctx: &Ctx,
+    warnings: &mut Vec<Warning>,
+) -> OnLog<'a> {
+    let m = stamps.len();
+    let warn = |w: &mut Vec<Warning>, code, message: String| {
+        w.push(Warning::new(code, message).topic(&t.topic))
+    };
+    let mut on_log: Cow<'_, [i64]> = Cow::Borrowed(&[]);
+    let mut usable_known: Option<usize> = None;
+    let mut basis: Option<LagBasis> = None;
+    if stamped && !is_clock {
+        let target = |i: usize| -> (i64, bool) {
+            match (classes[i], ctx.recorder) {
+                (Class::Wall, Axis::Wall) => (stamps[i], false),
+                (Class::Small, Axis::Sim) if small_axis == Axis::Sim => (stamps[i], false),
+                (Class::Small, Axis::Wall) if small_axis == Axis::Sim => match ctx.map {
+                    // i64::MIN is no real time: treat it as unmapped, like None.
+                    Some(map) => (
+                        map.sim_to_log_ns(stamps[i], Some(log[i]))
+                            .unwrap_or(NO_STAMP),
+                        true,
+                    ),
+                    None => (NO_STAMP, false),
+                },
+                _ => (NO_STAMP, false),
+            }
+        };
+        // Every stamp a wall stamp on a wall recorder (the usual case): all direct, which
+        // the class counts already say.
+        let all_direct = (ctx.recorder == Axis::Wall && n_wall == m)
+            || (0..m).all(|i| {
+                let (s, mapped) = target(i);
+                !mapped && s != NO_STAMP
+            });
+        let (mapped_any, direct_any) = if all_direct {
+            on_log = Cow::Borrowed(stamps);
+            usable_known = Some(m);
+            (false, m > 0)
+        } else {
+            let mut v = vec![NO_STAMP; m];
+            let (mut mapped_any, mut direct_any) = (false, false);
+            for (i, x) in v.iter_mut().enumerate() {
+                let (s, mapped) = target(i);
+                *x = s;
+                mapped_any |= mapped && s != NO_STAMP;
+                direct_any |= !mapped && s != NO_STAMP;
+            }
+            on_log = Cow::Owned(v);
+            (mapped_any, direct_any)
+        };
+        basis = if mapped_any {
+            Some(LagBasis::MappedThroughClock)
+        } else if direct_any {
+            Some(LagBasis::Direct)
+        } else {
+            None
+        };
+        if small_axis == Axis::Sim && n_small > 0 && ctx.recorder == Axis::Wall && ctx.map.is_none()
+        {
+            warn(
+                warnings,
+                WarningCode::NoClockForSim,
+                format!("{} is stamped in sim time but the bag has no /clock to map it to the recorder's wall time; lag is not computed", t.topic),
+            );
+        }
+    }
+    OnLog {
+        on_log,
+        usable_known,
+        basis,
     }
 }
 
