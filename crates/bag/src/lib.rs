@@ -126,7 +126,7 @@ pub(crate) fn advise_huge_pages(v: &[i64]) {
 pub struct Bag {
     /// The path the bag was opened from (a folder or a file).
     pub path: PathBuf,
-    /// The MCAP files, in the order they are read (split files by start time).
+    /// The MCAP files (one per split), in the order they are read.
     pub files: Vec<McapFile>,
     /// The rosbag2 sqlite3 files, in the order they are read.
     pub db3_files: Vec<Db3File>,

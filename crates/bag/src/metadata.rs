@@ -18,7 +18,7 @@ pub struct MetadataFile {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct Rosbag2Metadata {
-    /// Format version of the file (rosbag2 writes 4 to 9).
+    /// Version of the `metadata.yaml` format.
     pub version: Option<u32>,
     /// Storage plugin: `mcap` or `sqlite3` (others are refused); empty when unstated.
     pub storage_identifier: String,

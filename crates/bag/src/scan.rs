@@ -22,7 +22,8 @@ use crate::mcap_file::{
 pub struct RawMessage<'a> {
     /// Index of the message's topic in [`crate::Bag::topics`].
     pub topic: usize,
-    /// MCAP channel id of the message (0 for `.db3` files).
+    /// MCAP channel id of the message; for `.db3` files its `topic_id` (`u16::MAX` when that
+    /// does not fit).
     pub channel_id: u16,
     /// The writer's sequence number (0 when the storage has none or it was not read).
     pub sequence: u32,

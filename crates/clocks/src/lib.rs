@@ -238,7 +238,7 @@ pub struct TopicClock {
     pub invalid_stamps: usize,
     /// What later analyses should use: `log_time` for none / zero / relative / mixed topics.
     pub analysis_time: TimeBasis,
-    /// How `lag_ns` was obtained; `None` when `lag_ns` is null.
+    /// How `lag_ns` (or `clock_offset_ns`) was obtained; `None` when both are null.
     pub lag_basis: Option<LagBasis>,
     /// log_time − stamp (stamps mapped to the recorder's axis when needed).
     pub lag_ns: Option<NsSummary>,
@@ -269,9 +269,11 @@ pub struct TopicClock {
     pub non_monotonic: usize,
     /// Consecutive messages with the same stamp.
     pub duplicates: usize,
-    /// Smallest backward step counted as a jump, ns: `jump_periods` median periods clamped to [`jump_min_ns`, `jump_cap_ns`].
+    /// Backward steps larger than this are jumps, ns: `jump_periods` median periods, clamped
+    /// to `jump_min_ns ..= jump_cap_ns`.
     pub jump_threshold_ns: i64,
-    /// Backward steps at or above `jump_threshold_ns` (e.g. a simulator reset), in log-time order.
+    /// Backward steps larger than `jump_threshold_ns` (e.g. a simulator reset), in log-time
+    /// order.
     pub backward_jumps: Vec<BackwardJump>,
     /// Number of gaps (intervals over `gap_factor` × the median period); `gaps` lists only the largest.
     pub gap_count: usize,
