@@ -21,6 +21,7 @@ use crate::scan::{
 /// One topic's scan results, in log-time order (stable: equal log times keep file order).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Columns<const K: usize> {
+    /// Log time of each message, ns.
     pub log_time_ns: Vec<i64>,
     /// `values[k][i]` is the `k`-th value the scan function returned for message `i`.
     pub values: [Vec<i64>; K],
@@ -50,10 +51,12 @@ impl<const K: usize> Columns<K> {
         c
     }
 
+    /// Number of messages.
     pub fn len(&self) -> usize {
         self.log_time_ns.len()
     }
 
+    /// True when no message was scanned.
     pub fn is_empty(&self) -> bool {
         self.log_time_ns.is_empty()
     }

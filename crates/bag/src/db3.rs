@@ -23,28 +23,39 @@ pub const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 /// One row of the `topics` table.
 #[derive(Debug, Clone, Default)]
 pub struct Db3Topic {
+    /// The `topics.id` messages refer to.
     pub id: i64,
+    /// Topic name.
     pub name: String,
+    /// Message type, e.g. `sensor_msgs/msg/Image`.
     pub type_name: String,
+    /// Payload encoding, normally `cdr`.
     pub serialization_format: String,
     /// YAML text, empty in the oldest schema (column absent).
     pub offered_qos_profiles: String,
+    /// RIHS01 type hash (Iron and later); empty when the column is absent.
     pub type_description_hash: String,
 }
 
 /// One row of `message_definitions` (Iron and later).
 #[derive(Debug, Clone, Default)]
 pub struct Db3Definition {
+    /// Definition encoding, `ros2msg` or `ros2idl`.
     pub encoding: String,
+    /// Definition text.
     pub text: String,
+    /// RIHS01 type hash of the definition.
     pub type_description_hash: String,
 }
 
 /// Per-topic aggregates from SQL (`COUNT`, `MIN`, `MAX` of `timestamp`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TopicAggregate {
+    /// Number of messages of the topic.
     pub count: u64,
+    /// Smallest `timestamp` (log time), ns.
     pub first_ns: i64,
+    /// Largest `timestamp` (log time), ns.
     pub last_ns: i64,
 }
 
@@ -57,11 +68,15 @@ pub struct Db3File {
     /// The database actually read: `path`, or the temporary file a `.db3.zstd` (rosbag2 file
     /// compression) was decompressed to.
     pub read_path: PathBuf,
+    /// Size of the database read, bytes.
     pub size: u64,
+    /// Names of the file's tables, as listed by `sqlite_master`.
     pub tables: Vec<String>,
     /// `schema.schema_version`, when the table exists.
     pub schema_version: Option<i64>,
+    /// `schema.ros_distro`, when the table exists.
     pub ros_distro: Option<String>,
+    /// Rows of the `topics` table.
     pub topics: Vec<Db3Topic>,
     /// `message_definitions` by topic type.
     pub definitions: BTreeMap<String, Db3Definition>,
@@ -69,10 +84,12 @@ pub struct Db3File {
     pub aggregates: BTreeMap<i64, TopicAggregate>,
     /// Last row of the `metadata` table (rosbag2's own YAML), when present.
     pub metadata_text: Option<String>,
+    /// What went wrong while opening (missing tables, orphan messages, ...).
     pub warnings: Vec<Warning>,
 }
 
 impl Db3File {
+    /// Messages in the file, over all topic ids.
     pub fn message_count(&self) -> u64 {
         self.aggregates.values().map(|a| a.count).sum()
     }
@@ -220,6 +237,7 @@ fn text(v: ValueRef<'_>) -> String {
 }
 
 impl Db3File {
+    /// Opens the database at `path` and reads its tables, topics, definitions and per-topic aggregates.
     pub fn open(path: &Path) -> Result<Db3File> {
         Self::open_as(path, path)
     }

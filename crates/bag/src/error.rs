@@ -1,40 +1,101 @@
+//! Errors that stop a bag from being read, and the warnings for damage that does not.
+
 use std::path::PathBuf;
 
 /// Errors that stop a bag from being opened or read at all. Damage that still leaves messages
 /// readable is reported as a [`Warning`] instead.
 #[derive(Debug, thiserror::Error)]
 pub enum BagError {
+    /// A file could not be opened, mapped or read.
     #[error("cannot read {path}: {source}")]
     Io {
+        /// The file.
         path: PathBuf,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
+    /// The file does not start with the MCAP magic bytes.
     #[error("not an MCAP file (bad magic bytes): {path}")]
-    NotMcap { path: PathBuf },
+    NotMcap {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file ends inside the 8-byte magic at its start.
     #[error("file cut off after {len} bytes, inside the MCAP magic at its start: no record to read: {path}")]
-    CutInMagic { path: PathBuf, len: usize },
+    CutInMagic {
+        /// The file.
+        path: PathBuf,
+        /// Its length, bytes.
+        len: usize,
+    },
+    /// The file is 0 bytes long.
     #[error("empty file: {path}")]
-    Empty { path: PathBuf },
+    Empty {
+        /// The file.
+        path: PathBuf,
+    },
+    /// `metadata.yaml` could not be parsed.
     #[error("invalid metadata.yaml ({reason}): {path}")]
-    Metadata { path: PathBuf, reason: String },
+    Metadata {
+        /// The `metadata.yaml` file.
+        path: PathBuf,
+        /// The parser's message.
+        reason: String,
+    },
+    /// `metadata.yaml` names a storage plugin other than `mcap` and `sqlite3`.
     #[error("unsupported storage '{storage}' (mcap and sqlite3 are read): {path}")]
-    UnsupportedStorage { path: PathBuf, storage: String },
+    UnsupportedStorage {
+        /// The bag folder's `metadata.yaml`.
+        path: PathBuf,
+        /// The `storage_identifier` it names.
+        storage: String,
+    },
+    /// A `.db3` file could not be opened or queried.
     #[error("cannot read sqlite3 bag file {path}: {reason}")]
-    Sqlite { path: PathBuf, reason: String },
+    Sqlite {
+        /// The `.db3` file.
+        path: PathBuf,
+        /// SQLite's message.
+        reason: String,
+    },
+    /// The path is a folder with no `.mcap`, `.db3` or `metadata.yaml` in it.
     #[error("no bag files found: {path}")]
-    NoFiles { path: PathBuf },
+    NoFiles {
+        /// The folder.
+        path: PathBuf,
+    },
     /// `metadata.yaml` names files that are not there, and nothing else could stand in.
     #[error("no listed bag file could be read: {path}\n{detail}")]
-    ListedFilesMissing { path: PathBuf, detail: String },
+    ListedFilesMissing {
+        /// The bag folder.
+        path: PathBuf,
+        /// Which listed files are missing, which others the folder holds, and how to fix it.
+        detail: String,
+    },
+    /// The path is a FIFO, device or socket, which is never opened (reading could block or
+    /// consume data).
     #[error("not a regular file (a FIFO, device or socket is never opened): {path}")]
-    NotRegularFile { path: PathBuf },
+    NotRegularFile {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A compressed bag file (rosbag2 file compression) could not be decompressed.
     #[error("cannot decompress {path}: {reason}")]
-    Decompress { path: PathBuf, reason: String },
+    Decompress {
+        /// The compressed file.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A topic asked for by name is not in the bag.
     #[error("unknown topic '{topic}' (the bag has: {available}): {path}")]
     UnknownTopic {
+        /// The bag.
         path: PathBuf,
+        /// The name asked for.
         topic: String,
+        /// The bag's topic names, sorted, comma-separated.
         available: String,
     },
 }
@@ -65,6 +126,7 @@ impl BagError {
     }
 }
 
+/// A result whose error is [`BagError`] by default.
 pub type Result<T, E = BagError> = std::result::Result<T, E>;
 
 pub use bagscope_types::{Warning, WarningCode};

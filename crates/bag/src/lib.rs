@@ -33,12 +33,18 @@ pub use write::{Rosbag2Writer, WriteChannel, WriteError};
 /// A topic of the bag, merged over all its files (same name and type).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Topic {
+    /// Topic name, e.g. `/camera/image_raw`.
     pub name: String,
+    /// Message type, e.g. `sensor_msgs/msg/Image` (serialised as `type`).
     #[serde(rename = "type")]
     pub type_name: String,
+    /// Payload encoding, normally `cdr`.
     pub message_encoding: String,
+    /// Name of the schema record (the type as the writer spelled it); empty when the bag has none.
     pub schema_name: String,
+    /// Schema encoding, `ros2msg` or `ros2idl`; empty when the bag has no schema.
     pub schema_encoding: String,
+    /// The message definition text as recorded; empty when the bag carries none (a built-in definition may stand in).
     #[serde(skip)]
     pub schema_data: Arc<[u8]>,
     /// Message count stated by `metadata.yaml`, if any.
@@ -118,13 +124,19 @@ pub(crate) fn advise_huge_pages(v: &[i64]) {
 /// An opened bag: one or more MCAP files, or one or more rosbag2 sqlite3 (`.db3`) files, read
 /// as one, in log-time order. Exactly one of `files` / `db3_files` is non-empty.
 pub struct Bag {
+    /// The path the bag was opened from (a folder or a file).
     pub path: PathBuf,
+    /// The MCAP files (one per split), in the order they are read.
     pub files: Vec<McapFile>,
+    /// The rosbag2 sqlite3 files, in the order they are read.
     pub db3_files: Vec<Db3File>,
+    /// The topics over all files, merged by name and type.
     pub topics: Vec<Topic>,
+    /// The folder's `metadata.yaml`, when there is one and it parsed.
     pub metadata: Option<Rosbag2Metadata>,
     /// rosbag2 `compression_mode: MESSAGE`: every payload is its own zstd frame.
     pub message_compression: bool,
+    /// What went wrong while opening (damage recovered from, files missing or unlisted, ...).
     pub warnings: Vec<Warning>,
     /// (file index, channel id) → topic index.
     channel_topic: Vec<BTreeMap<u16, usize>>,
@@ -151,7 +163,9 @@ impl std::fmt::Debug for Bag {
 /// Result of a scan: one entry per message in log-time order, plus what went wrong.
 #[derive(Debug)]
 pub struct Scan<T> {
+    /// One entry per message the scan function kept, in log-time order.
     pub items: Vec<Item<T>>,
+    /// What went wrong while scanning (damaged chunks, decode limits, ...).
     pub warnings: Vec<Warning>,
 }
 
@@ -423,6 +437,7 @@ impl Bag {
             })
     }
 
+    /// Total size of the bag's files, bytes (of the decompressed copies for compressed files).
     pub fn size_bytes(&self) -> u64 {
         self.files.iter().map(|f| f.size()).sum::<u64>()
             + self.db3_files.iter().map(|f| f.size).sum::<u64>()

@@ -29,11 +29,15 @@ pub const DEFAULT_MAX_CHUNK_BYTES: u64 = 1 << 30;
 /// decompressed chunk)` for records inside a chunk, `(record offset, 0)` for top-level ones.
 pub(crate) type Pos = (u64, u64);
 
+/// Compression of an MCAP chunk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Compression {
+    /// Uncompressed (empty compression string).
     None,
+    /// Zstandard.
     Zstd,
+    /// LZ4 frame.
     Lz4,
 }
 
@@ -46,6 +50,7 @@ impl Compression {
             _ => None,
         }
     }
+    /// The name used in reports: `none`, `zstd` or `lz4`.
     pub fn name(&self) -> &'static str {
         match self {
             Compression::None => "none",
@@ -55,20 +60,31 @@ impl Compression {
     }
 }
 
+/// An MCAP Schema record.
 #[derive(Debug, Clone)]
 pub struct SchemaRec {
+    /// Schema id, unique within the file (channels refer to it).
     pub id: u16,
+    /// Type name, e.g. `sensor_msgs/msg/Image`.
     pub name: String,
+    /// Schema encoding, `ros2msg` or `ros2idl`.
     pub encoding: String,
+    /// The definition text as recorded; may be empty.
     pub data: Arc<[u8]>,
 }
 
+/// An MCAP Channel record.
 #[derive(Debug, Clone)]
 pub struct ChannelRec {
+    /// Channel id, unique within the file (messages refer to it).
     pub id: u16,
+    /// Id of the channel's schema; 0 when it has none.
     pub schema_id: u16,
+    /// Topic name.
     pub topic: String,
+    /// Payload encoding, normally `cdr`.
     pub message_encoding: String,
+    /// Channel metadata, e.g. `offered_qos_profiles`.
     pub metadata: BTreeMap<String, String>,
 }
 
@@ -194,14 +210,20 @@ impl std::ops::Deref for Bytes {
     }
 }
 
+/// One opened (memory-mapped) MCAP file with its schemas, channels and where its messages are.
 pub struct McapFile {
+    /// The file as the bag names it (what warnings and errors show).
     pub path: PathBuf,
     pub(crate) bytes: Bytes,
+    /// Schema records by id.
     pub schemas: BTreeMap<u16, SchemaRec>,
+    /// Channel records by id (the first definition of each id).
     pub channels: BTreeMap<u16, ChannelRec>,
     pub(crate) chunks: Vec<ChunkLoc>,
     pub(crate) loose: Vec<LooseLoc>,
+    /// Number of chunks by compression name (`none`, `zstd`, `lz4`).
     pub compression_counts: BTreeMap<String, usize>,
+    /// Whether a summary section was found and read.
     pub has_summary: bool,
     /// Message count from the Statistics record, when the file has one.
     pub stats_message_count: Option<u64>,
@@ -213,7 +235,9 @@ pub struct McapFile {
     /// Set when the file was opened from its summary alone ([`McapFile::open_from_summary`]):
     /// the data section was not walked, `chunks` is empty, and only the summary's facts exist.
     pub(crate) summary_only: Option<SummaryIndex>,
+    /// The profile of the Header record (`ros2` for rosbag2); empty when absent.
     pub profile: String,
+    /// What went wrong while opening (cut file, bad CRC, overlapping chunks, ...).
     pub warnings: Vec<Warning>,
     /// Most uncompressed bytes a chunk may claim ([`crate::OpenOptions::max_chunk_bytes`]).
     pub(crate) max_chunk_bytes: u64,
@@ -276,6 +300,7 @@ fn parse_chunk_head(body: &[u8]) -> Option<ChunkHead> {
 }
 
 impl McapFile {
+    /// Opens and walks `path`, refusing chunks over [`DEFAULT_MAX_CHUNK_BYTES`] uncompressed.
     pub fn open(path: &Path) -> Result<McapFile> {
         Self::open_limited(path, DEFAULT_MAX_CHUNK_BYTES)
     }
@@ -378,6 +403,7 @@ impl McapFile {
         Ok(f)
     }
 
+    /// Size of the file, bytes.
     pub fn size(&self) -> u64 {
         self.bytes.len() as u64
     }
@@ -394,6 +420,7 @@ impl McapFile {
         )
     }
 
+    /// Number of chunks (from the summary's Chunk Indexes for a file opened from its summary alone).
     pub fn chunk_count(&self) -> usize {
         match &self.summary_only {
             Some(s) => s.chunks.len(),

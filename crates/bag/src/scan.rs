@@ -20,21 +20,30 @@ use crate::mcap_file::{
 /// One message as stored, borrowed from the (decompressed) file.
 #[derive(Debug, Clone, Copy)]
 pub struct RawMessage<'a> {
+    /// Index of the message's topic in [`crate::Bag::topics`].
     pub topic: usize,
+    /// MCAP channel id of the message; for `.db3` files its `topic_id` (`u16::MAX` when that
+    /// does not fit).
     pub channel_id: u16,
+    /// The writer's sequence number (0 when the storage has none or it was not read).
     pub sequence: u32,
+    /// Log (receive) time as the recorder wrote it, ns.
     pub log_time_ns: i64,
     /// `None` when the storage records no publish time (rosbag2 sqlite3), or when only log
     /// times were read from message indexes. Never substitute 0: it is not a time.
     pub publish_time_ns: Option<i64>,
+    /// The serialised payload (CDR), decompressed.
     pub data: &'a [u8],
 }
 
 /// One scanned message's result, in log-time order.
 #[derive(Debug, Clone)]
 pub struct Item<T> {
+    /// Log time of the message, ns.
     pub log_time_ns: i64,
+    /// Index of the message's topic in [`crate::Bag::topics`].
     pub topic: usize,
+    /// What the scan function returned for it.
     pub value: T,
 }
 
@@ -319,7 +328,7 @@ pub(crate) struct ScanPlan<'p> {
 impl ScanPlan<'_> {
     /// The bag topic of channel `ch` of file `fi`, if defined once (`None` for a channel
     /// defined more than once: its topic depends on the message's place, [`Self::topic_at`]).
-    pub fn topic_of(&self, fi: usize, ch: u16) -> Option<usize> {
+    pub(crate) fn topic_of(&self, fi: usize, ch: u16) -> Option<usize> {
         match self.channel_topic.get(fi).and_then(|m| m.get(ch as usize)) {
             Some(&t) if t != NO_TOPIC && t != REDEFINED => Some(t as usize),
             _ => None,
@@ -329,7 +338,7 @@ impl ScanPlan<'_> {
     /// The bag topic of a message of channel `ch` of file `fi` at `pos`: the definition
     /// before it (the first one for a message before every definition).
     #[inline]
-    pub fn topic_at(&self, fi: usize, ch: u16, pos: Pos) -> Option<usize> {
+    pub(crate) fn topic_at(&self, fi: usize, ch: u16, pos: Pos) -> Option<usize> {
         match self.channel_topic.get(fi).and_then(|m| m.get(ch as usize)) {
             Some(&REDEFINED) => {
                 let defs = self.redefined.get(fi)?.get(&ch)?;
@@ -1192,8 +1201,11 @@ fn spans_of(
 /// What [`index_spans`] gives per topic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TopicSpan {
+    /// Messages of the topic.
     pub count: u64,
+    /// Smallest log time, ns; `None` without messages.
     pub first_log_time_ns: Option<i64>,
+    /// Largest log time, ns; `None` without messages.
     pub last_log_time_ns: Option<i64>,
 }
 

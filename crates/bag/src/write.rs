@@ -21,23 +21,36 @@ use crate::outfile::{self, with_causes};
 pub enum WriteError {
     /// The output is one of the files being read: writing would destroy the input.
     #[error("{path} is part of the input bag: refusing to overwrite it")]
-    WouldOverwriteInput { path: PathBuf },
+    WouldOverwriteInput {
+        /// The output path asked for.
+        path: PathBuf,
+    },
+    /// Creating, writing, finishing or renaming the output failed.
     #[error("cannot write {path}: {message}")]
-    Write { path: PathBuf, message: String },
+    Write {
+        /// The file being written: the partial file, or where it was to be renamed to.
+        path: PathBuf,
+        /// What failed, with its causes.
+        message: String,
+    },
 }
 
 /// One channel to write: a topic with its type, schema and QoS as recorded.
 #[derive(Debug, Clone, Copy)]
 pub struct WriteChannel<'a> {
+    /// Topic name.
     pub topic: &'a str,
+    /// Message type, e.g. `sensor_msgs/msg/Image`.
     pub type_name: &'a str,
     /// `ros2msg`, `ros2idl`, …; with an empty `schema_data` readers cannot decode the topic.
     pub schema_encoding: &'a str,
+    /// The definition text; may be empty.
     pub schema_data: &'a [u8],
     /// `cdr` where empty.
     pub message_encoding: &'a str,
     /// rosbag2's YAML; written (empty when unknown) because rosbag2 always writes the key.
     pub offered_qos_profiles: &'a str,
+    /// RIHS01 type hash to write in the channel metadata, when known.
     pub type_description_hash: Option<&'a str>,
 }
 

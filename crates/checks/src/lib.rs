@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+/// How serious a [`Finding`] is; ordered `Note` < `Error`, serialised in lowercase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
@@ -17,14 +18,20 @@ pub enum Severity {
     Error,
 }
 
+/// One contract violation (or note) found in one message.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
+    /// Stable machine-readable name of the check, e.g. `image_step_too_small`, `joint_non_finite`, `stamp_zero`.
     pub code: String,
+    /// Topic the message was recorded on.
     pub topic: String,
     /// The message's index within its topic, in log-time order, from 0.
     pub index: usize,
+    /// The message's log (receive) time, ns since the epoch of the recorder's clock.
     pub log_time_ns: i64,
+    /// How serious the finding is.
     pub severity: Severity,
+    /// Human-readable detail with the offending values, e.g. `step 10 < width 4 x 3 bytes per pixel (rgb8) = 12`.
     pub message: String,
 }
 
@@ -49,20 +56,32 @@ fn finding(
 /// Where a message sits: topic index and times.
 #[derive(Debug, Clone, Copy)]
 pub struct At {
+    /// The message's index within its topic, in log-time order, from 0.
     pub index: usize,
+    /// Log (receive) time, ns.
     pub log_time_ns: i64,
+    /// `header.stamp`, ns (callers pass 0 when the message has no stamp).
     pub stamp_ns: i64,
 }
 
+/// The fields of one `sensor_msgs/Image` that [`check_images`] and [`check_camera_info`] need.
 #[derive(Debug, Clone)]
 pub struct ImageMeta {
+    /// Where the message sits.
     pub at: At,
+    /// `header.frame_id`.
     pub frame_id: String,
+    /// Rows, pixels.
     pub height: u32,
+    /// Columns, pixels.
     pub width: u32,
+    /// Pixel encoding as recorded (e.g. `rgb8`, `mono16`); matched case-insensitively by [`encoding_info`].
     pub encoding: String,
+    /// The `is_bigendian` field as recorded; must be 0 or 1.
     pub is_bigendian: u8,
+    /// Length of one row, bytes.
     pub step: u32,
+    /// Length of the `data` array, bytes.
     pub data_len: usize,
 }
 
@@ -95,6 +114,7 @@ pub fn encoding_info(enc: &str) -> Option<(u32, bool)> {
     Some(fixed)
 }
 
+/// Image checks of one topic: zero size, unknown encoding, `step` against width × bytes per pixel (too small is an error, padding a note), `is_bigendian` not 0/1, `data` length against `step` × height.
 pub fn check_images(topic: &str, images: &[ImageMeta]) -> Vec<Finding> {
     let mut out = Vec::new();
     for m in images {
@@ -177,14 +197,22 @@ pub fn check_images(topic: &str, images: &[ImageMeta]) -> Vec<Finding> {
     out
 }
 
+/// The fields of one `sensor_msgs/CameraInfo` that [`check_camera_info`] needs.
 #[derive(Debug, Clone)]
 pub struct CameraInfoMeta {
+    /// Where the message sits; its `stamp_ns` pairs it with the image of the same stamp.
     pub at: At,
+    /// `header.frame_id`; must equal the paired image's.
     pub frame_id: String,
+    /// Calibrated image height, pixels (0 when unset: the size comparison is skipped).
     pub height: u32,
+    /// Calibrated image width, pixels (0 when unset: the size comparison is skipped).
     pub width: u32,
+    /// Distortion model name, e.g. `plumb_bob` (5 coefficients), `rational_polynomial` (8), `equidistant` (4).
     pub distortion_model: String,
+    /// Number of distortion coefficients in `D`.
     pub d_len: usize,
+    /// Intrinsic matrix `K`, row-major; all zero or `fx` = 0 means uncalibrated.
     pub k: [f64; 9],
 }
 
@@ -270,9 +298,12 @@ pub fn check_camera_info(
     out
 }
 
+/// The fields of one `sensor_msgs/JointState` or `trajectory_msgs/JointTrajectory` point that the joint checks need.
 #[derive(Debug, Clone)]
 pub struct JointMeta {
+    /// Where the message sits; its `stamp_ns` is what the age checks compare to the log time.
     pub at: At,
+    /// Joint names, in message order.
     pub names: Vec<String>,
     /// (field name, values) for each value array, e.g. ("position", …).
     pub arrays: Vec<(String, Vec<f64>)>,
@@ -282,14 +313,17 @@ pub struct JointMeta {
 /// future: clock jitter between producer and recorder (NTP/chrony keep hosts within ~1 ms).
 pub const DEFAULT_FUTURE_TOLERANCE_NS: i64 = 5_000_000;
 
+/// Options of the joint checks ([`check_joints`], [`check_joint_message`], [`check_joint_ages`]).
 #[derive(Debug, Clone)]
 pub struct JointCheckOptions {
+    /// Position limits by joint name: `(lower, upper)`, in the joint's units (rad or m); a position outside is an error. Joints not listed are not limit-checked.
     pub limits: BTreeMap<String, (f64, f64)>,
     /// Commands whose stamp is older than this at log time are stale; newer than log time by
     /// more than `future_tolerance_ns` are in the future. Only for stamps on the log-time axis.
     pub max_command_age_ns: Option<i64>,
     /// [`DEFAULT_FUTURE_TOLERANCE_NS`] by default (what `bagscope check` uses).
     pub future_tolerance_ns: i64,
+    /// Whether the topic's stamps are on the same clock as the log time; the age checks run only then (comparing stamps on another clock would be meaningless).
     pub stamps_on_log_axis: bool,
 }
 
@@ -304,6 +338,7 @@ impl Default for JointCheckOptions {
     }
 }
 
+/// All joint checks of one topic: [`check_joint_message`] and [`check_joint_ages`] for each message.
 pub fn check_joints(topic: &str, msgs: &[JointMeta], opts: &JointCheckOptions) -> Vec<Finding> {
     let mut out = Vec::new();
     for m in msgs {
@@ -417,13 +452,20 @@ pub fn check_joint_ages(topic: &str, at: &[At], opts: &JointCheckOptions) -> Vec
     out
 }
 
+/// The fields of one `sensor_msgs/PointCloud2` that [`check_clouds`] needs.
 #[derive(Debug, Clone)]
 pub struct CloudMeta {
+    /// Where the message sits.
     pub at: At,
+    /// Rows (1 for an unordered cloud).
     pub height: u32,
+    /// Points per row.
     pub width: u32,
+    /// Length of one point, bytes.
     pub point_step: u32,
+    /// Length of one row, bytes; at least `width` × `point_step`.
     pub row_step: u32,
+    /// Length of the `data` array, bytes; must be `row_step` × `height`.
     pub data_len: usize,
     /// (name, offset, datatype, count) of each PointField.
     pub fields: Vec<(String, u32, u8, u32)>,
@@ -439,6 +481,7 @@ fn datatype_size(dt: u8) -> Option<u32> {
     }
 }
 
+/// PointCloud2 checks of one topic: `row_step` too small, `data` length against `row_step` × height, fields with an unknown datatype or ending past `point_step`.
 pub fn check_clouds(topic: &str, clouds: &[CloudMeta]) -> Vec<Finding> {
     let mut out = Vec::new();
     for c in clouds {

@@ -11,12 +11,12 @@ pub(crate) struct Line {
 }
 
 impl Line {
-    pub fn eval(&self, x: i64) -> Option<i64> {
+    pub(crate) fn eval(&self, x: i64) -> Option<i64> {
         let y = self.y_at_x0 + self.slope * (x as i128 - self.x0 as i128) as f64;
         f64_to_i64(y)
     }
 
-    pub fn inverse(&self, y: i64) -> Option<i64> {
+    pub(crate) fn inverse(&self, y: i64) -> Option<i64> {
         if !(self.slope.is_finite() && self.slope != 0.0) {
             return None;
         }

@@ -22,6 +22,7 @@ pub struct Gap {
     pub from_ns: i64,
     /// Time of the message that ended the gap.
     pub to_ns: i64,
+    /// Length of the gap: `to_ns − from_ns`, ns.
     pub interval_ns: i64,
 }
 

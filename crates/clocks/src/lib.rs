@@ -52,9 +52,13 @@ pub(crate) const DEFAULT_JUMP_CAP_NS: i64 = 1_000_000_000;
 /// Times of one topic's messages, in arrival (log-time) order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TopicTimes {
+    /// Topic name.
     pub topic: String,
+    /// Message type, e.g. `sensor_msgs/msg/Image`.
     pub type_name: String,
+    /// Where `stamp_ns` was read from (`header.stamp`, the clock field of `/clock`, or none).
     pub source: StampSource,
+    /// Log (receive) time of each message as the recorder wrote it, ns.
     pub log_time_ns: Vec<i64>,
     /// Same length as `log_time_ns`, or empty when the storage has none.
     pub publish_time_ns: Vec<i64>,
@@ -80,7 +84,9 @@ pub struct ClocksOptions {
     /// [`jump_min_ns`, `jump_cap_ns`] (5 periods, 100 ms, 1 s): jitter reorderings stay below,
     /// simulator resets (seconds) are above even on slow topics.
     pub jump_periods: f64,
+    /// Lower clamp of the jump threshold, ns (100 ms).
     pub jump_min_ns: i64,
+    /// Upper clamp of the jump threshold, ns (1 s).
     pub jump_cap_ns: i64,
     /// Small stamps within this of the /clock value at the same log time are sim time (1 s).
     pub sim_match_tol_ns: i64,
@@ -94,6 +100,7 @@ pub struct ClocksOptions {
     pub drift_warn_ppm: f64,
     /// /clock advancing < 10% of its rate for longer than this is a pause (0.5 s of log time).
     pub pause_min_ns: i64,
+    /// Thresholds of the lag mode search ([`lag_modes_ns`]).
     pub modes: ModeOptions,
 }
 
@@ -120,9 +127,13 @@ impl Default for ClocksOptions {
 /// How many stamps of a topic fall on each axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct AxisCounts {
+    /// Stamps at or above `WALL_MIN_NS` (epoch wall time); 0 on the /clock topic, whose stamps count as sim.
     pub wall: usize,
+    /// Small stamps that track the /clock (or the recorder's sim log time), and every stamp of the /clock topic itself.
     pub sim: usize,
+    /// Small non-zero stamps that track no clock (e.g. time since boot).
     pub relative: usize,
+    /// Stamps equal to 0 (never set); a 0 that is genuine sim time (a sim reset) counts as `sim`.
     pub zero: usize,
 }
 
@@ -140,13 +151,16 @@ pub enum LagBasis {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TimeBasis {
+    /// The topic's header stamps.
     Stamp,
+    /// The recorder's log (receive) times: the topic has no usable stamps.
     LogTime,
 }
 
 /// Stamp clock against recorder clock: `stamp ≈ log_time · (1 + drift_ppm·1e-6) + offset`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ClockModel {
+    /// Drift of the stamp clock against the recorder clock, parts per million (positive: the stamp clock runs fast).
     pub drift_ppm: f64,
     /// median(stamp − log_time) on the recorder's axis.
     pub offset_ns: i64,
@@ -201,11 +215,17 @@ pub const FIT_MAX_POINTS: usize = 1 << 16;
 /// Per-topic clock report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TopicClock {
+    /// Topic name.
     pub topic: String,
+    /// Message type, e.g. `sensor_msgs/msg/Imu`.
     pub type_name: String,
+    /// Where the stamps were read from.
     pub source: StampSource,
+    /// Number of messages on the topic.
     pub count: usize,
+    /// The clock the topic's stamps are on; `mixed` when stamps fall on more than one.
     pub axis: Axis,
+    /// How many stamps fall on each axis.
     pub axis_counts: AxisCounts,
     /// An aggregate of many producers (`/rosout`, `/parameter_events`, `/diagnostics`,
     /// `/events/*`; see [`is_aggregate_topic`]): reported, but it never decides `split`,
@@ -218,6 +238,7 @@ pub struct TopicClock {
     pub invalid_stamps: usize,
     /// What later analyses should use: `log_time` for none / zero / relative / mixed topics.
     pub analysis_time: TimeBasis,
+    /// How `lag_ns` (or `clock_offset_ns`) was obtained; `None` when both are null.
     pub lag_basis: Option<LagBasis>,
     /// log_time − stamp (stamps mapped to the recorder's axis when needed).
     pub lag_ns: Option<NsSummary>,
@@ -231,6 +252,7 @@ pub struct TopicClock {
     pub lag_modes_ns: Vec<i64>,
     /// median(stamp − log_time) when that is a clock offset rather than lag.
     pub clock_offset_ns: Option<i64>,
+    /// Drift and offset of the stamp clock against the recorder; `None` when there are too few usable stamps ([`MIN_FIT_MESSAGES`]), the stamps are frozen, or the topic is an aggregate (`clock_model_note` says which).
     pub clock_model: Option<ClockModel>,
     /// Why `clock_model` is null for a stamped topic ("too few messages (n=17; …)").
     pub clock_model_note: Option<String>,
@@ -239,6 +261,7 @@ pub struct TopicClock {
     pub rate_hz: Option<f64>,
     /// Last − first log time of the topic.
     pub log_span_ns: i64,
+    /// Median interval between consecutive messages on `period_basis`, ns; `None` with fewer than two messages or no positive interval.
     pub median_period_ns: Option<i64>,
     /// Series the period, gaps and health were computed on.
     pub period_basis: TimeBasis,
@@ -246,8 +269,13 @@ pub struct TopicClock {
     pub non_monotonic: usize,
     /// Consecutive messages with the same stamp.
     pub duplicates: usize,
+    /// Backward steps larger than this are jumps, ns: `jump_periods` median periods, clamped
+    /// to `jump_min_ns ..= jump_cap_ns`.
     pub jump_threshold_ns: i64,
+    /// Backward steps larger than `jump_threshold_ns` (e.g. a simulator reset), in log-time
+    /// order.
     pub backward_jumps: Vec<BackwardJump>,
+    /// Number of gaps (intervals over `gap_factor` × the median period); `gaps` lists only the largest.
     pub gap_count: usize,
     /// Largest gaps (at most `max_gaps`), in log-time order.
     pub gaps: Vec<Gap>,
@@ -256,33 +284,44 @@ pub struct TopicClock {
 /// /clock standing (nearly) still while log time advances.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ClockPause {
+    /// Log time of the first /clock sample of the pause, ns.
     pub start_log_time_ns: i64,
+    /// Log time of the last /clock sample of the pause, ns.
     pub end_log_time_ns: i64,
+    /// The sim time the clock stood at when the pause began, ns.
     pub sim_ns: i64,
 }
 
 /// Fit of sim time against log time.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SimClockReport {
+    /// The sim clock topic (usually `/clock`).
     pub topic: String,
     /// Sim seconds per log-time second: common slope of all epochs (pooled least squares over
     /// each epoch's inliers, each epoch with its own offset).
     pub rate: f64,
     /// Sample-weighted RMS of the epochs' fit residuals.
     pub residual_jitter_ns: f64,
+    /// /clock samples in all epochs together.
     pub samples: usize,
+    /// Stretches where /clock advanced less than 10% of `rate` for longer than `pause_min_ns`, sorted by log time.
     pub pauses: Vec<ClockPause>,
+    /// Number of clock resets: the epochs after the first.
     pub backward_jumps: usize,
+    /// The /clock series cut at each reset, in log-time order, each with its own fit.
     pub epochs: Vec<ClockEpoch>,
 }
 
 /// Stamped topics sharing one axis.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AxisGroup {
+    /// The clock they are stamped on.
     pub axis: Axis,
+    /// Their names, sorted.
     pub topics: Vec<String>,
 }
 
+/// Result of [`analyze`]: every topic's clock, the recorder's axis, the /clock fit and the warnings.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClocksReport {
     /// Axis of log_time: `wall`, or `sim` when recorded with --use-sim-time.
@@ -290,12 +329,15 @@ pub struct ClocksReport {
     /// Stamped topics (wall / sim / relative; the /clock topic and aggregates excluded) on
     /// different axes.
     pub split: bool,
+    /// Stamped topics grouped by axis.
     pub axis_groups: Vec<AxisGroup>,
     /// Aggregate topics (see [`is_aggregate_topic`]), sorted: their own group, outside `split`.
     pub aggregate_topics: Vec<String>,
     /// The bag was recorded while an older recording was replayed (see [`ReplayedRecording`]).
     pub replayed_recording: Option<ReplayedRecording>,
+    /// One report per topic.
     pub topics: Vec<TopicClock>,
+    /// Fit of the sim clock topic; `None` when the bag has none.
     pub sim_clock: Option<SimClockReport>,
     /// Sorted by (topic, code, message); bag-wide warnings (topic null) first.
     pub warnings: Vec<Warning>,
@@ -305,6 +347,7 @@ pub struct ClocksReport {
 }
 
 impl ClocksReport {
+    /// The report of topic `name`, if the bag has it.
     pub fn topic(&self, name: &str) -> Option<&TopicClock> {
         self.topics.iter().find(|t| t.topic == name)
     }

@@ -10,16 +10,23 @@ use std::fmt;
 /// `sim = rate · (log − fit_log_x0_ns) + fit_sim_at_x0_ns`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClockEpoch {
+    /// Log time of the epoch's first /clock sample, ns.
     pub start_log_time_ns: i64,
+    /// Log time of the epoch's last /clock sample, ns.
     pub end_log_time_ns: i64,
+    /// Sim time of the epoch's first /clock sample, ns.
     pub start_sim_ns: i64,
+    /// Sim time of the epoch's last /clock sample, ns.
     pub end_sim_ns: i64,
     /// Sim seconds per log-time second (real-time factor) in this epoch.
     pub rate: f64,
+    /// Log time the fit is measured from, ns.
     pub fit_log_x0_ns: i64,
+    /// Fitted sim time at `fit_log_x0_ns`, ns.
     pub fit_sim_at_x0_ns: f64,
     /// RMS of the fit residuals (sim ns).
     pub residual_jitter_ns: f64,
+    /// Number of /clock samples in the epoch.
     pub samples: usize,
     /// (log, sim) samples, sorted by log, and the running maximum of sim for the inverse map.
     /// Not serialised: the report stays small; maps rebuilt from a report use the fit only.
@@ -33,7 +40,9 @@ pub struct ClockEpoch {
 /// wall only when the recorder ran on wall time.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClockMap {
+    /// The recorder's axis (`wall`, or `sim` when it ran on sim time).
     pub log_axis: Axis,
+    /// Sim epochs in log-time order, one per stretch between clock resets.
     pub epochs: Vec<ClockEpoch>,
 }
 
@@ -43,22 +52,33 @@ pub enum MapError {
     /// No relation exists between the two axes (e.g. wall ↔ relative, or sim ↔ wall without a
     /// /clock recorded on wall time).
     NoMapping {
+        /// Axis of the values given.
         from: Axis,
+        /// Axis asked for.
         to: Axis,
+        /// Why the two are unrelated.
         reason: String,
     },
     /// `log_times` is non-empty and of a different length than `stamps`.
     LengthMismatch {
+        /// Axis of the values given.
         from: Axis,
+        /// Axis asked for.
         to: Axis,
+        /// Number of stamps given.
         stamps: usize,
+        /// Number of log times given.
         log_times: usize,
     },
     /// A value could not be mapped (out of range or a paused clock).
     Unmappable {
+        /// Axis of the values given.
         from: Axis,
+        /// Axis asked for.
         to: Axis,
+        /// Position of the value in the series.
         index: usize,
+        /// The value that could not be mapped, ns on the `from` axis.
         value_ns: i64,
     },
 }

@@ -81,19 +81,19 @@ pub fn lag_modes_ns(values: &[i64], opts: &ModeOptions) -> Vec<i64> {
 
 /// A lag as stored for the mode search: `i64`, or `i32` when every lag of a topic fits (half
 /// the memory and the sorting time).
-pub trait LagValue: Copy + Ord + Into<i64> + radsort::Key {}
+pub(crate) trait LagValue: Copy + Ord + Into<i64> + radsort::Key {}
 impl LagValue for i64 {}
 impl LagValue for i32 {}
 
 /// [`lag_modes_ns`] without the copy: sorts `v` in place and needs no other per-value memory.
-pub fn lag_modes_ns_in_place<T: LagValue>(v: &mut [T], opts: &ModeOptions) -> Vec<i64> {
+pub(crate) fn lag_modes_ns_in_place<T: LagValue>(v: &mut [T], opts: &ModeOptions) -> Vec<i64> {
     // Radix sort: a third of a comparison sort's time on a million lags; the same order.
     radsort::sort(v);
     lag_modes_ns_sorted(v, opts)
 }
 
 /// [`lag_modes_ns`] of values already sorted ascending (not checked).
-pub fn lag_modes_ns_sorted<T: LagValue>(v: &[T], opts: &ModeOptions) -> Vec<i64> {
+pub(crate) fn lag_modes_ns_sorted<T: LagValue>(v: &[T], opts: &ModeOptions) -> Vec<i64> {
     if v.is_empty() {
         return Vec::new();
     }

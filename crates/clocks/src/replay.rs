@@ -24,11 +24,11 @@ pub struct ReplayedRecording {
 
 /// Without a replay event, a shared shift must be at least this large (1 h) to be called a
 /// replay: minutes could still be two devices' clocks set by hand alike.
-pub const REPLAY_MIN_SHIFT_NS: i64 = 3_600_000_000_000;
+pub(crate) const REPLAY_MIN_SHIFT_NS: i64 = 3_600_000_000_000;
 
 /// Offsets of one replay agree within this (10 s): per-topic offsets are medians of stamp −
 /// log time, which differ between topics by their lags (ms to a few s on a loaded replay).
-pub const REPLAY_AGREE_NS: i64 = 10_000_000_000;
+pub(crate) const REPLAY_AGREE_NS: i64 = 10_000_000_000;
 
 /// Finds the replay among the topics' clock offsets (stamp − log time of topics whose stamps
 /// are more than the offset threshold from the recorder, aggregates excluded).

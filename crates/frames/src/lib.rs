@@ -20,27 +20,43 @@ use bagscope_bag::outfile;
 pub use polars;
 use polars::prelude::*;
 
+/// Why a frame could not be built or written.
 #[derive(Debug, thiserror::Error)]
 pub enum FramesError {
+    /// The output's folder or temporary file could not be created.
     #[error("{path}: {source}")]
     Io {
+        /// The folder or file.
         path: PathBuf,
+        /// The operating system's error.
         source: std::io::Error,
     },
+    /// polars failed while writing a file.
     #[error("{path}: {source}")]
-    Write { path: PathBuf, source: PolarsError },
+    Write {
+        /// The output file.
+        path: PathBuf,
+        /// polars' error.
+        source: PolarsError,
+    },
+    /// polars failed while building or joining frames in memory.
     #[error(transparent)]
     Polars(#[from] PolarsError),
+    /// The caller asked for something impossible (columns of different lengths, a field the
+    /// schema does not have, ...): what and why.
     #[error("{0}")]
     Usage(String),
 }
 
+/// A result whose error is [`FramesError`].
 pub type Result<T> = std::result::Result<T, FramesError>;
 
 /// Output file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// Apache Parquet, one row group per frame written.
     Parquet,
+    /// Comma-separated values with a header row.
     Csv,
 }
 
@@ -54,6 +70,7 @@ impl Format {
         }
     }
 
+    /// The file extension without the dot: `parquet` or `csv`.
     pub fn ext(self) -> &'static str {
         match self {
             Format::Parquet => "parquet",
@@ -65,20 +82,28 @@ impl Format {
 /// One column of plain values.
 #[derive(Debug, Clone)]
 pub enum Col {
+    /// Signed integers (times in ns, counts); `None` is null.
     I64(Vec<Option<i64>>),
+    /// Unsigned integers; `None` is null.
     U64(Vec<Option<u64>>),
+    /// Floats; `None` is null.
     F64(Vec<Option<f64>>),
+    /// Booleans; `None` is null.
     Bool(Vec<Option<bool>>),
+    /// Strings; `None` is null.
     Str(Vec<Option<String>>),
     /// Strings repeated over many rows (topic, type, axis): indices into `dict`, so a row costs
     /// 4 bytes instead of a `String`. An index out of range is null.
     Dict {
+        /// The distinct strings.
         dict: Vec<String>,
+        /// Each row's index into `dict`.
         idx: Vec<u32>,
     },
 }
 
 impl Col {
+    /// Number of rows.
     pub fn len(&self) -> usize {
         match self {
             Col::I64(v) => v.len(),
@@ -90,6 +115,7 @@ impl Col {
         }
     }
 
+    /// True when the column has no rows.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -202,6 +228,7 @@ pub struct TableWriter {
 }
 
 impl TableWriter {
+    /// A writer of `path` in `format`; nothing is created until the first frame is written.
     pub fn new(path: &Path, format: Format) -> TableWriter {
         TableWriter {
             path: path.to_path_buf(),
@@ -220,6 +247,7 @@ impl TableWriter {
         self
     }
 
+    /// The final output path (not the temporary file being written).
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -325,11 +353,14 @@ impl Drop for TableWriter {
 
 /// Where row groups go: a file, or memory (the library's DataFrame-returning functions).
 pub enum Sink {
+    /// Each frame is written to the file as a row group (Parquet) or as rows (CSV).
     File(TableWriter),
+    /// Frames are stacked in memory; `None` until the first one.
     Memory(Option<DataFrame>),
 }
 
 impl Sink {
+    /// Takes one row group.
     pub fn write(&mut self, df: DataFrame) -> Result<()> {
         match self {
             Sink::File(w) => w.write(&df),
@@ -358,7 +389,6 @@ impl Sink {
     }
 }
 
-/// Column names of a frame, in order.
 /// The rows of `parts` (same columns) as one frame in one chunk per column: a row group built
 /// in parts is still written as one row group.
 pub fn concat_rows(parts: Vec<DataFrame>) -> Result<DataFrame> {
@@ -373,6 +403,7 @@ pub fn concat_rows(parts: Vec<DataFrame>) -> Result<DataFrame> {
     Ok(df)
 }
 
+/// Column names of a frame, in order.
 pub fn column_names(df: &DataFrame) -> Vec<String> {
     df.get_column_names()
         .iter()

@@ -17,7 +17,7 @@ pub(crate) struct Track<'a> {
 }
 
 impl<'a> Track<'a> {
-    pub fn new(
+    pub(crate) fn new(
         r: &'a Dense,
         wrap: &'a [bool],
         max_pair_ns: Option<i64>,
@@ -40,7 +40,7 @@ impl<'a> Track<'a> {
 
     /// Where `t` falls: index of the first sample after `t`.
     #[inline]
-    pub fn locate(&self, t: i64) -> usize {
+    pub(crate) fn locate(&self, t: i64) -> usize {
         self.r.t.partition_point(|&x| x <= t)
     }
 
@@ -48,7 +48,7 @@ impl<'a> Track<'a> {
     /// forward from `hint` (a few probes when consecutive times are close, as in a sweep over
     /// sorted commands) instead of bisecting the whole series.
     #[inline]
-    pub fn locate_from(&self, hint: usize, t: i64) -> usize {
+    pub(crate) fn locate_from(&self, hint: usize, t: i64) -> usize {
         let ts = &self.r.t;
         let n = ts.len();
         let hint = hint.min(n);
@@ -75,14 +75,14 @@ impl<'a> Track<'a> {
 
     /// Value of joint `j` at `t`, with `i = self.locate(t)`.
     #[inline]
-    pub fn value(&self, j: usize, i: usize, t: i64) -> Option<f64> {
+    pub(crate) fn value(&self, j: usize, i: usize, t: i64) -> Option<f64> {
         self.at(i, t).and_then(|p| self.value_at(j, p))
     }
 
     /// Where the responses are read at `t` (with `i = self.locate(t)`), the same for every
     /// joint: worked out once per time, not once per joint.
     #[inline]
-    pub fn at(&self, i: usize, t: i64) -> Option<At> {
+    pub(crate) fn at(&self, i: usize, t: i64) -> Option<At> {
         let ts = &self.r.t;
         if self.interpolate {
             if i == 0 {
@@ -111,7 +111,7 @@ impl<'a> Track<'a> {
 
     /// Value of joint `j` at a place found by [`Track::at`].
     #[inline]
-    pub fn value_at(&self, j: usize, p: At) -> Option<f64> {
+    pub(crate) fn value_at(&self, j: usize, p: At) -> Option<f64> {
         let col = &self.r.v[j];
         match p {
             At::Sample(a) => finite(col[a]),
@@ -192,7 +192,7 @@ pub(crate) struct ErrAcc {
 }
 
 impl ErrAcc {
-    pub fn new(nj: usize) -> Self {
+    pub(crate) fn new(nj: usize) -> Self {
         ErrAcc {
             errs: vec![Vec::new(); nj],
             pairs: 0,
@@ -200,7 +200,7 @@ impl ErrAcc {
     }
 
     /// Adds one command's errors; counts a pair when at least one joint contributed.
-    pub fn add_row(&mut self, row: impl Iterator<Item = (usize, Option<f64>)>) {
+    pub(crate) fn add_row(&mut self, row: impl Iterator<Item = (usize, Option<f64>)>) {
         let mut any = false;
         for (j, e) in row {
             if let Some(e) = e.filter(|e| e.is_finite()) {
@@ -211,7 +211,7 @@ impl ErrAcc {
         self.pairs += any as usize;
     }
 
-    pub fn finish(self, joints: &[String]) -> ErrorStats {
+    pub(crate) fn finish(self, joints: &[String]) -> ErrorStats {
         let mut per_joint = BTreeMap::new();
         let mut per_joint_mean = BTreeMap::new();
         let mut per_joint_max = BTreeMap::new();

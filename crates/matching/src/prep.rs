@@ -20,7 +20,7 @@ pub(crate) struct Sink {
 }
 
 impl Sink {
-    pub fn add(
+    pub(crate) fn add(
         &mut self,
         kind: &str,
         stream: &str,
@@ -55,12 +55,12 @@ pub(crate) struct Dense {
 }
 
 impl Dense {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.t.len()
     }
 
     /// Median spacing of the stamps; `None` with fewer than two samples.
-    pub fn median_period_ns(&self) -> Option<i64> {
+    pub(crate) fn median_period_ns(&self) -> Option<i64> {
         // Streamed: neither the differences nor a copy of them are stored.
         bagscope_stats::median_streamed(|| {
             self.t

@@ -1,3 +1,6 @@
+//! Property tests of the matching crate: nearest-neighbour look-ups against brute force,
+//! injected delays recovered, and no panic on arbitrary series and options.
+
 mod common;
 
 use bagscope_matching::*;

@@ -1,3 +1,6 @@
+//! Delay estimation and corrected error on synthetic arm runs with known delays, biases,
+//! warm-up and still segments, event echoes and missing joints.
+
 mod common;
 
 use bagscope_matching::*;

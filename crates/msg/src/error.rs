@@ -9,23 +9,34 @@ pub enum SchemaError {
     /// Syntax error in a schema section. `section` is the type whose text was being parsed.
     #[error("{section}: line {line}: {msg}")]
     Parse {
+        /// The type whose text was being parsed.
         section: String,
+        /// Line number within that type's section, from 1.
         line: usize,
+        /// What is wrong with the line.
         msg: String,
     },
     /// A field refers to a type that is neither in the schema text nor built in.
     #[error("type `{missing}` (used by `{used_by}`) is not defined in the schema and has no built-in definition")]
-    UnresolvedType { missing: String, used_by: String },
+    UnresolvedType {
+        /// The type name that could not be resolved.
+        missing: String,
+        /// The type with the field that uses it.
+        used_by: String,
+    },
     /// The root type named by the channel is not among the parsed definitions.
     #[error("schema text does not define the root type `{0}`")]
     MissingRoot(String),
     /// A type contains itself (directly or indirectly) by value; CDR cannot encode that.
     #[error("recursive type definition involving `{0}`")]
     Recursive(String),
+    /// A type name that is neither `pkg/Type` nor `pkg/msg/Type`.
     #[error("type name `{0}` is not of the form pkg/Type or pkg/msg/Type")]
     BadTypeName(String),
+    /// The schema bytes are not UTF-8 text.
     #[error("schema data is not valid UTF-8")]
     NotUtf8,
+    /// A schema encoding other than `ros2msg` and `ros2idl`.
     #[error("unsupported schema encoding `{0}` (expected ros2msg or ros2idl)")]
     UnsupportedEncoding(String),
     /// Empty schema data and no built-in definition for the type.
@@ -38,18 +49,41 @@ pub enum SchemaError {
 /// What went wrong while decoding a CDR payload.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum DecodeErrorKind {
+    /// The payload is shorter than the 4-byte encapsulation header.
     #[error("payload shorter than the 4-byte encapsulation header")]
     MissingHeader,
+    /// An encapsulation other than plain CDR (XCDR1) big- or little-endian.
     #[error("unsupported CDR encapsulation {name} (0x{id:04x})")]
-    UnsupportedEncapsulation { id: u16, name: &'static str },
+    UnsupportedEncapsulation {
+        /// The encapsulation identifier from the payload's first two bytes.
+        id: u16,
+        /// Its name in the DDS-XTypes table (e.g. `PL_CDR_BE`), or `unknown`.
+        name: &'static str,
+    },
+    /// The payload ends before the value being read.
     #[error("need {need} bytes but only {have} remain")]
-    Truncated { need: usize, have: usize },
+    Truncated {
+        /// Bytes the next value needs.
+        need: usize,
+        /// Bytes left in the payload.
+        have: usize,
+    },
+    /// A sequence or string length larger than what is left of the payload.
     #[error("length {len} is larger than the {remaining} bytes remaining")]
-    LengthTooLarge { len: u64, remaining: usize },
+    LengthTooLarge {
+        /// The length read, in elements or bytes.
+        len: u64,
+        /// Bytes left in the payload.
+        remaining: usize,
+    },
+    /// A string's bytes are not UTF-8.
     #[error("invalid UTF-8 in string")]
     InvalidUtf8,
+    /// A bool byte other than 0 or 1 (the byte read).
     #[error("invalid bool byte {0}")]
     InvalidBool(u8),
+    /// Any other failure, described in words (e.g. a type missing from the schema, an enum
+    /// discriminant out of range).
     #[error("{0}")]
     Message(String),
 }
@@ -59,8 +93,11 @@ pub enum DecodeErrorKind {
 /// `points[2].positions`). The caller adds topic and message index.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub struct DecodeError {
+    /// Byte offset into the payload, counting the 4-byte encapsulation header.
     pub offset: usize,
+    /// Field path of the value being decoded, e.g. `points[2].positions`; empty at the top.
     pub path: String,
+    /// What went wrong.
     #[source]
     pub kind: DecodeErrorKind,
 }
@@ -82,8 +119,10 @@ impl fmt::Display for DecodeError {
 /// Errors from [`crate::types::decode_typed`] / [`crate::types::encode_typed`].
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum TypedError {
+    /// The payload could not be decoded.
     #[error(transparent)]
     Decode(#[from] DecodeError),
+    /// The value could not be encoded (the serializer's message).
     #[error("CDR encoding failed: {0}")]
     Encode(String),
 }

@@ -167,6 +167,7 @@ impl StampLocator {
         }
     }
 
+    /// Where the stamp comes from: `header.stamp`, a top-level `stamp`, `/clock`'s `clock` field, or none.
     pub fn source(&self) -> StampSource {
         self.source
     }

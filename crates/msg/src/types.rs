@@ -45,11 +45,14 @@ fn split_ns(ns: i64) -> (i32, u32) {
     Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
 pub struct Time {
+    /// Whole seconds (since the epoch for wall time, since start for sim time).
     pub sec: i32,
+    /// Nanoseconds within the second; valid values are below 10⁹.
     pub nanosec: u32,
 }
 
 impl Time {
+    /// The time as one count of nanoseconds: `sec · 10⁹ + nanosec`.
     pub fn to_ns(self) -> i64 {
         self.sec as i64 * NS_PER_S + self.nanosec as i64
     }
@@ -65,14 +68,18 @@ impl Time {
     Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
 )]
 pub struct Duration {
+    /// Whole seconds (may be negative).
     pub sec: i32,
+    /// Nanoseconds added to `sec`; valid values are below 10⁹.
     pub nanosec: u32,
 }
 
 impl Duration {
+    /// The duration in nanoseconds: `sec · 10⁹ + nanosec`.
     pub fn to_ns(self) -> i64 {
         self.sec as i64 * NS_PER_S + self.nanosec as i64
     }
+    /// Negative durations get a negative `sec` and `nanosec` in [0, 1e9); saturates at the `i32` range of `sec`.
     pub fn from_ns(ns: i64) -> Self {
         let (sec, nanosec) = split_ns(ns);
         Duration { sec, nanosec }
@@ -82,125 +89,185 @@ impl Duration {
 /// std_msgs/Header.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Header {
+    /// When the data was acquired (the producer's clock: wall or sim time).
     pub stamp: Time,
+    /// Coordinate frame the data is expressed in.
     pub frame_id: String,
 }
 
 /// sensor_msgs/JointState.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct JointState {
+    /// Acquisition time and frame.
     pub header: Header,
+    /// Joint names; the value arrays follow this order.
     pub name: Vec<String>,
+    /// Joint positions (rad or m); empty or one per name.
     pub position: Vec<f64>,
+    /// Joint velocities (rad/s or m/s); empty or one per name.
     pub velocity: Vec<f64>,
+    /// Joint efforts (N·m or N); empty or one per name.
     pub effort: Vec<f64>,
 }
 
 /// trajectory_msgs/JointTrajectoryPoint.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct JointTrajectoryPoint {
+    /// Positions (rad or m), in the trajectory's `joint_names` order.
     pub positions: Vec<f64>,
+    /// Velocities (rad/s or m/s); empty or one per joint.
     pub velocities: Vec<f64>,
+    /// Accelerations (rad/s² or m/s²); empty or one per joint.
     pub accelerations: Vec<f64>,
+    /// Efforts (N·m or N); empty or one per joint.
     pub effort: Vec<f64>,
+    /// When this point is to be reached, relative to `header.stamp` of the trajectory.
     pub time_from_start: Duration,
 }
 
 /// trajectory_msgs/JointTrajectory.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct JointTrajectory {
+    /// Start time of the trajectory (zero: start now) and frame.
     pub header: Header,
+    /// Joint names the points' values follow.
     pub joint_names: Vec<String>,
+    /// The points, in increasing `time_from_start`.
     pub points: Vec<JointTrajectoryPoint>,
 }
 
 /// rosgraph_msgs/Clock.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Clock {
+    /// The current sim time.
     pub clock: Time,
 }
 
 /// sensor_msgs/Image.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Image {
+    /// Acquisition time and camera optical frame.
     pub header: Header,
+    /// Rows, pixels.
     pub height: u32,
+    /// Columns, pixels.
     pub width: u32,
+    /// Pixel encoding, e.g. `rgb8`, `mono16` (`sensor_msgs/image_encodings.hpp`).
     pub encoding: String,
+    /// 1 when multi-byte channels are big-endian, else 0.
     pub is_bigendian: u8,
+    /// Length of one row, bytes.
     pub step: u32,
+    /// Pixel data, `step · height` bytes.
     pub data: Vec<u8>,
 }
 
 /// sensor_msgs/RegionOfInterest.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RegionOfInterest {
+    /// Leftmost pixel of the region, pixels.
     pub x_offset: u32,
+    /// Topmost pixel of the region, pixels.
     pub y_offset: u32,
+    /// Height of the region, pixels (0: the full image).
     pub height: u32,
+    /// Width of the region, pixels (0: the full image).
     pub width: u32,
+    /// Whether a rectified region of interest is meant.
     pub do_rectify: bool,
 }
 
 /// sensor_msgs/CameraInfo (ROS 2 lowercase names `d`, `k`, `r`, `p`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CameraInfo {
+    /// Acquisition time and camera optical frame; matches the image it describes.
     pub header: Header,
+    /// Calibrated image height, pixels.
     pub height: u32,
+    /// Calibrated image width, pixels.
     pub width: u32,
+    /// Distortion model, e.g. `plumb_bob`, `rational_polynomial`, `equidistant`.
     pub distortion_model: String,
+    /// Distortion coefficients (`D`); how many depends on `distortion_model`.
     pub d: Vec<f64>,
+    /// Intrinsic matrix `K` (3×3, row-major); all zero when uncalibrated.
     pub k: [f64; 9],
+    /// Rectification rotation `R` (3×3, row-major).
     pub r: [f64; 9],
+    /// Projection matrix `P` (3×4, row-major).
     pub p: [f64; 12],
+    /// Horizontal binning (0 or 1: none).
     pub binning_x: u32,
+    /// Vertical binning (0 or 1: none).
     pub binning_y: u32,
+    /// Region of interest within the full image.
     pub roi: RegionOfInterest,
 }
 
 /// std_msgs/Float64.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Float64 {
+    /// The value.
     pub data: f64,
 }
 
 /// sensor_msgs/PointField.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PointField {
+    /// Field name, e.g. `x`, `intensity`.
     pub name: String,
+    /// Byte offset of the field within a point.
     pub offset: u32,
+    /// Element type code: 1 INT8, 2 UINT8, 3 INT16, 4 UINT16, 5 INT32, 6 UINT32, 7 FLOAT32, 8 FLOAT64.
     pub datatype: u8,
+    /// Number of elements of the field.
     pub count: u32,
 }
 
 /// sensor_msgs/PointCloud2.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PointCloud2 {
+    /// Acquisition time and frame.
     pub header: Header,
+    /// Rows (1 for an unordered cloud).
     pub height: u32,
+    /// Points per row.
     pub width: u32,
+    /// Layout of one point.
     pub fields: Vec<PointField>,
+    /// Whether multi-byte fields are big-endian.
     pub is_bigendian: bool,
+    /// Length of one point, bytes.
     pub point_step: u32,
+    /// Length of one row, bytes.
     pub row_step: u32,
+    /// Point data, `row_step · height` bytes.
     pub data: Vec<u8>,
+    /// True when the cloud holds no invalid (NaN) points.
     pub is_dense: bool,
 }
 
 /// geometry_msgs/Vector3.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Vector3 {
+    /// x component.
     pub x: f64,
+    /// y component.
     pub y: f64,
+    /// z component.
     pub z: f64,
 }
 
 /// geometry_msgs/Quaternion.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Quaternion {
+    /// x component of the vector part.
     pub x: f64,
+    /// y component of the vector part.
     pub y: f64,
+    /// z component of the vector part.
     pub z: f64,
+    /// Scalar part (1 for the identity).
     pub w: f64,
 }
 
@@ -219,33 +286,46 @@ impl Default for Quaternion {
 /// sensor_msgs/Imu.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Imu {
+    /// Acquisition time and IMU frame.
     pub header: Header,
+    /// Orientation estimate.
     pub orientation: Quaternion,
+    /// Row-major 3×3 covariance of `orientation` about x, y, z (rad²); element 0 = −1: no orientation estimate.
     pub orientation_covariance: [f64; 9],
+    /// Angular velocity, rad/s.
     pub angular_velocity: Vector3,
+    /// Row-major 3×3 covariance of `angular_velocity`; element 0 = −1: not provided.
     pub angular_velocity_covariance: [f64; 9],
+    /// Linear acceleration, m/s².
     pub linear_acceleration: Vector3,
+    /// Row-major 3×3 covariance of `linear_acceleration`; element 0 = −1: not provided.
     pub linear_acceleration_covariance: [f64; 9],
 }
 
 /// geometry_msgs/Transform.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Transform {
+    /// Translation, m.
     pub translation: Vector3,
+    /// Rotation.
     pub rotation: Quaternion,
 }
 
 /// geometry_msgs/TransformStamped.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TransformStamped {
+    /// Time of the transform and parent frame (`header.frame_id`).
     pub header: Header,
+    /// The frame the transform maps from (the child of `header.frame_id`).
     pub child_frame_id: String,
+    /// Pose of `child_frame_id` in `header.frame_id`.
     pub transform: Transform,
 }
 
 /// tf2_msgs/TFMessage.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TFMessage {
+    /// The transforms of one `/tf` or `/tf_static` message.
     pub transforms: Vec<TransformStamped>,
 }
 

@@ -9,21 +9,35 @@ use std::sync::Arc;
 /// use the `as_*` accessors for uniform access.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
+    /// `bool`.
     Bool(bool),
+    /// `int8`.
     I8(i8),
+    /// A single `uint8`, `byte` or `char` (arrays of them are [`Value::Bytes`]).
     U8(u8),
+    /// `int16`.
     I16(i16),
+    /// `uint16`, and a single IDL `wchar` (its UTF-16 code unit).
     U16(u16),
+    /// `int32`.
     I32(i32),
+    /// `uint32`.
     U32(u32),
+    /// `int64`.
     I64(i64),
+    /// `uint64`.
     U64(u64),
+    /// `float32`.
     F32(f32),
+    /// `float64`.
     F64(f64),
+    /// `string` or `wstring`, as UTF-8 (invalid bytes replaced).
     String(String),
     /// Arrays/sequences of `uint8`, `byte` and `char`, kept as raw bytes.
     Bytes(Vec<u8>),
+    /// Any other fixed array or sequence, one value per element.
     Array(Vec<Value>),
+    /// A nested message.
     Struct(StructValue),
 }
 
@@ -41,6 +55,7 @@ impl StructValue {
         StructValue { names, values }
     }
 
+    /// The value of field `name`, if the message has that field.
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.names
             .iter()
@@ -48,14 +63,17 @@ impl StructValue {
             .and_then(|i| self.values.get(i))
     }
 
+    /// Number of fields.
     pub fn len(&self) -> usize {
         self.values.len().min(self.names.len())
     }
 
+    /// True when the message has no fields.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// `(field name, value)` pairs in declaration order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
         self.names
             .iter()
@@ -67,7 +85,9 @@ impl StructValue {
 /// One step of a field path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathSegment<'a> {
+    /// A field name (`header`, `positions`).
     Field(&'a str),
+    /// An array index (`[3]`), from 0.
     Index(usize),
 }
 
@@ -153,6 +173,7 @@ impl Value {
         self.get_path(path)?.as_time_ns()
     }
 
+    /// Field `name` of a struct value; `None` for other values or a missing field.
     pub fn field(&self, name: &str) -> Option<&Value> {
         match self {
             Value::Struct(s) => s.get(name),
@@ -160,6 +181,7 @@ impl Value {
         }
     }
 
+    /// The struct, if this is one.
     pub fn as_struct(&self) -> Option<&StructValue> {
         match self {
             Value::Struct(s) => Some(s),
@@ -167,6 +189,7 @@ impl Value {
         }
     }
 
+    /// The elements, if this is a [`Value::Array`] (not [`Value::Bytes`]).
     pub fn as_array(&self) -> Option<&[Value]> {
         match self {
             Value::Array(a) => Some(a),
@@ -174,6 +197,7 @@ impl Value {
         }
     }
 
+    /// The raw bytes, if this is a [`Value::Bytes`].
     pub fn as_bytes(&self) -> Option<&[u8]> {
         match self {
             Value::Bytes(b) => Some(b),
@@ -181,6 +205,7 @@ impl Value {
         }
     }
 
+    /// The text, if this is a [`Value::String`].
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Value::String(s) => Some(s),
@@ -188,6 +213,7 @@ impl Value {
         }
     }
 
+    /// The bool, if this is a [`Value::Bool`].
     pub fn as_bool(&self) -> Option<bool> {
         match self {
             Value::Bool(b) => Some(*b),

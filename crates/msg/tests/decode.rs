@@ -1,3 +1,6 @@
+//! Dynamic CDR decoding: real payloads against a reference decoding, field paths and times,
+//! service events, IDL payloads, stamp locators, and errors on truncated or hostile input.
+
 mod common;
 use bagscope_msg::decode::decode_prefix;
 use bagscope_msg::{

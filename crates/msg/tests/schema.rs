@@ -1,3 +1,6 @@
+//! Schema parsing: ros2msg and ros2idl syntax and errors, the fixture and corpus schemas,
+//! service-event schemas, and built-in definitions as channel fallback.
+
 mod common;
 use bagscope_msg::schema::{
     self, builtin, parse_ros2idl, parse_ros2msg, parse_service_event, ArrayKind, BaseType,

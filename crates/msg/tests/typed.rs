@@ -1,3 +1,6 @@
+//! Typed (serde) messages: real payloads, byte layout against ROS, hostile lengths, time
+//! conversions, and typed encoding agreeing with the dynamic decoder.
+
 mod common;
 use bagscope_msg::schema::builtin;
 use bagscope_msg::types::*;

@@ -18,16 +18,31 @@ use serde::Serialize;
 static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 const FAMILY: &str = "sans-serif";
 
+/// Why a figure could not be drawn or written.
 #[derive(Debug, thiserror::Error)]
 pub enum PlotError {
+    /// The embedded font could not be registered with plotters.
     #[error("the embedded font could not be loaded")]
     Font,
+    /// plotters failed while drawing.
     #[error("cannot draw {what}: {msg}")]
-    Draw { what: String, msg: String },
+    Draw {
+        /// Title of the figure being drawn.
+        what: String,
+        /// plotters' message.
+        msg: String,
+    },
+    /// The output file name ends in neither `.png` nor `.svg` (the name given).
     #[error("unknown plot format for {0}: use a .png or .svg file name")]
     Format(String),
+    /// The output file could not be written.
     #[error("cannot write {path}: {msg}")]
-    Io { path: String, msg: String },
+    Io {
+        /// The output file.
+        path: String,
+        /// The cause.
+        msg: String,
+    },
 }
 
 fn font() -> Result<(), PlotError> {
@@ -76,8 +91,11 @@ impl Scale {
 /// One polyline: `x_ns[i]` against `y[i]`; non-finite points are skipped.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Line {
+    /// Legend entry; empty for no legend entry.
     pub label: String,
+    /// x of each point, ns (any axis: log time, time since start, a shift); shown in the chart's `x_scale`.
     pub x_ns: Vec<i64>,
+    /// y of each point, in the unit `y_scale` converts from (ns for `Seconds` / `Millis`).
     pub y: Vec<f64>,
     /// Draw points only (for scattered samples such as per-message lag).
     pub points: bool,
@@ -86,29 +104,45 @@ pub struct Line {
 /// A vertical marker line at `x_ns` with a label (a chosen delay, a mode).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Marker {
+    /// Where the line is drawn, ns on the chart's x axis.
     pub x_ns: i64,
+    /// Its legend entry.
     pub label: String,
 }
 
+/// A chart of one or more lines against a nanosecond x axis, with optional vertical markers.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LineChart {
+    /// Title drawn above the chart.
     pub title: String,
+    /// x axis caption; the scale's unit (`[s]`, `[ms]`) is appended.
     pub x_label: String,
+    /// y axis caption; the scale's unit is appended.
     pub y_label: String,
+    /// How x values are shown.
     pub x_scale: Scale,
+    /// How y values are shown.
     pub y_scale: Scale,
+    /// The lines, drawn in order with a colour each.
     pub lines: Vec<Line>,
+    /// Vertical marker lines.
     pub markers: Vec<Marker>,
 }
 
 /// Fixed-width bins: bin `i` covers `[start_ns + i·w, start_ns + (i+1)·w)`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HistChart {
+    /// Title drawn above the chart.
     pub title: String,
+    /// x axis caption; the scale's unit is appended.
     pub x_label: String,
+    /// How bin edges are shown.
     pub x_scale: Scale,
+    /// Left edge of the first bin, ns.
     pub start_ns: i64,
+    /// Width of every bin, ns.
     pub bin_width_ns: i64,
+    /// Values in each bin, from the first bin upward.
     pub counts: Vec<u64>,
     /// Mode centres, drawn as labelled vertical lines.
     pub modes_ns: Vec<i64>,
@@ -116,21 +150,30 @@ pub struct HistChart {
     pub note: Option<String>,
 }
 
+/// A picture to draw: one chart, or a grid of them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum Figure {
+    /// A line chart.
     Line(LineChart),
+    /// A histogram.
     Hist(HistChart),
     /// Panels laid out row by row, `cols` wide. Nested grids are drawn as empty panels.
     Grid {
+        /// Title drawn above the whole grid.
         title: String,
+        /// Panels per row (clamped to 1 ..= the number of panels).
         cols: usize,
+        /// The panels, row by row.
         panels: Vec<Figure>,
     },
 }
 
+/// Output image format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// PNG raster image.
     Png,
+    /// SVG vector image.
     Svg,
 }
 

@@ -16,12 +16,19 @@ pub use streamed::{
 /// Distribution summary of a set of nanosecond values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct NsSummary {
+    /// Number of values summarised.
     pub count: usize,
+    /// Smallest value, ns.
     pub min: i64,
+    /// Median (linear interpolation between closest ranks, as [`quantile_sorted`]), ns.
     pub p50: i64,
+    /// 95th percentile, ns.
     pub p95: i64,
+    /// 99th percentile, ns.
     pub p99: i64,
+    /// Largest value, ns.
     pub max: i64,
+    /// Arithmetic mean, truncated toward zero to whole nanoseconds (summed in `i128`, so no overflow).
     pub mean: i64,
     /// How many values were negative (e.g. a receive time earlier than the stamp).
     pub negatives: usize,
@@ -98,8 +105,6 @@ impl NsSummary {
     }
 }
 
-/// Quantile of sorted integers by linear interpolation between closest ranks
-/// (numpy's default), rounded to the nearest nanosecond.
 /// Shortest span of times a rate is computed over (1 ms). Log times a few nanoseconds apart
 /// (test bags written in one burst) would give rates of millions of Hz that mean nothing;
 /// such spans are shown as what they are instead.
@@ -112,6 +117,8 @@ pub fn rate_hz(count: u64, span_ns: i64) -> Option<f64> {
     (count >= 2 && span_ns >= MIN_RATE_SPAN_NS).then(|| (count - 1) as f64 / (span_ns as f64 / 1e9))
 }
 
+/// Quantile of sorted integers by linear interpolation between closest ranks
+/// (numpy's default), rounded to the nearest nanosecond.
 pub fn quantile_sorted(v: &[i64], q: f64) -> i64 {
     quantile_sorted_of(v, q)
 }
@@ -242,7 +249,9 @@ pub fn rms(values: &[f64]) -> Option<f64> {
 pub struct Histogram {
     /// Left edge of the first bin.
     pub start_ns: i64,
+    /// Width of every bin, ns (at least 1).
     pub bin_width_ns: i64,
+    /// Number of values in each bin, from the bin starting at `start_ns` upward; bin `i` covers `[start_ns + i·bin_width_ns, start_ns + (i+1)·bin_width_ns)`.
     pub counts: Vec<u64>,
 }
 
@@ -265,6 +274,7 @@ impl Histogram {
         })
     }
 
+    /// Middle of bin `i`, ns (rounded down to whole nanoseconds).
     pub fn bin_centre(&self, i: usize) -> i64 {
         self.start_ns + self.bin_width_ns * i as i64 + self.bin_width_ns / 2
     }
@@ -274,12 +284,15 @@ impl Histogram {
 /// values first so that epoch-sized nanosecond values keep their precision.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct LinearFit {
+    /// Change of y per unit of x (for ns against ns: dimensionless, e.g. 1.0 + drift).
     pub slope: f64,
     /// y at x = `x0`.
     pub y_at_x0: f64,
+    /// The x every value is measured from: the first point used (the first kept point for masked fits).
     pub x0: i64,
     /// RMS of the residuals, in y units.
     pub residual_rms: f64,
+    /// Number of points the fit used (after masking or trimming).
     pub n: usize,
 }
 
@@ -355,6 +368,7 @@ impl Sums {
 }
 
 impl LinearFit {
+    /// The fitted y at `x`: `y_at_x0 + slope · (x − x0)`.
     pub fn eval(&self, x: i64) -> f64 {
         self.y_at_x0 + self.slope * (x - self.x0) as f64
     }

@@ -4,36 +4,36 @@
 use bagscope_matching::JointSeries;
 
 /// Small deterministic PRNG (no extra dependency).
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         // xorshift64*
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
-    pub fn uniform(&mut self) -> f64 {
+    pub(crate) fn uniform(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
-    pub fn normal(&mut self) -> f64 {
+    pub(crate) fn normal(&mut self) -> f64 {
         let u1 = self.uniform().max(1e-300);
         let u2 = self.uniform();
         (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
     }
 }
 
-pub const JOINTS: [&str; 6] = [
+pub(crate) const JOINTS: [&str; 6] = [
     "joint_1", "joint_2", "joint_3", "joint_4", "joint_5", "joint_6",
 ];
 /// Responses list the joints in another order, as in the bags.
-pub const RESP_ORDER: [usize; 6] = [2, 0, 1, 5, 3, 4];
+pub(crate) const RESP_ORDER: [usize; 6] = [2, 0, 1, 5, 3, 4];
 
-pub struct Synth {
+pub(crate) struct Synth {
     pub t0_ns: i64,
     pub n_cmd: usize,
     pub cmd_period_ns: i64,
@@ -65,7 +65,7 @@ impl Default for Synth {
 
 impl Synth {
     /// Joint `j` at `t_ns`: still until the warm-up ends, then a sinusoid (≤ ~1 rad/s).
-    pub fn traj(&self, j: usize, t_ns: i64) -> f64 {
+    pub(crate) fn traj(&self, j: usize, t_ns: i64) -> f64 {
         let amp = [0.8, 0.5, 1.0, 0.6, 0.9, 0.7][j];
         let w = [1.1, 1.7, 0.9, 1.4, 1.0, 1.3][j];
         let p0 = [0.3, -0.2, 0.1, 0.4, -0.5, 0.0][j];
@@ -77,7 +77,7 @@ impl Synth {
         }
     }
 
-    pub fn commands(&self) -> JointSeries {
+    pub(crate) fn commands(&self) -> JointSeries {
         let mut s = JointSeries::default();
         for k in 0..self.n_cmd {
             let t = self.t0_ns + k as i64 * self.cmd_period_ns;
@@ -90,7 +90,7 @@ impl Synth {
     }
 
     /// State stream: `traj(stamp − delay) + bias + noise`, stamps jittered.
-    pub fn sampled(&self) -> JointSeries {
+    pub(crate) fn sampled(&self) -> JointSeries {
         let mut rng = Rng::new(self.seed);
         let mut s = JointSeries::default();
         let end = self.t0_ns + self.n_cmd as i64 * self.cmd_period_ns + 500_000_000;
@@ -120,7 +120,7 @@ impl Synth {
     }
 
     /// One echo per command, `delay` (± jitter) later, values ± noise.
-    pub fn events(&self) -> JointSeries {
+    pub(crate) fn events(&self) -> JointSeries {
         let mut rng = Rng::new(self.seed);
         let c = self.commands();
         let mut s = JointSeries::default();

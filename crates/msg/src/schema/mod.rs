@@ -17,6 +17,7 @@ use std::sync::Arc;
 /// Fixed-size primitive types of the ROS 2 type system.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Primitive {
+    /// `bool`: one byte, 0 or 1.
     Bool,
     /// `byte` (ros2msg) / `octet` (IDL): an opaque 8-bit value.
     Byte,
@@ -24,15 +25,25 @@ pub enum Primitive {
     Char,
     /// IDL `wchar`: 16 bits on the wire.
     WChar,
+    /// `int8`.
     Int8,
+    /// `uint8`.
     UInt8,
+    /// `int16`.
     Int16,
+    /// `uint16`.
     UInt16,
+    /// `int32`.
     Int32,
+    /// `uint32`.
     UInt32,
+    /// `int64`.
     Int64,
+    /// `uint64`.
     UInt64,
+    /// `float32` (IDL `float`).
     Float32,
+    /// `float64` (IDL `double`).
     Float64,
 }
 
@@ -99,13 +110,16 @@ impl Primitive {
 /// The element type of a field, without array-ness.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum BaseType {
+    /// A fixed-size primitive.
     Primitive(Primitive),
     /// `string` / `string<=N`.
     String {
+        /// Largest allowed length in bytes (`string<=N`); `None` when unbounded.
         bound: Option<usize>,
     },
     /// `wstring` / `wstring<=N`.
     WString {
+        /// Largest allowed length in characters (`wstring<=N`); `None` when unbounded.
         bound: Option<usize>,
     },
     /// Nested message, canonical name `pkg/msg/Type` (or `pkg/srv/Type_Request`…).
@@ -125,13 +139,17 @@ pub enum ArrayKind {
     Unbounded,
 }
 
+/// The full type of a field: element type and array-ness.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FieldType {
+    /// Element type.
     pub base: BaseType,
+    /// Whether and how the field is an array.
     pub array: ArrayKind,
 }
 
 impl FieldType {
+    /// A non-array field of type `base`.
     pub fn single(base: BaseType) -> Self {
         FieldType {
             base,
@@ -140,17 +158,23 @@ impl FieldType {
     }
 }
 
+/// One field of a message definition.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Field {
+    /// Field name as in the schema.
     pub name: String,
+    /// Field type.
     pub ty: FieldType,
     /// Default value text as written in the schema (not used for decoding).
     pub default: Option<String>,
 }
 
+/// A constant declared in a message definition (`int32 FOO=1`); not part of the wire data.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Constant {
+    /// Constant name.
     pub name: String,
+    /// Declared type.
     pub ty: FieldType,
     /// Value text with string quotes removed.
     pub value: String,
@@ -161,13 +185,16 @@ pub struct Constant {
 pub struct MessageDef {
     /// Canonical name, `pkg/msg/Type`.
     pub name: String,
+    /// Fields in wire order.
     pub fields: Vec<Field>,
+    /// Constants, in the order declared.
     pub constants: Vec<Constant>,
     /// Field names shared with decoded values so decoding doesn't copy them.
     names: Arc<[String]>,
 }
 
 impl MessageDef {
+    /// A definition named `name` (canonical form expected) with its fields in wire order and its constants.
     pub fn new(name: impl Into<String>, fields: Vec<Field>, constants: Vec<Constant>) -> Self {
         let names: Arc<[String]> = fields.iter().map(|f| f.name.clone()).collect();
         MessageDef {
@@ -178,6 +205,7 @@ impl MessageDef {
         }
     }
 
+    /// The field called `name`, if any.
     pub fn field(&self, name: &str) -> Option<&Field> {
         self.fields.iter().find(|f| f.name == name)
     }
@@ -268,6 +296,7 @@ impl MessageSchema {
         &self.name
     }
 
+    /// The root type's definition.
     pub fn root(&self) -> &MessageDef {
         // Invariant of construction: the root is always present.
         &self.defs[&self.name]
@@ -281,6 +310,7 @@ impl MessageSchema {
         }
     }
 
+    /// Every definition in the schema (root and dependencies), sorted by name.
     pub fn definitions(&self) -> impl Iterator<Item = &MessageDef> {
         self.defs.values()
     }

@@ -1,19 +1,19 @@
 #![allow(dead_code)]
 use std::path::PathBuf;
 
-pub fn data(name: &str) -> Vec<u8> {
+pub(crate) fn data(name: &str) -> Vec<u8> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data")
         .join(name);
     std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-pub fn text(name: &str) -> String {
+pub(crate) fn text(name: &str) -> String {
     String::from_utf8(data(name)).unwrap()
 }
 
 /// Compare decoded JSON against the Python reference with float tolerance.
-pub fn assert_json_close(got: &serde_json::Value, want: &serde_json::Value, path: &str) {
+pub(crate) fn assert_json_close(got: &serde_json::Value, want: &serde_json::Value, path: &str) {
     use serde_json::Value as J;
     match (got, want) {
         (J::Number(a), J::Number(b)) => {
@@ -48,7 +48,7 @@ pub fn assert_json_close(got: &serde_json::Value, want: &serde_json::Value, path
 /// `../shared/<rel>` (next to the repository) when `<marker>` exists inside it. A user's clone
 /// has no `../shared`: then `None`, with a note, so the tests that need it skip; under `CI` a
 /// panic instead.
-pub fn shared_path(rel: &str, marker: &str) -> Option<PathBuf> {
+pub(crate) fn shared_path(rel: &str, marker: &str) -> Option<PathBuf> {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared")
         .join(rel);
