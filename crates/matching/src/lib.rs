@@ -395,135 +395,21 @@ fn analyse(
     let cmds: Vec<usize> = (0..timeline.len()).filter(|&k| used[k]).collect();
 
     let track = Track::new(r, wrap, opts.max_pair_distance_ns, opts.interpolate);
-    let mut per_joint_delay = BTreeMap::new();
-    let (delay, method, method_desc) = match kind {
+    let (delay, per_joint_delay, method, method_desc) = match kind {
         ResponseKind::Sampled => {
-            let no_pairs = || MatchError::NoPairs {
-                detail: "no response inside the search window".into(),
-            };
-            let mut s =
-                delay::error_curve(timeline, &track, &cmds, matched, opts).ok_or_else(no_pairs)?;
-            if s.flat {
-                return Err(MatchError::NoMotion);
-            }
-            // Second pass without outliers; the error statistics below still include them.
-            let (cleaned, dropped) = delay::drop_outliers(timeline, &track, &cmds, s.delay_ns);
-            if dropped > 0 {
-                if let Some(s2) =
-                    delay::error_curve(&cleaned, &track, &cmds, matched, opts).filter(|s2| !s2.flat)
-                {
-                    s = s2;
-                    sink.add(
-                        "outliers_excluded_from_delay",
-                        CMD,
-                        None,
-                        None,
-                        None,
-                        format!("{dropped} joint samples far from the typical error left out of the delay fit"),
-                    );
-                }
-            }
-            if s.at_edge {
-                sink.add(
-                    "delay_at_search_edge",
-                    RESP,
-                    None,
-                    None,
-                    None,
-                    format!(
-                        "error minimum at the edge of the search window {:?} ns; widen it",
-                        opts.search_window_ns
-                    ),
-                );
-            }
-            per_joint_delay = s.per_joint;
-            let est = DelayEstimate {
-                delay_ns: s.delay_ns,
-                std_ns: s.std_ns,
-                curvature_rad2_per_ms2: s.curvature_ms2,
-                mean_ns: None,
-                median_ns: None,
-                spread: None,
-                confirmed_by_values: None,
-                samples: s.samples,
-                at_search_edge: s.at_edge,
-                error_curve: s.curve,
-                error_curve_debiased: s.curve_debiased,
-            };
-            (est, "error_curve_min", "error-curve minimum".to_string())
+            let (est, per_joint) =
+                sampled_delay(timeline, &track, &cmds, matched, opts, &mut sink)?;
+            (
+                est,
+                per_joint,
+                "error_curve_min",
+                "error-curve minimum".to_string(),
+            )
         }
         ResponseKind::Event => {
-            let e = delay::event_pairs(timeline, r, &cmds, wrap, opts).ok_or_else(|| {
-                MatchError::NoPairs {
-                    detail: "no response inside the causal search window".into(),
-                }
-            })?;
-            if !e.confirmed {
-                sink.add(
-                    "echo_not_confirmed",
-                    RESP,
-                    None,
-                    None,
-                    None,
-                    "responses do not echo the command values; paired with the first causal response".into(),
-                );
-            } else if e.unconfirmed_commands > 0 {
-                sink.add(
-                    "unconfirmed_commands",
-                    CMD,
-                    None,
-                    None,
-                    None,
-                    format!("{} commands without a value-confirmed echo (still or ambiguous); left out of the delay", e.unconfirmed_commands),
-                );
-            }
-            let spread = bagscope_stats::NsSummary::of(&e.dts);
-            let median = bagscope_stats::median_ns(&e.dts).unwrap_or(0);
-            let n = e.dts.len() as f64;
-            let mean = e.dts.iter().map(|&x| x as f64).sum::<f64>() / n;
-            let var = e
-                .dts
-                .iter()
-                .map(|&x| (x as f64 - mean).powi(2))
-                .sum::<f64>()
-                / (n - 1.0).max(1.0);
-            for (j, name) in matched.iter().enumerate() {
-                let d: Vec<i64> = e
-                    .pairs
-                    .iter()
-                    .zip(&e.dts)
-                    .filter(|((k, i), _)| timeline.v[j][*k].is_finite() && r.v[j][*i].is_finite())
-                    .map(|(_, &dt)| dt)
-                    .collect();
-                per_joint_delay.insert(
-                    name.clone(),
-                    JointDelay {
-                        delay_ns: bagscope_stats::median_ns(&d),
-                        std_ns: None,
-                        samples: d.len(),
-                        note: Some("one response message per command: the message delay over pairs carrying this joint".into()),
-                    },
-                );
-            }
-            let desc = if e.confirmed {
-                format!("median of {} value-confirmed pairs", e.dts.len())
-            } else {
-                format!("median of {} first causal responses", e.dts.len())
-            };
-            let est = DelayEstimate {
-                delay_ns: median,
-                std_ns: Some((var / n).sqrt()),
-                curvature_rad2_per_ms2: None,
-                mean_ns: Some(mean.round() as i64),
-                median_ns: Some(median),
-                spread,
-                confirmed_by_values: Some(e.confirmed),
-                samples: e.dts.len(),
-                at_search_edge: false,
-                error_curve: Vec::new(),
-                error_curve_debiased: Vec::new(),
-            };
-            (est, "event_pairs", desc)
+            let (est, per_joint, desc) =
+                event_delay(timeline, r, &cmds, wrap, matched, opts, &mut sink)?;
+            (est, per_joint, "event_pairs", desc)
         }
     };
 
@@ -608,6 +494,157 @@ fn analyse(
         checks: sink.checks,
         summary,
     })
+}
+
+/// The delay of a sampled response: the minimum of the error curve over the search window
+/// (a second pass without outlying samples when there are any), with its uncertainty.
+fn sampled_delay(
+    timeline: &prep::Dense,
+    track: &Track<'_>,
+    cmds: &[usize],
+    matched: &[String],
+    opts: &MatchOptions,
+    sink: &mut Sink,
+) -> Result<(DelayEstimate, BTreeMap<String, JointDelay>), MatchError> {
+    let no_pairs = || MatchError::NoPairs {
+        detail: "no response inside the search window".into(),
+    };
+    let mut s = delay::error_curve(timeline, track, cmds, matched, opts).ok_or_else(no_pairs)?;
+    if s.flat {
+        return Err(MatchError::NoMotion);
+    }
+    // Second pass without outliers; the error statistics below still include them.
+    let (cleaned, dropped) = delay::drop_outliers(timeline, track, cmds, s.delay_ns);
+    if dropped > 0 {
+        if let Some(s2) =
+            delay::error_curve(&cleaned, track, cmds, matched, opts).filter(|s2| !s2.flat)
+        {
+            s = s2;
+            sink.add(
+                "outliers_excluded_from_delay",
+                CMD,
+                None,
+                None,
+                None,
+                format!(
+                    "{dropped} joint samples far from the typical error left out of the delay fit"
+                ),
+            );
+        }
+    }
+    if s.at_edge {
+        sink.add(
+            "delay_at_search_edge",
+            RESP,
+            None,
+            None,
+            None,
+            format!(
+                "error minimum at the edge of the search window {:?} ns; widen it",
+                opts.search_window_ns
+            ),
+        );
+    }
+    let per_joint_delay = s.per_joint;
+    let est = DelayEstimate {
+        delay_ns: s.delay_ns,
+        std_ns: s.std_ns,
+        curvature_rad2_per_ms2: s.curvature_ms2,
+        mean_ns: None,
+        median_ns: None,
+        spread: None,
+        confirmed_by_values: None,
+        samples: s.samples,
+        at_search_edge: s.at_edge,
+        error_curve: s.curve,
+        error_curve_debiased: s.curve_debiased,
+    };
+    Ok((est, per_joint_delay))
+}
+
+/// The delay of an event response (one echo per command): the median of the causal pairs,
+/// confirmed by the echoed values where they are.
+fn event_delay(
+    timeline: &prep::Dense,
+    r: &prep::Dense,
+    cmds: &[usize],
+    wrap: &[bool],
+    matched: &[String],
+    opts: &MatchOptions,
+    sink: &mut Sink,
+) -> Result<(DelayEstimate, BTreeMap<String, JointDelay>, String), MatchError> {
+    let e =
+        delay::event_pairs(timeline, r, cmds, wrap, opts).ok_or_else(|| MatchError::NoPairs {
+            detail: "no response inside the causal search window".into(),
+        })?;
+    if !e.confirmed {
+        sink.add(
+            "echo_not_confirmed",
+            RESP,
+            None,
+            None,
+            None,
+            "responses do not echo the command values; paired with the first causal response"
+                .into(),
+        );
+    } else if e.unconfirmed_commands > 0 {
+        sink.add(
+            "unconfirmed_commands",
+            CMD,
+            None,
+            None,
+            None,
+            format!("{} commands without a value-confirmed echo (still or ambiguous); left out of the delay", e.unconfirmed_commands),
+        );
+    }
+    let spread = bagscope_stats::NsSummary::of(&e.dts);
+    let median = bagscope_stats::median_ns(&e.dts).unwrap_or(0);
+    let n = e.dts.len() as f64;
+    let mean = e.dts.iter().map(|&x| x as f64).sum::<f64>() / n;
+    let var = e
+        .dts
+        .iter()
+        .map(|&x| (x as f64 - mean).powi(2))
+        .sum::<f64>()
+        / (n - 1.0).max(1.0);
+    let mut per_joint_delay = BTreeMap::new();
+    for (j, name) in matched.iter().enumerate() {
+        let d: Vec<i64> = e
+            .pairs
+            .iter()
+            .zip(&e.dts)
+            .filter(|((k, i), _)| timeline.v[j][*k].is_finite() && r.v[j][*i].is_finite())
+            .map(|(_, &dt)| dt)
+            .collect();
+        per_joint_delay.insert(
+            name.clone(),
+            JointDelay {
+                delay_ns: bagscope_stats::median_ns(&d),
+                std_ns: None,
+                samples: d.len(),
+                note: Some("one response message per command: the message delay over pairs carrying this joint".into()),
+            },
+        );
+    }
+    let desc = if e.confirmed {
+        format!("median of {} value-confirmed pairs", e.dts.len())
+    } else {
+        format!("median of {} first causal responses", e.dts.len())
+    };
+    let est = DelayEstimate {
+        delay_ns: median,
+        std_ns: Some((var / n).sqrt()),
+        curvature_rad2_per_ms2: None,
+        mean_ns: Some(mean.round() as i64),
+        median_ns: Some(median),
+        spread,
+        confirmed_by_values: Some(e.confirmed),
+        samples: e.dts.len(),
+        at_search_edge: false,
+        error_curve: Vec::new(),
+        error_curve_debiased: Vec::new(),
+    };
+    Ok((est, per_joint_delay, desc))
 }
 
 #[cfg(test)]
