@@ -112,7 +112,7 @@ fn help_and_version_exit_0_and_list_every_command() {
     // Every subcommand in --help is covered by a test in this file.
     let covered = [
         "info", "clocks", "sync", "match", "compare", "check", "convert", "synth", "tf", "hist",
-        "report", "export", "batch", "play", "help",
+        "report", "export", "batch", "play", "echo", "help",
     ];
     let listed: Vec<&str> = o
         .stdout
@@ -863,6 +863,23 @@ fn hist_contract() {
 }
 
 #[test]
+fn echo_contract() {
+    let s = bag("sensors");
+    let o = run(&["echo", NOPE, "--topic", "/imu/data"]);
+    assert_error(&o, &[NOPE], "echo on a missing path");
+    let o = run(&["echo", &s, "--topic", "/nope"]);
+    assert_error(&o, &["/nope"], "echo unknown topic");
+    let o = run(&["echo", &s, "--topic", "/imu/data", "--limit", "ten"]);
+    assert_usage(&o, "ten", "echo --limit ten");
+    let o = run(&["echo", &s, "--topic", "/imu/data", "--limit", "3"]);
+    assert_code(&o, 0, "echo sensors");
+    let t = truncated_bag("echo");
+    let cut = t.join("cut.mcap");
+    let o = run(&["echo", cut.to_str().unwrap(), "--topic", "/joint_states"]);
+    assert_code(&o, 3, "echo of a cut bag");
+}
+
+#[test]
 fn report_contract() {
     let dir = tempdir("report");
     let o = run(&["report", NOPE, "-o", dir.join("r").to_str().unwrap()]);
@@ -938,6 +955,8 @@ fn broken_pipe_exits_quietly() {
             "--recommend",
         ],
         vec!["check", &s],
+        vec!["echo", &s, "--topic", "/imu/data"],
+        vec!["echo", &s, "--topic", "/imu/data", "--json"],
         // play's report goes to a closed stdout after a paced (dry) run.
         vec!["play", &bag("arm_wall"), "--duration", "0.2", "--dry-run"],
         vec![

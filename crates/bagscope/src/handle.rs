@@ -72,6 +72,16 @@ impl Bag {
         crate::matching::match_bag_series_of(&self.inner, args).map(|(r, _, _)| r)
     }
 
+    /// `bagscope echo`: the topic's messages decoded, each handed to `out` as it is read (a
+    /// window and a count in `opts`); what was printed and any damage met.
+    pub fn echo(
+        &self,
+        opts: &crate::echo::EchoOptions,
+        out: impl FnMut(crate::echo::EchoedMessage) -> std::io::Result<()> + Send,
+    ) -> Result<crate::echo::EchoReport, Error> {
+        crate::echo::echo_of(&self.inner, opts, out)
+    }
+
     /// `bagscope hist`: distributions of stamp differences to the nearest partner, periods and
     /// lag.
     pub fn hist(&self, opts: &HistOptions) -> Result<HistReport, Error> {

@@ -91,6 +91,7 @@ pub mod batch_inputs;
 pub mod check;
 pub mod clocks;
 pub mod convert;
+pub mod echo;
 #[cfg(feature = "frames")]
 pub mod export;
 pub mod findings;
@@ -175,6 +176,9 @@ pub enum Error {
         #[source]
         source: bagscope_matching::MatchError,
     },
+    /// Writing the command's output (stdout, a file) failed.
+    #[error("cannot write the output")]
+    Output(#[source] std::io::Error),
     /// Writing a bag (`convert`) failed or would have replaced the input.
     #[error(transparent)]
     Write(#[from] bagscope_bag::WriteError),

@@ -52,6 +52,9 @@ enum Command {
     Tf(commands::tf::Args),
     /// Histograms of stamp differences to the nearest partner, periods and lag, modes marked.
     Hist(commands::hist::Args),
+    /// A topic's messages decoded, as `ros2 topic echo` prints them (YAML, or JSON lines), with
+    /// their times; some fields, a time window, a count.
+    Echo(commands::echo::Args),
     /// Run every analysis that applies and write index.html, report.md (+ PNGs) and report.json.
     Report(commands::report::Args),
     /// Messages as Parquet / CSV tables (one per topic, fields flattened), or with
@@ -92,6 +95,7 @@ fn main() -> ExitCode {
         Command::Synth(a) => commands::synth::run(a),
         Command::Tf(a) => commands::tf::run(a),
         Command::Hist(a) => commands::hist::run(a),
+        Command::Echo(a) => commands::echo::run(a),
         Command::Report(a) => commands::report::run(a),
         #[cfg(feature = "export")]
         Command::Export(a) => commands::export::run(a),

@@ -23,4 +23,4 @@ pub use error::{DecodeError, DecodeErrorKind, SchemaError, TypedError};
 pub use schema::{schema_for_channel, schema_for_channel_payload, MessageSchema};
 pub use stamp::{Stamp, StampLocator, StampSource};
 pub use types::{decode_typed, encode_typed};
-pub use value::Value;
+pub use value::{parse_path, PathSegment, Value};

@@ -3,6 +3,7 @@ pub mod batch;
 pub mod check;
 pub mod clocks;
 pub mod convert;
+pub mod echo;
 #[cfg(feature = "export")]
 pub mod export;
 pub mod hist;

@@ -1,0 +1,269 @@
+//! `bagscope echo`: a topic's messages decoded, one at a time, the way `ros2 topic echo` prints
+//! them, with their log and publish times; optionally only some fields, a time window and a
+//! count. Streams: memory stays bounded whatever the bag's size.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::Serialize;
+
+use bagscope_bag::{Bag, Warning, WarningCode};
+pub use bagscope_msg::Value;
+
+use crate::series::topic_schemas;
+use crate::Error;
+
+/// One end of a time window: a time from the bag's first message, or an absolute time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeBound {
+    /// Nanoseconds after the bag's first message (log time).
+    FromStart(i64),
+    /// A log time, nanoseconds.
+    At(i64),
+}
+
+impl TimeBound {
+    /// `2.5`, `1500ms`: from the bag's start; a time on the wall clock (after 1973) such as
+    /// `1764460805.5` seconds or `1764460805500000000ns`: absolute. The same rule
+    /// ([`bagscope_types::is_wall_ns`]) tells the two apart everywhere.
+    pub fn parse(s: &str) -> Result<TimeBound, Error> {
+        let ns = bagscope_sync::parse_duration_ns(s)
+            .map_err(|_| Error::Usage(format!("{s:?} is not a time: give seconds (2.5), a duration (1500ms) or an absolute time in seconds since the epoch")))?;
+        Ok(if bagscope_types::is_wall_ns(ns) {
+            TimeBound::At(ns)
+        } else {
+            TimeBound::FromStart(ns)
+        })
+    }
+
+    fn resolve(self, bag_start_ns: i64) -> i64 {
+        match self {
+            TimeBound::FromStart(d) => bag_start_ns.saturating_add(d),
+            TimeBound::At(t) => t,
+        }
+    }
+}
+
+/// What to print.
+#[derive(Debug, Clone, Default)]
+pub struct EchoOptions {
+    /// The topic.
+    pub topic: String,
+    /// Field paths to print (`header.stamp`, `position[0]`); empty: the whole message.
+    pub fields: Vec<String>,
+    /// Messages logged at or after this time only.
+    pub start: Option<TimeBound>,
+    /// Messages logged before this time only.
+    pub end: Option<TimeBound>,
+    /// At most this many messages.
+    pub limit: Option<usize>,
+}
+
+/// One message as printed.
+#[derive(Debug, Clone, Serialize)]
+pub struct EchoedMessage {
+    /// The topic.
+    pub topic: String,
+    /// Position of the message in the topic (from 0, in the order read).
+    pub index: usize,
+    /// Recorder receive time, ns.
+    pub log_time_ns: i64,
+    /// Publish time as the writer recorded it, ns; `None` for `.db3` bags.
+    pub publish_time_ns: Option<i64>,
+    /// The decoded message, or the selected fields by path (a field the message does not
+    /// have is `null`).
+    pub message: EchoValue,
+}
+
+/// A whole message or some of its fields. Serialised as the message, or as an object of the
+/// selected fields by path, in the order asked.
+#[derive(Debug, Clone)]
+pub enum EchoValue {
+    /// The whole message.
+    Message(Value),
+    /// `(path, value)` of each selected field, in the order asked.
+    Fields(Vec<(String, Option<Value>)>),
+}
+
+impl Serialize for EchoValue {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self {
+            EchoValue::Message(v) => v.serialize(s),
+            EchoValue::Fields(fields) => {
+                let mut m = s.serialize_map(Some(fields.len()))?;
+                for (k, v) in fields {
+                    m.serialize_entry(k, v)?;
+                }
+                m.end()
+            }
+        }
+    }
+}
+
+/// What `echo` did, besides printing.
+#[derive(Debug, Clone, Serialize)]
+pub struct EchoReport {
+    /// The bag.
+    pub bag: String,
+    /// The topic and its type.
+    pub topic: String,
+    /// The topic's message type.
+    pub type_name: String,
+    /// Messages printed.
+    pub printed: usize,
+    /// Messages in the window that did not decode (counted, not printed).
+    pub undecodable: usize,
+    /// Damage met while reading, and messages that did not decode.
+    pub warnings: Vec<Warning>,
+}
+
+impl EchoReport {
+    /// Whether messages were lost (the CLI exits 3).
+    pub fn data_loss(&self) -> bool {
+        self.warnings.iter().any(|w| w.data_loss)
+    }
+}
+
+/// [`echo_of`] of the bag at `path`.
+pub fn echo(
+    path: &Path,
+    o: &EchoOptions,
+    out: impl FnMut(EchoedMessage) -> std::io::Result<()> + Send,
+) -> Result<EchoReport, Error> {
+    echo_of(&Bag::open(path)?, o, out)
+}
+
+/// Decodes the topic's messages inside the window and hands each to `out`, in the order the
+/// files hold them (log-time order for bags recorded in order, as rosbag2 writes them). Stops
+/// after `limit` messages, or at the first error `out` returns (a closed pipe).
+pub fn echo_of(
+    bag: &Bag,
+    o: &EchoOptions,
+    mut out: impl FnMut(EchoedMessage) -> std::io::Result<()> + Send,
+) -> Result<EchoReport, Error> {
+    for f in &o.fields {
+        if bagscope_msg::parse_path(f).is_none() {
+            return Err(Error::Usage(format!(
+                "--fields: {f:?} is not a field path (e.g. header.stamp, position[0])"
+            )));
+        }
+    }
+    let ti = bag.topic_index(&o.topic)?;
+    let topic = &bag.topics[ti];
+    let schema = topic_schemas(bag)
+        .swap_remove(ti)
+        .map_err(|e| Error::Analysis(format!("{}: cannot decode its messages: {e}", o.topic)))?;
+    let mut wanted = vec![false; bag.topics.len()];
+    wanted[ti] = true;
+    // Relative bounds count from the bag's first message (any topic), as `ros2 bag` does.
+    let bag_start_ns = if o
+        .start
+        .or(o.end)
+        .is_some_and(|b| matches!(b, TimeBound::FromStart(_)))
+    {
+        bag_start(bag)
+    } else {
+        0
+    };
+    let start = o.start.map(|b| b.resolve(bag_start_ns)).unwrap_or(i64::MIN);
+    let end = o.end.map(|b| b.resolve(bag_start_ns)).unwrap_or(i64::MAX);
+    let limit = o.limit.unwrap_or(usize::MAX);
+    let stop = AtomicBool::new(limit == 0);
+    let (mut printed, mut index, mut undecodable) = (0usize, 0usize, 0usize);
+    let mut last_error: Option<String> = None;
+    let mut write_error: Option<std::io::Error> = None;
+    let mut warnings = bag.open_warnings();
+    let visit_warnings = bag.visit_until(&wanted, &stop, |m| {
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let k = index;
+        index += 1;
+        if m.log_time_ns < start || m.log_time_ns >= end {
+            return;
+        }
+        let value = match bagscope_msg::decode(&schema, m.data) {
+            Ok(v) => v,
+            Err(e) => {
+                undecodable += 1;
+                last_error = Some(e.to_string());
+                return;
+            }
+        };
+        let message = if o.fields.is_empty() {
+            EchoValue::Message(value)
+        } else {
+            EchoValue::Fields(
+                o.fields
+                    .iter()
+                    .map(|f| {
+                        let v = value
+                            .get_path(f)
+                            .cloned()
+                            .or_else(|| value.get_path_i64(f).map(Value::I64));
+                        (f.clone(), v)
+                    })
+                    .collect(),
+            )
+        };
+        let e = EchoedMessage {
+            topic: topic.name.clone(),
+            index: k,
+            log_time_ns: m.log_time_ns,
+            publish_time_ns: m.publish_time_ns,
+            message,
+        };
+        if let Err(err) = out(e) {
+            write_error = Some(err);
+            stop.store(true, Ordering::Relaxed);
+            return;
+        }
+        printed += 1;
+        if printed >= limit {
+            stop.store(true, Ordering::Relaxed);
+        }
+    });
+    if let Some(e) = write_error {
+        return Err(Error::Output(e));
+    }
+    warnings.extend(visit_warnings);
+    if undecodable > 0 {
+        warnings.push(
+            Warning::new(
+                WarningCode::UndecodableMessage,
+                format!(
+                    "{undecodable} message(s) did not decode with the topic's definition: {}",
+                    last_error.unwrap_or_default()
+                ),
+            )
+            .topic(&topic.name),
+        );
+    }
+    warnings.sort();
+    warnings.dedup();
+    Ok(EchoReport {
+        bag: bag.path.display().to_string(),
+        topic: topic.name.clone(),
+        type_name: topic.type_name.clone(),
+        printed,
+        undecodable,
+        warnings,
+    })
+}
+
+/// The bag's first log time: from the summary or the message indexes where they answer, else
+/// from every message's log time.
+fn bag_start(bag: &Bag) -> i64 {
+    let all = bag.all_topics();
+    let first = match bag.topic_spans(&all) {
+        Some(spans) => spans.iter().filter_map(|s| s.first_log_time_ns).min(),
+        None => bag
+            .topic_log_times(&all)
+            .0
+            .iter()
+            .filter_map(|t| t.iter().min().copied())
+            .min(),
+    };
+    first.unwrap_or(0)
+}

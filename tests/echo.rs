@@ -1,0 +1,172 @@
+//! `bagscope echo` prints what was recorded: a bag is written here with known JointState
+//! values (encoded by the typed CDR encoder, independent of the dynamic decoder `echo` uses),
+//! and every value, time, window, field selection and count is checked against them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use bagscope_msg::types::{Header, JointState, Time};
+use serde_json::Value;
+
+mod common;
+use common::{run, tempdir};
+
+const WALL: i64 = 1_764_460_800_000_000_000;
+const S: i64 = 1_000_000_000;
+
+/// Ten JointState messages, one a second from `WALL`, with two joints at `k` and `-k / 10`, and
+/// a stamp 3 ms before each log time.
+fn write_bag(path: &Path) {
+    let f = std::fs::File::create(path).unwrap();
+    let mut w = mcap::WriteOptions::new()
+        .profile("ros2")
+        .create(std::io::BufWriter::new(f))
+        .unwrap();
+    let text = bagscope_msg::schema::builtin::schema_text("sensor_msgs/msg/JointState").unwrap();
+    let s = w
+        .add_schema("sensor_msgs/msg/JointState", "ros2msg", text.as_bytes())
+        .unwrap();
+    let ch = w
+        .add_channel(s, "/joint_states", "cdr", &BTreeMap::new())
+        .unwrap();
+    for k in 0..10i64 {
+        let log = WALL + k * S;
+        let data = bagscope_msg::encode_typed(&JointState {
+            header: Header {
+                stamp: Time::from_ns(log - 3_000_000),
+                frame_id: "base".into(),
+            },
+            name: vec!["a".into(), "b".into()],
+            position: vec![k as f64, -(k as f64) / 10.0],
+            velocity: vec![],
+            effort: vec![],
+        })
+        .unwrap();
+        let h = mcap::records::MessageHeader {
+            channel_id: ch,
+            sequence: k as u32,
+            log_time: log as u64,
+            publish_time: (log - 1_000) as u64,
+        };
+        w.write_to_known_channel(&h, &data).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+fn json_lines(out: &str) -> (Vec<Value>, Value) {
+    let mut lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let summary = lines.pop().expect("a summary line");
+    (lines, summary)
+}
+
+#[test]
+fn echo_prints_the_recorded_values_and_times() {
+    let dir = tempdir("echo");
+    let bag = dir.join("js.mcap");
+    write_bag(&bag);
+    let b = bag.to_str().unwrap();
+
+    let (code, out, err) = run(&["echo", b, "--topic", "/joint_states", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let (msgs, summary) = json_lines(&out);
+    assert_eq!(msgs.len(), 10);
+    assert_eq!(summary["printed"], 10);
+    for (k, m) in msgs.iter().enumerate() {
+        let k = k as i64;
+        assert_eq!(m["index"], k);
+        assert_eq!(m["log_time_ns"], WALL + k * S);
+        assert_eq!(m["publish_time_ns"], WALL + k * S - 1_000);
+        let stamp = &m["message"]["header"]["stamp"];
+        let ns = stamp["sec"].as_i64().unwrap() * S + stamp["nanosec"].as_i64().unwrap();
+        assert_eq!(ns, WALL + k * S - 3_000_000);
+        assert_eq!(m["message"]["header"]["frame_id"], "base");
+        assert_eq!(m["message"]["name"], serde_json::json!(["a", "b"]));
+        assert_eq!(m["message"]["position"][0].as_f64(), Some(k as f64));
+        assert_eq!(
+            m["message"]["position"][1].as_f64(),
+            Some(-(k as f64) / 10.0)
+        );
+    }
+
+    // A window from the bag's start (2 s ≤ t < 5 s), at most 2 of its 3 messages, two fields.
+    let (code, out, err) = run(&[
+        "echo",
+        b,
+        "--topic",
+        "/joint_states",
+        "--start",
+        "2",
+        "--end",
+        "5s",
+        "--limit",
+        "2",
+        "--fields",
+        "position[0],header.frame_id,nope",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (msgs, summary) = json_lines(&out);
+    assert_eq!(summary["printed"], 2);
+    let got: Vec<(i64, f64)> = msgs
+        .iter()
+        .map(|m| {
+            (
+                m["index"].as_i64().unwrap(),
+                m["message"]["position[0]"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, [(2, 2.0), (3, 3.0)]);
+    assert_eq!(msgs[0]["message"]["header.frame_id"], "base");
+    assert!(
+        msgs[0]["message"]["nope"].is_null(),
+        "a missing field is null"
+    );
+
+    // An absolute window (epoch seconds) selects the same messages as the relative one.
+    let start = format!("{}", (WALL + 7 * S) / S);
+    let (code, out, _) = run(&[
+        "echo",
+        b,
+        "--topic",
+        "/joint_states",
+        "--start",
+        &start,
+        "--json",
+    ]);
+    assert_eq!(code, 0);
+    let (msgs, _) = json_lines(&out);
+    assert_eq!(msgs.len(), 3);
+    assert_eq!(msgs[0]["index"], 7);
+
+    // Text: YAML as `ros2 topic echo` prints it, one document per message.
+    let (code, out, _) = run(&["echo", b, "--topic", "/joint_states", "--limit", "3"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out.matches("\n---\n").count() + usize::from(out.starts_with("---\n")),
+        3
+    );
+    assert!(out.contains("frame_id: base\n"), "{out}");
+    assert!(out.contains("position:\n- 2.0\n- -0.2\n"), "{out}");
+    assert!(out.contains("velocity: []\n"), "{out}");
+}
+
+#[test]
+fn echo_errors_name_what_is_wrong() {
+    let dir = tempdir("echo-err");
+    let bag = dir.join("js.mcap");
+    write_bag(&bag);
+    let b = bag.to_str().unwrap();
+    let (code, _, err) = run(&["echo", b, "--topic", "/nope"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("/nope"), "{err}");
+    let (code, _, err) = run(&["echo", b, "--topic", "/joint_states", "--start", "soon"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("soon"), "{err}");
+    let (code, _, err) = run(&["echo", b, "--topic", "/joint_states", "--fields", "a..b"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("a..b"), "{err}");
+}
