@@ -34,6 +34,8 @@ use crate::clocks::topic_times_of;
 use crate::series::{locators, topic_schemas};
 use crate::Error;
 
+/// What `export` writes and how ([`Default`]: every topic, every field, Parquet, 64 Ki-row /
+/// 64 MiB row groups).
 #[derive(Debug, Clone)]
 pub struct ExportOptions {
     /// Topics to export (empty: all, sorted by name).
@@ -51,7 +53,12 @@ pub struct ExportOptions {
     pub bag_column: bool,
     /// Value of the `bag` column (default: the bag's file or folder name).
     pub bag_name: Option<String>,
+    /// Rows per row group (default 65 536): a table's buffer is written when it holds twice
+    /// this many rows, its older half as one row group. Larger groups sort rows recorded far
+    /// out of order, at the cost of memory.
     pub row_group_rows: usize,
+    /// Payload bytes per row group (default 64 MiB), as `row_group_rows`: whichever is reached
+    /// first writes.
     pub row_group_bytes: usize,
     /// CSV: write string cells unchanged (no formula neutralising).
     pub csv_raw: bool,
@@ -74,23 +81,33 @@ impl Default for ExportOptions {
     }
 }
 
+/// One table written (or built in memory).
 #[derive(Debug, Clone, Serialize)]
 pub struct ExportedTable {
-    /// `None` for in-memory exports.
+    /// The file written; `None` for in-memory exports.
     pub path: Option<String>,
+    /// The topics it holds: one for a message table, every exported topic for the timing table.
     pub topics: Vec<String>,
+    /// Rows written: one per message.
     pub rows: u64,
+    /// The table's column names, in order.
     pub columns: Vec<String>,
 }
 
+/// `bagscope export`: the tables written (the CLI's `export --json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct ExportReport {
+    /// The path the bag was opened from.
     pub bag: String,
+    /// One entry per table, sorted by topic name (message tables) or the one timing table.
     pub tables: Vec<ExportedTable>,
+    /// Bag damage, messages that did not decode (data loss: their field columns are null),
+    /// rows out of order across row groups, array elements cut off by `explode`; sorted.
     pub warnings: Vec<Warning>,
 }
 
 impl ExportReport {
+    /// True when a warning says messages were lost (exit code 3).
     pub fn data_loss(&self) -> bool {
         self.warnings.iter().any(|w| w.data_loss)
     }
