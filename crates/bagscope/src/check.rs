@@ -129,7 +129,7 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
 pub fn check_of(bag: &Bag, o: &CheckOptions) -> Result<CheckReport, Error> {
     let path = bag.path.as_path();
     let kinds: Vec<Kind> = bag.topics.iter().map(|t| kind_of(&t.type_name)).collect();
-    let schemas = topic_schemas(&bag);
+    let schemas = topic_schemas(bag);
     let locs = locators(&schemas);
     let mut joint_opts = o.joints.clone();
     // Age checks need the topic's first message: they run after the scan.
@@ -416,7 +416,7 @@ pub fn check_of(bag: &Bag, o: &CheckOptions) -> Result<CheckReport, Error> {
     for f in &findings {
         *counts.entry(f.code.clone()).or_insert(0) += 1;
     }
-    warnings.extend(crate::recorder_events::lost_messages(&bag));
+    warnings.extend(crate::recorder_events::lost_messages(bag));
     warnings.sort();
     warnings.dedup();
     // The clock findings of the same stamps, so that `check` and `clocks` name the same codes

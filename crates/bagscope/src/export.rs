@@ -120,19 +120,19 @@ pub fn export(path: &Path, out: &Path, o: &ExportOptions) -> Result<ExportReport
 
 /// [`export`] of an open bag.
 pub fn export_of(bag: &Bag, out: &Path, o: &ExportOptions) -> Result<ExportReport, Error> {
-    let plan = plan(&bag, o)?;
+    let plan = plan(bag, o)?;
     let (format, paths) = output_paths(out, &plan, o)?;
     let tmps: Vec<PathBuf> = paths
         .iter()
         .map(|p| bagscope_bag::outfile::temp_path(p, ".tmp"))
         .collect();
     let targets: Vec<&Path> = paths.iter().chain(&tmps).map(PathBuf::as_path).collect();
-    crate::refuse_bag_files(&bag, &targets)?;
+    crate::refuse_bag_files(bag, &targets)?;
     let sinks = paths
         .iter()
         .map(|p| Sink::File(TableWriter::new(p, format).raw_csv(o.csv_raw)))
         .collect();
-    let (report, _) = run(&bag, o, &plan, sinks, format)?;
+    let (report, _) = run(bag, o, &plan, sinks, format)?;
     Ok(report)
 }
 
@@ -147,8 +147,8 @@ pub fn timing_frame_of(bag: &Bag, o: &ExportOptions) -> Result<(DataFrame, Expor
         timing_only: true,
         ..o.clone()
     };
-    let plan = plan(&bag, &o)?;
-    let (report, mut frames) = run(&bag, &o, &plan, vec![Sink::Memory(None)], Format::Parquet)?;
+    let plan = plan(bag, &o)?;
+    let (report, mut frames) = run(bag, &o, &plan, vec![Sink::Memory(None)], Format::Parquet)?;
     let df = frames.pop().flatten().unwrap_or_default();
     Ok((df, report))
 }
@@ -171,9 +171,9 @@ pub fn topic_frames_of(
         timing_only: false,
         ..o.clone()
     };
-    let plan = plan(&bag, &o)?;
+    let plan = plan(bag, &o)?;
     let sinks = plan.tables.iter().map(|_| Sink::Memory(None)).collect();
-    let (report, frames) = run(&bag, &o, &plan, sinks, Format::Parquet)?;
+    let (report, frames) = run(bag, &o, &plan, sinks, Format::Parquet)?;
     let out = plan
         .tables
         .iter()

@@ -250,7 +250,7 @@ fn info_from(
 
     let mut warnings = bag.open_warnings();
     warnings.extend(scan_warnings);
-    warnings.extend(crate::recorder_events::lost_messages(&bag));
+    warnings.extend(crate::recorder_events::lost_messages(bag));
 
     let start_ns = per_topic.iter().filter_map(|t| t.first).min().unwrap_or(0);
     let end_ns = per_topic.iter().filter_map(|t| t.last).max().unwrap_or(0);

@@ -340,8 +340,8 @@ pub fn sync_of(bag: &Bag, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
         .flatten()
         .map(PathBuf::as_path)
         .collect();
-    crate::refuse_bag_files(&bag, &evidence)?;
-    let (mut arr, used, mut warnings) = arrivals(&bag, &o.topics)?;
+    crate::refuse_bag_files(bag, &evidence)?;
+    let (mut arr, used, mut warnings) = arrivals(bag, &o.topics)?;
     let n = o.topics.len();
     let mut cfg = SyncConfig::new(o.policy, n, o.queue_size);
     if let Some(s) = o.slop_ns {
@@ -417,7 +417,7 @@ pub fn sync_of(bag: &Bag, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
         (None, Vec::new())
     } else {
         let outcome = emulate(&cfg, &arr)?;
-        freshness = freshness_check(&bag, o, &arr, &outcome, &mut warnings)?;
+        freshness = freshness_check(bag, o, &arr, &outcome, &mut warnings)?;
         if let Some(p) = &o.evidence {
             write_sets(p, &o.topics, &arr, &outcome, freshness.as_ref())?;
         }
