@@ -14,7 +14,7 @@ use serde_json::Value;
 
 mod common;
 use common::run;
-use common::{bin, root, tempdir};
+use common::{root, tempdir};
 
 fn shared() -> Option<PathBuf> {
     common::shared_path("", "corpus/tools/summaries_db3.jsonl")

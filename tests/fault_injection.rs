@@ -1320,7 +1320,7 @@ fn replay_schema_parse(data: &[u8]) {
 mod cdr_target {
     include!("../fuzz/shared/cdr_decode.rs");
 
-    pub fn replay(data: &[u8]) {
+    pub(crate) fn replay(data: &[u8]) {
         let schemas = cdr_schemas(
             include_str!("../fuzz/schemas/nested.msg"),
             include_str!("../fuzz/schemas/nested.idl"),

@@ -12,8 +12,8 @@ use std::process::Command;
 use serde_json::Value;
 
 mod common;
+use common::root;
 use common::run;
-use common::{bin, root};
 
 fn tmp(name: &str) -> common::Tmp {
     common::tempdir(&format!("report-{name}"))

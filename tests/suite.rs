@@ -5,13 +5,12 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
 mod common;
 use common::run;
-use common::{bin, tempdir};
+use common::tempdir;
 
 fn write_suite(tag: &str) -> common::Tmp {
     let dir = tempdir(tag);

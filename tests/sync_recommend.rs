@@ -6,14 +6,13 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use bagscope_msg::types::{Header, Image, Imu, Time};
 use serde_json::Value;
 
 mod common;
-use common::{bin, tempdir};
+use common::tempdir;
 
 const MS: i64 = 1_000_000;
 const WALL: i64 = 1_764_460_800_000_000_000;

@@ -4,13 +4,12 @@
 //! repeated runs.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
 mod common;
 use common::run;
-use common::{bin, tempdir};
+use common::tempdir;
 
 fn ok(args: &[&str]) -> String {
     let (code, out, err) = run(args);

@@ -5,13 +5,13 @@
 use std::path::{Path, PathBuf};
 
 /// The `bagscope` binary under test.
-pub fn bin() -> &'static str {
+pub(crate) fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_bagscope")
 }
 
 /// Runs `bagscope ARGS` and returns (exit code, stdout, stderr); `-1` when killed by a signal.
 /// A panic is never an acceptable outcome, whatever the input: it fails the test here.
-pub fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (i32, String, String) {
+pub(crate) fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (i32, String, String) {
     let out = std::process::Command::new(bin())
         .args(args)
         .output()
@@ -30,13 +30,13 @@ pub fn run<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (i32, String, String) {
 }
 
 /// The repository root.
-pub fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// `../shared/<rel>` when `<marker>` exists inside it. A user's clone has no `../shared`:
 /// then `None`, with a note, so the tests that need it skip; under `CI` a panic instead.
-pub fn shared_path(rel: &str, marker: &str) -> Option<PathBuf> {
+pub(crate) fn shared_path(rel: &str, marker: &str) -> Option<PathBuf> {
     let p = root().join("../shared").join(rel);
     let m = p.join(marker);
     if m.exists() {
@@ -54,11 +54,11 @@ pub fn shared_path(rel: &str, marker: &str) -> Option<PathBuf> {
 
 /// A fresh temp folder (`bagscope-<tag>-XXXXXX` in the temp dir), removed when dropped, so a
 /// test run leaves nothing behind (CI's disk is small).
-pub struct Tmp(tempfile::TempDir);
+pub(crate) struct Tmp(tempfile::TempDir);
 
 impl Tmp {
     /// Keeps the folder after the test (for looking at what it wrote).
-    pub fn keep(self) -> PathBuf {
+    pub(crate) fn keep(self) -> PathBuf {
         self.0.keep()
     }
 }
@@ -76,7 +76,7 @@ impl AsRef<Path> for Tmp {
     }
 }
 
-pub fn tempdir(tag: &str) -> Tmp {
+pub(crate) fn tempdir(tag: &str) -> Tmp {
     Tmp(tempfile::Builder::new()
         .prefix(&format!("bagscope-{tag}-"))
         .tempdir()

@@ -39,17 +39,19 @@ use crate::Error;
 /// built on this library.
 pub type PageWriter = fn(bag: &Path, out_dir: &Path) -> Result<bool, String>;
 
+/// What `batch` reads and where it writes.
 #[derive(Debug, Clone)]
 pub struct BatchOptions {
     /// Directories (searched recursively), bag paths, or glob patterns (`*`, `?`, `**`).
     pub inputs: Vec<PathBuf>,
+    /// The folder the outputs go to (created if missing; see the module docs for the layout).
     pub out_dir: PathBuf,
     /// Bags processed at once (each bag's own scan is parallel too).
     pub jobs: usize,
     /// Also write each bag's report page into `bags/<name>/report/` with this function (the
     /// CLI passes `bagscope_report::batch_page`).
     pub report: Option<PageWriter>,
-    /// Redo bags whose outputs are up to date.
+    /// Redo bags whose outputs are up to date (default: skip them).
     pub force: bool,
     /// Set (by Ctrl-C) to stop starting bags: the bags in progress finish, so every output
     /// on disk is whole and a later run resumes.
@@ -61,44 +63,64 @@ pub struct BatchOptions {
 pub struct BagJob {
     /// Unique, path-safe name: the path below the input's parent, `/` → `.`.
     pub name: String,
+    /// The bag's path as found under the inputs.
     pub path: PathBuf,
+    /// Total size of its files (a folder's files directly inside it).
     pub size_bytes: u64,
 }
 
+/// What became of one bag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
+    /// Read and its outputs written in this run.
     Ok,
+    /// Not read: its outputs were up to date, or it cannot be read as a bag (`reason` says why).
     Skipped,
+    /// Reading it or writing its outputs failed (`reason` says why); its outputs are removed.
     Failed,
 }
 
+/// One bag's outcome (`bags` in `batch.json` and `batch --json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct BagOutcome {
+    /// Its output folder's name under `bags/`.
     pub name: String,
+    /// The bag's path.
     pub path: String,
+    /// Total size of its files.
     pub size_bytes: u64,
+    /// Done, skipped or failed.
     pub status: Status,
-    /// Why it failed.
+    /// Why it failed, or why an entry that looks like a bag was not read; None otherwise.
     pub reason: Option<String>,
-    /// Warnings about lost or suspect data (info or clocks).
+    /// A warning of `info`, `clocks`, the timing export or the report page said messages were
+    /// lost (for a skipped bag: as recorded in its earlier outputs).
     pub data_loss: bool,
     /// The first such warning, `code: message` (the bag was read as far as it goes).
     pub data_loss_warning: Option<String>,
+    /// Wall-clock seconds spent on the bag in this run.
     pub seconds: f64,
 }
 
+/// `bagscope batch`: every bag's outcome (the CLI's `batch --json`, also written as
+/// `batch.json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct BatchReport {
+    /// The output folder.
     pub out_dir: String,
+    /// The bags started, in path order, then the entries skipped as unreadable.
     pub bags: Vec<BagOutcome>,
+    /// Rows of `summary.parquet` (one per bag and topic).
     pub summary_rows: u64,
     /// Stopped before every bag was started (Ctrl-C): `not_started` bags remain.
     pub interrupted: bool,
+    /// Bags found but not started because the run was stopped.
     pub not_started: usize,
 }
 
 impl BatchReport {
+    /// The bags that failed.
     pub fn failed(&self) -> impl Iterator<Item = &BagOutcome> {
         self.bags.iter().filter(|b| b.status == Status::Failed)
     }
@@ -116,15 +138,24 @@ impl BatchReport {
 /// Progress events, from the worker threads.
 #[derive(Debug)]
 pub enum Progress<'a> {
+    /// Before the first bag starts.
     Start {
+        /// Bags found.
         total: usize,
+        /// Their total size.
         total_bytes: u64,
     },
+    /// A bag is finished (done, skipped or failed).
     Done {
+        /// What became of it.
         outcome: &'a BagOutcome,
+        /// Bags finished so far, this one included.
         done: usize,
+        /// Bags found.
         total: usize,
+        /// Size of the bags finished so far.
         done_bytes: u64,
+        /// Size of all bags found.
         total_bytes: u64,
     },
 }
@@ -413,6 +444,10 @@ fn read_json(p: &Path) -> Option<Json> {
     serde_json::from_slice(&std::fs::read(p).ok()?).ok()
 }
 
+/// `bagscope batch`: `info`, `clocks`, the timing export (and with `o.report` the report
+/// page) of every bag found under the inputs, `o.jobs` bags at a time, then the summary table
+/// and `batch.json`. A bag that fails is recorded and the others go on; `progress` is called
+/// from the worker threads.
 pub fn batch(
     o: &BatchOptions,
     progress: &(dyn Fn(Progress<'_>) + Sync),

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 const MAX_DEPTH: usize = 64;
 
+/// True when `p` is named as a bag file: `.mcap`, `.mcap.zstd` or `.db3`.
 pub fn is_bag_file(p: &Path) -> bool {
     let n = p.to_string_lossy();
     n.ends_with(".mcap") || n.ends_with(".mcap.zstd") || n.ends_with(".db3")
@@ -73,8 +74,9 @@ fn is_bag_dir(dir: &Path) -> bool {
     dir.join("metadata.yaml").is_file() || is_split_set(&bag_files_in(dir))
 }
 
-/// Bags under `dir` into `out` (sorted within each folder); entries that look like bags but are not read into `skipped`
-/// with the reason.
+/// Bags under `dir` into `out` (sorted within each folder); entries that look like bags but are
+/// not read into `skipped` with the reason. `depth` is how deep `dir` already is (0 for the
+/// input itself): folders deeper than 64 levels are not entered.
 pub fn walk(
     dir: &Path,
     depth: usize,
@@ -221,6 +223,8 @@ pub fn fingerprint(bag: &Path) -> Option<String> {
 pub struct SourceRecord {
     /// The bag's canonical path.
     pub path: String,
+    /// [`fingerprint`] of the bag's files when the outputs were made (`fnv1a64:` and 16 hex
+    /// digits).
     pub fingerprint: String,
 }
 

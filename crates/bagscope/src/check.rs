@@ -21,21 +21,30 @@ use crate::findings::{check_hits, summarise, VerdictSummary};
 use crate::series::{locators, topic_schemas};
 use crate::Error;
 
+/// What `check` checks beyond the fixed contracts.
 #[derive(Debug, Clone, Default)]
 pub struct CheckOptions {
+    /// Joint limits and the command-age window for `JointState` / `JointTrajectory` topics
+    /// (default: no limits, no age limit, 5 ms future tolerance).
     pub joints: JointCheckOptions,
-    /// Stamps earlier than the bag start by more than this are flagged (default 10 s).
+    /// Stamps earlier than the bag start by more than this are flagged; 0 (the default) or
+    /// less means 10 s.
     pub before_start_ns: i64,
 }
 
+/// `bagscope check`: message contract findings (the CLI's `check --json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct CheckReport {
+    /// The path the bag was opened from.
     pub bag: String,
-    /// Topics checked and how: type → checks applied.
+    /// Topics checked and how: topic → `type: checks applied`.
     pub checked: BTreeMap<String, String>,
+    /// Every per-message finding, sorted by topic, message index, code.
     pub findings: Vec<Finding>,
     /// Findings per code.
     pub counts: BTreeMap<String, usize>,
+    /// Bag damage, topics without a usable definition, messages that did not decode, loss the
+    /// recorder logged; sorted.
     pub warnings: Vec<Warning>,
     /// The first screen: data loss, split axes, and every finding by code (contract checks,
     /// the clocks analysis of the same stamps, bag damage), worst first: the same codes for the
@@ -109,6 +118,9 @@ fn paired_image(info_topic: &str, image_topics: &[&str]) -> Option<usize> {
     best.map(|(_, i)| i)
 }
 
+/// `bagscope check` of the bag at `path`: the contract checks of every topic of a known type
+/// (Image, CameraInfo, JointState, JointTrajectory, PointCloud2) and stamp checks of every
+/// stamped topic.
 pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
     check_of(&Bag::open(path)?, o)
 }
@@ -117,7 +129,7 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
 pub fn check_of(bag: &Bag, o: &CheckOptions) -> Result<CheckReport, Error> {
     let path = bag.path.as_path();
     let kinds: Vec<Kind> = bag.topics.iter().map(|t| kind_of(&t.type_name)).collect();
-    let schemas = topic_schemas(&bag);
+    let schemas = topic_schemas(bag);
     let locs = locators(&schemas);
     let mut joint_opts = o.joints.clone();
     // Age checks need the topic's first message: they run after the scan.
@@ -249,7 +261,7 @@ pub fn check_of(bag: &Bag, o: &CheckOptions) -> Result<CheckReport, Error> {
     for f in &findings {
         *counts.entry(f.code.clone()).or_insert(0) += 1;
     }
-    warnings.extend(crate::recorder_events::lost_messages(&bag));
+    warnings.extend(crate::recorder_events::lost_messages(bag));
     warnings.sort();
     warnings.dedup();
     // The clock findings of the same stamps, so that `check` and `clocks` name the same codes

@@ -13,25 +13,38 @@ use crate::findings::{summarise, VerdictSummary};
 use crate::series::scan_series;
 use crate::Error;
 
+/// `bagscope clocks`: which clock each topic is stamped on (the CLI's `clocks --json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct ClocksCommandReport {
+    /// The path the bag was opened from.
     pub bag: String,
     /// The first screen: data loss, split axes, and every finding by code, worst first.
     pub verdicts: VerdictSummary,
+    /// The clock the recorder's log times are on: `wall`, or `sim` when it ran with
+    /// `use_sim_time`.
     pub recorder_axis: bagscope_clocks::Axis,
+    /// True when stamped topics (not `/clock`, not aggregates) are stamped on different clocks
+    /// (some wall, some sim or relative): their stamps cannot be compared directly.
     pub split: bool,
+    /// The stamped topics grouped by the clock they are stamped on, one group per axis.
     pub axis_groups: Vec<AxisGroup>,
     /// Aggregates of many producers (`/rosout`, `/diagnostics`, `/events/*`, ...), sorted:
     /// analysed, but never part of `split`, resets or drift.
     pub aggregate_topics: Vec<String>,
+    /// Set when the bag was recorded while an older recording was replayed (stamps from the old
+    /// recording, log times from the new one); None otherwise.
     pub replayed_recording: Option<ReplayedRecording>,
+    /// Every topic's clock: axis, lag, stamp health, drift, gaps.
     pub topics: Vec<TopicClock>,
+    /// The fit of the sim-time topic (`/clock`, or `--clock-topic`) against log time: rate,
+    /// pauses, jumps, epochs; None when the bag has no such topic with samples.
     pub sim_clock: Option<SimClockReport>,
     /// Clock findings and bag damage in one list, sorted.
     pub warnings: Vec<Warning>,
 }
 
 impl ClocksCommandReport {
+    /// True when a warning says messages were lost (exit code 3).
     pub fn data_loss(&self) -> bool {
         self.warnings.iter().any(|w| w.data_loss)
     }
@@ -60,17 +73,24 @@ pub fn topic_times_of(bag: &Bag, wanted: &[bool]) -> (Vec<TopicTimes>, Vec<Warni
     (times, warnings)
 }
 
+/// `bagscope clocks` of the bag at `path`. Errors when the bag cannot be opened or a
+/// `clock_topic` asked for does not exist.
 pub fn clocks(path: &Path, opts: &ClocksOptions) -> Result<ClocksCommandReport, Error> {
     clocks_data(path, opts).map(|d| d.report)
 }
 
 /// What `clocks` computes plus the inputs plots need (per-topic times, the /clock map).
 pub struct ClocksData {
+    /// The report `clocks` returns.
     pub report: ClocksCommandReport,
+    /// Every topic's log, publish and header-stamp times the analysis read, in arrival order.
     pub times: Vec<TopicTimes>,
+    /// The sim ↔ log time map from the sim-time topic's samples; None without one.
     pub clock_map: Option<bagscope_clocks::ClockMap>,
 }
 
+/// [`clocks`] plus the per-topic times and clock map (for the `--plots` figures) of the bag at
+/// `path`.
 pub fn clocks_data(path: &Path, opts: &ClocksOptions) -> Result<ClocksData, Error> {
     clocks_data_of(&Bag::open(path)?, opts)
 }

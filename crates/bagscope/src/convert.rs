@@ -14,39 +14,55 @@ use bagscope_bag::{Bag, Rosbag2Writer, Warning, WriteChannel, WriteError};
 
 use crate::Error;
 
+/// How `convert` writes its output.
 #[derive(Debug, Clone, Default)]
 pub struct ConvertOptions {
-    /// Replace OUT when it exists.
+    /// Replace OUT when it exists (default false: an existing OUT is a usage error).
     pub force: bool,
 }
 
+/// One topic as written (`topics` in `convert --json`, sorted by name then type).
 #[derive(Debug, Clone, Serialize)]
 pub struct ConvertTopic {
+    /// The topic name.
     pub topic: String,
+    /// The message type as recorded; `type` in JSON.
     #[serde(rename = "type")]
     pub type_name: String,
+    /// Messages of the topic written.
     pub count: u64,
     /// Where the written schema came from: `bag` (embedded in the input), `builtin`, or `none`
     /// (an empty schema was written: the type is unknown to bagscope).
     pub schema_source: String,
 }
 
+/// What `bagscope convert` wrote (the CLI's `convert --json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct ConvertReport {
+    /// The input bag's path.
     pub input: String,
+    /// The MCAP file written.
     pub output: String,
+    /// The input's storage format: `mcap` or `sqlite3`.
     pub input_storage: String,
+    /// Messages written, all topics.
     pub message_count: u64,
+    /// Earliest log time (recorder receive time, ns) written; None when no message was.
     pub start_ns: Option<i64>,
+    /// Latest log time written; None when no message was.
     pub end_ns: Option<i64>,
     /// False when the input stores no publish time (sqlite3): publish time was then written
     /// equal to log time, as rosbag2 does for such sources.
     pub publish_time_from_input: bool,
+    /// Every topic of the input, written even when it has no messages.
     pub topics: Vec<ConvertTopic>,
+    /// Damage found in the input (its messages are missing from the output), topics written
+    /// without a schema, negative times written as 0; sorted.
     pub warnings: Vec<Warning>,
 }
 
 impl ConvertReport {
+    /// True when a warning says messages of the input could not be read (exit code 3).
     pub fn data_loss(&self) -> bool {
         self.warnings.iter().any(|w| w.data_loss)
     }
@@ -60,6 +76,9 @@ struct Tally {
     last: Option<i64>,
 }
 
+/// `bagscope convert`: rewrites the bag at `input` as one rosbag2-compatible MCAP file at
+/// `output` (written as `output.partial`, renamed when complete). Refuses an existing `output`
+/// without `force`, and an output that is one of the input's files.
 pub fn convert(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<ConvertReport, Error> {
     let bag = Bag::open(input)?;
     if output.exists() && !opts.force {

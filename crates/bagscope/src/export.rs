@@ -34,6 +34,8 @@ use crate::clocks::topic_times_of;
 use crate::series::{locators, topic_schemas};
 use crate::Error;
 
+/// What `export` writes and how ([`Default`]: every topic, every field, Parquet, 64 Ki-row /
+/// 64 MiB row groups).
 #[derive(Debug, Clone)]
 pub struct ExportOptions {
     /// Topics to export (empty: all, sorted by name).
@@ -51,7 +53,12 @@ pub struct ExportOptions {
     pub bag_column: bool,
     /// Value of the `bag` column (default: the bag's file or folder name).
     pub bag_name: Option<String>,
+    /// Rows per row group (default 65 536): a table's buffer is written when it holds twice
+    /// this many rows, its older half as one row group. Larger groups sort rows recorded far
+    /// out of order, at the cost of memory.
     pub row_group_rows: usize,
+    /// Payload bytes per row group (default 64 MiB), as `row_group_rows`: whichever is reached
+    /// first writes.
     pub row_group_bytes: usize,
     /// CSV: write string cells unchanged (no formula neutralising).
     pub csv_raw: bool,
@@ -74,23 +81,33 @@ impl Default for ExportOptions {
     }
 }
 
+/// One table written (or built in memory).
 #[derive(Debug, Clone, Serialize)]
 pub struct ExportedTable {
-    /// `None` for in-memory exports.
+    /// The file written; `None` for in-memory exports.
     pub path: Option<String>,
+    /// The topics it holds: one for a message table, every exported topic for the timing table.
     pub topics: Vec<String>,
+    /// Rows written: one per message.
     pub rows: u64,
+    /// The table's column names, in order.
     pub columns: Vec<String>,
 }
 
+/// `bagscope export`: the tables written (the CLI's `export --json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct ExportReport {
+    /// The path the bag was opened from.
     pub bag: String,
+    /// One entry per table, sorted by topic name (message tables) or the one timing table.
     pub tables: Vec<ExportedTable>,
+    /// Bag damage, messages that did not decode (data loss: their field columns are null),
+    /// rows out of order across row groups, array elements cut off by `explode`; sorted.
     pub warnings: Vec<Warning>,
 }
 
 impl ExportReport {
+    /// True when a warning says messages were lost (exit code 3).
     pub fn data_loss(&self) -> bool {
         self.warnings.iter().any(|w| w.data_loss)
     }
@@ -103,19 +120,19 @@ pub fn export(path: &Path, out: &Path, o: &ExportOptions) -> Result<ExportReport
 
 /// [`export`] of an open bag.
 pub fn export_of(bag: &Bag, out: &Path, o: &ExportOptions) -> Result<ExportReport, Error> {
-    let plan = plan(&bag, o)?;
+    let plan = plan(bag, o)?;
     let (format, paths) = output_paths(out, &plan, o)?;
     let tmps: Vec<PathBuf> = paths
         .iter()
         .map(|p| bagscope_bag::outfile::temp_path(p, ".tmp"))
         .collect();
     let targets: Vec<&Path> = paths.iter().chain(&tmps).map(PathBuf::as_path).collect();
-    crate::refuse_bag_files(&bag, &targets)?;
+    crate::refuse_bag_files(bag, &targets)?;
     let sinks = paths
         .iter()
         .map(|p| Sink::File(TableWriter::new(p, format).raw_csv(o.csv_raw)))
         .collect();
-    let (report, _) = run(&bag, o, &plan, sinks, format)?;
+    let (report, _) = run(bag, o, &plan, sinks, format)?;
     Ok(report)
 }
 
@@ -130,8 +147,8 @@ pub fn timing_frame_of(bag: &Bag, o: &ExportOptions) -> Result<(DataFrame, Expor
         timing_only: true,
         ..o.clone()
     };
-    let plan = plan(&bag, &o)?;
-    let (report, mut frames) = run(&bag, &o, &plan, vec![Sink::Memory(None)], Format::Parquet)?;
+    let plan = plan(bag, &o)?;
+    let (report, mut frames) = run(bag, &o, &plan, vec![Sink::Memory(None)], Format::Parquet)?;
     let df = frames.pop().flatten().unwrap_or_default();
     Ok((df, report))
 }
@@ -154,9 +171,9 @@ pub fn topic_frames_of(
         timing_only: false,
         ..o.clone()
     };
-    let plan = plan(&bag, &o)?;
+    let plan = plan(bag, &o)?;
     let sinks = plan.tables.iter().map(|_| Sink::Memory(None)).collect();
-    let (report, frames) = run(&bag, &o, &plan, sinks, Format::Parquet)?;
+    let (report, frames) = run(bag, &o, &plan, sinks, Format::Parquet)?;
     let out = plan
         .tables
         .iter()

@@ -20,20 +20,29 @@ use bagscope_bag::Warning;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
+    /// Messages were lost: they could not be read at all.
     Error,
+    /// Something that makes the bag's numbers wrong or misleading (clock offsets, bad stamps,
+    /// split axes, contract violations).
     Warning,
+    /// Describes the bag without faulting it (a late start, a topic without a definition).
     Info,
 }
 
 /// One code's findings.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VerdictFinding {
+    /// The warning or contract-check code (`clock_offset`, `stamp_frozen`, ...), or `data_loss`
+    /// for the entry that sums up every warning that lost messages.
     pub code: String,
+    /// The worst severity among the code's warnings.
     pub severity: Severity,
     /// Topics concerned, sorted (empty for bag-wide findings).
     pub topics: Vec<String>,
     /// Warnings or per-message findings behind this entry.
     pub count: usize,
+    /// The first warning's message (with its file when the message does not name it),
+    /// prefixed by `N findings; the first:` when there are several.
     pub message: String,
 }
 
@@ -110,8 +119,11 @@ fn rank(f: &VerdictFinding) -> (Severity, usize, String) {
 
 /// A per-message contract-check finding, as far as the verdicts need it.
 pub struct CheckHit<'a> {
+    /// The check's code (`image_data_size_mismatch`, ...).
     pub code: &'a str,
+    /// The topic of the message it was found on.
     pub topic: &'a str,
+    /// What is wrong, as the check words it.
     pub message: &'a str,
 }
 

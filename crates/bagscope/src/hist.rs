@@ -17,11 +17,13 @@ use bagscope_bag::Bag;
 use crate::clocks::ClocksData;
 use crate::Error;
 
+/// Which distributions `hist` computes.
 #[derive(Debug, Clone)]
 pub struct HistOptions {
     /// First topic is the reference: stamp differences go from it to each other topic.
     pub topics: Vec<String>,
-    /// Number of bins between the 0.1 % and 99.9 % quantiles.
+    /// Number of bins between the 0.1 % and 99.9 % quantiles (default 60; clamped to
+    /// 1..=10 000).
     pub bins: usize,
 }
 
@@ -38,13 +40,20 @@ impl Default for HistOptions {
 /// so one outlier cannot stretch the axis (or allocate billions of bins).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Bins {
+    /// Lower edge of the first bin: the 0.1 % quantile (nearest rank), in the distribution's
+    /// unit (ns).
     pub start_ns: i64,
+    /// Width of every bin (at least 1 ns).
     pub bin_width_ns: i64,
+    /// Values per bin, from `start_ns` up.
     pub counts: Vec<u64>,
+    /// Values below the 0.1 % quantile, not in any bin.
     pub below: u64,
+    /// Values above the 99.9 % quantile, not in any bin.
     pub above: u64,
 }
 
+/// What a [`Distribution`] is of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DistKind {
@@ -56,23 +65,29 @@ pub enum DistKind {
     Lag,
 }
 
+/// One distribution of nanosecond values, summarised and binned.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Distribution {
+    /// What the values are (stamp difference, period, lag).
     pub kind: DistKind,
+    /// The topic the values are of (for a stamp difference: the reference topic).
     pub topic: String,
     /// The other topic of a stamp difference.
     pub partner: Option<String>,
+    /// Count, extremes, mean and quantiles of the values; None when there are none.
     pub summary: Option<NsSummary>,
     /// Mode centres, ascending (one when unimodal).
     pub modes_ns: Vec<i64>,
     /// More than one mode.
     pub bimodal: bool,
+    /// The histogram; None when there are no values.
     pub bins: Option<Bins>,
     /// Why the distribution is empty or what it was computed on.
     pub note: Option<String>,
 }
 
 impl Distribution {
+    /// A figure title: what the values are and of which topics (`inter-arrival period /imu`).
     pub fn title(&self) -> String {
         match (self.kind, &self.partner) {
             (DistKind::StampDiff, Some(p)) => format!("stamp {} → nearest {}", self.topic, p),
@@ -83,17 +98,25 @@ impl Distribution {
     }
 }
 
+/// `bagscope hist`: the distributions asked for (the CLI's `hist --json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct HistReport {
+    /// The path the bag was opened from.
     pub bag: String,
+    /// The topics asked for, in the order given (the first is the stamp-difference reference).
     pub topics: Vec<String>,
+    /// The stamp differences from the first topic to each other one, then each topic's period
+    /// and lag distributions.
     pub distributions: Vec<Distribution>,
     /// The figure written, if any.
     pub plot: Option<String>,
+    /// Warnings of the clocks analysis about the chosen topics or the whole bag, and every
+    /// data-loss warning; sorted.
     pub warnings: Vec<Warning>,
 }
 
 impl HistReport {
+    /// True when a warning says messages were lost (exit code 3).
     pub fn data_loss(&self) -> bool {
         self.warnings.iter().any(|w| w.data_loss)
     }
@@ -105,6 +128,8 @@ fn q(sorted: &[i64], p: f64) -> i64 {
     sorted[i.min(sorted.len() - 1)]
 }
 
+/// Bins `values` into `nbins` fixed-width bins (clamped to 1..=10 000) between their 0.1 % and
+/// 99.9 % quantiles; None when `values` is empty.
 pub fn bins_of(values: &[i64], nbins: usize) -> Option<Bins> {
     if values.is_empty() {
         return None;
@@ -140,6 +165,7 @@ pub fn bins_of(values: &[i64], nbins: usize) -> Option<Bins> {
     })
 }
 
+/// The [`Distribution`] of `values`: summary, modes, `nbins` bins, with `note` attached.
 pub fn distribution(
     kind: DistKind,
     topic: &str,
@@ -257,6 +283,8 @@ pub fn lag_distributions(d: &ClocksData, nbins: usize) -> Vec<(Distribution, Vec
     out
 }
 
+/// `bagscope hist` of the bag at `path`. Errors when no topic is given or one is not in the
+/// bag.
 pub fn hist(path: &Path, o: &HistOptions) -> Result<HistReport, Error> {
     validate_hist(o)?;
     hist_of(&Bag::open(path)?, o)

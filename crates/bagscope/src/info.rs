@@ -8,50 +8,90 @@ use bagscope_bag::{Bag, Warning};
 use crate::timefmt::human_ns;
 use crate::Error;
 
+/// One file the bag is read from (`files` in `info --json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct FileInfo {
+    /// The file's path as opened.
     pub path: String,
+    /// Size of the file on disk.
     pub size_bytes: u64,
+    /// Number of MCAP chunks in the file (0 for a `.db3` file or an unchunked MCAP file).
     pub chunks: usize,
+    /// The compressions the file's chunks use (`lz4`, `none`, `zstd`), sorted; empty for a
+    /// `.db3` file.
     pub chunk_compression: Vec<String>,
+    /// Whether the MCAP file has a summary section (false for `.db3` files and for MCAP files
+    /// cut before their summary).
     pub has_summary: bool,
+    /// The MCAP header's profile (`ros2` for rosbag2 recordings); empty for `.db3` files.
     pub profile: String,
 }
 
+/// One topic of the bag (`topics` in `info --json`, sorted by name then type).
 #[derive(Debug, Clone, Serialize)]
 pub struct TopicInfo {
+    /// The topic name.
     pub topic: String,
+    /// The message type as recorded (`sensor_msgs/msg/Image`); `type` in JSON.
     #[serde(rename = "type")]
     pub type_name: String,
+    /// How the messages are serialised (`cdr` for ROS 2).
     pub message_encoding: String,
+    /// The format of the recorded message definition (`ros2msg`, `ros2idl`; empty when the bag
+    /// holds none).
     pub schema_encoding: String,
+    /// Messages of the topic found in the files.
     pub count: u64,
     /// Messages per second over the topic's own span (first to last message), not the bag's;
     /// null below two messages or for a span under 1 ms (`log_span_ns` says what it is).
     pub rate_hz: Option<f64>,
-    /// Last − first log time of the topic.
+    /// Last − first log time of the topic (0 below two messages).
     pub log_span_ns: i64,
+    /// Log time (recorder receive time, on the recorder's clock) of the topic's first
+    /// message; None when it has none.
     pub first_log_time_ns: Option<i64>,
+    /// Log time of the topic's last message; None when it has none.
     pub last_log_time_ns: Option<i64>,
+    /// Median of the differences between consecutive log times; None below two messages or
+    /// with `--fast` (which reads no message's time).
     pub median_period_ns: Option<i64>,
+    /// The longest time between two consecutive messages by log time (the first such gap when
+    /// several are equal); None below two messages or with `--fast`.
     pub largest_gap_ns: Option<i64>,
     /// Log time of the message that ends the largest gap.
     pub largest_gap_end_ns: Option<i64>,
+    /// Message count `metadata.yaml` states for the topic; None for a bag without one (a bare
+    /// `.mcap` file). A difference to `count` is warned about as `metadata_count_mismatch`.
     pub metadata_count: Option<u64>,
 }
 
+/// `bagscope info`: what is in a bag (the CLI's `info --json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct InfoReport {
+    /// The path the bag was opened from.
     pub path: String,
+    /// The storage format: `mcap` or `sqlite3` (`.db3`).
     pub storage: String,
+    /// Every file read, in the order they are read.
     pub files: Vec<FileInfo>,
+    /// Total size of the bag's files on disk.
     pub size_bytes: u64,
+    /// The chunk compressions used across the files, sorted and joined by `+` (`zstd`,
+    /// `lz4+zstd`; `none` for uncompressed chunks or no chunks at all); ` (+ zstd per message)`
+    /// is appended for rosbag2 message-mode compression.
     pub compression: String,
+    /// Messages found in the files, all topics.
     pub message_count: u64,
+    /// Earliest log time (recorder receive time, on the recorder's clock) of any message; 0
+    /// for a bag without messages.
     pub start_ns: i64,
+    /// Latest log time of any message; 0 for a bag without messages.
     pub end_ns: i64,
+    /// `end_ns − start_ns`.
     pub duration_ns: i64,
+    /// `start_ns` for humans: UTC ISO-8601, or seconds for times before 1973 (sim time).
     pub start_time: String,
+    /// `end_ns` for humans, formatted as `start_time`.
     pub end_time: String,
     /// True when per-topic times came from message indexes without decompressing chunks.
     pub from_index: bool,
@@ -61,7 +101,10 @@ pub struct InfoReport {
     /// True when `--fast` answered from the files' summaries alone (the data section was not
     /// walked, so damage there is not seen: run without `--fast` to check it).
     pub summary_only: bool,
+    /// Every topic the bag declares, sorted by name then type.
     pub topics: Vec<TopicInfo>,
+    /// What was found wrong while reading (damage, missing files, late or early topics, counts
+    /// that disagree with `metadata.yaml` or the summary), sorted.
     pub warnings: Vec<Warning>,
 }
 
@@ -135,10 +178,14 @@ impl Cadence {
     }
 }
 
+/// `bagscope info` of the bag at `path`: every message's log time is read (see
+/// [`info_with`] for `--fast`).
 pub fn info(path: &std::path::Path) -> Result<InfoReport, Error> {
     info_with(path, &InfoOptions::default())
 }
 
+/// `bagscope info` of the bag at `path` with options: with `fast`, MCAP files are opened from
+/// their summaries where those can answer (no median periods or gaps, `cadence` false).
 pub fn info_with(path: &std::path::Path, o: &InfoOptions) -> Result<InfoReport, Error> {
     // --fast: the summaries alone when every file has a usable one; else the walk's indexes;
     // else the full read. Files whose summary cannot answer are walked by this same open.
@@ -203,7 +250,7 @@ fn info_from(
 
     let mut warnings = bag.open_warnings();
     warnings.extend(scan_warnings);
-    warnings.extend(crate::recorder_events::lost_messages(&bag));
+    warnings.extend(crate::recorder_events::lost_messages(bag));
 
     let start_ns = per_topic.iter().filter_map(|t| t.first).min().unwrap_or(0);
     let end_ns = per_topic.iter().filter_map(|t| t.last).max().unwrap_or(0);

@@ -143,6 +143,7 @@ pub(crate) fn refuse_bag_files(bag: &io::Bag, outputs: &[&std::path::Path]) -> R
     }
 }
 
+/// Why a command could not answer; every variant names what to fix or what is wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The bag could not be opened or read.
@@ -161,7 +162,7 @@ pub enum Error {
     /// A topic's message definition could not be used.
     #[error("{topic}: no usable schema")]
     Schema {
-        /// The topic.
+        /// The topic whose definition is unusable.
         topic: String,
         /// What is wrong with its definition.
         #[source]
@@ -170,7 +171,7 @@ pub enum Error {
     /// Command/response matching found nothing to measure.
     #[error("{}", bag.display())]
     Match {
-        /// The bag.
+        /// The bag the topics were read from.
         bag: std::path::PathBuf,
         /// Why the matching failed.
         #[source]
@@ -190,7 +191,7 @@ pub enum Error {
     #[cfg(feature = "frames")]
     #[error("{topic}")]
     Fields {
-        /// The topic.
+        /// The topic whose fields were asked for.
         topic: String,
         /// Which field and why.
         #[source]

@@ -19,6 +19,7 @@ use bagscope_msg::{decode, decode_typed, schema_for_channel, StampSource, Value}
 
 use crate::Error;
 
+/// How the command and response streams are put on one time axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Align {
     /// Stamps as recorded; different axes are mapped through `/clock` or refused.
@@ -28,33 +29,59 @@ pub enum Align {
     Relative,
 }
 
+/// What `match` and `compare` pair: the two topics, how to read them, how to align them.
 #[derive(Debug, Clone, Default)]
 pub struct MatchArgs {
+    /// The command topic (JointTrajectory, JointState, or any type with `command_field`).
     pub command: String,
+    /// The response topic, read like the command topic.
     pub response: String,
-    /// Field paths for other message types: values, joint names.
+    /// Field path of the command values for types other than JointTrajectory / JointState
+    /// (default `data`); setting it makes those two types read through the path too.
     pub command_field: Option<String>,
+    /// Field path of the response values, as `command_field`.
     pub response_field: Option<String>,
+    /// Field path of a string array holding the joint names, for types read through a field
+    /// path; without it the joints are named `FIELD[i]`.
     pub names_field: Option<String>,
+    /// How the streams are put on one axis (default: their stamps, mapped through `/clock`
+    /// when they are on different clocks).
     pub align: Align,
+    /// The sim-time topic used to map sim stamps to wall time (default: `/clock`).
     pub clock_topic: Option<String>,
+    /// The matching analysis' options (pairing, delay search window, trimming, limits).
     pub options: MatchOptions,
 }
 
+/// `bagscope match`: the command → response delay (the CLI's `match --json`; the matching
+/// report's keys sit at the top level beside these).
 #[derive(Debug, Clone, Serialize)]
 pub struct MatchCommandReport {
+    /// The path the bag was opened from.
     pub bag: String,
+    /// The command topic.
     pub command_topic: String,
+    /// The response topic.
     pub response_topic: String,
+    /// The clock the command's times are on, as read (before any mapping or alignment):
+    /// `wall`, `sim`, or `zero` when every stamp is zero or there are none.
     pub command_axis: String,
+    /// The clock the response's times are on, as `command_axis`.
     pub response_axis: String,
+    /// Which time was used for each topic, in words (`header.stamp of both topics`, or log
+    /// time for a topic whose messages carry no stamp).
     pub time_source: String,
+    /// The matching analysis: delay, tracking error before and after correcting for it,
+    /// pairs, segments, clock mapping (flattened into the top level in JSON).
     #[serde(flatten)]
     pub report: MatchReport,
+    /// Bag damage, messages that did not decode (data loss: left out of the matching),
+    /// headerless topics, stamps the `/clock` fit could not map; sorted.
     pub warnings: Vec<Warning>,
 }
 
 impl MatchCommandReport {
+    /// True when a warning says messages were lost (exit code 3).
     pub fn data_loss(&self) -> bool {
         self.warnings.iter().any(|w| w.data_loss)
     }
@@ -74,8 +101,6 @@ struct Decoded {
     errors: usize,
 }
 
-/// Decodes one topic into a joint series: typed fast paths for JointTrajectory and JointState,
-/// field paths through the dynamic decoder for anything else.
 /// The message's joint names as a shared list: the same list as the previous message decoded
 /// on this thread when equal (nearly always), so a topic holds one copy of its names, not one
 /// per message.
@@ -96,6 +121,8 @@ fn shared(names: Vec<String>) -> JointNames {
     })
 }
 
+/// Decodes one topic into a joint series: typed fast paths for JointTrajectory and JointState,
+/// field paths through the dynamic decoder for anything else.
 fn decode_topic(
     bag: &Bag,
     topic: usize,
@@ -374,6 +401,9 @@ fn prepare(bag: &Bag, a: &MatchArgs) -> Result<Prepared, Error> {
     })
 }
 
+/// `bagscope match` of the bag at `path`. Errors when a topic is missing or cannot be decoded,
+/// when the streams are on different clocks with no `/clock` to map them, or when matching
+/// finds nothing to measure.
 pub fn match_bag(path: &Path, a: &MatchArgs) -> Result<MatchCommandReport, Error> {
     match_bag_series(path, a).map(|(r, _, _)| r)
 }
@@ -414,12 +444,17 @@ pub fn match_bag_series_of(
     Ok((r, p.cmd, p.resp))
 }
 
+/// `bagscope compare`: the same command/response pair compared across runs (the CLI's
+/// `compare --json`; the comparison's keys sit at the top level beside these).
 #[derive(Debug, Clone, Serialize)]
 pub struct CompareCommandReport {
     /// The runs' bag paths, in the order given (the report's `runs` are their summaries).
     pub bags: Vec<String>,
+    /// The comparison: each run's summary and where its commands and responses differ from
+    /// the reference run's (flattened into the top level in JSON).
     #[serde(flatten)]
     pub report: CompareReport,
+    /// Each run's warnings (bag damage, decode errors, headerless topics), by its bag path.
     pub warnings: BTreeMap<String, Vec<Warning>>,
 }
 

@@ -11,9 +11,14 @@ use bagscope_msg::{schema_for_channel, MessageSchema, StampLocator, StampSource}
 /// Per-topic times, in log-time (arrival) order.
 #[derive(Debug, Clone)]
 pub struct TopicSeries {
+    /// The topic name.
     pub topic: String,
+    /// The message type as recorded.
     pub type_name: String,
+    /// Where the stamp was read from (`header.stamp`, a top-level `stamp`, `/clock`'s `clock`),
+    /// `None` for messages without one or topics without a usable schema.
     pub source: StampSource,
+    /// Log times (recorder receive time, ns on the recorder's clock) of the messages kept.
     pub log_time_ns: Vec<i64>,
     /// Same length as `log_time_ns`, or empty when the storage records no publish time
     /// (rosbag2 sqlite3): analyses then skip publish-time statistics.

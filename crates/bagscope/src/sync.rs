@@ -18,23 +18,47 @@ use bagscope_sync::{
 use crate::series::{locators, topic_schemas};
 use crate::Error;
 
+/// Which synchronizer `sync` emulates and with which parameters ([`SyncOptions::new`] gives
+/// upstream's defaults).
 #[derive(Debug, Clone)]
 pub struct SyncOptions {
+    /// The topics, in the order of the synchronizer's inputs (2 to 9).
     pub topics: Vec<String>,
+    /// The message_filters synchronizer emulated (with `recommend`: the one recommended for).
     pub policy: Policy,
+    /// The synchronizer's `queue_size`.
     pub queue_size: usize,
+    /// approx-py's slop; None leaves it 0 (the other policies have none).
     pub slop_ns: Option<i64>,
+    /// C++ ApproximateTime's age penalty; None keeps upstream's 0.1.
     pub age_penalty: Option<f64>,
+    /// C++ ApproximateTime's max interval duration; None keeps upstream's (no limit in
+    /// practice).
     pub max_interval_ns: Option<i64>,
+    /// C++ ApproximateTime's inter-message lower bound per topic (topic, bound); topics not
+    /// listed keep 0. A topic not in `topics` is a usage error.
     pub lower_bounds_ns: Vec<(String, i64)>,
+    /// approx-py's queue offset per topic (topic, offset); topics not listed keep 0.
     pub queue_offsets_ns: Vec<(String, i64)>,
+    /// approx-py's `allow_headerless`: messages without a header stamp are keyed on their
+    /// arrival (log) time instead of being rejected.
     pub allow_headerless: bool,
+    /// approx-py's `sync_arrival_time`: every message is keyed on its arrival (log) time
+    /// instead of its header stamp.
     pub sync_arrival_time: bool,
+    /// Sweep slop and queue size and recommend them instead of emulating (approx-py; approx
+    /// when `max_interval_ns` is set).
     pub recommend: bool,
+    /// Platform speed (m/s), to cost a recommended slop as alignment error (speed · slop).
     pub speed_mps: Option<f64>,
+    /// Camera focal length (px), for the pixel cost `fx · speed · slop / depth`.
     pub fx_px: Option<f64>,
+    /// Scene depth (m), for the pixel cost.
     pub depth_m: Option<f64>,
+    /// Tolerated pixel error: the recommendation reports the largest slop that stays within it.
     pub pixel_budget: Option<f64>,
+    /// Write one JSON line per emitted set here (members, span, emit time; `rejected` with
+    /// freshness checks). Refused when it is one of the bag's files.
     pub evidence: Option<PathBuf>,
     /// Dropped messages go to their own file: the evidence file holds exactly one line per set.
     pub evidence_drops: Option<PathBuf>,
@@ -46,6 +70,7 @@ pub struct SyncOptions {
     pub tf_target: Option<String>,
     /// TF topics for `tf_target` (default `/tf`, `/tf_static`).
     pub tf_topics: Vec<String>,
+    /// tf2 buffer cache length for `tf_target` (default 10 s).
     pub tf_cache_ns: Option<i64>,
 }
 
@@ -83,42 +108,66 @@ impl SyncOptions {
 /// Freshness checks applied after the policy (see `bagscope_sync::apply_freshness`).
 #[derive(Debug, Clone, Serialize)]
 pub struct SyncFreshness {
+    /// The set member `max_age_ns` is measured from.
     pub anchor_topic: String,
+    /// The frame every member had to be transformable into; None without `tf_target`.
     pub tf_target: Option<String>,
+    /// The TF topics read for `tf_target`; empty without it.
     pub tf_topics: Vec<String>,
+    /// Sets emitted, accepted and rejected (by reason, and each rejected set in emit order);
+    /// flattened into this object in JSON.
     #[serde(flatten)]
     pub report: bagscope_sync::FreshnessReport,
 }
 
+/// One topic fed to the synchronizer.
 #[derive(Debug, Clone, Serialize)]
 pub struct TopicUsed {
+    /// The topic name.
     pub topic: String,
+    /// The message type as recorded; `type` in JSON.
     #[serde(rename = "type")]
     pub type_name: String,
+    /// Messages fed (those with an unreadable stamp are left out and warned about).
     pub messages: usize,
+    /// Where the stamp is read from; `none` for a header-less topic (its log time is used).
     pub stamp_source: StampSource,
 }
 
+/// `bagscope sync`: the emulated synchronizer's sets and drops, or a recommendation (the CLI's
+/// `sync --json`; the emulation's or recommendation's keys sit at the top level).
 #[derive(Debug, Clone, Serialize)]
 pub struct SyncCommandReport {
+    /// The path the bag was opened from.
     pub bag: String,
+    /// The topics fed, in the synchronizer's input order.
     pub topics: Vec<TopicUsed>,
     /// No `policy` field of its own: the emulation's report (the policy emulated) or the
     /// recommendation (the policy recommended for) carries it, flattened; a second one here
     /// would print the key twice, and JSON readers keep only one of them.
     pub queue_size: usize,
+    /// The slop asked for (approx-py); None when none was given.
     pub slop_ns: Option<i64>,
+    /// The emulation: sets emitted, match rate, drops by reason and topic, set spans, queue
+    /// occupancy (flattened); None with `recommend`.
     #[serde(flatten)]
     pub report: Option<SyncReport>,
+    /// Why sets were not formed, in words, by kind (empty with `recommend`).
     pub diagnoses: Vec<Diagnosis>,
+    /// The recommended slop and queue size with the sweep behind them (flattened); None
+    /// without `recommend` or when no recommendation can be made.
     #[serde(flatten)]
     pub recommendation: Option<Recommendation>,
     /// `--recommend` on input that cannot support one (too few messages, frozen stamps,
     /// stamps on different clocks, ...): why, in place of the numbers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub no_recommendation: Option<NoRecommendation>,
+    /// Which emitted sets a callback checking freshness (`max_age_ns`, `tf_target`) would
+    /// reject; absent without those options.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub freshness: Option<SyncFreshness>,
+    /// Bag damage, unreadable stamps (data loss), header-less topics, split clock axes, TF
+    /// read problems; sorted.
     pub warnings: Vec<Warning>,
 }
 
@@ -132,6 +181,7 @@ impl SyncCommandReport {
             .or_else(|| self.no_recommendation.as_ref().map(|r| r.policy))
     }
 
+    /// True when a warning says messages were lost (exit code 3).
     pub fn data_loss(&self) -> bool {
         self.warnings.iter().any(|w| w.data_loss)
     }
@@ -262,6 +312,9 @@ fn stamp_axes_split(arr: &[Arrival], n: usize) -> bool {
     kinds.iter().any(|&w| w) && kinds.iter().any(|&w| !w)
 }
 
+/// `bagscope sync` of the bag at `path`. Errors on fewer than 2 or more than 9 topics, a topic
+/// not in the bag or given twice, parameters the synchronizer refuses, or an evidence file
+/// that cannot be written.
 pub fn sync(path: &Path, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
     validate_sync(o)?;
     sync_of(&Bag::open(path)?, o)
@@ -287,8 +340,8 @@ pub fn sync_of(bag: &Bag, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
         .flatten()
         .map(PathBuf::as_path)
         .collect();
-    crate::refuse_bag_files(&bag, &evidence)?;
-    let (mut arr, used, mut warnings) = arrivals(&bag, &o.topics)?;
+    crate::refuse_bag_files(bag, &evidence)?;
+    let (mut arr, used, mut warnings) = arrivals(bag, &o.topics)?;
     let n = o.topics.len();
     let mut cfg = SyncConfig::new(o.policy, n, o.queue_size);
     if let Some(s) = o.slop_ns {
@@ -364,7 +417,7 @@ pub fn sync_of(bag: &Bag, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
         (None, Vec::new())
     } else {
         let outcome = emulate(&cfg, &arr)?;
-        freshness = freshness_check(&bag, o, &arr, &outcome, &mut warnings)?;
+        freshness = freshness_check(bag, o, &arr, &outcome, &mut warnings)?;
         if let Some(p) = &o.evidence {
             write_sets(p, &o.topics, &arr, &outcome, freshness.as_ref())?;
         }

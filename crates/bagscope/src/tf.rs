@@ -17,15 +17,21 @@ use bagscope_tf::{
 use crate::series::{locators, topic_schemas};
 use crate::Error;
 
+/// The TF topics read when none are given: dynamic `/tf` and latched `/tf_static`.
 pub const DEFAULT_TF_TOPICS: [&str; 2] = ["/tf", "/tf_static"];
 
+/// The `tf2_ros::MessageFilter` `tf` emulates and which topics it is fed.
 #[derive(Debug, Clone)]
 pub struct TfOptions {
+    /// The frame every data message must be transformable into (a leading `/` is ignored;
+    /// empty is a usage error).
     pub target_frame: String,
+    /// The data topics fed to the filter (at least one); a topic without a `std_msgs/Header`
+    /// is warned about (the filter cannot take it).
     pub topics: Vec<String>,
     /// MessageFilter queue size (0 = unbounded).
     pub queue_size: usize,
-    /// Buffer cache length.
+    /// The tf2 buffer's cache length (must be positive; tf2's default is 10 s).
     pub cache_ns: i64,
     /// TF topics; a name ending in `tf_static` is latched static TF.
     pub tf_topics: Vec<String>,
@@ -33,29 +39,50 @@ pub struct TfOptions {
     pub evidence: Option<PathBuf>,
 }
 
+/// One TF topic as read.
 #[derive(Debug, Clone, Serialize)]
 pub struct TfTopicUsed {
+    /// The topic name, as given.
     pub topic: String,
+    /// Read as latched static TF (the name ends in `tf_static`).
     pub is_static: bool,
+    /// Whether the bag has the topic (a missing one is read as empty and warned about).
     pub present: bool,
+    /// TF messages read from it (undecodable ones are left out and warned about).
     pub messages: usize,
 }
 
+/// `bagscope tf`: what `tf2_ros::MessageFilter` would have done with each message (the CLI's
+/// `tf --json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct TfCommandReport {
+    /// The path the bag was opened from.
     pub bag: String,
+    /// The filter's target frame, as given.
     pub target_frame: String,
+    /// The filter's queue size (0 = unbounded).
     pub queue_size: usize,
+    /// The tf2 buffer's cache length.
     pub cache_ns: i64,
+    /// The TF topics read, in the order given.
     pub tf_topics: Vec<TfTopicUsed>,
+    /// Per data topic: messages ready on arrival, ready after a wait (with the waits), or
+    /// dropped (by reason).
     pub topics: Vec<TopicReadiness>,
+    /// Most messages waiting at once in one topic's queue.
     pub max_waiting: usize,
+    /// TF samples the buffer took, and those tf2 would refuse (old, repeated, invalid).
     pub tf_inserts: bagscope_tf::buffer::InsertStats,
+    /// The TF tree: frames, edges with their rates and gaps, and tree findings (several
+    /// parents, competing publishers, an edge both static and dynamic).
     pub tree: TreeReport,
+    /// Bag damage, missing TF topics, undecodable TF or data messages (data loss), header-less
+    /// data topics, no TF at all, tree findings; sorted.
     pub warnings: Vec<Warning>,
 }
 
 impl TfCommandReport {
+    /// True when a warning says messages were lost (exit code 3).
     pub fn data_loss(&self) -> bool {
         self.warnings.iter().any(|w| w.data_loss)
     }
@@ -233,6 +260,8 @@ pub(crate) fn read_tf(bag: &Bag, tf_topics: &[String], data: &[String]) -> Resul
     })
 }
 
+/// `bagscope tf` of the bag at `path`. Errors on no data topic, an empty target frame, a cache
+/// length not positive, a topic missing or given twice, or a TF topic of another type.
 pub fn tf(path: &Path, o: &TfOptions) -> Result<TfCommandReport, Error> {
     validate_tf(o)?;
     tf_of(&Bag::open(path)?, o)
@@ -257,9 +286,9 @@ pub fn tf_of(bag: &Bag, o: &TfOptions) -> Result<TfCommandReport, Error> {
     let path = bag.path.as_path();
     // Before any work: the evidence file must not replace the bag it is about.
     if let Some(p) = &o.evidence {
-        crate::refuse_bag_files(&bag, &[p.as_path()])?;
+        crate::refuse_bag_files(bag, &[p.as_path()])?;
     }
-    let read = read_tf(&bag, &o.tf_topics, &o.topics)?;
+    let read = read_tf(bag, &o.tf_topics, &o.topics)?;
     let mut warnings = read.warnings;
     let cfg = FilterConfig {
         target_frame: o.target_frame.clone(),
@@ -369,7 +398,8 @@ pub(crate) fn sync_tf(bag: &Bag, tf_topics: &[String], topics: &[String]) -> Res
     })
 }
 
-/// Used by the CLI's text rendering.
+/// The JSON name of a readiness (`ready_on_arrival`, `ready_after_wait`, `dropped`), for text
+/// output.
 pub fn readiness_name(r: Readiness) -> &'static str {
     match r {
         Readiness::ReadyOnArrival => "ready_on_arrival",

@@ -12,7 +12,7 @@ static BEFORE_EXIT: Mutex<Vec<Handler>> = Mutex::new(Vec::new());
 static SEEN: AtomicU32 = AtomicU32::new(0);
 
 /// Runs `f` if a second Ctrl-C ends the process before the work could stop cleanly.
-pub fn before_forced_exit(f: impl Fn() + Send + 'static) {
+pub(crate) fn before_forced_exit(f: impl Fn() + Send + 'static) {
     BEFORE_EXIT
         .lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -20,7 +20,7 @@ pub fn before_forced_exit(f: impl Fn() + Send + 'static) {
 }
 
 /// Runs `f` on the first Ctrl-C (or SIGTERM).
-pub fn on_interrupt(f: impl Fn() + Send + 'static) {
+pub(crate) fn on_interrupt(f: impl Fn() + Send + 'static) {
     let first = {
         let mut h = HANDLERS.lock().unwrap_or_else(|p| p.into_inner());
         h.push(Box::new(f));

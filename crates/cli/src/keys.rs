@@ -8,14 +8,14 @@ use std::thread::JoinHandle;
 
 use bagscope_replay::Control;
 
-pub struct Keys {
+pub(crate) struct Keys {
     saved: Option<libc::termios>,
     handle: JoinHandle<()>,
 }
 
 impl Keys {
     /// Restores the terminal once the reader has noticed the stop.
-    pub fn finish(self) {
+    pub(crate) fn finish(self) {
         let _ = self.handle.join();
         if let Some(t) = self.saved {
             // SAFETY: fd 0 is stdin; `t` came from tcgetattr on it.
@@ -26,7 +26,7 @@ impl Keys {
     }
 }
 
-pub fn spawn(ctl: Arc<Control>) -> Keys {
+pub(crate) fn spawn(ctl: Arc<Control>) -> Keys {
     // SAFETY: termios is plain data; tcgetattr fills it or fails.
     let saved = unsafe {
         let mut t: libc::termios = std::mem::zeroed();

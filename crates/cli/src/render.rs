@@ -9,7 +9,7 @@ use bagscope::text::visible;
 use serde::Serialize;
 
 /// Pretty JSON on stdout, newline-terminated.
-pub fn json<T: Serialize>(v: &T) -> anyhow::Result<()> {
+pub(crate) fn json<T: Serialize>(v: &T) -> anyhow::Result<()> {
     // Serialize first, then write: an io::Error (a closed pipe) then reaches main() as itself,
     // which serde_json's writer error would hide.
     let mut bytes = serde_json::to_vec_pretty(v)?;
@@ -22,7 +22,7 @@ pub fn json<T: Serialize>(v: &T) -> anyhow::Result<()> {
 
 /// An aligned text table: first row is the header; columns after the first are right-aligned
 /// when every value in them looks numeric.
-pub fn table(rows: &[Vec<String>]) -> String {
+pub(crate) fn table(rows: &[Vec<String>]) -> String {
     if rows.is_empty() {
         return String::new();
     }
@@ -66,12 +66,12 @@ pub fn table(rows: &[Vec<String>]) -> String {
     s
 }
 
-pub fn opt_f(v: Option<f64>, prec: usize) -> String {
+pub(crate) fn opt_f(v: Option<f64>, prec: usize) -> String {
     v.map(|x| format!("{x:.prec$}"))
         .unwrap_or_else(|| "-".into())
 }
 
-pub fn opt_ms(v: Option<i64>) -> String {
+pub(crate) fn opt_ms(v: Option<i64>) -> String {
     v.map(|x| format!("{:.1}", x as f64 / 1e6))
         .unwrap_or_else(|| "-".into())
 }
@@ -79,7 +79,7 @@ pub fn opt_ms(v: Option<i64>) -> String {
 /// Set by `--verbose`: every warning on its own line instead of one line per code.
 static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-pub fn set_verbose(v: bool) {
+pub(crate) fn set_verbose(v: bool) {
     VERBOSE.store(v, std::sync::atomic::Ordering::Relaxed);
 }
 
@@ -107,7 +107,7 @@ fn warning_line(w: &bagscope::Warning) -> String {
 /// Warnings as text: by default one line per code (how many, which topics or files, the first
 /// message), worst first; with `--verbose` every warning on its own line. Topics and files are
 /// listed in natural order (`_2` before `_10`).
-pub fn warnings(ws: &[bagscope::Warning]) -> String {
+pub(crate) fn warnings(ws: &[bagscope::Warning]) -> String {
     use bagscope::findings::{natural_cmp, severity_of};
     let mut ws: Vec<&bagscope::Warning> = ws.iter().collect();
     ws.sort_by(|a, b| {
@@ -181,7 +181,7 @@ pub fn warnings(ws: &[bagscope::Warning]) -> String {
 
 /// A rate cell: the rate, or what the times are when they give none ("span 17 ns": log times
 /// too close together for a rate to mean anything).
-pub fn rate(rate_hz: Option<f64>, count: u64, span_ns: i64) -> String {
+pub(crate) fn rate(rate_hz: Option<f64>, count: u64, span_ns: i64) -> String {
     match rate_hz {
         Some(r) => format!("{r:.2}"),
         None if count >= 2 => format!("span {}", bagscope::timefmt::short_ns(span_ns)),
@@ -190,7 +190,7 @@ pub fn rate(rate_hz: Option<f64>, count: u64, span_ns: i64) -> String {
 }
 
 /// The verdicts' findings, one line per code, worst first (errors, warnings, then info).
-pub fn findings(fs: &[bagscope::findings::VerdictFinding]) -> String {
+pub(crate) fn findings(fs: &[bagscope::findings::VerdictFinding]) -> String {
     use bagscope::findings::Severity;
     if fs.is_empty() {
         return "findings: none\n".into();
@@ -223,13 +223,13 @@ pub fn findings(fs: &[bagscope::findings::VerdictFinding]) -> String {
 }
 
 /// `s` for a terminal: its lines kept, every other control character written out.
-pub fn terminal_text(s: &str) -> String {
+pub(crate) fn terminal_text(s: &str) -> String {
     s.split('\n').map(visible).collect::<Vec<_>>().join("\n")
 }
 
 /// Writes text to stdout, propagating a broken pipe as an error main() treats as success.
 /// Control characters other than line ends are written out ([`terminal_text`]).
-pub fn print(s: &str) -> anyhow::Result<()> {
+pub(crate) fn print(s: &str) -> anyhow::Result<()> {
     let s = terminal_text(s);
     let mut out = std::io::stdout().lock();
     out.write_all(s.as_bytes())?;

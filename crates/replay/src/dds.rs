@@ -31,7 +31,10 @@ pub use rustdds;
 /// representation identifier separately from the body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RawCdr {
+    /// The encapsulation's representation identifier (`00 01` little-endian CDR, `00 00`
+    /// big-endian).
     pub representation: [u8; 2],
+    /// The serialized message after the 4-byte encapsulation header.
     pub body: Bytes,
 }
 
@@ -46,6 +49,7 @@ impl RawCdr {
     }
 }
 
+/// The (de)serializer error type RustDDS asks for; passing raw bytes through never fails.
 #[derive(Debug, thiserror::Error)]
 #[error("raw CDR: {0}")]
 pub struct RawError(String);
@@ -78,6 +82,7 @@ impl SerializerAdapter<RawCdr> for RawBe {
 /// Deserializer that keeps the bytes: receivers see exactly what was sent.
 pub struct RawIn;
 
+/// [`RawIn`]'s decoder: copies the received body with its representation identifier.
 #[derive(Clone, Copy)]
 pub struct RawDecoder;
 
@@ -129,6 +134,8 @@ pub fn dds_type_name(ros_type: &str) -> String {
     }
 }
 
+/// A ROS 2 QoS profile as RustDDS policies (durations beyond RustDDS's range sent as
+/// infinite).
 pub fn to_dds_qos(q: &TopicQos) -> QosPolicies {
     // RustDDS keeps whole seconds in an i32: longer durations are sent as infinite.
     let d = |ns: Option<i64>| match ns {
@@ -190,6 +197,7 @@ pub enum DiscoveryRange {
 
 /// One DDS participant with a publisher and a subscriber.
 pub struct Node {
+    /// The participant itself, for callers that need more than this wrapper gives.
     pub participant: DomainParticipant,
     publisher: Publisher,
     subscriber: Subscriber,
@@ -309,6 +317,7 @@ impl Node {
             .map_err(|e| dds_err(&format!("creating a reader for {ros_topic}"), e))
     }
 
+    /// The participant's publisher, which [`RawWriter::send`] writes through.
     pub fn publisher(&self) -> &Publisher {
         &self.publisher
     }
@@ -338,6 +347,7 @@ pub struct RawWriter {
 pub enum SendError {
     /// Not plain CDR (e.g. XCDR2): not sent.
     Encapsulation([u8; 2]),
+    /// The DDS writer refused the sample; RustDDS's reason.
     Write(String),
 }
 

@@ -38,20 +38,29 @@ use pace::unix_now_ns;
 pub use pace::{ExternalClock, Timebase};
 pub use qos::{QosOverrides, TopicQos};
 
+/// Why `play` could not start or went wrong; each says what to fix or what failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
+    /// The bag could not be opened or read, or a topic named in the options is not in it.
     #[error(transparent)]
     Bag(#[from] BagError),
+    /// The options contradict each other or are out of range; the message names the option.
     #[error("{0}")]
     Usage(String),
+    /// The DDS stack failed (creating the participant, a writer, the clock reader).
     #[error("DDS: {0}")]
     Dds(String),
+    /// A file could not be read (the QoS override YAML).
     #[error("{what}: {source}: {path}")]
     Io {
+        /// What was being read.
         what: String,
+        /// The file.
         path: String,
+        /// The operating system's reason.
         source: std::io::Error,
     },
+    /// Writing `--out` failed.
     #[error("{0}")]
     Out(String),
 }
@@ -73,6 +82,7 @@ pub enum Order {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Restamp {
+    /// Payloads are sent exactly as recorded.
     #[default]
     Keep,
     /// `header.stamp` := the time receivers see at publish (bag time with `--clock`, the
@@ -80,25 +90,37 @@ pub enum Restamp {
     Now,
 }
 
+/// How `play` plays ([`Default`]: every topic, once, at rate 1, publishing on domain 0).
 #[derive(Debug, Clone)]
 pub struct PlayOptions {
     /// Topics to play (empty: all).
     pub topics: Vec<String>,
+    /// Topics not to play, even when listed in `topics`.
     pub exclude_topics: Vec<String>,
     /// `OLD → NEW` topic renames.
     pub remap: Vec<(String, String)>,
+    /// Playback speed: 2.0 plays twice as fast (positive; default 1.0).
     pub rate: f64,
+    /// Skip this much bag time after the first message (by the `order` key) before playing;
+    /// default 0.
     pub start_offset_ns: i64,
+    /// Play at most this much bag time after the start (per pass when looping); None: to the
+    /// end.
     pub duration_ns: Option<i64>,
     /// Wait before the first message (after subscribers are found, if waited for).
     pub delay_ns: i64,
+    /// Play again from the start after the end, until stopped (default false).
     pub loop_playback: bool,
     /// Publish `/clock` at this rate with bag time.
     pub clock_hz: Option<f64>,
+    /// Which of each message's times schedules it (default: log time).
     pub order: Order,
+    /// Start paused: nothing is published until [`Control::toggle_pause`] or
+    /// [`Control::step`].
     pub start_paused: bool,
     /// Pace by this clock topic instead of the monotonic clock.
     pub follow_clock: Option<String>,
+    /// Whether `header.stamp` is rewritten at publish (default: kept).
     pub restamp: Restamp,
     /// Write what is played into this MCAP, log time = scheduled time.
     pub out: Option<PathBuf>,
@@ -106,14 +128,20 @@ pub struct PlayOptions {
     pub publish: bool,
     /// Pace in real time without publishing (a null sink): measures this machine's scheduling.
     pub dry_run: bool,
+    /// The ROS 2 domain (`ROS_DOMAIN_ID`) published on (default 0).
     pub domain_id: u16,
     /// How far DDS discovery and traffic reach.
     pub discovery_range: dds::DiscoveryRange,
+    /// Per-topic QoS replacing the recorded profiles (rosbag2's override YAML); topics it
+    /// names must be in the bag.
     pub qos_overrides: QosOverrides,
     /// Before playing, wait up to this long until every topic has a matched subscriber.
     pub wait_for_subscribers_ns: Option<i64>,
     /// At the end, wait up to this long for reliable subscribers to acknowledge everything.
     pub ack_timeout_ns: i64,
+    /// How far out of schedule order the read-ahead still puts messages back in order
+    /// (default 0.5 s); messages later than that are played late and counted as
+    /// `out_of_order`.
     pub reorder_window_ns: i64,
     /// Read-ahead budget.
     pub queue_bytes: usize,
@@ -169,6 +197,7 @@ pub struct Control {
 }
 
 impl Control {
+    /// A control for one playback, paused from the start when `start_paused`.
     pub fn new(start_paused: bool) -> Arc<Control> {
         let c = Control::default();
         c.paused.store(start_paused, Ordering::SeqCst);
@@ -178,12 +207,16 @@ impl Control {
     pub fn stop(&self) {
         self.stop.store(true, Ordering::SeqCst);
     }
+    /// Whether [`Control::stop`] was called.
     pub fn stopped(&self) -> bool {
         self.stop.load(Ordering::SeqCst)
     }
+    /// Pauses or resumes playback; true when it is now paused. Time spent paused shifts the
+    /// schedule instead of making messages late.
     pub fn toggle_pause(&self) -> bool {
         !self.paused.fetch_xor(true, Ordering::SeqCst)
     }
+    /// Whether playback is paused.
     pub fn paused(&self) -> bool {
         self.paused.load(Ordering::SeqCst)
     }
@@ -196,6 +229,7 @@ impl Control {
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
             .is_ok()
     }
+    /// Messages published so far, all topics.
     pub fn published(&self) -> u64 {
         self.published.load(Ordering::Relaxed)
     }
@@ -208,17 +242,25 @@ impl Control {
     }
 }
 
+/// One topic as played (`topics` in `play --json`, sorted by name).
 #[derive(Debug, Clone, Serialize)]
 pub struct PlayedTopic {
+    /// The topic's name in the bag.
     pub topic: String,
     /// Name it was published under (after `--remap`).
     pub published_as: String,
+    /// The message type as recorded; `type` in JSON.
     #[serde(rename = "type")]
     pub type_name: String,
+    /// The QoS it was published with (recorded profiles adapted as rosbag2 does, or the
+    /// override).
     pub qos: TopicQos,
+    /// Messages played: sent over DDS, or when nothing is published (dry run, offline) paced
+    /// or written to `--out`.
     pub published: u64,
     /// Messages that could not be sent (see warnings).
     pub failed: u64,
+    /// Messages whose `header.stamp` was rewritten (`--restamp now`).
     pub restamped: u64,
     /// Publish time minus target time, ns (absent offline).
     pub timing_error: Option<NsSummary>,
@@ -252,41 +294,59 @@ pub struct WireReport {
     /// Messages seen leaving, and handed off but not seen leaving (no subscriber to send to,
     /// or lost by the capture).
     pub seen: u64,
+    /// Messages handed off but not seen leaving.
     pub not_seen: u64,
     /// Packets the kernel dropped from the capture's queue.
     pub capture_dropped: u64,
 }
 
+/// The `/clock` the player published (`--clock`).
 #[derive(Debug, Clone, Serialize)]
 pub struct ClockReport {
+    /// The topic (`/clock`).
     pub topic: String,
+    /// The rate asked for.
     pub hz: f64,
+    /// Clock messages published.
     pub published: u64,
 }
 
+/// `bagscope play`: what was played and how well it kept time (the CLI's `play --json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct PlayReport {
+    /// The path the bag was opened from.
     pub bag: String,
     /// `realtime` (monotonic clock), `follow_clock`, `dry_run` (paced, published nowhere), or
     /// `offline` (`--out` only, no waiting).
     pub mode: &'static str,
+    /// The playback speed.
     pub rate: f64,
+    /// Which time scheduled the messages.
     pub order: Order,
+    /// Whether stamps were rewritten.
     pub restamp: Restamp,
+    /// The ROS 2 domain published on (absent when nothing was published).
     pub domain_id: Option<u16>,
     /// Where DDS discovery and traffic went (absent when nothing was published).
     pub discovery_range: Option<dds::DiscoveryRange>,
+    /// The clock topic followed, if any.
     pub follow_clock: Option<String>,
     /// Wall time when playback started (the schedule's origin before any pause), ns since the
     /// Unix epoch.
     pub started_unix_ns: i64,
+    /// How long playback took on the monotonic clock: from just before the first message was
+    /// read until the report was made (the end-of-playback waits for acknowledgements and
+    /// packets included; discovery before it not).
     pub wall_duration_ns: i64,
     /// Bag time of the first scheduled message (the schedule's zero), ns.
     pub begin_ns: Option<i64>,
+    /// Passes started (1 without `--loop`; 0 when nothing was played).
     pub loops_played: u32,
     /// Stopped by Ctrl-C / a closed output before the end.
     pub interrupted: bool,
+    /// Messages published, all topics.
     pub published: u64,
+    /// Messages that could not be sent, all topics (exit code 3).
     pub failed: u64,
     /// Over all topics: publish time (the hand-off to the DDS writer) minus target time, ns.
     /// `--out` writes exactly these instants: its publish time minus its log time is this
@@ -312,12 +372,19 @@ pub struct PlayReport {
     /// Over all topics: messages handed off early by the steady hand-off-to-wire delay (see
     /// [`wire::steady_shift`]), and the median shift.
     pub scheduled_early: u64,
+    /// The median early shift, ns (absent when none was applied).
     pub scheduled_early_by_ns: Option<i64>,
+    /// Every topic played, sorted by name.
     pub topics: Vec<PlayedTopic>,
+    /// The `/clock` published with `--clock`; absent otherwise.
     pub clock: Option<ClockReport>,
+    /// The MCAP file written with `--out`; absent otherwise.
     pub out: Option<String>,
     /// Messages more than the reorder window out of schedule order (played late).
     pub out_of_order: u64,
+    /// Bag damage, QoS that could not be read or was mixed, stamps not rewritten, schedule
+    /// keys missing (log time used), no subscriber, unacknowledged messages, a followed clock
+    /// that went back, payloads with unsupported encapsulation.
     pub warnings: Vec<Warning>,
 }
 

@@ -8,17 +8,17 @@ use bagscope_bag::{Bag, Rosbag2Writer, Topic, WriteChannel, WriteError};
 
 use crate::ReplayError;
 
-pub struct OutTopic<'a> {
+pub(crate) struct OutTopic<'a> {
     pub topic: &'a Topic,
     pub published_as: &'a str,
 }
 
 #[derive(Default)]
-pub struct Sinks {
+pub(crate) struct Sinks {
     pub mcap: Option<McapOut>,
 }
 
-pub struct McapOut(Rosbag2Writer);
+pub(crate) struct McapOut(Rosbag2Writer);
 
 /// Where `--out PATH` is written until it is complete.
 pub fn partial_path(path: &Path) -> PathBuf {
@@ -38,7 +38,11 @@ fn err(e: WriteError) -> ReplayError {
 }
 
 impl McapOut {
-    pub fn create(path: &Path, bag: &Bag, topics: &[OutTopic<'_>]) -> Result<McapOut, ReplayError> {
+    pub(crate) fn create(
+        path: &Path,
+        bag: &Bag,
+        topics: &[OutTopic<'_>],
+    ) -> Result<McapOut, ReplayError> {
         let mut w = Rosbag2Writer::create(
             path,
             concat!("bagscope play ", env!("CARGO_PKG_VERSION")),
@@ -68,7 +72,7 @@ impl McapOut {
     }
 
     /// `k`: index into the topics given at creation; messages numbered per topic from 1.
-    pub fn write(
+    pub(crate) fn write(
         &mut self,
         k: usize,
         log_time_ns: i64,
@@ -80,7 +84,7 @@ impl McapOut {
             .map_err(err)
     }
 
-    pub fn finish(self) -> Result<PathBuf, ReplayError> {
+    pub(crate) fn finish(self) -> Result<PathBuf, ReplayError> {
         self.0.finish().map_err(err)
     }
 }

@@ -84,6 +84,8 @@ fn dur(ns: i64) -> Duration {
 }
 
 impl Timebase {
+    /// A schedule played at `rate` (bag seconds per wall second) whose first message is due
+    /// `delay_ns` after the origin; the origin is now until [`Timebase::start_now`] sets it.
     pub fn new(rate: f64, delay_ns: i64) -> Timebase {
         Timebase {
             st: Arc::new(Mutex::new(TbState {
@@ -109,6 +111,7 @@ impl Timebase {
         f(&mut g)
     }
 
+    /// Sets the origin (schedule offset 0, before the delay) to now.
     pub fn start_now(&mut self) {
         self.with(|s| {
             s.origin = Instant::now();
@@ -122,11 +125,14 @@ impl Timebase {
         self.with(|s| s.start_unix_ns)
     }
 
+    /// Sets the origin to now and to `clock_ns` on the followed clock.
     pub fn start_external(&mut self, clock_ns: i64) {
         self.start_now();
         self.with(|s| s.ext_origin_ns = clock_ns);
     }
 
+    /// The bag time of the schedule's zero (the first message's key); only the first call
+    /// counts.
     pub fn set_begin(&self, bag_ns: i64) {
         self.with(|s| {
             s.begin_bag_ns.get_or_insert(bag_ns);
@@ -138,6 +144,8 @@ impl Timebase {
         self.with(|s| s.loop_base_ns = offset_ns);
     }
 
+    /// Pauses the schedule: while paused the bag time stands still, and the time spent paused
+    /// moves the origin when playback resumes.
     pub fn pause(&self) {
         self.with(|s| {
             s.paused_since.get_or_insert_with(Instant::now);
@@ -359,6 +367,7 @@ pub struct ExternalClock {
     st: Arc<(Mutex<ExtState>, Condvar)>,
     stop: Arc<AtomicBool>,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// The clock topic followed.
     pub topic: String,
 }
 
@@ -481,6 +490,7 @@ impl ExternalClock {
         (g.received, g.backwards)
     }
 
+    /// Stops following the clock and joins the reader thread (also done on drop).
     pub fn shutdown(&self) {
         self.stop.store(true, Ordering::Relaxed);
         let h = match self.thread.lock() {
@@ -500,7 +510,7 @@ impl Drop for ExternalClock {
 }
 
 /// The `/clock` publisher thread (bag time at a fixed rate, as `ros2 bag play --clock`).
-pub struct ClockThread<'s> {
+pub(crate) struct ClockThread<'s> {
     stop: Arc<AtomicBool>,
     published: Arc<AtomicU64>,
     handle: ScopedJoinHandle<'s, ()>,
@@ -508,14 +518,14 @@ pub struct ClockThread<'s> {
 
 impl ClockThread<'_> {
     /// Stops the thread; how many clock messages it sent.
-    pub fn finish(self) -> u64 {
+    pub(crate) fn finish(self) -> u64 {
         self.stop.store(true, Ordering::Relaxed);
         let _ = self.handle.join();
         self.published.load(Ordering::Relaxed)
     }
 }
 
-pub fn spawn_clock<'s, 'e>(
+pub(crate) fn spawn_clock<'s, 'e>(
     s: &'s Scope<'s, 'e>,
     node: Arc<Node>,
     topic: &str,

@@ -20,34 +20,47 @@ use serde_yaml_ng::Value;
 
 use crate::ReplayError;
 
+/// The QoS reliability policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reliability {
+    /// Lost samples are resent until acknowledged (matches reliable subscribers only).
     Reliable,
+    /// Samples are sent once (matches every subscriber).
     BestEffort,
 }
 
+/// The QoS durability policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Durability {
+    /// Late-joining subscribers get nothing sent before they joined.
     Volatile,
+    /// Late-joining subscribers get the samples still in the history (latched topics such as
+    /// `/tf_static`).
     TransientLocal,
 }
 
+/// The QoS history policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "depth")]
 pub enum History {
+    /// Keep this many samples per instance.
     KeepLast(u32),
+    /// Keep every sample (within resource limits).
     KeepAll,
 }
 
+/// The QoS liveliness policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Liveliness {
+    /// The middleware asserts the publisher's liveliness itself.
     #[default]
     Automatic,
     /// rmw's deprecated `manual_by_node`; DDS calls it manual by participant.
     ManualByNode,
+    /// The publisher asserts its liveliness by publishing.
     ManualByTopic,
 }
 
@@ -55,12 +68,19 @@ pub enum Liveliness {
 /// when infinite (or unspecified, which ROS 2 middlewares take as infinite).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TopicQos {
+    /// Reliable or best effort.
     pub reliability: Reliability,
+    /// Volatile or transient local.
     pub durability: Durability,
+    /// Keep last N or keep all.
     pub history: History,
+    /// Longest promised time between two samples.
     pub deadline_ns: Option<i64>,
+    /// How long a sample stays valid for delivery after it is written.
     pub lifespan_ns: Option<i64>,
+    /// How the publisher's liveliness is asserted.
     pub liveliness: Liveliness,
+    /// How long the publisher counts as alive after its last assertion.
     pub liveliness_lease_ns: Option<i64>,
     /// `recorded`, `default` (nothing recorded, or publishers that differed), or `override`.
     pub source: &'static str,
@@ -284,7 +304,10 @@ impl Profile {
 /// What the player offers for a topic, and a warning when its recorded publishers differed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Offer {
+    /// The profile offered.
     pub qos: TopicQos,
+    /// How the recorded publishers' profiles differed, when they did (the default is then
+    /// offered); None when they agreed or nothing was recorded.
     pub mixed: Option<String>,
 }
 
@@ -340,6 +363,7 @@ pub fn from_recorded(yaml: Option<&str>) -> Result<Offer, String> {
 #[derive(Debug, Default, Clone)]
 pub struct QosOverrides(BTreeMap<String, ProfileOverride>);
 
+/// One topic's override: the policies the file names for it.
 #[derive(Debug, Clone, Copy)]
 pub struct ProfileOverride(Profile);
 
@@ -382,6 +406,7 @@ impl QosOverrides {
             .map_err(|m| ReplayError::Usage(format!("QoS override file {}: {m}", path.display())))
     }
 
+    /// The topics the file overrides, sorted.
     pub fn topics(&self) -> impl Iterator<Item = &str> {
         self.0.keys().map(String::as_str)
     }

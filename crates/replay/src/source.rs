@@ -15,25 +15,32 @@ use crate::Order;
 /// One message ready to play.
 #[derive(Debug, Clone)]
 pub struct Item {
+    /// The message's topic, as an index into the bag's topics.
     pub topic: usize,
     /// The time that sets the schedule (log, publish or header stamp), ns.
     pub key_ns: i64,
+    /// The recorder's receive time, ns.
     pub log_time_ns: i64,
+    /// Which `--loop` pass it belongs to, from 0.
     pub loop_index: u32,
+    /// The payload as recorded (CDR with its encapsulation header).
     pub data: Vec<u8>,
 }
 
 /// What the reader thread sends.
 #[derive(Debug)]
 pub enum Event {
+    /// The next message in schedule order.
     Message(Item),
     /// The reader finished (end of bag, end of the window, or stopped); its warnings and
     /// counts.
     Done(ReadSummary),
 }
 
+/// What the reader met, handed over when it finishes.
 #[derive(Debug, Default, Clone)]
 pub struct ReadSummary {
+    /// Damage found while reading.
     pub warnings: Vec<Warning>,
     /// Messages whose schedule time came more than the reorder window before one already
     /// handed over: played late, at once, in arrival order.
@@ -63,6 +70,7 @@ fn event_bytes(e: &Event) -> usize {
 }
 
 impl Queue {
+    /// An open queue holding at most `max_bytes` of payload (plus 64 bytes an event).
     pub fn new(max_bytes: usize) -> Arc<Queue> {
         Arc::new(Queue {
             inner: Mutex::new(QueueState {
@@ -125,12 +133,17 @@ impl Queue {
 
 /// What to read.
 pub struct ReadPlan {
+    /// Per bag topic: whether it is played.
     pub wanted: Vec<bool>,
+    /// Which time is each message's schedule key.
     pub order: Order,
+    /// Per bag topic: where its header stamp is, for [`Order::Stamp`].
     pub locators: Vec<StampLocator>,
     /// Skip messages earlier than the first one's time plus this.
     pub start_offset_ns: i64,
+    /// End a pass at messages later than its start plus this; None: the whole bag.
     pub duration_ns: Option<i64>,
+    /// Read the bag again from the start after the end, until stopped.
     pub loops: bool,
     /// Messages are held this long (in schedule time) to put them in order.
     pub reorder_window_ns: i64,

@@ -17,6 +17,7 @@ use std::time::Instant;
 /// One reading of the calling thread's CPU accounting.
 #[derive(Debug, Clone, Copy)]
 pub struct CpuSample {
+    /// When it was taken, on the monotonic clock.
     pub at: Instant,
     /// The thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`, brought up to date by the read).
     pub cpu_ns: u64,
@@ -42,10 +43,13 @@ impl StealProbe {
         probe
     }
 
+    /// Whether this platform gives per-thread CPU time and context switches (Linux); without
+    /// them no steal is measured.
     pub fn available(&self) -> bool {
         self.available
     }
 
+    /// A reading of the calling thread's accounting now; None where it is not available.
     pub fn sample(&mut self) -> Option<CpuSample> {
         if !self.available {
             return None;

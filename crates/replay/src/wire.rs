@@ -25,7 +25,9 @@ pub type Guid = [u8; 16];
 /// One sample of one writer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SampleId {
+    /// The writer that sent it.
     pub writer: Guid,
+    /// Its RTPS sequence number within that writer (from 1).
     pub sn: i64,
 }
 
@@ -34,8 +36,11 @@ pub struct SampleId {
 pub struct Fragments {
     /// First fragment number in the submessage (from 1).
     pub first: u32,
+    /// Fragments in the submessage.
     pub count: u16,
+    /// Bytes per fragment (the last may be shorter).
     pub fragment_size: u16,
+    /// Bytes of the whole serialized sample.
     pub sample_size: u32,
 }
 
@@ -50,7 +55,9 @@ impl Fragments {
 /// A DATA (whole sample) or DATA_FRAG (part of one) submessage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DataSubmessage {
+    /// The sample it carries (or part of).
     pub id: SampleId,
+    /// Which fragments, for DATA_FRAG; None for a whole-sample DATA.
     pub fragments: Option<Fragments>,
 }
 
@@ -220,6 +227,8 @@ pub struct EarlyRule {
 }
 
 impl EarlyRule {
+    /// Adds one message's hand-off-to-wire delay; each full block of them decides the shift
+    /// anew.
     pub fn push(&mut self, delay_ns: i64) {
         self.block.push(delay_ns);
         if self.block.len() >= EARLY_BLOCK {
@@ -241,6 +250,7 @@ pub struct TopicWire {
     pub handoff_to_wire: Vec<i64>,
     /// Per matched message: wire instant minus target (`timing_error` + the delay above).
     pub wire_error: Vec<i64>,
+    /// The topic's early-scheduling state, fed by its hand-off-to-wire delays.
     pub early: EarlyRule,
     /// Handed off, never seen leaving within [`MATCH_HORIZON_NS`].
     pub not_seen: u64,
@@ -271,10 +281,13 @@ pub struct Matcher {
     prefix: [u8; 12],
     handed_off: HashMap<SampleId, HandOff>,
     seen: HashMap<SampleId, Seen>,
+    /// Per topic (the player's topic order): what was matched.
     pub topics: Vec<TopicWire>,
 }
 
 impl Matcher {
+    /// A matcher for the samples of the participant with GUID prefix `prefix`, for `topics`
+    /// topics.
     pub fn new(prefix: [u8; 12], topics: usize) -> Matcher {
         Matcher {
             prefix,
@@ -408,13 +421,17 @@ pub struct Capture;
 
 #[cfg(not(target_os = "linux"))]
 impl Capture {
+    /// Always `Err`: no capture off Linux.
     pub fn start(_prefix: [u8; 12], _topics: usize) -> Result<Capture, String> {
         Err("not measured (packet capture is implemented for Linux only)".into())
     }
+    /// No early shift: 0.
     pub fn shift_ns(&self, _topic: usize) -> i64 {
         0
     }
+    /// Does nothing.
     pub fn handed_off(&self, _topic: usize, _id: SampleId, _at: i64, _err: i64) {}
+    /// An empty matcher and no dropped packets.
     pub fn finish(self, _drain: std::time::Duration) -> (Matcher, u64) {
         (Matcher::new([0; 12], 0), 0)
     }
@@ -704,10 +721,14 @@ mod capture {
             })
         }
 
+        /// How much earlier than its target `topic`'s next message should be handed off
+        /// (0 until its hand-off-to-wire delay has been steady for a block).
         pub fn shift_ns(&self, topic: usize) -> i64 {
             lock(&self.matcher).shift_ns(topic)
         }
 
+        /// The player handed sample `id` of `topic` to DDS at `at_unix_ns` (wall clock), with
+        /// `error_ns` its timing error against the target.
         pub fn handed_off(&self, topic: usize, id: SampleId, at_unix_ns: i64, error_ns: i64) {
             lock(&self.matcher).handed_off(topic, id, at_unix_ns, error_ns);
         }

@@ -60,8 +60,11 @@ pub enum Error {
 /// `[A-Za-z0-9_.-]`, topic names through [`file_stem_for_topic`]).
 #[derive(Debug, Clone)]
 pub struct Plot {
+    /// The figure's id: its PNG file stem, unique within a page.
     pub id: String,
+    /// A caption for the page (control characters written out).
     pub title: String,
+    /// What to draw.
     pub figure: Figure,
 }
 
@@ -600,6 +603,7 @@ pub fn compare_with_plots(
 
 // ------------------------------------------------------------------ report
 
+/// Where `report` writes and which pairs it matches.
 #[derive(Debug, Clone, Default)]
 pub struct ReportOptions {
     /// Default: `reports/<bag name>/`.
@@ -608,42 +612,73 @@ pub struct ReportOptions {
     pub pairs: Vec<(String, String)>,
 }
 
+/// One synchronizer emulated on a sensor pair (`sync` in `report.json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct SyncEntry {
     /// `exact` (Image + CameraInfo of one namespace) or `approximate` (sensor pair).
     pub kind: String,
+    /// The pair's topics, in the synchronizer's input order.
     pub topics: Vec<String>,
+    /// `sync`'s report: C++ ExactTime emulated for an `exact` pair, an approx-py slop and queue
+    /// recommendation for an `approximate` one; None when `sync` failed.
     pub report: Option<SyncCommandReport>,
+    /// Why `sync` failed on the pair; None when it answered.
     pub error: Option<String>,
 }
 
+/// One command/response pair matched (`match` in `report.json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct MatchEntry {
+    /// The command topic.
     pub command: String,
+    /// The response topic.
     pub response: String,
+    /// `match`'s report with default options; None when matching failed.
     pub report: Option<MatchCommandReport>,
+    /// Why matching failed (different clocks with no `/clock`, nothing to pair, ...); None
+    /// when it answered.
     pub error: Option<String>,
 }
 
+/// One matched pair's delay, for the first screen.
 #[derive(Debug, Clone, Serialize)]
 pub struct DelayVerdict {
+    /// The command topic.
     pub command: String,
+    /// The response topic.
     pub response: String,
+    /// How long the response follows the command.
     pub delay_ns: i64,
+    /// `delay_ns` in milliseconds.
     pub delay_ms: f64,
+    /// How the delay was found: `event_pairs` or `error_curve_min`.
     pub method: String,
+    /// RMS of response − command over the pairs before correcting for the delay (the joints'
+    /// unit: radians for revolute joints).
     pub error_before_rms: f64,
+    /// The same RMS after shifting the response back by the delay.
     pub error_after_rms: f64,
+    /// How the two topics were put on one clock, in words, when they were on different ones;
+    /// None when no mapping was needed.
     pub clock_mapping: Option<String>,
 }
 
+/// One sensor pair's synchronizer outcome, for the first screen.
 #[derive(Debug, Clone, Serialize)]
 pub struct SyncVerdict {
+    /// `exact` or `approximate`, as in [`SyncEntry::kind`].
     pub kind: String,
+    /// The pair's topics.
     pub topics: Vec<String>,
+    /// The policy emulated or recommended for (`exact`, `approx-py`); empty when `sync`
+    /// failed.
     pub policy: String,
+    /// Sets per message of the sparser topic: at the recommendation for an `approximate` pair,
+    /// of the emulation for an `exact` one; None when there is neither.
     pub match_rate: Option<f64>,
+    /// The recommended slop; None without a recommendation.
     pub slop_ns: Option<i64>,
+    /// The recommended queue size; None without a recommendation.
     pub queue_size: Option<usize>,
     /// Why no slop / queue_size is recommended (too few messages, frozen stamps, stamps on
     /// different clocks, ...), when none is.
@@ -653,77 +688,108 @@ pub struct SyncVerdict {
 /// The first screen: the facts a reader (or a truth file) checks first.
 #[derive(Debug, Clone, Serialize)]
 pub struct Verdicts {
+    /// Last − first log time of the bag (`info`'s `duration_ns`).
     pub duration_ns: i64,
+    /// Messages in the bag, all topics.
     pub message_count: u64,
+    /// Topics the bag declares.
     pub topic_count: usize,
+    /// The clock the recorder's log times are on (`wall`, or `sim` with `use_sim_time`).
     pub recorder_axis: String,
     /// topic → clock axis (wall, sim, relative, zero, none, mixed).
     pub clock_axes: BTreeMap<String, String>,
+    /// Stamped topics are on different clocks (see `clocks`).
     pub split: bool,
+    /// Sim seconds per log-time second from the `/clock` fit; None without a sim clock.
     pub sim_clock_rate: Option<f64>,
+    /// The delay of every pair that matched.
     pub delays: Vec<DelayVerdict>,
     /// Check finding code → count.
     pub faults: BTreeMap<String, usize>,
+    /// The outcome of every sensor pair's synchronizer.
     pub sync: Vec<SyncVerdict>,
     /// Topics whose lag has more than one mode → mode centres (ns).
     pub multimodal_lag: BTreeMap<String, Vec<i64>>,
     /// Messages that could not be read at all (cut file, bad CRC, missing split file, loss the
     /// recorder logged); not topics that could not be decoded.
     pub data_loss: bool,
+    /// Warnings of all the analyses together, duplicates counted once.
     pub warning_count: usize,
     /// Every finding by code, worst first (errors, then warnings, then info), as `clocks
     /// --json` and `check --json` give them.
     pub findings: Vec<VerdictFinding>,
 }
 
+/// A figure of the page (`plots` in `report.json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct PlotRef {
+    /// The figure's id (the HTML element id suffix, the PNG file stem).
     pub id: String,
+    /// Its caption.
     pub title: String,
+    /// The section it is shown in (`lag` or `match`, see [`SECTIONS`]).
     pub section: String,
+    /// Its PNG file, relative to the report folder.
     pub png: String,
 }
 
+/// Everything the page shows (`report.json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    /// The path the bag was opened from.
     pub bag: String,
+    /// The bag's display name (a folder's name, a `.mcap` file's stem).
     pub name: String,
+    /// The first screen.
     pub verdicts: Verdicts,
+    /// `info`'s report.
     pub info: InfoReport,
+    /// `clocks`' report.
     pub clocks: ClocksCommandReport,
+    /// Each topic's lag distribution (log time − stamp), in the clocks report's topic order.
     pub lag_distributions: Vec<Distribution>,
+    /// The synchronizers emulated on sensor pairs (at most [`MAX_SYNC_PAIRS`]).
     pub sync: Vec<SyncEntry>,
+    /// The command/response pairs matched; `match` in JSON.
     #[serde(rename = "match")]
     pub matching: Vec<MatchEntry>,
+    /// `check`'s report; None when `check` failed.
     pub check: Option<CheckReport>,
+    /// Why `check` failed; None when it answered.
     pub check_error: Option<String>,
     /// Every warning of every underlying report, deduplicated and sorted.
     pub warnings: Vec<Warning>,
+    /// The page's sections, in order ([`SECTIONS`]).
     pub sections: Vec<String>,
+    /// The figures drawn, in page order.
     pub plots: Vec<PlotRef>,
     /// Topics whose lag is not drawn: past [`MAX_PLOTTED_TOPICS`] the worst topics are drawn
     /// and the rest are in the tables only.
     pub unplotted_topics: Vec<String>,
 }
 
+/// What `bagscope report` wrote (the CLI's `report --json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct ReportOutcome {
+    /// The folder written.
     pub out_dir: String,
+    /// The files written, in the order they were moved into place (`index.html` last).
     pub files: Vec<String>,
+    /// What the page shows (also written as `report.json`).
     pub report: Report,
 }
 
 impl ReportOutcome {
+    /// True when messages of the bag could not be read (exit code 3).
     pub fn data_loss(&self) -> bool {
         self.report.verdicts.data_loss
     }
 }
 
+/// The page's sections, in order, by the ids of their HTML `<section>` elements.
 pub const SECTIONS: [&str; 8] = [
     "verdicts", "summary", "clocks", "lag", "sync", "match", "checks", "warnings",
 ];
-
-/// `arm_split` for `bags/arm_split` and for `bags/arm_split.mcap`.
 
 fn norm_type(t: &str) -> String {
     t.replace("/msg/", "/")

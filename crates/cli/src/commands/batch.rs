@@ -6,7 +6,7 @@ use bagscope::batch::{batch, BatchOptions, Progress, Status};
 use crate::render;
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Directories (searched recursively: a folder with metadata.yaml is one bag, a .mcap /
     /// .db3 outside one is one bag), bag paths, or quoted glob patterns ('runs/**/*.mcap').
     #[arg(required = true)]
@@ -40,7 +40,7 @@ fn size(b: u64) -> String {
     }
 }
 
-pub fn run(a: Args) -> anyhow::Result<u8> {
+pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     // Ctrl-C: no new bag starts; those in progress finish and the tables are written.
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     crate::interrupt::on_interrupt({

@@ -8,7 +8,7 @@ use bagscope::sync_policy::parse_duration_ns;
 use crate::render;
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     pub bag: PathBuf,
     /// JSON file {"joint": [min, max], ...} of joint position limits.
     #[arg(long)]
@@ -23,7 +23,7 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(a: Args) -> anyhow::Result<u8> {
+pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     let mut o = CheckOptions::default();
     if let Some(p) = &a.limits {
         let text = std::fs::read_to_string(p)

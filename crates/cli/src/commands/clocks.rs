@@ -6,7 +6,7 @@ use bagscope::clocks::{clocks, ClocksCommandReport};
 use crate::render::{self, opt_ms, table};
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     pub bag: PathBuf,
     /// Topic holding sim time (default /clock).
     #[arg(long)]
@@ -21,7 +21,7 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(a: Args) -> anyhow::Result<u8> {
+pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     let o = ClocksOptions {
         clock_topic: a.clock_topic,
         gap_factor: a.gap_factor,

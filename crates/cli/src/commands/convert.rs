@@ -5,7 +5,7 @@ use bagscope::convert::{convert, ConvertOptions, ConvertReport};
 use crate::render;
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Input bag: a rosbag2 folder (sqlite3 or mcap), a .db3 or .mcap file, or a split set.
     pub input: PathBuf,
     /// Output .mcap file (rosbag2-compatible: ros2 profile, zstd chunks, indexes, summary).
@@ -18,7 +18,7 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(a: Args) -> anyhow::Result<u8> {
+pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     let r = convert(&a.input, &a.output, &ConvertOptions { force: a.force })?;
     if a.json {
         render::json(&r)?;

@@ -10,32 +10,32 @@ use crate::render;
 const TRUNCATE_LENGTH: usize = 128;
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// A rosbag2 folder, a .mcap or a .db3 file.
-    pub bag: PathBuf,
+    pub(crate) bag: PathBuf,
     /// The topic to print.
     #[arg(long)]
-    pub topic: String,
+    pub(crate) topic: String,
     /// Only these fields, by path, comma separated (e.g. `header.stamp,position[0]`).
     #[arg(long, value_delimiter = ',')]
-    pub fields: Vec<String>,
+    pub(crate) fields: Vec<String>,
     /// From this time: seconds or a duration after the bag's first message (`2.5`, `1500ms`),
     /// or an absolute time in seconds since the epoch (`1764460805.5`).
     #[arg(long)]
-    pub start: Option<String>,
+    pub(crate) start: Option<String>,
     /// Until this time (exclusive), as `--start`.
     #[arg(long)]
-    pub end: Option<String>,
+    pub(crate) end: Option<String>,
     /// At most this many messages.
     #[arg(long)]
-    pub limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
     /// One JSON object per line for each message (arrays whole), then one line with the summary
     /// (`printed`, `warnings`).
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
-pub fn run(a: Args) -> anyhow::Result<u8> {
+pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     let o = EchoOptions {
         topic: a.topic,
         fields: a.fields,

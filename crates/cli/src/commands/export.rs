@@ -6,7 +6,7 @@ use bagscope::frames::Format;
 use crate::render::{self, table};
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// A rosbag2 folder, a folder of .mcap files, one .mcap file or a .db3 bag.
     pub bag: PathBuf,
     /// Topics to export, comma-separated (default: all).
@@ -41,7 +41,7 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(a: Args) -> anyhow::Result<u8> {
+pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     let o = ExportOptions {
         topics: a.topics,
         fields: a.fields,

@@ -5,7 +5,7 @@ use bagscope::hist::{hist, DistKind, HistOptions, HistReport};
 use crate::render::{self, opt_ms, table};
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     pub bag: PathBuf,
     /// Topics; stamp differences go from the first to each other one (nearest partner).
     #[arg(long, value_delimiter = ',', required = true)]
@@ -20,7 +20,7 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(a: Args) -> anyhow::Result<u8> {
+pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     let o = HistOptions {
         topics: a.topics,
         bins: a.bins,

@@ -6,7 +6,7 @@ use bagscope::timefmt::secs;
 use crate::render::{self, opt_ms, table};
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// A rosbag2 folder (mcap or sqlite3 storage), a folder of .mcap files, or one .mcap / .db3 file.
     pub bag: PathBuf,
     /// Counts, first / last time and rate from the summary alone (like `mcap info`: the data
@@ -19,7 +19,7 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(a: Args) -> anyhow::Result<u8> {
+pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     let r = info_with(&a.bag, &InfoOptions { fast: a.fast })?;
     if a.json {
         render::json(&r)?;

@@ -12,7 +12,7 @@ use crate::render;
 
 /// Options shared by `match` and `compare`.
 #[derive(clap::Args)]
-pub struct Common {
+pub(crate) struct Common {
     /// Command topic (e.g. trajectory_msgs/JointTrajectory).
     #[arg(long)]
     pub command: String,
@@ -72,7 +72,7 @@ pub struct Common {
 }
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     pub bag: PathBuf,
     #[command(flatten)]
     pub common: Common,
@@ -82,7 +82,7 @@ pub struct Args {
 }
 
 #[derive(clap::Args)]
-pub struct CompareArgs {
+pub(crate) struct CompareArgs {
     /// Two or more runs (bags) of the same command sequence.
     #[arg(required = true, num_args = 2..)]
     pub runs: Vec<PathBuf>,
@@ -150,7 +150,7 @@ fn to_args(c: &Common) -> anyhow::Result<MatchArgs> {
     })
 }
 
-pub fn run(a: Args) -> anyhow::Result<u8> {
+pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     let args = to_args(&a.common)?;
     let r = match &a.plots {
         Some(dir) => {
@@ -172,7 +172,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     Ok(if r.data_loss() { crate::EXIT_WARN } else { 0 })
 }
 
-pub fn run_compare(a: CompareArgs) -> anyhow::Result<u8> {
+pub(crate) fn run_compare(a: CompareArgs) -> anyhow::Result<u8> {
     let args = to_args(&a.common)?;
     let paths: Vec<&std::path::Path> = a.runs.iter().map(|p| p.as_path()).collect();
     let r = match &a.plots {

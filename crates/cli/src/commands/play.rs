@@ -11,20 +11,20 @@ use bagscope_replay::{
 use crate::render;
 
 #[derive(Clone, Copy, clap::ValueEnum)]
-pub enum OrderArg {
+pub(crate) enum OrderArg {
     Log,
     Publish,
     Stamp,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
-pub enum RestampArg {
+pub(crate) enum RestampArg {
     Keep,
     Now,
 }
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The bag to play: a rosbag2 folder, a .mcap or .db3 file.
     pub bag: PathBuf,
     /// Only these topics.
@@ -179,7 +179,7 @@ fn parse_remap(s: &str) -> Result<(String, String), String> {
     }
 }
 
-pub fn run(a: Args) -> anyhow::Result<u8> {
+pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     // The report must not replace the bag it is about: refused before anything plays.
     if let Some(p) = &a.report {
         let inputs = bagscope::io::Bag::open(&a.bag)?.input_paths();

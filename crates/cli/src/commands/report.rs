@@ -6,7 +6,7 @@ use bagscope_report::{report, ReportOptions};
 use crate::render;
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     pub bag: PathBuf,
     /// Output directory (default reports/<bag name>/).
     #[arg(short = 'o', long)]
@@ -28,7 +28,7 @@ fn parse_pair(s: &str) -> Result<(String, String), String> {
         .ok_or_else(|| format!("expected CMD:RESP, got '{s}'"))
 }
 
-pub fn run(a: Args) -> anyhow::Result<u8> {
+pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     let o = ReportOptions {
         out_dir: a.out,
         pairs: a.pairs,

@@ -6,7 +6,7 @@ use bagscope::sync_policy::{parse_duration_ns, Policy};
 use crate::render::{self, opt_ms, table};
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     pub bag: PathBuf,
     /// Topics to synchronize, in the order of the synchronizer's inputs (2 to 9).
     #[arg(long, value_delimiter = ',', required = true)]
@@ -93,7 +93,7 @@ fn parse_topic_dur(s: &str) -> Result<(String, i64), String> {
     Ok((t.to_string(), parse_dur(d)?))
 }
 
-pub fn run(a: Args) -> anyhow::Result<u8> {
+pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     let o = SyncOptions {
         topics: a.topics,
         policy: a.policy,

@@ -3,7 +3,7 @@ use std::path::PathBuf;
 use bagscope_synth as synth;
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Scenario to write: arm_wall, arm_sim, arm_split, arm_ack, sensors, sensors_bimodal,
     /// sim_reset, or `all`; with TF: arm_tf, sensors_tf; `perf`: the benchmark bag (--messages N).
     /// Not needed with --suite.
@@ -74,7 +74,7 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(a: Args) -> anyhow::Result<u8> {
+pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     if let Some(dir) = &a.suite {
         let cases = synth::suite::write_suite(dir)?;
         if a.json {

@@ -6,7 +6,7 @@ use bagscope::tf::{tf, TfCommandReport, TfOptions, DEFAULT_TF_TOPICS};
 use crate::render::{self, opt_ms, table};
 
 #[derive(clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     pub bag: PathBuf,
     /// Frame every message must be transformable into (tf2_ros::MessageFilter target frame).
     #[arg(long)]
@@ -34,7 +34,7 @@ fn parse_dur(s: &str) -> Result<i64, String> {
     parse_duration_ns(s).map_err(|e| e.to_string())
 }
 
-pub fn run(a: Args) -> anyhow::Result<u8> {
+pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     let o = TfOptions {
         target_frame: a.target_frame,
         topics: a.topics,
