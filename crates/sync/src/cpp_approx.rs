@@ -1,6 +1,6 @@
 //! C++ `sync_policies::ApproximateTime` (SPEC §2), line for line.
 
-use crate::track::{Engine, Removal, Tracker};
+use crate::track::{best_span, Engine, Tracker};
 use crate::SyncConfig;
 use std::collections::VecDeque;
 
@@ -102,9 +102,22 @@ impl CppApprox {
         }
     }
 
-    fn discard_front(&mut self, i: usize, why: Removal, tr: &mut Tracker) {
+    /// The tightest set `t` (topic `k`) could join with the messages retained now.
+    fn partners(&self, k: usize, t: i64) -> Result<i64, usize> {
+        best_span(self.n, k, t, |j| {
+            self.deque[j].iter().chain(self.past[j].iter()).map(|m| m.t)
+        })
+    }
+
+    /// Discard the front of topic `i`: `skew_span` is the spread of the front set it was
+    /// judged in (the max_interval rule); else it is a queue-bound eviction.
+    fn discard_front(&mut self, i: usize, skew_span: Option<i64>, tr: &mut Tracker) {
         if let Some(m) = self.deque[i].pop_front() {
-            tr.remove(m.ai, why);
+            match skew_span {
+                Some(span) => tr.skew(m.ai, Some(span)),
+                None if tr.detailed() => tr.evict(m.ai, self.partners(i, m.t)),
+                None => tr.evict(m.ai, Err(i)),
+            }
             if self.deque[i].is_empty() {
                 self.num_non_empty = self.num_non_empty.saturating_sub(1);
             }
@@ -127,10 +140,18 @@ impl CppApprox {
             if let Some(&m) = self.deque[j].front() {
                 self.candidate.push(m);
             }
-            // Messages moved aside by the previous search are discarded with the old candidate.
-            for m in self.past[j].drain(..) {
-                tr.remove(m.ai, Removal::SkewExceeded);
+            // Messages moved aside by the previous search are discarded with the old candidate:
+            // their partners were there, a tighter set was preferred.
+            for p in 0..self.past[j].len() {
+                let m = self.past[j][p];
+                let span = if tr.detailed() {
+                    self.partners(j, m.t).ok()
+                } else {
+                    None
+                };
+                tr.skew(m.ai, span);
             }
+            self.past[j].clear();
         }
         self.candidate_start = start_t;
         self.candidate_end = end_t;
@@ -165,12 +186,12 @@ impl CppApprox {
             match self.pivot {
                 None => {
                     if end_t.saturating_sub(start_t) > self.max_interval_ns {
-                        self.discard_front(start_i, Removal::SkewExceeded, tr);
+                        self.discard_front(start_i, Some(end_t.saturating_sub(start_t)), tr);
                         continue;
                     }
                     if self.has_dropped[end_i] {
                         // The end topic just overflowed, so it may not pivot.
-                        self.discard_front(start_i, Removal::QueueEvicted, tr);
+                        self.discard_front(start_i, None, tr);
                         continue;
                     }
                     self.make_candidate(start_t, end_t, tr);
@@ -242,7 +263,7 @@ impl Engine for CppApprox {
         }
         if self.deque[i].len() + self.past[i].len() > self.queue_size {
             self.recover_all();
-            self.discard_front(i, Removal::QueueEvicted, tr);
+            self.discard_front(i, None, tr);
             self.has_dropped[i] = true;
             if self.pivot.is_some() {
                 self.candidate.clear();
@@ -254,5 +275,9 @@ impl Engine for CppApprox {
 
     fn len(&self, topic: usize) -> usize {
         self.deque[topic].len() + self.past[topic].len()
+    }
+
+    fn held(&self, topic: usize, out: &mut Vec<i64>) {
+        out.extend(self.deque[topic].iter().chain(&self.past[topic]).map(|m| m.t));
     }
 }

@@ -1,6 +1,6 @@
 //! Python `ApproximateTimeSynchronizer` (SPEC §5): greedy, arrival-driven, stamp-keyed dicts.
 
-use crate::track::{Engine, Removal, Tracker};
+use crate::track::{best_span, Engine, Removal, Tracker};
 use crate::SyncConfig;
 use smallvec::SmallVec;
 
@@ -135,8 +135,13 @@ impl Engine for PyApprox {
                 Some((p, e)) => (p, *e),
                 None => break,
             };
-            let (_, old) = self.queues[i].remove(p);
-            tr.remove(old, Removal::QueueEvicted);
+            let (k, old) = self.queues[i].remove(p);
+            let partners = if tr.detailed() {
+                best_span(self.n, i, k, |j| self.queues[j].iter().map(|&(s, _)| s))
+            } else {
+                Err(i)
+            };
+            tr.evict(old, partners);
         }
         let slop = self.slop;
         for j in 0..self.n {
@@ -194,6 +199,10 @@ impl Engine for PyApprox {
 
     fn len(&self, topic: usize) -> usize {
         self.queues[topic].len()
+    }
+
+    fn held(&self, topic: usize, out: &mut Vec<i64>) {
+        out.extend(self.queues[topic].iter().map(|&(k, _)| k));
     }
 }
 

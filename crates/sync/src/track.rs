@@ -2,8 +2,9 @@
 
 use crate::{
     Arrival, DropList, DropReason, DroppedMessage, Policy, QueueOccupancy, SetList, SyncConfig,
-    SyncOutcome, EPOCH_JUMP_NS,
+    SyncError, SyncOutcome, EPOCH_JUMP_NS,
 };
+use std::collections::HashSet;
 
 /// How an engine removed a message (before the final reason classification).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,6 +15,68 @@ pub(crate) enum Removal {
     Purged,
     /// Same key on the same topic replaced this message.
     Overwritten,
+    /// LatestTime: a newer message of the topic took its slot before any set used it.
+    Superseded,
+}
+
+/// What the synchronizer held for a dropped message's partners when it was dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Detail {
+    /// Every other topic held a candidate; the tightest set it could have joined spans this.
+    Span(i64),
+    /// This topic (index) held no candidate partner.
+    Missing(usize),
+}
+
+/// The spread of the tightest set holding `t` (topic `k`) and one of `held(j)` for every other
+/// topic `j`, or the first topic that holds nothing.
+pub(crate) fn best_span<I, F>(n: usize, k: usize, t: i64, held: F) -> Result<i64, usize>
+where
+    F: Fn(usize) -> I,
+    I: Iterator<Item = i64>,
+{
+    let clamp = |d: i128| d.clamp(0, i64::MAX as i128) as i64;
+    if n == 2 {
+        let j = 1 - k.min(1);
+        return held(j)
+            .map(|v| (v as i128 - t as i128).abs())
+            .min()
+            .map(clamp)
+            .ok_or(j);
+    }
+    let mut pts: Vec<(i64, usize)> = Vec::new();
+    for j in (0..n).filter(|&j| j != k) {
+        let before = pts.len();
+        pts.extend(held(j).map(|v| (v, j)));
+        if pts.len() == before {
+            return Err(j);
+        }
+    }
+    pts.sort_unstable();
+    // Minimal windows covering every other topic; a window's cost includes `t`, which only
+    // grows with the window, so the minimal window per right end is the best for that end.
+    let need = n - 1;
+    let mut cover = vec![0usize; n];
+    let (mut covered, mut left) = (0usize, 0usize);
+    let mut best = i128::MAX;
+    let t = t as i128;
+    for r in 0..pts.len() {
+        if cover[pts[r].1] == 0 {
+            covered += 1;
+        }
+        cover[pts[r].1] += 1;
+        while covered == need {
+            let hi = (pts[r].0 as i128).max(t);
+            let lo = (pts[left].0 as i128).min(t);
+            best = best.min(hi - lo);
+            cover[pts[left].1] -= 1;
+            if cover[pts[left].1] == 0 {
+                covered -= 1;
+            }
+            left += 1;
+        }
+    }
+    Ok(clamp(best))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +93,8 @@ pub(crate) trait Engine {
     fn add(&mut self, ai: usize, topic: usize, t: i64, tr: &mut Tracker);
     /// Messages of `topic` currently retained.
     fn len(&self, topic: usize) -> usize;
+    /// The times the policy keys the retained messages of `topic` on (appended to `out`).
+    fn held(&self, topic: usize, out: &mut Vec<i64>);
 }
 
 /// `sync_t` of a message rejected before entering the policy (no stamp or arrival time is
@@ -54,6 +119,10 @@ pub(crate) struct Tracker<'a> {
     /// Count sets only (parameter sweeps): no fates, sets, drops or occupancy recorded.
     count_only: bool,
     emitted: usize,
+    /// Partner facts of dropped messages, by arrival index (in the order recorded).
+    details: Vec<(u32, Detail)>,
+    /// Upstream behaviour is undefined from here on: the run stopped.
+    error: Option<SyncError>,
 }
 
 impl<'a> Tracker<'a> {
@@ -86,6 +155,8 @@ impl<'a> Tracker<'a> {
             n_samples: 0,
             count_only: false,
             emitted: 0,
+            details: Vec::new(),
+            error: None,
         }
     }
 
@@ -107,21 +178,94 @@ impl<'a> Tracker<'a> {
             n_samples: 0,
             count_only: true,
             emitted: 0,
+            details: Vec::new(),
+            error: None,
         }
     }
 
-    /// Sets emitted so far.
-    pub(crate) fn emitted(&self) -> usize {
-        self.emitted
+    /// The number of sets emitted, or why the run stopped.
+    pub(crate) fn counted(self) -> Result<usize, SyncError> {
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(self.emitted),
+        }
+    }
+
+    /// Whether drop details are wanted (not when only counting sets).
+    #[inline]
+    pub(crate) fn detailed(&self) -> bool {
+        !self.count_only
+    }
+
+    /// Stop the run: upstream's behaviour is undefined from this arrival on.
+    pub(crate) fn abort(&mut self, e: SyncError) {
+        if self.error.is_none() {
+            self.error = Some(e);
+        }
+    }
+
+    /// Per-topic index of arrival `ai` (0 when only counting).
+    pub(crate) fn index_of(&self, ai: usize) -> usize {
+        self.index.get(ai).map_or(0, |&i| i as usize)
+    }
+
+    /// A span beyond which the policy can never emit a set.
+    fn too_far(&self, span: i64) -> bool {
+        match self.cfg.policy {
+            Policy::ApproxPy => span >= self.cfg.slop_ns,
+            Policy::Approx => self.cfg.max_interval_ns.is_some_and(|m| span > m),
+            Policy::ApproxEpsilon => span > self.cfg.epsilon_ns,
+            _ => false,
+        }
+    }
+
+    fn note(&mut self, ai: usize, d: Detail) {
+        if !self.count_only && self.fate.get(ai) == Some(&Fate::Pending) {
+            self.details.push((ai as u32, d));
+        }
+    }
+
+    /// A queue bound removed the message; `partners` is [`best_span`] over what the policy
+    /// held then. Every partner there but the tightest set beyond the policy's tolerance:
+    /// `skew_exceeded`, not an eviction.
+    pub(crate) fn evict(&mut self, ai: usize, partners: Result<i64, usize>) {
+        match partners {
+            Ok(span) if self.too_far(span) => {
+                self.note(ai, Detail::Span(span));
+                self.remove(ai, Removal::SkewExceeded);
+            }
+            Ok(_) => self.remove(ai, Removal::QueueEvicted),
+            Err(j) => {
+                self.note(ai, Detail::Missing(j));
+                self.remove(ai, Removal::QueueEvicted);
+            }
+        }
+    }
+
+    /// The matching logic removed the message while partners were there; `span` is the
+    /// spread of the set it was judged in (or could have joined).
+    pub(crate) fn skew(&mut self, ai: usize, span: Option<i64>) {
+        if let Some(s) = span {
+            self.note(ai, Detail::Span(s));
+        }
+        self.remove(ai, Removal::SkewExceeded);
     }
 
     pub(crate) fn run<E: Engine>(&mut self, e: &mut E) {
         let arrivals = self.arrivals;
         for (ai, a) in arrivals.iter().enumerate() {
             self.cur = ai;
-            let t = self.sync_t(ai);
+            let t = if self.cfg.policy == Policy::Latest {
+                // LatestTime never reads stamps: its clock is the log time.
+                a.arrival_ns
+            } else {
+                self.sync_t(ai)
+            };
             if t != NO_KEY {
                 e.add(ai, a.topic, t, self);
+            }
+            if self.error.is_some() {
+                return;
             }
             if self.count_only {
                 continue;
@@ -132,6 +276,60 @@ impl<'a> Tracker<'a> {
                 self.occ_sum[k] += l as u128;
             }
             self.n_samples += 1;
+        }
+        if !self.count_only {
+            self.note_pending(e);
+        }
+    }
+
+    /// Messages still held when the input ends: which partner topic held nothing, or how far
+    /// the tightest set they could have joined spans.
+    fn note_pending<E: Engine>(&mut self, e: &E) {
+        let n = self.n;
+        let held: Vec<Vec<i64>> = (0..n)
+            .map(|k| {
+                let mut v = Vec::new();
+                e.held(k, &mut v);
+                v.sort_unstable();
+                v
+            })
+            .collect();
+        let exact = self.cfg.policy.is_exact();
+        let latest = self.cfg.policy == Policy::Latest;
+        for ai in 0..self.arrivals.len() {
+            if self.fate[ai] != Fate::Pending {
+                continue;
+            }
+            let k = self.arrivals[ai].topic;
+            let t = self.sync_t(ai);
+            let d = if exact {
+                (0..n)
+                    .find(|&j| j != k && held[j].binary_search(&t).is_err())
+                    .map(Detail::Missing)
+            } else if latest {
+                (0..n)
+                    .find(|&j| j != k && held[j].is_empty())
+                    .map(Detail::Missing)
+            } else {
+                let own = t.saturating_sub(self.offset(k));
+                match best_span(n, k, own, |j| held[j].iter().copied()) {
+                    Ok(span) if self.too_far(span) => Some(Detail::Span(span)),
+                    Ok(_) => None,
+                    Err(j) => Some(Detail::Missing(j)),
+                }
+            };
+            if let Some(d) = d {
+                self.details.push((ai as u32, d));
+            }
+        }
+    }
+
+    /// approx-py's per-topic key offset (0 for every other policy).
+    fn offset(&self, k: usize) -> i64 {
+        if self.cfg.policy == Policy::ApproxPy {
+            self.cfg.queue_offset_ns.get(k).copied().unwrap_or(0)
+        } else {
+            0
         }
     }
 
@@ -152,9 +350,10 @@ impl<'a> Tracker<'a> {
         );
         for &ai in members {
             // An emulator bug would show up as a non-pending member; keep the first fate.
-            debug_assert_eq!(
-                self.fate[ai],
-                Fate::Pending,
+            // LatestTime alone reuses a held message in later sets.
+            debug_assert!(
+                self.fate[ai] == Fate::Pending
+                    || (self.cfg.policy == Policy::Latest && self.fate[ai] == Fate::Used),
                 "message used twice or after removal"
             );
             if self.fate[ai] == Fate::Pending {
@@ -176,16 +375,30 @@ impl<'a> Tracker<'a> {
         }
     }
 
-    pub(crate) fn finish(self, cfg: &SyncConfig) -> SyncOutcome {
+    pub(crate) fn finish(mut self, cfg: &SyncConfig) -> Result<SyncOutcome, SyncError> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
         let arrivals = self.arrivals;
         let any_empty = self.counts.contains(&0);
-        // Per topic, drops come in arrival order, which is index order; each set uses one
-        // message of every topic, so each topic's drop count is known up front: every drop is
-        // written straight to its place in (topic, index) order, nothing sorted or copied.
-        let sets = self.sets.len();
-        let per_topic: Vec<usize> = self.counts.iter().map(|c| c.saturating_sub(sets)).collect();
+        // Per topic, drops come in arrival order, which is index order; each topic's drop
+        // count is known up front (its messages no set used), so every drop is written
+        // straight to its place in (topic, index) order, nothing sorted or copied.
+        let mut per_topic = vec![0usize; self.n];
+        // Keys used in emitted sets, per topic: a dropped message repeating one is a duplicate.
+        let mut used: Vec<HashSet<i64>> = vec![HashSet::new(); self.n];
+        for (ai, a) in arrivals.iter().enumerate() {
+            if self.fate[ai] == Fate::Used {
+                used[a.topic].insert(self.sync_t(ai));
+            } else {
+                per_topic[a.topic] += 1;
+            }
+        }
+        self.details.sort_unstable_by_key(|d| d.0);
+        let mut details = self.details.iter().peekable();
         let mut drops = DropList::with_counts(&per_topic);
         let mut written = vec![0usize; self.n];
+        let order_matters = matches!(cfg.policy, Policy::Approx | Policy::ApproxEpsilon);
         // Per-topic history for order-dependent reasons, in arrival order.
         let mut max_before: Vec<Option<i64>> = vec![None; self.n];
         {
@@ -193,9 +406,6 @@ impl<'a> Tracker<'a> {
                 let k = arrival.topic;
                 let t = self.key(ai);
                 let prev_max = max_before[k];
-                // Equal to the newest earlier stamp: a repeated stamp (cheap O(1) test; an equal
-                // stamp further back counts as out of order).
-                let dup = t.is_some() && t == prev_max;
                 if let Some(t) = t {
                     max_before[k] = Some(prev_max.map_or(t, |m| m.max(t)));
                 }
@@ -203,24 +413,38 @@ impl<'a> Tracker<'a> {
                     (Some(t), Some(m)) => m.saturating_sub(t),
                     _ => 0,
                 };
+                let mut detail = None;
+                while let Some(&&(i, d)) = details.peek() {
+                    if (i as usize) < ai {
+                        details.next();
+                        continue;
+                    }
+                    if i as usize == ai {
+                        detail = Some(d);
+                    }
+                    break;
+                }
+                let dup = t.is_some_and(|t| used[k].contains(&t));
                 let reason = match self.fate[ai] {
                     Fate::Used => continue,
                     Fate::Rejected(r) => r,
-                    Fate::Pending => DropReason::NeverMatched,
+                    Fate::Pending if dup => DropReason::DuplicateMember,
+                    Fate::Pending => match detail {
+                        Some(Detail::Span(_)) => DropReason::SkewExceeded,
+                        _ => DropReason::NeverMatched,
+                    },
                     Fate::Removed(why) => {
                         let base = match why {
-                            Removal::Overwritten => DropReason::DuplicateStamp,
+                            Removal::Overwritten => DropReason::DuplicateMember,
+                            _ if dup => DropReason::DuplicateMember,
                             Removal::QueueEvicted | Removal::SkewExceeded
-                                if cfg.policy == Policy::Approx && dup =>
-                            {
-                                DropReason::DuplicateStamp
-                            }
-                            Removal::QueueEvicted | Removal::SkewExceeded
-                                if cfg.policy == Policy::Approx && behind > 0 =>
+                                if order_matters && behind > 0 =>
                             {
                                 DropReason::OutOfOrder
                             }
-                            Removal::QueueEvicted => DropReason::QueueEvicted,
+                            Removal::QueueEvicted | Removal::Superseded => {
+                                DropReason::QueueEvicted
+                            }
                             Removal::SkewExceeded => DropReason::SkewExceeded,
                             Removal::Purged if behind > 0 => DropReason::OutOfOrder,
                             Removal::Purged => DropReason::SkewExceeded,
@@ -237,6 +461,14 @@ impl<'a> Tracker<'a> {
                     _ if any_empty => DropReason::TopicEmpty,
                     _ => reason,
                 };
+                let (span_ns, missing_topic) = match (reason, detail) {
+                    (DropReason::SkewExceeded, Some(Detail::Span(s))) => (Some(s), None),
+                    (
+                        DropReason::NeverMatched | DropReason::QueueEvicted,
+                        Some(Detail::Missing(j)),
+                    ) => (None, Some(j)),
+                    _ => (None, None),
+                };
                 drops.set(
                     k,
                     written[k],
@@ -246,6 +478,8 @@ impl<'a> Tracker<'a> {
                         arrival_index: ai,
                         stamp_ns: arrival.stamp_ns(),
                         reason,
+                        span_ns,
+                        missing_topic,
                     },
                 );
                 written[k] += 1;
@@ -263,14 +497,14 @@ impl<'a> Tracker<'a> {
                 },
             })
             .collect();
-        SyncOutcome {
+        Ok(SyncOutcome {
             policy: cfg.policy,
             n_topics: self.n,
             messages_per_topic: self.counts,
             sets: self.sets,
             drops,
             occupancy,
-        }
+        })
     }
 }
 
@@ -289,6 +523,11 @@ impl Tracker<'_> {
 
 /// The time the policy keys the message on, or why it never enters the synchronizer.
 fn key_time(cfg: &SyncConfig, a: &Arrival) -> (Option<i64>, Fate) {
+    if cfg.policy == Policy::Latest {
+        // LatestTime never reads a stamp: nothing is refused; a set reports the header stamp
+        // where there is one (the log time otherwise) so its span means what it does elsewhere.
+        return (Some(a.stamp_ns().unwrap_or(a.arrival_ns)), Fate::Pending);
+    }
     if cfg.policy == Policy::ApproxPy {
         if cfg.sync_arrival_time {
             // Header ignored entirely: ROSClock().now() at add().

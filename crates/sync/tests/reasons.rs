@@ -25,9 +25,15 @@ fn py_self_eviction_is_queue_evicted() {
     let mut cfg = SyncConfig::new(Policy::ApproxPy, 2, 2);
     cfg.slop_ns = 5 * MS;
     let arr = [a(0, 10, 10), a(0, 20, 20), a(0, 0, 21), a(1, 0, 22)];
-    let r = reasons(&cfg, &arr);
-    assert!(r.contains(&(0, 2, DropReason::QueueEvicted)), "{r:?}");
-    assert!(r.contains(&(1, 0, DropReason::NeverMatched)), "{r:?}");
+    let o = emulate(&cfg, &arr).unwrap();
+    let d: Vec<_> = o.drops.iter().collect();
+    // /a 0 evicts itself while /b has not sent anything yet: partners still to come.
+    assert_eq!(d[2].reason, DropReason::QueueEvicted, "{d:?}");
+    assert_eq!(d[2].missing_topic, Some(1), "{d:?}");
+    // /b 0 then finds only /a 10 and 20: a partner was there but 10 ms away, not within the
+    // 5 ms slop (it used to be `never_matched`, which hid that).
+    assert_eq!((d[3].topic, d[3].reason), (1, DropReason::SkewExceeded), "{d:?}");
+    assert_eq!(d[3].span_ns, Some(10 * MS));
 }
 
 #[test]
@@ -41,7 +47,7 @@ fn duplicates_overwrite_in_python_and_exact() {
         let mut cfg = SyncConfig::new(p, 2, 5);
         cfg.slop_ns = 5 * MS;
         let r = reasons(&cfg, &[a(0, 0, 0), a(0, 0, 1), a(1, 0, 2)]);
-        assert_eq!(r, vec![(0, 0, DropReason::DuplicateStamp)], "{p}");
+        assert_eq!(r, vec![(0, 0, DropReason::DuplicateMember)], "{p}");
     }
     // C++ approx keeps both and uses the first; the second is discarded later.
     let cfg = SyncConfig::new(Policy::Approx, 2, 5);
@@ -60,7 +66,7 @@ fn duplicates_overwrite_in_python_and_exact() {
     assert!(
         o.drops
             .iter()
-            .any(|d| d.index == 1 && d.reason == DropReason::DuplicateStamp),
+            .any(|d| d.index == 1 && d.reason == DropReason::DuplicateMember),
         "{:?}",
         o.drops
     );
