@@ -820,6 +820,8 @@ fn sync_opts(topics: Vec<String>, exact: bool) -> SyncOptions {
         max_interval_ns: None,
         lower_bounds_ns: Vec::new(),
         queue_offsets_ns: Vec::new(),
+        epsilon_ns: None,
+        rate_config: Vec::new(),
         allow_headerless: false,
         sync_arrival_time: false,
         recommend: !exact,

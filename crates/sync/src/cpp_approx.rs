@@ -1,6 +1,6 @@
 //! C++ `sync_policies::ApproximateTime` (SPEC §2), line for line.
 
-use crate::track::{best_span, Engine, Tracker};
+use crate::track::{Engine, Removal, Tracker};
 use crate::SyncConfig;
 use std::collections::VecDeque;
 
@@ -102,21 +102,13 @@ impl CppApprox {
         }
     }
 
-    /// The tightest set `t` (topic `k`) could join with the messages retained now.
-    fn partners(&self, k: usize, t: i64) -> Result<i64, usize> {
-        best_span(self.n, k, t, |j| {
-            self.deque[j].iter().chain(self.past[j].iter()).map(|m| m.t)
-        })
-    }
-
     /// Discard the front of topic `i`: `skew_span` is the spread of the front set it was
     /// judged in (the max_interval rule); else it is a queue-bound eviction.
     fn discard_front(&mut self, i: usize, skew_span: Option<i64>, tr: &mut Tracker) {
         if let Some(m) = self.deque[i].pop_front() {
             match skew_span {
                 Some(span) => tr.skew(m.ai, Some(span)),
-                None if tr.detailed() => tr.evict(m.ai, self.partners(i, m.t)),
-                None => tr.evict(m.ai, Err(i)),
+                None => tr.remove(m.ai, Removal::QueueEvicted),
             }
             if self.deque[i].is_empty() {
                 self.num_non_empty = self.num_non_empty.saturating_sub(1);
@@ -142,16 +134,9 @@ impl CppApprox {
             }
             // Messages moved aside by the previous search are discarded with the old candidate:
             // their partners were there, a tighter set was preferred.
-            for p in 0..self.past[j].len() {
-                let m = self.past[j][p];
-                let span = if tr.detailed() {
-                    self.partners(j, m.t).ok()
-                } else {
-                    None
-                };
-                tr.skew(m.ai, span);
+            for m in self.past[j].drain(..) {
+                tr.skew(m.ai, None);
             }
-            self.past[j].clear();
         }
         self.candidate_start = start_t;
         self.candidate_end = end_t;

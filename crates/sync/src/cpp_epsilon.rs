@@ -6,7 +6,7 @@
 //! discarded (the oldest included), which can throw away a good partner with three topics.
 //! The queue bound is applied only while some topic is empty, one message per `add()`.
 
-use crate::track::{best_span, Engine, Tracker};
+use crate::track::{Engine, Removal, Tracker};
 use crate::SyncConfig;
 use std::collections::VecDeque;
 
@@ -87,12 +87,7 @@ impl Engine for CppEpsilon {
             self.process(tr);
         } else if self.q[i].len() > self.queue_size {
             if let Some(m) = self.q[i].pop_front() {
-                let partners = if tr.detailed() {
-                    best_span(self.n, i, m.t, |j| self.q[j].iter().map(|m| m.t))
-                } else {
-                    Err(i)
-                };
-                tr.evict(m.ai, partners);
+                tr.remove(m.ai, Removal::QueueEvicted);
             }
             if self.q[i].is_empty() {
                 // Only with queue_size 0.

@@ -523,24 +523,29 @@ impl std::error::Error for SyncError {}
 /// Run one synchronizer over `arrivals` (in `add()` order) and report every emitted set and
 /// the fate of every other message.
 ///
-/// Drop-reason rules (the mechanism that removed the message decides; later rules override):
-/// 1. `queue_evicted`: removed by a queue bound (C++ approx overflow pop of the oldest arrival;
-///    C++ approx front discarded because the would-be pivot topic just overflowed; C++ exact
-///    tuple count > queue_size; Python smallest-key eviction, including self-eviction).
-/// 2. `skew_exceeded`: removed by the matching logic while partners existed: C++ approx front
-///    spread > max_interval, C++ approx search messages cleared when a strictly better
-///    candidate replaced the current one, exact policies' purge of stamps older than a
-///    published set.
-/// 3. `duplicate_stamp`: overwritten by a later message of the same topic with the same key
-///    (exact policies, approx-py); for C++ approx (which keeps both) a discarded message whose
-///    stamp equals the highest earlier stamp of its topic.
-/// 4. `out_of_order`: a message discarded by C++ approx (rules 1–2) or by an exact purge whose
-///    stamp is below an earlier stamp of its topic: those paths depend on arrival order.
-/// 5. `clock_epoch_changed`: any removed message (rules 1–4) whose stamp is at least
-///    [`EPOCH_JUMP_NS`] behind an earlier stamp of its topic (backward clock jump).
-/// 6. `never_matched`: still held by the synchronizer at the end of the input.
-/// 7. `topic_empty`: if some topic has no arrivals at all, every drop of rules 1–6 gets this.
-/// 8. `headerless_rejected` / `invalid_stamp` are never overridden.
+/// Drop-reason rules (the first that applies wins; docs/sync.md has the user's view):
+/// 1. `headerless_rejected` / `invalid_stamp`: refused before entering the policy.
+/// 2. `topic_empty`: some topic has no arrivals at all.
+/// 3. `clock_epoch_changed`: removed, with a stamp at least [`EPOCH_JUMP_NS`] behind an earlier
+///    stamp of its topic (not for `latest`, which never reads stamps).
+/// 4. `duplicate_member`: overwritten by a later message of its topic with the same key, or
+///    its key repeats one used in an emitted set of its topic.
+/// 5. `out_of_order`: discarded by C++ approx / approx-epsilon, or purged by an exact policy,
+///    with a stamp below an earlier stamp of its topic (those paths depend on arrival order).
+/// 6. `skew_exceeded` (with `span_ns`): approx-py, approx and approx-epsilon judge a dropped
+///    message by its candidate partners, the messages of each other topic held at some moment
+///    while it was and used by no set: when every topic had one and the tightest set with it
+///    spans more than the policy accepts (approx-py: >= slop; approx-epsilon: > epsilon;
+///    approx: > max_interval), whatever removed it. Also the matching logic's own discards (C++ approx: front spread >
+///    max_interval, search messages cleared for a strictly better candidate; approx-epsilon:
+///    fronts within epsilon of the oldest of a failed front set, with that set's spread), and
+///    an exact policy's purge of stamps older than a published set.
+/// 7. `queue_evicted` (with `missing_topic` when a topic had no candidate): removed by a queue
+///    bound (C++ approx overflow or a front discarded after its topic overflowed; exact tuple
+///    count; Python smallest key, self-eviction included; approx-epsilon trim while a topic is
+///    empty); `latest`: replaced by a newer message of its topic before any set used it.
+/// 8. `never_matched` (with `missing_topic` when a topic had no candidate): still held at the
+///    end of the input.
 pub fn emulate(cfg: &SyncConfig, arrivals: &[Arrival]) -> Result<SyncOutcome, SyncError> {
     check_input(cfg, arrivals)?;
     let mut tr = track::Tracker::new(cfg, arrivals);

@@ -1,6 +1,6 @@
 //! Python `ApproximateTimeSynchronizer` (SPEC §5): greedy, arrival-driven, stamp-keyed dicts.
 
-use crate::track::{best_span, Engine, Removal, Tracker};
+use crate::track::{Engine, Removal, Tracker};
 use crate::SyncConfig;
 use smallvec::SmallVec;
 
@@ -135,13 +135,8 @@ impl Engine for PyApprox {
                 Some((p, e)) => (p, *e),
                 None => break,
             };
-            let (k, old) = self.queues[i].remove(p);
-            let partners = if tr.detailed() {
-                best_span(self.n, i, k, |j| self.queues[j].iter().map(|&(s, _)| s))
-            } else {
-                Err(i)
-            };
-            tr.evict(old, partners);
+            let (_, old) = self.queues[i].remove(p);
+            tr.remove(old, Removal::QueueEvicted);
         }
         let slop = self.slop;
         for j in 0..self.n {

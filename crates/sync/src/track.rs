@@ -4,7 +4,7 @@ use crate::{
     Arrival, DropList, DropReason, DroppedMessage, Policy, QueueOccupancy, SetList, SyncConfig,
     SyncError, SyncOutcome, EPOCH_JUMP_NS,
 };
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 /// How an engine removed a message (before the final reason classification).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +121,9 @@ pub(crate) struct Tracker<'a> {
     emitted: usize,
     /// Partner facts of dropped messages, by arrival index (in the order recorded).
     details: Vec<(u32, Detail)>,
+    /// The arrival during whose `add()` each message left the synchronizer (used or
+    /// removed); `u32::MAX` while held.
+    gone: Vec<u32>,
     /// Upstream behaviour is undefined from here on: the run stopped.
     error: Option<SyncError>,
 }
@@ -145,6 +148,7 @@ impl<'a> Tracker<'a> {
             n,
             cfg,
             arrivals,
+            gone: vec![u32::MAX; fate.len()],
             fate,
             index,
             counts,
@@ -179,6 +183,7 @@ impl<'a> Tracker<'a> {
             count_only: true,
             emitted: 0,
             details: Vec::new(),
+            gone: Vec::new(),
             error: None,
         }
     }
@@ -189,12 +194,6 @@ impl<'a> Tracker<'a> {
             Some(e) => Err(e),
             None => Ok(self.emitted),
         }
-    }
-
-    /// Whether drop details are wanted (not when only counting sets).
-    #[inline]
-    pub(crate) fn detailed(&self) -> bool {
-        !self.count_only
     }
 
     /// Stop the run: upstream's behaviour is undefined from this arrival on.
@@ -222,23 +221,6 @@ impl<'a> Tracker<'a> {
     fn note(&mut self, ai: usize, d: Detail) {
         if !self.count_only && self.fate.get(ai) == Some(&Fate::Pending) {
             self.details.push((ai as u32, d));
-        }
-    }
-
-    /// A queue bound removed the message; `partners` is [`best_span`] over what the policy
-    /// held then. Every partner there but the tightest set beyond the policy's tolerance:
-    /// `skew_exceeded`, not an eviction.
-    pub(crate) fn evict(&mut self, ai: usize, partners: Result<i64, usize>) {
-        match partners {
-            Ok(span) if self.too_far(span) => {
-                self.note(ai, Detail::Span(span));
-                self.remove(ai, Removal::SkewExceeded);
-            }
-            Ok(_) => self.remove(ai, Removal::QueueEvicted),
-            Err(j) => {
-                self.note(ai, Detail::Missing(j));
-                self.remove(ai, Removal::QueueEvicted);
-            }
         }
     }
 
@@ -277,13 +259,101 @@ impl<'a> Tracker<'a> {
             }
             self.n_samples += 1;
         }
-        if !self.count_only {
+        // The approximate policies' drops are judged over each message's lifetime (in
+        // `finish`); the others' pending messages by what is held at the end.
+        if !self.count_only && !self.lifetime_judged() {
             self.note_pending(e);
         }
     }
 
-    /// Messages still held when the input ends: which partner topic held nothing, or how far
-    /// the tightest set they could have joined spans.
+    /// Policies whose drops get `skew_exceeded` / `never_matched` / `queue_evicted` from the
+    /// partners a message had while it was held.
+    fn lifetime_judged(&self) -> bool {
+        matches!(
+            self.cfg.policy,
+            Policy::ApproxPy | Policy::Approx | Policy::ApproxEpsilon
+        )
+    }
+
+    /// Judges every dropped message of an approximate policy without an engine-given detail
+    /// by its candidate partners: the messages of each other topic that were held at some
+    /// moment while it was (held when it arrived, or arriving before it left) and that no
+    /// emitted set used (a message another set took was that set's partner, not this one's).
+    /// No candidate on some topic: that topic is its `missing_topic` (its partner never
+    /// arrived while it was held). Else the spread of the tightest set of candidates with it
+    /// is its span, and a span the policy could never accept makes it `skew_exceeded` (the
+    /// partner was there, but too far), whatever removed it.
+    fn judge_lifetimes(&mut self) {
+        let n = self.n;
+        let arrivals = self.arrivals;
+        let total = arrivals.len() as u32;
+        let mut explicit = vec![false; arrivals.len()];
+        for &(ai, _) in &self.details {
+            explicit[ai as usize] = true;
+        }
+        // Arrival indices of each topic's messages that entered the synchronizer.
+        let mut pos: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (ai, a) in arrivals.iter().enumerate() {
+            if !matches!(self.fate[ai], Fate::Rejected(_)) {
+                pos[a.topic].push(ai as u32);
+            }
+        }
+        let key = |t: &Tracker, ai: usize| {
+            t.sync_t(ai)
+                .saturating_sub(t.offset(arrivals[ai].topic))
+        };
+        let mut held: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut cands: Vec<Vec<i64>> = vec![Vec::new(); n];
+        let mut found = Vec::new();
+        for (ai, a) in arrivals.iter().enumerate() {
+            if matches!(self.fate[ai], Fate::Rejected(_)) {
+                continue;
+            }
+            let k = a.topic;
+            let now = ai as u32;
+            let judged = !explicit[ai]
+                && matches!(self.fate[ai], Fate::Pending | Fate::Removed(_));
+            if judged {
+                let end = match self.gone[ai] {
+                    u32::MAX => total,
+                    g => g + 1,
+                };
+                for j in (0..n).filter(|&j| j != k) {
+                    let gone = &self.gone;
+                    held[j].retain(|&x| gone[x as usize] >= now);
+                    let c = &mut cands[j];
+                    c.clear();
+                    let from = pos[j].partition_point(|&x| x <= now);
+                    let to = pos[j].partition_point(|&x| x < end);
+                    let free = |x: &&u32| self.fate[**x as usize] != Fate::Used;
+                    c.extend(held[j].iter().filter(free).map(|&x| key(self, x as usize)));
+                    c.extend(
+                        pos[j][from..to]
+                            .iter()
+                            .filter(free)
+                            .map(|&x| key(self, x as usize)),
+                    );
+                }
+                let own = key(self, ai);
+                let skewed = self.fate[ai] == Fate::Removed(Removal::SkewExceeded);
+                let d = match best_span(n, k, own, |j| cands[j].iter().copied()) {
+                    Ok(span) if skewed || self.too_far(span) => Some(Detail::Span(span)),
+                    Ok(_) => None,
+                    Err(j) => Some(Detail::Missing(j)),
+                };
+                if let Some(d) = d {
+                    found.push((ai as u32, d));
+                }
+            }
+            let gone = &self.gone;
+            held[k].retain(|&x| gone[x as usize] >= now);
+            held[k].push(now);
+        }
+        self.details.extend(found);
+    }
+
+    /// Messages still held when the input ends: which partner topic held nothing (exact
+    /// policies: held no message of the same stamp).
     fn note_pending<E: Engine>(&mut self, e: &E) {
         let n = self.n;
         let held: Vec<Vec<i64>> = (0..n)
@@ -295,7 +365,6 @@ impl<'a> Tracker<'a> {
             })
             .collect();
         let exact = self.cfg.policy.is_exact();
-        let latest = self.cfg.policy == Policy::Latest;
         for ai in 0..self.arrivals.len() {
             if self.fate[ai] != Fate::Pending {
                 continue;
@@ -306,17 +375,10 @@ impl<'a> Tracker<'a> {
                 (0..n)
                     .find(|&j| j != k && held[j].binary_search(&t).is_err())
                     .map(Detail::Missing)
-            } else if latest {
+            } else {
                 (0..n)
                     .find(|&j| j != k && held[j].is_empty())
                     .map(Detail::Missing)
-            } else {
-                let own = t.saturating_sub(self.offset(k));
-                match best_span(n, k, own, |j| held[j].iter().copied()) {
-                    Ok(span) if self.too_far(span) => Some(Detail::Span(span)),
-                    Ok(_) => None,
-                    Err(j) => Some(Detail::Missing(j)),
-                }
             };
             if let Some(d) = d {
                 self.details.push((ai as u32, d));
@@ -358,6 +420,7 @@ impl<'a> Tracker<'a> {
             );
             if self.fate[ai] == Fate::Pending {
                 self.fate[ai] = Fate::Used;
+                self.gone[ai] = self.cur as u32;
             }
         }
     }
@@ -371,6 +434,7 @@ impl<'a> Tracker<'a> {
         if let Some(f) = self.fate.get_mut(ai) {
             if *f == Fate::Pending {
                 *f = Fate::Removed(why);
+                self.gone[ai] = self.cur as u32;
             }
         }
     }
@@ -379,17 +443,21 @@ impl<'a> Tracker<'a> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
+        if self.lifetime_judged() {
+            self.judge_lifetimes();
+        }
         let arrivals = self.arrivals;
         let any_empty = self.counts.contains(&0);
         // Per topic, drops come in arrival order, which is index order; each topic's drop
         // count is known up front (its messages no set used), so every drop is written
         // straight to its place in (topic, index) order, nothing sorted or copied.
         let mut per_topic = vec![0usize; self.n];
-        // Keys used in emitted sets, per topic: a dropped message repeating one is a duplicate.
-        let mut used: Vec<HashSet<i64>> = vec![HashSet::new(); self.n];
+        // Keys used in emitted sets, per topic, with the earliest arrival that used each: a
+        // dropped message repeating one used before it arrived is a duplicate.
+        let mut used: Vec<HashMap<i64, usize>> = vec![HashMap::new(); self.n];
         for (ai, a) in arrivals.iter().enumerate() {
             if self.fate[ai] == Fate::Used {
-                used[a.topic].insert(self.sync_t(ai));
+                used[a.topic].entry(self.sync_t(ai)).or_insert(ai);
             } else {
                 per_topic[a.topic] += 1;
             }
@@ -424,7 +492,7 @@ impl<'a> Tracker<'a> {
                     }
                     break;
                 }
-                let dup = t.is_some_and(|t| used[k].contains(&t));
+                let dup = t.is_some_and(|t| used[k].get(&t).is_some_and(|&u| u < ai));
                 let reason = match self.fate[ai] {
                     Fate::Used => continue,
                     Fate::Rejected(r) => r,
@@ -442,6 +510,10 @@ impl<'a> Tracker<'a> {
                             {
                                 DropReason::OutOfOrder
                             }
+                            // Evicted, but every partner it had was too far.
+                            Removal::QueueEvicted if matches!(detail, Some(Detail::Span(_))) => {
+                                DropReason::SkewExceeded
+                            }
                             Removal::QueueEvicted | Removal::Superseded => {
                                 DropReason::QueueEvicted
                             }
@@ -449,7 +521,8 @@ impl<'a> Tracker<'a> {
                             Removal::Purged if behind > 0 => DropReason::OutOfOrder,
                             Removal::Purged => DropReason::SkewExceeded,
                         };
-                        if behind >= EPOCH_JUMP_NS {
+                        // LatestTime never reads stamps: a jump in them changes nothing there.
+                        if behind >= EPOCH_JUMP_NS && cfg.policy != Policy::Latest {
                             DropReason::ClockEpochChanged
                         } else {
                             base
