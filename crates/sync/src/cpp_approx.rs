@@ -102,14 +102,9 @@ impl CppApprox {
         }
     }
 
-    /// Discard the front of topic `i`: `skew_span` is the spread of the front set it was
-    /// judged in (the max_interval rule); else it is a queue-bound eviction.
-    fn discard_front(&mut self, i: usize, skew_span: Option<i64>, tr: &mut Tracker) {
+    fn discard_front(&mut self, i: usize, why: Removal, tr: &mut Tracker) {
         if let Some(m) = self.deque[i].pop_front() {
-            match skew_span {
-                Some(span) => tr.skew(m.ai, Some(span)),
-                None => tr.remove(m.ai, Removal::QueueEvicted),
-            }
+            tr.remove(m.ai, why);
             if self.deque[i].is_empty() {
                 self.num_non_empty = self.num_non_empty.saturating_sub(1);
             }
@@ -135,7 +130,7 @@ impl CppApprox {
             // Messages moved aside by the previous search are discarded with the old candidate:
             // their partners were there, a tighter set was preferred.
             for m in self.past[j].drain(..) {
-                tr.skew(m.ai, None);
+                tr.remove(m.ai, Removal::SkewExceeded);
             }
         }
         self.candidate_start = start_t;
@@ -171,12 +166,12 @@ impl CppApprox {
             match self.pivot {
                 None => {
                     if end_t.saturating_sub(start_t) > self.max_interval_ns {
-                        self.discard_front(start_i, Some(end_t.saturating_sub(start_t)), tr);
+                        self.discard_front(start_i, Removal::SkewExceeded, tr);
                         continue;
                     }
                     if self.has_dropped[end_i] {
                         // The end topic just overflowed, so it may not pivot.
-                        self.discard_front(start_i, None, tr);
+                        self.discard_front(start_i, Removal::QueueEvicted, tr);
                         continue;
                     }
                     self.make_candidate(start_t, end_t, tr);
@@ -248,7 +243,7 @@ impl Engine for CppApprox {
         }
         if self.deque[i].len() + self.past[i].len() > self.queue_size {
             self.recover_all();
-            self.discard_front(i, None, tr);
+            self.discard_front(i, Removal::QueueEvicted, tr);
             self.has_dropped[i] = true;
             if self.pivot.is_some() {
                 self.candidate.clear();
@@ -263,6 +258,11 @@ impl Engine for CppApprox {
     }
 
     fn held(&self, topic: usize, out: &mut Vec<i64>) {
-        out.extend(self.deque[topic].iter().chain(&self.past[topic]).map(|m| m.t));
+        out.extend(
+            self.deque[topic]
+                .iter()
+                .chain(&self.past[topic])
+                .map(|m| m.t),
+        );
     }
 }

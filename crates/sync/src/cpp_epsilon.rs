@@ -63,11 +63,10 @@ impl CppEpsilon {
                 }
             } else {
                 // The set fails: every front within epsilon of the oldest goes, the oldest too.
-                let span = fronts().map(|m| m.t).max().unwrap_or(t_old).saturating_sub(t_old);
                 for k in 0..self.n {
                     if self.q[k].front().is_some_and(|m| m.t <= limit) {
                         if let Some(m) = self.q[k].pop_front() {
-                            tr.skew(m.ai, Some(span));
+                            tr.remove(m.ai, Removal::SkewExceeded);
                         }
                     }
                 }

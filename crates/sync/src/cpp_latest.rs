@@ -65,8 +65,8 @@ impl Rate {
                     self.error = self.cfg.error_ema_alpha * dev
                         + (1.0 - self.cfg.error_ema_alpha) * self.error;
                 }
-                self.hz = self.cfg.rate_ema_alpha / period
-                    + (1.0 - self.cfg.rate_ema_alpha) * self.hz;
+                self.hz =
+                    self.cfg.rate_ema_alpha / period + (1.0 - self.cfg.rate_ema_alpha) * self.hz;
             }
             break;
         }
@@ -115,8 +115,12 @@ impl CppLatest {
         self.order.extend(0..self.rates.len());
         // Stable: equal rates keep the lower slot first.
         let rates = &self.rates;
-        self.order
-            .sort_by(|&a, &b| rates[b].hz.partial_cmp(&rates[a].hz).unwrap_or(std::cmp::Ordering::Equal));
+        self.order.sort_by(|&a, &b| {
+            rates[b]
+                .hz
+                .partial_cmp(&rates[a].hz)
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
         for &k in &self.order {
             let r = &rates[k];
             let period = seconds(now.saturating_sub(r.prev));

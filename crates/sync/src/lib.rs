@@ -318,7 +318,9 @@ impl SyncConfig {
                 )));
             }
             if self.rate_config.iter().any(|r| {
-                !(r.rate_ema_alpha.is_finite() && r.error_ema_alpha.is_finite() && r.margin.is_finite())
+                !(r.rate_ema_alpha.is_finite()
+                    && r.error_ema_alpha.is_finite()
+                    && r.margin.is_finite())
             }) {
                 return Err(SyncError::InvalidParam(
                     "latest: rate config values must be finite".into(),
@@ -536,10 +538,11 @@ impl std::error::Error for SyncError {}
 ///    message by its candidate partners, the messages of each other topic held at some moment
 ///    while it was and used by no set: when every topic had one and the tightest set with it
 ///    spans more than the policy accepts (approx-py: >= slop; approx-epsilon: > epsilon;
-///    approx: > max_interval), whatever removed it. Also the matching logic's own discards (C++ approx: front spread >
-///    max_interval, search messages cleared for a strictly better candidate; approx-epsilon:
-///    fronts within epsilon of the oldest of a failed front set, with that set's spread), and
-///    an exact policy's purge of stamps older than a published set.
+///    approx: > max_interval), whatever removed it; also the matching logic's own discards
+///    (C++ approx: front spread > max_interval, search messages cleared for a strictly better
+///    candidate; approx-epsilon: fronts within epsilon of the oldest of a failed front set)
+///    unless some topic had no candidate (then `never_matched` naming it); and an exact
+///    policy's purge of stamps older than a published set.
 /// 7. `queue_evicted` (with `missing_topic` when a topic had no candidate): removed by a queue
 ///    bound (C++ approx overflow or a front discarded after its topic overflowed; exact tuple
 ///    count; Python smallest key, self-eviction included; approx-epsilon trim while a topic is

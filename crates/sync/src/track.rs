@@ -218,21 +218,6 @@ impl<'a> Tracker<'a> {
         }
     }
 
-    fn note(&mut self, ai: usize, d: Detail) {
-        if !self.count_only && self.fate.get(ai) == Some(&Fate::Pending) {
-            self.details.push((ai as u32, d));
-        }
-    }
-
-    /// The matching logic removed the message while partners were there; `span` is the
-    /// spread of the set it was judged in (or could have joined).
-    pub(crate) fn skew(&mut self, ai: usize, span: Option<i64>) {
-        if let Some(s) = span {
-            self.note(ai, Detail::Span(s));
-        }
-        self.remove(ai, Removal::SkewExceeded);
-    }
-
     pub(crate) fn run<E: Engine>(&mut self, e: &mut E) {
         let arrivals = self.arrivals;
         for (ai, a) in arrivals.iter().enumerate() {
@@ -275,8 +260,7 @@ impl<'a> Tracker<'a> {
         )
     }
 
-    /// Judges every dropped message of an approximate policy without an engine-given detail
-    /// by its candidate partners: the messages of each other topic that were held at some
+    /// Judges every dropped message of an approximate policy by its candidate partners: the messages of each other topic that were held at some
     /// moment while it was (held when it arrived, or arriving before it left) and that no
     /// emitted set used (a message another set took was that set's partner, not this one's).
     /// No candidate on some topic: that topic is its `missing_topic` (its partner never
@@ -287,10 +271,6 @@ impl<'a> Tracker<'a> {
         let n = self.n;
         let arrivals = self.arrivals;
         let total = arrivals.len() as u32;
-        let mut explicit = vec![false; arrivals.len()];
-        for &(ai, _) in &self.details {
-            explicit[ai as usize] = true;
-        }
         // Arrival indices of each topic's messages that entered the synchronizer.
         let mut pos: Vec<Vec<u32>> = vec![Vec::new(); n];
         for (ai, a) in arrivals.iter().enumerate() {
@@ -298,10 +278,8 @@ impl<'a> Tracker<'a> {
                 pos[a.topic].push(ai as u32);
             }
         }
-        let key = |t: &Tracker, ai: usize| {
-            t.sync_t(ai)
-                .saturating_sub(t.offset(arrivals[ai].topic))
-        };
+        let key =
+            |t: &Tracker, ai: usize| t.sync_t(ai).saturating_sub(t.offset(arrivals[ai].topic));
         let mut held: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut cands: Vec<Vec<i64>> = vec![Vec::new(); n];
         let mut found = Vec::new();
@@ -311,8 +289,7 @@ impl<'a> Tracker<'a> {
             }
             let k = a.topic;
             let now = ai as u32;
-            let judged = !explicit[ai]
-                && matches!(self.fate[ai], Fate::Pending | Fate::Removed(_));
+            let judged = matches!(self.fate[ai], Fate::Pending | Fate::Removed(_));
             if judged {
                 let end = match self.gone[ai] {
                     u32::MAX => total,
@@ -514,8 +491,11 @@ impl<'a> Tracker<'a> {
                             Removal::QueueEvicted if matches!(detail, Some(Detail::Span(_))) => {
                                 DropReason::SkewExceeded
                             }
-                            Removal::QueueEvicted | Removal::Superseded => {
-                                DropReason::QueueEvicted
+                            Removal::QueueEvicted | Removal::Superseded => DropReason::QueueEvicted,
+                            // The matching logic discarded it, but no free partner ever came
+                            // on some topic: that partner never arrived.
+                            Removal::SkewExceeded if matches!(detail, Some(Detail::Missing(_))) => {
+                                DropReason::NeverMatched
                             }
                             Removal::SkewExceeded => DropReason::SkewExceeded,
                             Removal::Purged if behind > 0 => DropReason::OutOfOrder,

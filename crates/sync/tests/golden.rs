@@ -215,7 +215,9 @@ fn golden_vectors() {
     }
     assert!(pass.values().map(|p| p.1).sum::<usize>() >= 407);
     // The two C++-only policies' vectors (SPEC §11–12) are all compared.
-    assert!(pass.get("cpp_approximate_epsilon_time").is_some_and(|p| p.1 >= 151));
+    assert!(pass
+        .get("cpp_approximate_epsilon_time")
+        .is_some_and(|p| p.1 >= 151));
     assert!(pass.get("cpp_latest_time").is_some_and(|p| p.1 >= 38));
     assert!(
         failures.is_empty(),
@@ -249,7 +251,11 @@ fn golden_truth_files_use_per_topic_indices() {
         let policy = Policy::parse(t["policy"].as_str().unwrap()).unwrap();
         let n_topics = t["topics"].as_array().unwrap().len();
         // `queue_size: null` for latest, which has no queue.
-        let mut cfg = SyncConfig::new(policy, n_topics, t["queue_size"].as_u64().unwrap_or(0) as usize);
+        let mut cfg = SyncConfig::new(
+            policy,
+            n_topics,
+            t["queue_size"].as_u64().unwrap_or(0) as usize,
+        );
         if let Some(e) = t["epsilon_ns"].as_i64() {
             cfg.epsilon_ns = e;
         }

@@ -32,7 +32,11 @@ fn py_self_eviction_is_queue_evicted() {
     assert_eq!(d[2].missing_topic, Some(1), "{d:?}");
     // /b 0 then finds only /a 10 and 20: a partner was there but 10 ms away, not within the
     // 5 ms slop (it used to be `never_matched`, which hid that).
-    assert_eq!((d[3].topic, d[3].reason), (1, DropReason::SkewExceeded), "{d:?}");
+    assert_eq!(
+        (d[3].topic, d[3].reason),
+        (1, DropReason::SkewExceeded),
+        "{d:?}"
+    );
     assert_eq!(d[3].span_ns, Some(10 * MS));
 }
 
@@ -307,8 +311,22 @@ fn partner_there_but_too_far_is_skew_exceeded_with_its_span() {
     // The same under C++ approx with a max interval, and approx-epsilon (inclusive bound).
     let mut cfg = SyncConfig::new(Policy::Approx, 2, 5);
     cfg.max_interval_ns = Some(10 * MS);
-    let d = drops_of(&cfg, &[a(0, 0, 0), a(1, 15, 1), a(0, 200, 2), a(1, 200, 3), a(0, 400, 4), a(1, 400, 5)]);
-    assert!(d.iter().any(|x| x.reason == DropReason::SkewExceeded && x.span_ns == Some(15 * MS)), "{d:?}");
+    let d = drops_of(
+        &cfg,
+        &[
+            a(0, 0, 0),
+            a(1, 15, 1),
+            a(0, 200, 2),
+            a(1, 200, 3),
+            a(0, 400, 4),
+            a(1, 400, 5),
+        ],
+    );
+    assert!(
+        d.iter()
+            .any(|x| x.reason == DropReason::SkewExceeded && x.span_ns == Some(15 * MS)),
+        "{d:?}"
+    );
     let mut cfg = SyncConfig::new(Policy::ApproxEpsilon, 2, 5);
     cfg.epsilon_ns = 15 * MS;
     assert!(drops_of(&cfg, &[a(0, 0, 0), a(1, 15, 1)]).is_empty());
@@ -317,7 +335,10 @@ fn partner_there_but_too_far_is_skew_exceeded_with_its_span() {
     // The failed front set (0, 15) discards /a 0; /b 15 then waits alone to the end, its one
     // free candidate (/a 0, held when it arrived) 15 ms away.
     for x in &d {
-        assert_eq!((x.reason, x.span_ns), (DropReason::SkewExceeded, Some(15 * MS)));
+        assert_eq!(
+            (x.reason, x.span_ns),
+            (DropReason::SkewExceeded, Some(15 * MS))
+        );
     }
 }
 
@@ -335,13 +356,23 @@ fn missing_partner_topic_is_named() {
     // Three topics, queue 1: /a 0 and /b 1 are evicted before /c sends anything.
     let mut cfg = SyncConfig::new(Policy::ApproxPy, 3, 1);
     cfg.slop_ns = 10 * MS;
-    let arr = [a(0, 0, 0), a(1, 1, 1), a(0, 100, 2), a(1, 101, 3), a(2, 100, 4)];
+    let arr = [
+        a(0, 0, 0),
+        a(1, 1, 1),
+        a(0, 100, 2),
+        a(1, 101, 3),
+        a(2, 100, 4),
+    ];
     let o = emulate(&cfg, &arr).unwrap();
     assert_eq!(o.sets.len(), 1);
     let d: Vec<_> = o.drops.iter().collect();
     assert_eq!(d.len(), 2);
     for x in &d {
-        assert_eq!((x.reason, x.missing_topic), (DropReason::QueueEvicted, Some(2)), "{d:?}");
+        assert_eq!(
+            (x.reason, x.missing_topic),
+            (DropReason::QueueEvicted, Some(2)),
+            "{d:?}"
+        );
     }
     let r = summarize(&cfg, &arr, &o);
     assert_eq!(r.drops_per_topic[0].missing_partner.get(&2), Some(&1));
@@ -357,9 +388,23 @@ fn repeated_used_stamp_is_duplicate_member_under_every_policy() {
         let mut cfg = SyncConfig::new(p, 2, 5);
         cfg.slop_ns = 10 * MS;
         cfg.epsilon_ns = 5 * MS;
-        let arr = [a(0, 0, 0), a(1, 0, 1), a(0, 100, 2), a(1, 100, 3), a(0, 0, 4), a(0, 200, 5), a(1, 200, 6), a(0, 300, 7), a(1, 300, 8)];
+        let arr = [
+            a(0, 0, 0),
+            a(1, 0, 1),
+            a(0, 100, 2),
+            a(1, 100, 3),
+            a(0, 0, 4),
+            a(0, 200, 5),
+            a(1, 200, 6),
+            a(0, 300, 7),
+            a(1, 300, 8),
+        ];
         let o = emulate(&cfg, &arr).unwrap();
-        let dup: Vec<_> = o.drops.iter().filter(|d| d.topic == 0 && d.index == 2).collect();
+        let dup: Vec<_> = o
+            .drops
+            .iter()
+            .filter(|d| d.topic == 0 && d.index == 2)
+            .collect();
         assert_eq!(dup.len(), 1, "{p}: {:?}", o.drops);
         assert_eq!(dup[0].reason, DropReason::DuplicateMember, "{p}");
     }
@@ -383,7 +428,10 @@ fn approx_epsilon_drop_within_and_its_parameters() {
     // Queue 0 never matches.
     cfg.epsilon_ns = 10 * MS;
     cfg.queue_size = 0;
-    assert!(emulate(&cfg, &[a(0, 0, 0), a(1, 0, 1), a(2, 0, 2)]).unwrap().sets.is_empty());
+    assert!(emulate(&cfg, &[a(0, 0, 0), a(1, 0, 1), a(2, 0, 2)])
+        .unwrap()
+        .sets
+        .is_empty());
 }
 
 #[test]
@@ -413,7 +461,12 @@ fn latest_holds_messages_and_refuses_undefined_upstream_behaviour() {
     // Topic 1 twice before topic 0's first message: upstream reads past its rate vector.
     let e = emulate(&cfg, &[a(1, 0, 0), a(1, 10, 10), a(0, 20, 20)]).unwrap_err();
     match &e {
-        bagscope_sync::SyncError::UndefinedUpstream { topic, index, arrival_index, .. } => {
+        bagscope_sync::SyncError::UndefinedUpstream {
+            topic,
+            index,
+            arrival_index,
+            ..
+        } => {
             assert_eq!((*topic, *index, *arrival_index), (1, 1, 1));
         }
         other => panic!("{other:?}"),
@@ -425,4 +478,37 @@ fn latest_holds_messages_and_refuses_undefined_upstream_behaviour() {
     let mut cfg = cfg;
     cfg.rate_config = vec![bagscope_sync::RateConfig::default(); 3];
     assert!(emulate(&cfg, &[]).is_err());
+}
+
+/// A partner that was never sent: every approximate policy says so (`never_matched` naming
+/// the topic), whatever mechanism removed the message. C++ approx used to call it
+/// `skew_exceeded` (cleared when a strictly better candidate replaced it), approx-epsilon
+/// discards it as a failed front.
+#[test]
+fn a_partner_never_sent_is_never_matched_under_every_approximate_policy() {
+    let mut arr = Vec::new();
+    for k in 0..20 {
+        arr.push(a(0, 100 * k, 100 * k + 2));
+        if k != 7 {
+            arr.push(a(1, 100 * k, 100 * k + 5));
+        }
+    }
+    arr.sort_by_key(|x| x.arrival_ns);
+    for p in [Policy::ApproxPy, Policy::Approx, Policy::ApproxEpsilon] {
+        let mut cfg = SyncConfig::new(p, 2, 10);
+        cfg.slop_ns = 10 * MS;
+        cfg.epsilon_ns = 10 * MS;
+        let o = emulate(&cfg, &arr).unwrap();
+        let d: Vec<_> = o
+            .drops
+            .iter()
+            .filter(|d| d.topic == 0 && d.index == 7)
+            .collect();
+        assert_eq!(d.len(), 1, "{p}: {:?}", o.drops);
+        assert_eq!(
+            (d[0].reason, d[0].missing_topic),
+            (DropReason::NeverMatched, Some(1)),
+            "{p}"
+        );
+    }
 }
