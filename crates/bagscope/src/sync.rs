@@ -258,6 +258,10 @@ pub fn sync(path: &Path, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
         .collect();
     crate::refuse_bag_files(&bag, &evidence)?;
     let (mut arr, used, mut warnings) = arrivals(&bag, &o.topics)?;
+    if o.policy == Policy::Latest {
+        // LatestTime takes header-less messages: it never reads a stamp.
+        warnings.retain(|w| w.code != WarningCode::Headerless);
+    }
     let n = o.topics.len();
     let mut cfg = SyncConfig::new(o.policy, n, o.queue_size);
     if let Some(s) = o.slop_ns {

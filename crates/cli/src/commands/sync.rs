@@ -206,14 +206,16 @@ fn text(r: &SyncCommandReport) -> String {
         }
     }
     if let Some(rec) = &r.recommendation {
+        // approx-epsilon's tolerance is its epsilon (swept like a slop).
+        let word = if rec.policy == Policy::ApproxEpsilon {
+            "epsilon"
+        } else {
+            "slop"
+        };
         s.push_str(&format!(
             "\nrecommended ({}): {} {:.1} ms, queue_size {} -> match rate {:.3}\n",
             rec.policy,
-            if rec.policy == Policy::ApproxEpsilon {
-                "epsilon"
-            } else {
-                "slop"
-            },
+            word,
             rec.recommendation.slop_ns as f64 / 1e6,
             rec.recommendation.queue_size,
             rec.recommendation.match_rate
@@ -225,7 +227,7 @@ fn text(r: &SyncCommandReport) -> String {
         ));
         if let Some(m) = rec.min_slop_ns {
             s.push_str(&format!(
-                "this recording alone needs slop >= {:.1} ms\n",
+                "this recording alone needs {word} >= {:.1} ms\n",
                 m as f64 / 1e6
             ));
         }
