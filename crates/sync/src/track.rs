@@ -4,7 +4,6 @@ use crate::{
     Arrival, DropList, DropReason, DroppedMessage, Policy, QueueOccupancy, SetList, SyncConfig,
     SyncError, SyncOutcome, EPOCH_JUMP_NS,
 };
-use std::collections::HashMap;
 
 /// How an engine removed a message (before the final reason classification).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -271,6 +270,13 @@ impl<'a> Tracker<'a> {
         let n = self.n;
         let arrivals = self.arrivals;
         let total = arrivals.len() as u32;
+        if !self
+            .fate
+            .iter()
+            .any(|f| matches!(f, Fate::Pending | Fate::Removed(_)))
+        {
+            return;
+        }
         // Arrival indices of each topic's messages that entered the synchronizer.
         let mut pos: Vec<Vec<u32>> = vec![Vec::new(); n];
         for (ai, a) in arrivals.iter().enumerate() {
@@ -280,7 +286,11 @@ impl<'a> Tracker<'a> {
         }
         let key =
             |t: &Tracker, ai: usize| t.sync_t(ai).saturating_sub(t.offset(arrivals[ai].topic));
+        // Per topic, the free messages that may still be held (arrival indices); entries that
+        // left are skipped when read and compacted away when a list doubles, so a long queue
+        // costs no scan per arrival.
         let mut held: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut compact_at: Vec<usize> = vec![16; n];
         let mut cands: Vec<Vec<i64>> = vec![Vec::new(); n];
         let mut found = Vec::new();
         for (ai, a) in arrivals.iter().enumerate() {
@@ -296,14 +306,18 @@ impl<'a> Tracker<'a> {
                     g => g + 1,
                 };
                 for j in (0..n).filter(|&j| j != k) {
-                    let gone = &self.gone;
-                    held[j].retain(|&x| gone[x as usize] >= now);
                     let c = &mut cands[j];
                     c.clear();
                     let from = pos[j].partition_point(|&x| x <= now);
                     let to = pos[j].partition_point(|&x| x < end);
                     let free = |x: &&u32| self.fate[**x as usize] != Fate::Used;
-                    c.extend(held[j].iter().filter(free).map(|&x| key(self, x as usize)));
+                    c.extend(
+                        held[j]
+                            .iter()
+                            .filter(|&&x| self.gone[x as usize] >= now)
+                            .filter(free)
+                            .map(|&x| key(self, x as usize)),
+                    );
                     c.extend(
                         pos[j][from..to]
                             .iter()
@@ -322,9 +336,15 @@ impl<'a> Tracker<'a> {
                     found.push((ai as u32, d));
                 }
             }
-            let gone = &self.gone;
-            held[k].retain(|&x| gone[x as usize] >= now);
-            held[k].push(now);
+            // A message some set used is no one else's candidate.
+            if self.fate[ai] != Fate::Used {
+                held[k].push(now);
+                if held[k].len() >= compact_at[k] {
+                    let gone = &self.gone;
+                    held[k].retain(|&x| gone[x as usize] >= now);
+                    compact_at[k] = (2 * held[k].len()).max(16);
+                }
+            }
         }
         self.details.extend(found);
     }
@@ -429,16 +449,45 @@ impl<'a> Tracker<'a> {
         // count is known up front (its messages no set used), so every drop is written
         // straight to its place in (topic, index) order, nothing sorted or copied.
         let mut per_topic = vec![0usize; self.n];
-        // Keys used in emitted sets, per topic, with the earliest arrival that used each: a
-        // dropped message repeating one used before it arrived is a duplicate.
-        let mut used: Vec<HashMap<i64, usize>> = vec![HashMap::new(); self.n];
+        // Duplicates: a dropped message whose key was used in a set of its topic by an earlier
+        // arrival. Only the smaller side is sorted and searched (a bag of a million sets has
+        // few drops, one of a million drops few sets).
+        let mut used_count = 0usize;
         for (ai, a) in arrivals.iter().enumerate() {
             if self.fate[ai] == Fate::Used {
-                used[a.topic].entry(self.sync_t(ai)).or_insert(ai);
+                used_count += 1;
             } else {
                 per_topic[a.topic] += 1;
             }
         }
+        let dropped_count = arrivals.len() - used_count;
+        let dups = if used_count == 0 || dropped_count == 0 {
+            Dups::None
+        } else if used_count <= dropped_count {
+            // (topic, key, earliest using arrival)
+            let mut v: Vec<(usize, i64, usize)> = (0..arrivals.len())
+                .filter(|&ai| self.fate[ai] == Fate::Used)
+                .map(|ai| (arrivals[ai].topic, self.sync_t(ai), ai))
+                .collect();
+            v.sort_unstable();
+            Dups::Used(v)
+        } else {
+            let mut keys: Vec<(usize, i64)> = (0..arrivals.len())
+                .filter(|&ai| self.fate[ai] != Fate::Used)
+                .filter_map(|ai| self.key(ai).map(|t| (arrivals[ai].topic, t)))
+                .collect();
+            keys.sort_unstable();
+            keys.dedup();
+            let mut first = vec![usize::MAX; keys.len()];
+            for (ai, a) in arrivals.iter().enumerate() {
+                if self.fate[ai] == Fate::Used {
+                    if let Ok(p) = keys.binary_search(&(a.topic, self.sync_t(ai))) {
+                        first[p] = first[p].min(ai);
+                    }
+                }
+            }
+            Dups::Dropped(keys, first)
+        };
         self.details.sort_unstable_by_key(|d| d.0);
         let mut details = self.details.iter().peekable();
         let mut drops = DropList::with_counts(&per_topic);
@@ -469,7 +518,7 @@ impl<'a> Tracker<'a> {
                     }
                     break;
                 }
-                let dup = t.is_some_and(|t| used[k].get(&t).is_some_and(|&u| u < ai));
+                let dup = self.fate[ai] != Fate::Used && t.is_some_and(|t| dups.before(k, t, ai));
                 let reason = match self.fate[ai] {
                     Fate::Used => continue,
                     Fate::Rejected(r) => r,
@@ -558,6 +607,32 @@ impl<'a> Tracker<'a> {
             drops,
             occupancy,
         })
+    }
+}
+
+/// Keys used in emitted sets, for the duplicate test, kept from the smaller side.
+enum Dups {
+    None,
+    /// (topic, key, using arrival), sorted.
+    Used(Vec<(usize, i64, usize)>),
+    /// Dropped (topic, key) sorted, with the earliest arrival using each.
+    Dropped(Vec<(usize, i64)>, Vec<usize>),
+}
+
+impl Dups {
+    /// Whether `key` on `topic` was used in a set by an arrival before `ai`.
+    fn before(&self, topic: usize, key: i64, ai: usize) -> bool {
+        match self {
+            Dups::None => false,
+            Dups::Used(v) => {
+                let p = v.partition_point(|e| (e.0, e.1) < (topic, key));
+                v.get(p)
+                    .is_some_and(|e| e.0 == topic && e.1 == key && e.2 < ai)
+            }
+            Dups::Dropped(keys, first) => keys
+                .binary_search(&(topic, key))
+                .is_ok_and(|p| first[p] < ai),
+        }
     }
 }
 
