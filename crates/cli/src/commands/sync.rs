@@ -204,6 +204,24 @@ fn text(r: &SyncCommandReport) -> String {
             }
             s.push('\n');
         }
+        // Why, per topic: how far the partners of skew_exceeded drops were, and which topic
+        // never offered one.
+        for t in &rep.drops_per_topic {
+            let name = r.topics.get(t.topic).map_or("?", |u| u.topic.as_str());
+            if let Some(sp) = &t.skew_span_ns {
+                s.push_str(&format!(
+                    "  {name}: skew_exceeded, tightest set span {} to {} ms\n",
+                    opt_ms(Some(sp.min)),
+                    opt_ms(Some(sp.max))
+                ));
+            }
+            for (m, c) in &t.missing_partner {
+                let other = r.topics.get(*m).map_or("?", |u| u.topic.as_str());
+                s.push_str(&format!(
+                    "  {name}: {c} dropped with no partner on {other}\n"
+                ));
+            }
+        }
     }
     if let Some(rec) = &r.recommendation {
         // approx-epsilon's tolerance is its epsilon (swept like a slop).
