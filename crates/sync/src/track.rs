@@ -100,7 +100,7 @@ pub(crate) trait Engine {
 /// i64::MIN: both come from unsigned or 32-bit-seconds fields).
 const NO_KEY: i64 = i64::MIN;
 
-/// Per-arrival state is kept to what the arrivals do not already hold (6 bytes a message):
+/// Per-arrival state is kept to what the arrivals do not already hold (10 bytes a message):
 /// the time the policy keys on is recomputed from the arrival when needed.
 pub(crate) struct Tracker<'a> {
     n: usize,
@@ -259,96 +259,6 @@ impl<'a> Tracker<'a> {
         )
     }
 
-    /// Judges every dropped message of an approximate policy by its candidate partners: the messages of each other topic that were held at some
-    /// moment while it was (held when it arrived, or arriving before it left) and that no
-    /// emitted set used (a message another set took was that set's partner, not this one's).
-    /// No candidate on some topic: that topic is its `missing_topic` (its partner never
-    /// arrived while it was held). Else the spread of the tightest set of candidates with it
-    /// is its span, and a span the policy could never accept makes it `skew_exceeded` (the
-    /// partner was there, but too far), whatever removed it.
-    fn judge_lifetimes(&mut self) {
-        let n = self.n;
-        let arrivals = self.arrivals;
-        let total = arrivals.len() as u32;
-        if !self
-            .fate
-            .iter()
-            .any(|f| matches!(f, Fate::Pending | Fate::Removed(_)))
-        {
-            return;
-        }
-        // Arrival indices of each topic's messages that entered the synchronizer.
-        let mut pos: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for (ai, a) in arrivals.iter().enumerate() {
-            if !matches!(self.fate[ai], Fate::Rejected(_)) {
-                pos[a.topic].push(ai as u32);
-            }
-        }
-        let key =
-            |t: &Tracker, ai: usize| t.sync_t(ai).saturating_sub(t.offset(arrivals[ai].topic));
-        // Per topic, the free messages that may still be held (arrival indices); entries that
-        // left are skipped when read and compacted away when a list doubles, so a long queue
-        // costs no scan per arrival.
-        let mut held: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let mut compact_at: Vec<usize> = vec![16; n];
-        let mut cands: Vec<Vec<i64>> = vec![Vec::new(); n];
-        let mut found = Vec::new();
-        for (ai, a) in arrivals.iter().enumerate() {
-            if matches!(self.fate[ai], Fate::Rejected(_)) {
-                continue;
-            }
-            let k = a.topic;
-            let now = ai as u32;
-            let judged = matches!(self.fate[ai], Fate::Pending | Fate::Removed(_));
-            if judged {
-                let end = match self.gone[ai] {
-                    u32::MAX => total,
-                    g => g + 1,
-                };
-                for j in (0..n).filter(|&j| j != k) {
-                    let c = &mut cands[j];
-                    c.clear();
-                    let from = pos[j].partition_point(|&x| x <= now);
-                    let to = pos[j].partition_point(|&x| x < end);
-                    let free = |x: &&u32| self.fate[**x as usize] != Fate::Used;
-                    c.extend(
-                        held[j]
-                            .iter()
-                            .filter(|&&x| self.gone[x as usize] >= now)
-                            .filter(free)
-                            .map(|&x| key(self, x as usize)),
-                    );
-                    c.extend(
-                        pos[j][from..to]
-                            .iter()
-                            .filter(free)
-                            .map(|&x| key(self, x as usize)),
-                    );
-                }
-                let own = key(self, ai);
-                let skewed = self.fate[ai] == Fate::Removed(Removal::SkewExceeded);
-                let d = match best_span(n, k, own, |j| cands[j].iter().copied()) {
-                    Ok(span) if skewed || self.too_far(span) => Some(Detail::Span(span)),
-                    Ok(_) => None,
-                    Err(j) => Some(Detail::Missing(j)),
-                };
-                if let Some(d) = d {
-                    found.push((ai as u32, d));
-                }
-            }
-            // A message some set used is no one else's candidate.
-            if self.fate[ai] != Fate::Used {
-                held[k].push(now);
-                if held[k].len() >= compact_at[k] {
-                    let gone = &self.gone;
-                    held[k].retain(|&x| gone[x as usize] >= now);
-                    compact_at[k] = (2 * held[k].len()).max(16);
-                }
-            }
-        }
-        self.details.extend(found);
-    }
-
     /// Messages still held when the input ends: which partner topic held nothing (exact
     /// policies: held no message of the same stamp).
     fn note_pending<E: Engine>(&mut self, e: &E) {
@@ -440,9 +350,6 @@ impl<'a> Tracker<'a> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        if self.lifetime_judged() {
-            self.judge_lifetimes();
-        }
         let arrivals = self.arrivals;
         let any_empty = self.counts.contains(&0);
         // Per topic, drops come in arrival order, which is index order; each topic's drop
@@ -488,6 +395,11 @@ impl<'a> Tracker<'a> {
             }
             Dups::Dropped(keys, first)
         };
+        // The per-topic index is counted again below: its array goes before the judge's
+        // per-topic arrival lists are built (one of the two at a time).
+        self.index = Vec::new();
+        let mut judge = self.lifetime_judged().then(|| Judge::new(&self));
+        let mut seen = vec![0usize; self.n];
         self.details.sort_unstable_by_key(|d| d.0);
         let mut details = self.details.iter().peekable();
         let mut drops = DropList::with_counts(&per_topic);
@@ -507,7 +419,9 @@ impl<'a> Tracker<'a> {
                     (Some(t), Some(m)) => m.saturating_sub(t),
                     _ => 0,
                 };
-                let mut detail = None;
+                let index = seen[k];
+                seen[k] += 1;
+                let mut detail = judge.as_mut().and_then(|j| j.step(&self, ai));
                 while let Some(&&(i, d)) = details.peek() {
                     if (i as usize) < ai {
                         details.next();
@@ -576,7 +490,7 @@ impl<'a> Tracker<'a> {
                     written[k],
                     &DroppedMessage {
                         topic: k,
-                        index: self.index[ai] as usize,
+                        index,
                         arrival_index: ai,
                         stamp_ns: arrival.stamp_ns(),
                         reason,
@@ -607,6 +521,105 @@ impl<'a> Tracker<'a> {
             drops,
             occupancy,
         })
+    }
+}
+
+/// Judges every dropped message of an approximate policy by its candidate partners: the
+/// messages of each other topic that were held at some moment while it was (held when it
+/// arrived, or arriving before it left) and that no emitted set used (a message another set
+/// took was that set's partner, not this one's). No candidate on some topic: that topic is its
+/// `missing_topic` (its partner never arrived while it was held). Else the spread of the
+/// tightest set of candidates with it is its span, and a span the policy could never accept
+/// makes it `skew_exceeded` (the partner was there, but too far), whatever removed it.
+///
+/// Stepped through the arrivals in order, alongside the drop list being written: nothing is
+/// kept per dropped message.
+struct Judge {
+    /// Arrival indices of each topic's messages that entered the synchronizer.
+    pos: Vec<Vec<u32>>,
+    /// Per topic, the free messages that may still be held (arrival indices); entries that
+    /// left are skipped when read and compacted away when a list doubles, so a long queue
+    /// costs no scan per arrival.
+    held: Vec<Vec<u32>>,
+    compact_at: Vec<usize>,
+    cands: Vec<Vec<i64>>,
+}
+
+impl Judge {
+    fn new(t: &Tracker) -> Judge {
+        let n = t.n;
+        let mut pos: Vec<Vec<u32>> = t.counts.iter().map(|&c| Vec::with_capacity(c)).collect();
+        for (ai, a) in t.arrivals.iter().enumerate() {
+            if !matches!(t.fate[ai], Fate::Rejected(_)) {
+                pos[a.topic].push(ai as u32);
+            }
+        }
+        Judge {
+            pos,
+            held: vec![Vec::new(); n],
+            compact_at: vec![16; n],
+            cands: vec![Vec::new(); n],
+        }
+    }
+
+    /// The time the approximate policies compare, shifted by approx-py's key offset.
+    fn key(t: &Tracker, ai: usize) -> i64 {
+        t.sync_t(ai).saturating_sub(t.offset(t.arrivals[ai].topic))
+    }
+
+    /// Arrival `ai`, in arrival order: its detail if it was dropped.
+    fn step(&mut self, t: &Tracker, ai: usize) -> Option<Detail> {
+        if matches!(t.fate[ai], Fate::Rejected(_)) {
+            return None;
+        }
+        let n = t.n;
+        let k = t.arrivals[ai].topic;
+        let now = ai as u32;
+        let mut out = None;
+        if matches!(t.fate[ai], Fate::Pending | Fate::Removed(_)) {
+            let end = match t.gone[ai] {
+                u32::MAX => t.arrivals.len() as u32,
+                g => g + 1,
+            };
+            let free = |x: &&u32| t.fate[**x as usize] != Fate::Used;
+            for j in (0..n).filter(|&j| j != k) {
+                let c = &mut self.cands[j];
+                c.clear();
+                let pj = &self.pos[j];
+                let from = pj.partition_point(|&x| x <= now);
+                let to = pj.partition_point(|&x| x < end);
+                c.extend(
+                    self.held[j]
+                        .iter()
+                        .filter(|&&x| t.gone[x as usize] >= now)
+                        .filter(free)
+                        .map(|&x| Self::key(t, x as usize)),
+                );
+                c.extend(
+                    pj[from..to]
+                        .iter()
+                        .filter(free)
+                        .map(|&x| Self::key(t, x as usize)),
+                );
+            }
+            let own = Self::key(t, ai);
+            let skewed = t.fate[ai] == Fate::Removed(Removal::SkewExceeded);
+            let cands = &self.cands;
+            out = match best_span(n, k, own, |j| cands[j].iter().copied()) {
+                Ok(span) if skewed || t.too_far(span) => Some(Detail::Span(span)),
+                Ok(_) => None,
+                Err(j) => Some(Detail::Missing(j)),
+            };
+        }
+        // A message some set used is no one else's candidate.
+        if t.fate[ai] != Fate::Used {
+            self.held[k].push(now);
+            if self.held[k].len() >= self.compact_at[k] {
+                self.held[k].retain(|&x| t.gone[x as usize] >= now);
+                self.compact_at[k] = (2 * self.held[k].len()).max(16);
+            }
+        }
+        out
     }
 }
 
