@@ -996,9 +996,9 @@ fn peak_memory(args: &[&str]) -> (i32, u64, u64) {
 /// - `info`: the log times of each topic, 8 bytes (for periods and gaps);
 /// - `clocks`: log time, publish time and stamp, 24 bytes, plus one 8-byte scratch value per
 ///   message of the topics being analysed;
-/// - `sync`: the arrival (24 bytes), the synchronizer's state (6) and the outcome (a drop
-///   record, 17), plus 16 bytes of per-topic stamps and lags while a low match rate is
-///   diagnosed;
+/// - `sync`: the arrival (24 bytes), the synchronizer's state (10: fate, per-topic index, the
+///   arrival it left at) and the outcome (a drop record with its reason's detail, 25), plus 8
+///   bytes of per-topic stamps while a low match rate is diagnosed;
 /// - `check`: the scan's 32-byte item (log time, topic, stamp, a pointer to the findings or
 ///   metadata the few messages that need it keep) and the 24-byte times of each stamped
 ///   message for the stamp and command-age checks;
@@ -1180,7 +1180,7 @@ fn bounded_memory_on_a_2gb_bag() {
             + match args[0] {
                 "info" => 8 * n_msgs,
                 "clocks" => (24 + 8) * n_msgs,
-                "sync" => (24 + 6 + 17 + 8) * n_msgs,
+                "sync" => (24 + 10 + 25 + 8) * n_msgs,
                 "check" => (32 + 24) * n_msgs,
                 _ => row_buffer,
             };

@@ -156,6 +156,31 @@ fn check_sync(case: &str, chk: &Value, d: &Decided, fails: &mut Vec<String>) {
             }
         }
     }
+    let per_topic = d.json["drops_per_topic"].as_array().unwrap();
+    if let Some(by) = e["missing_partner_by_topic"].as_object() {
+        for (t, want) in by {
+            let k = topics.iter().position(|x| x == t).unwrap();
+            // The JSON names the missing input by its index in --topics.
+            let got: BTreeMap<String, u64> = counts(&per_topic[k]["missing_partner"])
+                .into_iter()
+                .map(|(i, c)| (topics[i.parse::<usize>().unwrap()].to_string(), c))
+                .collect();
+            if got != counts(want) {
+                fail(format!("missing partners of {t} {got:?}, expected {want}"));
+            }
+        }
+    }
+    if let Some(by) = e["skew_span_ns_by_topic"].as_object() {
+        for (t, want) in by {
+            let k = topics.iter().position(|x| x == t).unwrap();
+            let s = &per_topic[k]["skew_span_ns"];
+            let got = [s["min"].as_i64(), s["max"].as_i64()];
+            let want = [want[0].as_i64(), want[1].as_i64()];
+            if got != want {
+                fail(format!("skew spans of {t} {got:?}, expected {want:?}"));
+            }
+        }
+    }
     let rejected = counts(&d.json["freshness"]["rejected"]);
     match e.get("rejected") {
         Some(want) => {
@@ -257,4 +282,122 @@ fn suite_is_reproducible() {
             "{case}"
         );
     }
+}
+
+/// The two C++-only policies through the CLI: their parameters' usage errors, and LatestTime's
+/// undefined upstream behaviour refused with the message named (case 09's /tf, as input 1,
+/// sends twice before /camera's first message).
+#[test]
+fn approx_epsilon_and_latest_refuse_what_upstream_cannot_run() {
+    let dir = write_suite("c-only");
+    let bag = |c: &str| dir.join(c).display().to_string();
+    let sync = |args: &[&str]| {
+        let mut a = vec!["sync".to_string()];
+        a.extend(args.iter().map(|s| s.to_string()));
+        run(&a)
+    };
+    let b04 = bag("04_dropped_message");
+    let (code, _, err) = sync(&[&b04, "--topics", "/a,/b", "--policy", "approx-epsilon"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("needs --epsilon"), "{err}");
+    let (code, _, err) = sync(&[
+        &b04,
+        "--topics",
+        "/a,/b",
+        "--policy",
+        "approx-epsilon",
+        "--epsilon=-1ms",
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("epsilon >= 0"), "{err}");
+    let (code, _, err) = sync(&[
+        &b04,
+        "--topics",
+        "/a,/b",
+        "--policy",
+        "latest",
+        "--rate-config",
+        "0.9,0.3",
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("A,E,M"), "{err}");
+    let three = ["--rate-config", "0.9,0.3,10"].repeat(3);
+    let mut args = vec![b04.as_str(), "--topics", "/a,/b", "--policy", "latest"];
+    args.extend(three.iter().copied());
+    let (code, _, err) = sync(&args);
+    assert_ne!(code, 0);
+    assert!(err.contains("one per topic"), "{err}");
+    let (code, _, err) = sync(&[
+        &b04,
+        "--topics",
+        "/a,/b",
+        "--policy",
+        "approx",
+        "--rate-config",
+        "0.9,0.3,10",
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("latest only"), "{err}");
+    let b09 = bag("09_tf_gap");
+    let (code, out, err) = sync(&[
+        &b09,
+        "--topics",
+        "/camera,/tf",
+        "--policy",
+        "latest",
+        "--json",
+    ]);
+    assert_ne!(code, 0, "{out}");
+    assert!(out.is_empty(), "no sets claimed: {out}");
+    for want in [
+        "message 1 of input 1",
+        "/tf",
+        "undefined behaviour",
+        "log time",
+    ] {
+        assert!(err.contains(want), "{want}: {err}");
+    }
+    // In the other order every rate slot exists when it is read: sets, no header warning.
+    let (code, out, err) = sync(&[
+        &b09,
+        "--topics",
+        "/tf,/camera",
+        "--policy",
+        "latest",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v["sets"].as_u64().unwrap() > 0);
+    assert!(
+        v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|w| w["code"] != "headerless"),
+        "{v}"
+    );
+}
+
+/// `--recommend` for approx-epsilon sweeps epsilon (as the slop) and queue on the bag's own
+/// arrivals: case 07's /b is 30 to 35.9 ms ahead of /a, so the inclusive epsilon must cover it.
+#[test]
+fn recommend_approx_epsilon() {
+    let dir = write_suite("eps-rec");
+    let (code, out, err) = run(&[
+        "sync".into(),
+        dir.join("07_clock_offset_and_drift").display().to_string(),
+        "--topics".into(),
+        "/a,/b".into(),
+        "--policy".into(),
+        "approx-epsilon".into(),
+        "--recommend".into(),
+        "--json".into(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["policy"], "approx-epsilon", "{v}");
+    let r = &v["recommendation"];
+    assert!(r["match_rate"].as_f64().unwrap() >= 0.98, "{r}");
+    assert!(r["slop_ns"].as_i64().unwrap() >= 35_900_000, "{r}");
 }

@@ -11,8 +11,8 @@ use bagscope_bag::{Bag, Warning};
 use bagscope_msg::StampSource;
 use bagscope_sync::{
     diagnose, emulate, recommend, summarize, Arrival, DiagnoseHints, Diagnosis, NoRecommendation,
-    Policy, RecommendInput, Recommendation, SyncConfig, SyncError, SyncOutcome, SyncReport,
-    TopicSeries,
+    Policy, RateConfig, RecommendInput, Recommendation, SyncConfig, SyncError, SyncOutcome,
+    SyncReport, TopicSeries,
 };
 
 use crate::series::{locators, topic_schemas};
@@ -40,6 +40,11 @@ pub struct SyncOptions {
     pub lower_bounds_ns: Vec<(String, i64)>,
     /// approx-py's queue offset per topic (topic, offset); topics not listed keep 0.
     pub queue_offsets_ns: Vec<(String, i64)>,
+    /// approx-epsilon: the tolerance (required, >= 0).
+    pub epsilon_ns: Option<i64>,
+    /// latest: one entry (`setRateConfig`) or one per topic in `topics` order
+    /// (`setRateConfigPerMessage`); empty = upstream defaults.
+    pub rate_config: Vec<RateConfig>,
     /// approx-py's `allow_headerless`: messages without a header stamp are keyed on their
     /// arrival (log) time instead of being rejected.
     pub allow_headerless: bool,
@@ -87,6 +92,8 @@ impl SyncOptions {
             max_interval_ns: None,
             lower_bounds_ns: Vec::new(),
             queue_offsets_ns: Vec::new(),
+            epsilon_ns: None,
+            rate_config: Vec::new(),
             allow_headerless: false,
             sync_arrival_time: false,
             recommend: false,
@@ -148,6 +155,12 @@ pub struct SyncCommandReport {
     pub queue_size: usize,
     /// The slop asked for (approx-py); None when none was given.
     pub slop_ns: Option<i64>,
+    /// approx-epsilon's tolerance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epsilon_ns: Option<i64>,
+    /// latest's rate configuration as given (empty: upstream defaults).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rate_config: Vec<RateConfig>,
     /// The emulation: sets emitted, match rate, drops by reason and topic, set spans, queue
     /// occupancy (flattened); None with `recommend`.
     #[serde(flatten)]
@@ -342,6 +355,10 @@ pub fn sync_of(bag: &Bag, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
         .collect();
     crate::refuse_bag_files(bag, &evidence)?;
     let (mut arr, used, mut warnings) = arrivals(bag, &o.topics)?;
+    if o.policy == Policy::Latest {
+        // LatestTime takes header-less messages: it never reads a stamp.
+        warnings.retain(|w| w.code != WarningCode::Headerless);
+    }
     let n = o.topics.len();
     let mut cfg = SyncConfig::new(o.policy, n, o.queue_size);
     if let Some(s) = o.slop_ns {
@@ -355,9 +372,24 @@ pub fn sync_of(bag: &Bag, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
     cfg.queue_offset_ns = lookup(&o.topics, &o.queue_offsets_ns, "--queue-offset")?;
     cfg.allow_headerless = o.allow_headerless;
     cfg.sync_arrival_time = o.sync_arrival_time;
+    if let Some(e) = o.epsilon_ns {
+        cfg.epsilon_ns = e;
+    } else if o.policy == Policy::ApproxEpsilon && !o.recommend {
+        return Err(Error::Usage(
+            "--policy approx-epsilon needs --epsilon DUR (its tolerance has no upstream default)"
+                .into(),
+        ));
+    }
+    if !o.rate_config.is_empty() && o.policy != Policy::Latest {
+        return Err(Error::Usage(
+            "--rate-config applies to --policy latest only".into(),
+        ));
+    }
+    cfg.rate_config = o.rate_config.clone();
     cfg.validate()?;
     let split = stamp_axes_split(&arr, n);
-    if split {
+    // LatestTime never reads stamps: their clocks do not matter to it.
+    if split && o.policy != Policy::Latest {
         warnings.push(Warning::new(
             WarningCode::SplitClockAxes,
             "the topics' stamps are on different clocks (wall vs sim/relative): no synchronizer can pair them; see `bagscope clocks`",
@@ -377,10 +409,10 @@ pub fn sync_of(bag: &Bag, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
             s.stamps_ns.push(a.stamp_ns().unwrap_or(a.arrival_ns));
             s.arrival_ns.push(a.arrival_ns);
         }
-        let policy = if o.policy == Policy::Approx && o.max_interval_ns.is_some() {
-            Policy::Approx
-        } else {
-            Policy::ApproxPy
+        let policy = match o.policy {
+            Policy::Approx if o.max_interval_ns.is_some() => Policy::Approx,
+            Policy::ApproxEpsilon => Policy::ApproxEpsilon,
+            _ => Policy::ApproxPy,
         };
         let mut input = RecommendInput::new(policy, series);
         // The sweeps replay the arrivals in the bag's order, as `sync` does (log-time ties
@@ -416,7 +448,20 @@ pub fn sync_of(bag: &Bag, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
     let (report, diagnoses) = if o.recommend {
         (None, Vec::new())
     } else {
-        let outcome = emulate(&cfg, &arr)?;
+        let outcome = emulate(&cfg, &arr).map_err(|e| match e {
+            SyncError::UndefinedUpstream {
+                arrival_index,
+                topic,
+                message,
+                ..
+            } => Error::Analysis(format!(
+                "{}: {message} (input {topic} is {}, that message's log time {} ns)",
+                path.display(),
+                o.topics[topic],
+                arr.get(arrival_index).map_or(0, |a| a.arrival_ns)
+            )),
+            e => e.into(),
+        })?;
         freshness = freshness_check(bag, o, &arr, &outcome, &mut warnings)?;
         if let Some(p) = &o.evidence {
             write_sets(p, &o.topics, &arr, &outcome, freshness.as_ref())?;
@@ -445,6 +490,8 @@ pub fn sync_of(bag: &Bag, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
         topics: used,
         queue_size: o.queue_size,
         slop_ns: o.slop_ns,
+        epsilon_ns: o.epsilon_ns,
+        rate_config: o.rate_config.clone(),
         report,
         diagnoses,
         recommendation,
@@ -616,6 +663,8 @@ fn write_drops(
                     "stamp_ns": d.stamp_ns,
                     "log_time_ns": arr.get(d.arrival_index).map(|a| a.arrival_ns),
                     "reason": d.reason,
+                    "span_ns": d.span_ns,
+                    "missing_topic": d.missing_topic.and_then(|k| names.get(k)),
                 }
             })
         }),

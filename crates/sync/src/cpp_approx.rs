@@ -127,7 +127,8 @@ impl CppApprox {
             if let Some(&m) = self.deque[j].front() {
                 self.candidate.push(m);
             }
-            // Messages moved aside by the previous search are discarded with the old candidate.
+            // Messages moved aside by the previous search are discarded with the old candidate:
+            // their partners were there, a tighter set was preferred.
             for m in self.past[j].drain(..) {
                 tr.remove(m.ai, Removal::SkewExceeded);
             }
@@ -254,5 +255,14 @@ impl Engine for CppApprox {
 
     fn len(&self, topic: usize) -> usize {
         self.deque[topic].len() + self.past[topic].len()
+    }
+
+    fn held(&self, topic: usize, out: &mut Vec<i64>) {
+        out.extend(
+            self.deque[topic]
+                .iter()
+                .chain(&self.past[topic])
+                .map(|m| m.t),
+        );
     }
 }

@@ -101,4 +101,13 @@ impl Engine for CppExact {
     fn len(&self, topic: usize) -> usize {
         self.per_topic[topic]
     }
+
+    fn held(&self, topic: usize, out: &mut Vec<i64>) {
+        out.extend(
+            self.tuples
+                .iter()
+                .filter(|&&(_, k)| self.slab[k as usize][topic].is_some())
+                .map(|&(t, _)| t),
+        );
+    }
 }

@@ -82,8 +82,9 @@ pub fn diagnose(
             topics: empty,
         });
     }
-    let headerless_hurts =
-        !(cfg.policy == Policy::ApproxPy && (cfg.allow_headerless || cfg.sync_arrival_time));
+    // LatestTime never reads a stamp.
+    let headerless_hurts = cfg.policy != Policy::Latest
+        && !(cfg.policy == Policy::ApproxPy && (cfg.allow_headerless || cfg.sync_arrival_time));
     if !headerless.is_empty() && headerless_hurts {
         out.push(Diagnosis {
             kind: DiagnosisKind::HeaderlessTopic,
@@ -95,7 +96,10 @@ pub fn diagnose(
             topics: headerless,
         });
     }
-    if hints.split_clock_axes && !(cfg.policy == Policy::ApproxPy && cfg.sync_arrival_time) {
+    if hints.split_clock_axes
+        && cfg.policy != Policy::Latest
+        && !(cfg.policy == Policy::ApproxPy && cfg.sync_arrival_time)
+    {
         out.push(Diagnosis {
             kind: DiagnosisKind::SplitClockAxes,
             topics: (0..n).collect(),
@@ -165,7 +169,9 @@ pub fn diagnose(
                 .filter(|&p| p > 0)
         }));
     }
-    let unlimited = cfg.policy == Policy::Exact && cfg.queue_size == 0;
+    // LatestTime has no queue.
+    let unlimited =
+        (cfg.policy == Policy::Exact && cfg.queue_size == 0) || cfg.policy == Policy::Latest;
     if !unlimited {
         let mut worst: Option<(usize, usize, i64, usize)> = None;
         for a in 0..n {
@@ -206,6 +212,7 @@ pub fn diagnose(
     let tolerance = match cfg.policy {
         Policy::ApproxPy if !cfg.sync_arrival_time => Some(cfg.slop_ns),
         Policy::Approx => cfg.max_interval_ns,
+        Policy::ApproxEpsilon => Some(cfg.epsilon_ns),
         _ => None,
     };
     if let Some(tol) = tolerance {
@@ -233,10 +240,10 @@ pub fn diagnose(
             let p50 = quantile_sorted(&needed, 0.5);
             let p90 = quantile_sorted(&needed, 0.9);
             if tol <= p90 {
-                let name = if cfg.policy == Policy::Approx {
-                    "max_interval"
-                } else {
-                    "slop"
+                let name = match cfg.policy {
+                    Policy::Approx => "max_interval",
+                    Policy::ApproxEpsilon => "epsilon",
+                    _ => "slop",
                 };
                 out.push(Diagnosis {
                     kind: DiagnosisKind::SlopBelowPhaseOffset,

@@ -2,8 +2,8 @@
 //!
 //! When one topic is much faster than another (a 50 kHz state topic synchronised with a 10 Hz
 //! camera), nearly every message drops: the list is as long as the bag. One
-//! [`DroppedMessage`] value costs 48 bytes; stored by column, sorted by topic (so the topic
-//! is a range, not a field), a drop costs 17 bytes. Drops are handed out as
+//! [`DroppedMessage`] value costs 80 bytes; stored by column, sorted by topic (so the topic
+//! is a range, not a field), a drop costs 25 bytes. Drops are handed out as
 //! [`DroppedMessage`] values built on demand.
 
 use crate::rows::Rows;
@@ -14,7 +14,7 @@ const REASONS: [DropReason; 9] = [
     DropReason::QueueEvicted,
     DropReason::SkewExceeded,
     DropReason::OutOfOrder,
-    DropReason::DuplicateStamp,
+    DropReason::DuplicateMember,
     DropReason::ClockEpochChanged,
     DropReason::NeverMatched,
     DropReason::TopicEmpty,
@@ -39,7 +39,12 @@ pub struct DropList {
     arrival_index: Vec<u32>,
     stamp_ns: Vec<i64>,
     code: Vec<u8>,
+    /// The span of a `skew_exceeded` drop, or the missing topic of a `never_matched` /
+    /// `queue_evicted` one; `NO_DETAIL` otherwise.
+    detail: Vec<i64>,
 }
+
+const NO_DETAIL: i64 = i64::MIN;
 
 impl DropList {
     /// Room for exactly `per_topic[k]` drops of each topic `k`, to be filled by
@@ -58,6 +63,7 @@ impl DropList {
             arrival_index: vec![0; total],
             stamp_ns: vec![0; total],
             code: vec![0; total],
+            detail: vec![NO_DETAIL; total],
         }
     }
 
@@ -69,6 +75,11 @@ impl DropList {
         self.arrival_index[at] = d.arrival_index as u32;
         self.stamp_ns[at] = d.stamp_ns.unwrap_or(0);
         self.code[at] = code(d.reason) | if d.stamp_ns.is_some() { HAS_STAMP } else { 0 };
+        self.detail[at] = match (d.span_ns, d.missing_topic) {
+            (Some(s), _) => s,
+            (None, Some(t)) => t as i64,
+            (None, None) => NO_DETAIL,
+        };
     }
 
     pub fn len(&self) -> usize {
@@ -84,12 +95,20 @@ impl DropList {
         let c = *self.code.get(i)?;
         // The last topic whose range starts at or before `i` (empty topics share starts).
         let topic = self.topic_start.partition_point(|&s| s <= i) - 1;
+        let reason = REASONS[(c & !HAS_STAMP) as usize];
+        let detail = (self.detail[i] != NO_DETAIL).then_some(self.detail[i]);
+        let (span_ns, missing_topic) = match reason {
+            DropReason::SkewExceeded => (detail, None),
+            _ => (None, detail.map(|t| t as usize)),
+        };
         Some(DroppedMessage {
             topic,
             index: self.index[i] as usize,
             arrival_index: self.arrival_index[i] as usize,
             stamp_ns: (c & HAS_STAMP != 0).then_some(self.stamp_ns[i]),
-            reason: REASONS[(c & !HAS_STAMP) as usize],
+            reason,
+            span_ns,
+            missing_topic,
         })
     }
 
@@ -126,12 +145,20 @@ mod tests {
             arrival_index: 10 * topic + index,
             stamp_ns,
             reason,
+            span_ns: None,
+            missing_topic: None,
         };
         let want = vec![
             d(0, 1, Some(-5), DropReason::QueueEvicted),
             d(0, 2, None, DropReason::HeaderlessRejected),
-            d(2, 0, Some(0), DropReason::InvalidStamp),
-            d(2, 3, Some(i64::MAX), DropReason::NeverMatched),
+            DroppedMessage {
+                span_ns: Some(0),
+                ..d(2, 0, Some(0), DropReason::SkewExceeded)
+            },
+            DroppedMessage {
+                missing_topic: Some(3),
+                ..d(2, 3, Some(i64::MAX), DropReason::NeverMatched)
+            },
         ];
         let mut l = DropList::with_counts(&[2, 0, 2, 0]);
         for (k, topic) in [(0usize, 0usize), (1, 0), (0, 2), (1, 2)] {

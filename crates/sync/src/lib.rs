@@ -10,6 +10,8 @@
 //! | `ExactPy`             | `exact-py`        | Python `TimeSynchronizer` (2026-01 and later)        |
 //! | `ExactPyLegacy`       | `exact-py-legacy` | Python `TimeSynchronizer` (before 2026-01)           |
 //! | `ApproxPy`            | `approx-py`       | Python `ApproximateTimeSynchronizer`                 |
+//! | `ApproxEpsilon`       | `approx-epsilon`  | C++ `sync_policies::ApproximateEpsilonTime`          |
+//! | `Latest`              | `latest`          | C++ `sync_policies::LatestTime` (`now()` = log time) |
 //!
 //! Input is a slice of [`Arrival`]s in `add()` order. Messages are identified by their topic and
 //! their *per-topic index*: the count of earlier arrivals of the same topic in that slice.
@@ -19,7 +21,9 @@
 #![forbid(unsafe_code)]
 
 mod cpp_approx;
+mod cpp_epsilon;
 mod cpp_exact;
+mod cpp_latest;
 mod diagnose;
 mod drops;
 mod duration;
@@ -69,15 +73,21 @@ pub enum Policy {
     ExactPyLegacy,
     /// Python `ApproximateTimeSynchronizer`.
     ApproxPy,
+    /// C++ `ApproximateEpsilonTime`: fronts only, a set's spread <= epsilon.
+    ApproxEpsilon,
+    /// C++ `LatestTime`: rate-driven zero-order hold, driven by the log time as `now()`.
+    Latest,
 }
 
 impl Policy {
-    pub const ALL: [Policy; 5] = [
+    pub const ALL: [Policy; 7] = [
         Policy::Exact,
         Policy::Approx,
         Policy::ExactPy,
         Policy::ExactPyLegacy,
         Policy::ApproxPy,
+        Policy::ApproxEpsilon,
+        Policy::Latest,
     ];
 
     pub fn cli_name(self) -> &'static str {
@@ -87,6 +97,8 @@ impl Policy {
             Policy::ExactPy => "exact-py",
             Policy::ExactPyLegacy => "exact-py-legacy",
             Policy::ApproxPy => "approx-py",
+            Policy::ApproxEpsilon => "approx-epsilon",
+            Policy::Latest => "latest",
         }
     }
 
@@ -98,6 +110,8 @@ impl Policy {
             Policy::ExactPy => "py_time_synchronizer",
             Policy::ExactPyLegacy => "py_time_synchronizer_legacy",
             Policy::ApproxPy => "py_approximate_time",
+            Policy::ApproxEpsilon => "cpp_approximate_epsilon_time",
+            Policy::Latest => "cpp_latest_time",
         }
     }
 
@@ -205,6 +219,54 @@ pub struct SyncConfig {
     pub sync_arrival_time: bool,
     /// approx-py per-topic key offset; empty = none.
     pub queue_offset_ns: Vec<i64>,
+    /// approx-epsilon: inclusive tolerance from the oldest front (>= 0).
+    pub epsilon_ns: i64,
+    /// latest: empty = upstream defaults; one entry = `setRateConfig`; one per topic (in
+    /// topic order) = `setRateConfigPerMessage`.
+    pub rate_config: Vec<RateConfig>,
+}
+
+/// One LatestTime rate slot's configuration: `(rate_ema_alpha, error_ema_alpha,
+/// rate_step_change_margin_factor)`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RateConfig {
+    pub rate_ema_alpha: f64,
+    pub error_ema_alpha: f64,
+    pub margin: f64,
+}
+
+impl Default for RateConfig {
+    /// Upstream's defaults (0.9, 0.3, 10.0).
+    fn default() -> Self {
+        RateConfig {
+            rate_ema_alpha: 0.9,
+            error_ema_alpha: 0.3,
+            margin: 10.0,
+        }
+    }
+}
+
+impl RateConfig {
+    /// `A,E,M`: rate EMA alpha, error EMA alpha, step-change margin factor.
+    pub fn parse(s: &str) -> Result<RateConfig, SyncError> {
+        let bad = || {
+            SyncError::InvalidParam(format!(
+                "rate config '{s}': expected A,E,M (rate EMA alpha, error EMA alpha, step-change margin), three finite numbers"
+            ))
+        };
+        let v: Vec<f64> = s
+            .split(',')
+            .map(|x| x.trim().parse::<f64>().map_err(|_| bad()))
+            .collect::<Result<_, _>>()?;
+        match v[..] {
+            [a, e, m] if v.iter().all(|x| x.is_finite()) => Ok(RateConfig {
+                rate_ema_alpha: a,
+                error_ema_alpha: e,
+                margin: m,
+            }),
+            _ => Err(bad()),
+        }
+    }
 }
 
 impl SyncConfig {
@@ -221,6 +283,8 @@ impl SyncConfig {
             allow_headerless: false,
             sync_arrival_time: false,
             queue_offset_ns: Vec::new(),
+            epsilon_ns: 0,
+            rate_config: Vec::new(),
         }
     }
 
@@ -238,6 +302,31 @@ impl SyncConfig {
                     expected: self.n_topics,
                     got: v.len(),
                 });
+            }
+        }
+        if self.policy == Policy::ApproxEpsilon && self.epsilon_ns < 0 {
+            // Upstream erases nothing once every topic holds a message: add() never returns.
+            return Err(SyncError::InvalidParam(format!(
+                "approx-epsilon needs epsilon >= 0 (upstream never returns from add() with a negative epsilon), got {} ns",
+                self.epsilon_ns
+            )));
+        }
+        if self.policy == Policy::Latest {
+            let k = self.rate_config.len();
+            if k > 1 && k != self.n_topics {
+                return Err(SyncError::InvalidParam(format!(
+                    "latest takes one rate config (setRateConfig) or one per topic ({}, setRateConfigPerMessage), got {k}",
+                    self.n_topics
+                )));
+            }
+            if self.rate_config.iter().any(|r| {
+                !(r.rate_ema_alpha.is_finite()
+                    && r.error_ema_alpha.is_finite()
+                    && r.margin.is_finite())
+            }) {
+                return Err(SyncError::InvalidParam(
+                    "latest: rate config values must be finite".into(),
+                ));
             }
         }
         if self.policy == Policy::Approx {
@@ -271,7 +360,9 @@ pub enum DropReason {
     QueueEvicted,
     SkewExceeded,
     OutOfOrder,
-    DuplicateStamp,
+    /// Overwritten by a later message of its topic with the same key, or its stamp repeats
+    /// one already used in an emitted set of its topic.
+    DuplicateMember,
     ClockEpochChanged,
     NeverMatched,
     TopicEmpty,
@@ -287,7 +378,7 @@ impl DropReason {
             DropReason::QueueEvicted => "queue_evicted",
             DropReason::SkewExceeded => "skew_exceeded",
             DropReason::OutOfOrder => "out_of_order",
-            DropReason::DuplicateStamp => "duplicate_stamp",
+            DropReason::DuplicateMember => "duplicate_member",
             DropReason::ClockEpochChanged => "clock_epoch_changed",
             DropReason::NeverMatched => "never_matched",
             DropReason::TopicEmpty => "topic_empty",
@@ -341,6 +432,13 @@ pub struct DroppedMessage {
     pub arrival_index: usize,
     pub stamp_ns: Option<i64>,
     pub reason: DropReason,
+    /// `skew_exceeded`: the spread of the tightest set the message could have joined with
+    /// what the synchronizer held when it was dropped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span_ns: Option<i64>,
+    /// `never_matched` / `queue_evicted`: a topic (index) that held no candidate partner.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing_topic: Option<usize>,
 }
 
 /// Per-topic queue occupancy, sampled after every `add()`.
@@ -384,6 +482,17 @@ pub enum SyncError {
     /// `recommend`: the input cannot support a recommendation (too few messages, frozen
     /// stamps, stamps on different clocks, ...): the reason, in place of numbers.
     NoRecommendation(Box<NoRecommendation>),
+    /// The input reaches undefined behaviour upstream (LatestTime: a topic's second message
+    /// before as many topics as its index have sent a first one reads past its rate vector).
+    /// No output can be claimed from there on.
+    UndefinedUpstream {
+        policy: Policy,
+        arrival_index: usize,
+        topic: usize,
+        /// Per-topic index of the message.
+        index: usize,
+        message: String,
+    },
 }
 
 impl fmt::Display for SyncError {
@@ -402,10 +511,13 @@ impl fmt::Display for SyncError {
             SyncError::InvalidParam(s) => write!(f, "invalid parameter: {s}"),
             SyncError::UnknownPolicy(s) => write!(
                 f,
-                "unknown policy '{s}' (expected exact, approx, exact-py, exact-py-legacy, approx-py)"
+                "unknown policy '{s}' (expected exact, approx, exact-py, exact-py-legacy, approx-py, approx-epsilon, latest)"
             ),
             SyncError::InvalidDuration(s) => write!(f, "invalid duration '{s}'"),
             SyncError::NoRecommendation(r) => write!(f, "cannot recommend: {}", r.message),
+            SyncError::UndefinedUpstream { policy, message, .. } => {
+                write!(f, "{policy}: {message}")
+            }
         }
     }
 }
@@ -415,29 +527,35 @@ impl std::error::Error for SyncError {}
 /// Run one synchronizer over `arrivals` (in `add()` order) and report every emitted set and
 /// the fate of every other message.
 ///
-/// Drop-reason rules (the mechanism that removed the message decides; later rules override):
-/// 1. `queue_evicted`: removed by a queue bound (C++ approx overflow pop of the oldest arrival;
-///    C++ approx front discarded because the would-be pivot topic just overflowed; C++ exact
-///    tuple count > queue_size; Python smallest-key eviction, including self-eviction).
-/// 2. `skew_exceeded`: removed by the matching logic while partners existed: C++ approx front
-///    spread > max_interval, C++ approx search messages cleared when a strictly better
-///    candidate replaced the current one, exact policies' purge of stamps older than a
-///    published set.
-/// 3. `duplicate_stamp`: overwritten by a later message of the same topic with the same key
-///    (exact policies, approx-py); for C++ approx (which keeps both) a discarded message whose
-///    stamp equals the highest earlier stamp of its topic.
-/// 4. `out_of_order`: a message discarded by C++ approx (rules 1–2) or by an exact purge whose
-///    stamp is below an earlier stamp of its topic: those paths depend on arrival order.
-/// 5. `clock_epoch_changed`: any removed message (rules 1–4) whose stamp is at least
-///    [`EPOCH_JUMP_NS`] behind an earlier stamp of its topic (backward clock jump).
-/// 6. `never_matched`: still held by the synchronizer at the end of the input.
-/// 7. `topic_empty`: if some topic has no arrivals at all, every drop of rules 1–6 gets this.
-/// 8. `headerless_rejected` / `invalid_stamp` are never overridden.
+/// Drop-reason rules (the first that applies wins; docs/sync.md has the user's view):
+/// 1. `headerless_rejected` / `invalid_stamp`: refused before entering the policy.
+/// 2. `topic_empty`: some topic has no arrivals at all.
+/// 3. `clock_epoch_changed`: removed, with a stamp at least [`EPOCH_JUMP_NS`] behind an earlier
+///    stamp of its topic (not for `latest`, which never reads stamps).
+/// 4. `duplicate_member`: overwritten by a later message of its topic with the same key, or
+///    its key repeats one used in an emitted set of its topic.
+/// 5. `out_of_order`: discarded by C++ approx / approx-epsilon, or purged by an exact policy,
+///    with a stamp below an earlier stamp of its topic (those paths depend on arrival order).
+/// 6. `skew_exceeded` (with `span_ns`): approx-py, approx and approx-epsilon judge a dropped
+///    message by its candidate partners, the messages of each other topic held at some moment
+///    while it was and used by no set: when every topic had one and the tightest set with it
+///    spans more than the policy accepts (approx-py: >= slop; approx-epsilon: > epsilon;
+///    approx: > max_interval), whatever removed it; also the matching logic's own discards
+///    (C++ approx: front spread > max_interval, search messages cleared for a strictly better
+///    candidate; approx-epsilon: fronts within epsilon of the oldest of a failed front set)
+///    unless some topic had no candidate (then `never_matched` naming it); and an exact
+///    policy's purge of stamps older than a published set.
+/// 7. `queue_evicted` (with `missing_topic` when a topic had no candidate): removed by a queue
+///    bound (C++ approx overflow or a front discarded after its topic overflowed; exact tuple
+///    count; Python smallest key, self-eviction included; approx-epsilon trim while a topic is
+///    empty); `latest`: replaced by a newer message of its topic before any set used it.
+/// 8. `never_matched` (with `missing_topic` when a topic had no candidate): still held at the
+///    end of the input.
 pub fn emulate(cfg: &SyncConfig, arrivals: &[Arrival]) -> Result<SyncOutcome, SyncError> {
     check_input(cfg, arrivals)?;
     let mut tr = track::Tracker::new(cfg, arrivals);
     run_policy(cfg, &mut tr);
-    Ok(tr.finish(cfg))
+    tr.finish(cfg)
 }
 
 /// The number of sets [`emulate`] emits (`emulate(cfg, arrivals)?.sets.len()`), without
@@ -447,7 +565,7 @@ pub fn count_sets(cfg: &SyncConfig, arrivals: &[Arrival]) -> Result<usize, SyncE
     check_input(cfg, arrivals)?;
     let mut tr = track::Tracker::counting(cfg, arrivals);
     run_policy(cfg, &mut tr);
-    Ok(tr.emitted())
+    tr.counted()
 }
 
 fn check_input(cfg: &SyncConfig, arrivals: &[Arrival]) -> Result<(), SyncError> {
@@ -481,6 +599,8 @@ fn run_policy(cfg: &SyncConfig, tr: &mut track::Tracker) {
             cfg.policy == Policy::ExactPyLegacy,
         )),
         Policy::ApproxPy => tr.run(&mut py_approx::PyApprox::new(cfg)),
+        Policy::ApproxEpsilon => tr.run(&mut cpp_epsilon::CppEpsilon::new(cfg)),
+        Policy::Latest => tr.run(&mut cpp_latest::CppLatest::new(cfg)),
     }
 }
 

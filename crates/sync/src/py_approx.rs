@@ -195,6 +195,10 @@ impl Engine for PyApprox {
     fn len(&self, topic: usize) -> usize {
         self.queues[topic].len()
     }
+
+    fn held(&self, topic: usize, out: &mut Vec<i64>) {
+        out.extend(self.queues[topic].iter().map(|&(k, _)| k));
+    }
 }
 
 #[cfg(test)]

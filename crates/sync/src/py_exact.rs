@@ -58,4 +58,8 @@ impl Engine for PyExact {
     fn len(&self, topic: usize) -> usize {
         self.queues[topic].len()
     }
+
+    fn held(&self, topic: usize, out: &mut Vec<i64>) {
+        out.extend(self.queues[topic].keys());
+    }
 }

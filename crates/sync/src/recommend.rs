@@ -1,5 +1,6 @@
-//! `--recommend`: choose slop and queue size for approx-py (or C++ approx with max_interval)
-//! from a recording, and show the match-rate curves that justify the choice.
+//! `--recommend`: choose slop and queue size for approx-py (or C++ approx with max_interval,
+//! or C++ approx-epsilon, whose epsilon plays the slop's part) from a recording, and show the
+//! match-rate curves that justify the choice.
 
 use crate::report::match_rate;
 use crate::{count_sets, Arrival, Policy, SyncConfig, SyncError};
@@ -18,7 +19,8 @@ pub struct TopicSeries {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RecommendInput {
     pub topics: Vec<TopicSeries>,
-    /// `ApproxPy` (slop) or `Approx` (slop used as max_interval_ns).
+    /// `ApproxPy` (slop), `Approx` (slop used as max_interval_ns) or `ApproxEpsilon` (slop
+    /// used as epsilon_ns).
     pub policy: Policy,
     /// Speed of the platform, for the alignment-error cost of a slop.
     pub speed_mps: Option<f64>,
@@ -206,6 +208,7 @@ impl Runner<'_> {
         let mut cfg = SyncConfig::new(self.policy, self.n, queue_size);
         match self.policy {
             Policy::Approx => cfg.max_interval_ns = Some(slop_ns),
+            Policy::ApproxEpsilon => cfg.epsilon_ns = slop_ns,
             _ => cfg.slop_ns = slop_ns,
         }
         // Invalid combinations (C++ approx with q = 0) count as matching nothing. Only the
@@ -451,9 +454,12 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
     if !(2..=crate::MAX_TOPICS).contains(&n) {
         return Err(SyncError::TopicCount(n));
     }
-    if !matches!(input.policy, Policy::ApproxPy | Policy::Approx) {
+    if !matches!(
+        input.policy,
+        Policy::ApproxPy | Policy::Approx | Policy::ApproxEpsilon
+    ) {
         return Err(SyncError::InvalidParam(
-            "recommend supports approx-py and approx".into(),
+            "recommend supports approx-py, approx and approx-epsilon".into(),
         ));
     }
     for (k, t) in input.topics.iter().enumerate() {

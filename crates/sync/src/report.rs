@@ -13,6 +13,13 @@ pub struct TopicDrops {
     pub dropped: usize,
     /// reason name -> count, sorted by name.
     pub by_reason: BTreeMap<String, usize>,
+    /// `never_matched` / `queue_evicted` drops by the input (index) that held no candidate
+    /// partner then.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub missing_partner: BTreeMap<usize, usize>,
+    /// Spread of the tightest set each `skew_exceeded` drop could have joined.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skew_span_ns: Option<NsSummary>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -55,8 +62,11 @@ pub fn summarize(cfg: &SyncConfig, arrivals: &[Arrival], outcome: &SyncOutcome) 
             messages: outcome.messages_per_topic.get(k).copied().unwrap_or(0),
             dropped: 0,
             by_reason: BTreeMap::new(),
+            missing_partner: BTreeMap::new(),
+            skew_span_ns: None,
         })
         .collect();
+    let mut spans: Vec<Vec<i64>> = vec![Vec::new(); n];
     for d in &outcome.drops {
         *drops.entry(d.reason.as_str().to_string()).or_default() += 1;
         if let Some(t) = per_topic.get_mut(d.topic) {
@@ -64,7 +74,16 @@ pub fn summarize(cfg: &SyncConfig, arrivals: &[Arrival], outcome: &SyncOutcome) 
             *t.by_reason
                 .entry(d.reason.as_str().to_string())
                 .or_default() += 1;
+            if let Some(m) = d.missing_topic {
+                *t.missing_partner.entry(m).or_default() += 1;
+            }
+            if let Some(s) = d.span_ns {
+                spans[d.topic].push(s);
+            }
         }
+    }
+    for (t, mut s) in per_topic.iter_mut().zip(spans) {
+        t.skew_span_ns = NsSummary::of_in_place(&mut s);
     }
     // One statistic at a time through one reused buffer (selection reorders it): the sets can
     // number millions, and one vector per statistic held them all several times over.

@@ -24,6 +24,16 @@ impl<V> SortedQueue<V> {
         self.items.len()
     }
 
+    /// The stamps, in increasing order.
+    pub fn keys(&self) -> impl Iterator<Item = i64> + '_ {
+        self.items.iter().map(|&(k, _)| k)
+    }
+
+    /// The entries, in increasing stamp order.
+    pub fn iter(&self) -> impl Iterator<Item = &(i64, V)> + '_ {
+        self.items.iter()
+    }
+
     fn find(&self, t: i64) -> Result<usize, usize> {
         // Newest first: the usual insert lands at the back.
         match self.items.back() {

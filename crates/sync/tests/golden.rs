@@ -1,6 +1,8 @@
 //! Golden vectors produced by the real upstream implementations.
 
-use bagscope_sync::{count_sets, emulate, seconds_to_ns, Arrival, Policy, SyncConfig, SyncOutcome};
+use bagscope_sync::{
+    count_sets, emulate, seconds_to_ns, Arrival, Policy, RateConfig, SyncConfig, SyncOutcome,
+};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -53,8 +55,39 @@ fn i64_list(v: &Value) -> Vec<i64> {
         .unwrap_or_default()
 }
 
+/// LatestTime's `rate_config`: null, `[[a, e, m]]` or one `[a, e, m]` per topic.
+fn rate_configs(v: &Value) -> Vec<RateConfig> {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .map(|c| {
+                    let x: Vec<f64> = c
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.as_f64().unwrap())
+                        .collect();
+                    RateConfig {
+                        rate_ema_alpha: x[0],
+                        error_ema_alpha: x[1],
+                        margin: x[2],
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn config(policy: Policy, n: usize, p: &Value) -> SyncConfig {
-    let mut c = SyncConfig::new(policy, n, p["queue_size"].as_u64().unwrap() as usize);
+    // LatestTime has no queue.
+    let q = p["queue_size"].as_u64().unwrap_or(0) as usize;
+    let mut c = SyncConfig::new(policy, n, q);
+    if let Some(e) = p.get("epsilon_ns").and_then(Value::as_i64) {
+        c.epsilon_ns = e;
+    }
+    if let Some(r) = p.get("rate_config") {
+        c.rate_config = rate_configs(r);
+    }
     if let Some(ap) = p.get("age_penalty").and_then(Value::as_f64) {
         c.age_penalty = ap;
     }
@@ -117,7 +150,6 @@ fn golden_vectors() {
     files.sort();
     assert!(!files.is_empty(), "no vectors in {}", dir.display());
     let mut pass: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let mut not_emulated: BTreeMap<String, usize> = BTreeMap::new();
     let mut failures = Vec::new();
     let mut check = |label: &str,
                      name: &str,
@@ -149,12 +181,8 @@ fn golden_vectors() {
         let v: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
         let name = f.file_name().unwrap().to_string_lossy().to_string();
         let pname = v["policy"].as_str().unwrap();
-        // Vectors of upstream policies this crate does not emulate (yet) are counted, not
-        // compared; every vector of an emulated policy must reproduce.
-        let Ok(policy) = Policy::parse(pname) else {
-            *not_emulated.entry(pname.to_string()).or_insert(0) += 1;
-            continue;
-        };
+        // Every vector must reproduce: every upstream policy with vectors is emulated.
+        let policy = Policy::parse(pname).unwrap_or_else(|e| panic!("{name}: {e}"));
         check(pname, &name, policy, &v, &v["params"], expected(&v));
         if let Some(sweep) = v.get("sweep").and_then(Value::as_array) {
             for (k, s) in sweep.iter().enumerate() {
@@ -185,10 +213,12 @@ fn golden_vectors() {
     for (k, (ok, n)) in &pass {
         println!("golden {k}: {ok}/{n}");
     }
-    for (k, n) in &not_emulated {
-        println!("note: {n} golden vector(s) of {k}, a policy not emulated, not compared");
-    }
-    assert!(pass.values().map(|p| p.1).sum::<usize>() >= 218);
+    assert!(pass.values().map(|p| p.1).sum::<usize>() >= 407);
+    // The two C++-only policies' vectors (SPEC §11–12) are all compared.
+    assert!(pass
+        .get("cpp_approximate_epsilon_time")
+        .is_some_and(|p| p.1 >= 151));
+    assert!(pass.get("cpp_latest_time").is_some_and(|p| p.1 >= 38));
     assert!(
         failures.is_empty(),
         "{} failures:\n{}",
@@ -205,8 +235,6 @@ fn golden_truth_files_use_per_topic_indices() {
     let bags = dir.join("bags");
     assert!(bags.is_dir(), "{} is missing", bags.display());
     let mut n = 0;
-    // Truth files of policies not emulated (yet): counted, not compared.
-    let mut skipped = 0usize;
     let mut failures = Vec::new();
     let mut names: Vec<PathBuf> = std::fs::read_dir(&bags)
         .unwrap()
@@ -220,12 +248,18 @@ fn golden_truth_files_use_per_topic_indices() {
         let text = std::fs::read_to_string(&src)
             .unwrap_or_else(|e| panic!("{}: its source {}: {e}", f.display(), src.display()));
         let v: Value = serde_json::from_str(&text).unwrap();
-        let Ok(policy) = Policy::parse(t["policy"].as_str().unwrap()) else {
-            skipped += 1;
-            continue;
-        };
+        let policy = Policy::parse(t["policy"].as_str().unwrap()).unwrap();
         let n_topics = t["topics"].as_array().unwrap().len();
-        let mut cfg = SyncConfig::new(policy, n_topics, t["queue_size"].as_u64().unwrap() as usize);
+        // `queue_size: null` for latest, which has no queue.
+        let mut cfg = SyncConfig::new(
+            policy,
+            n_topics,
+            t["queue_size"].as_u64().unwrap_or(0) as usize,
+        );
+        if let Some(e) = t["epsilon_ns"].as_i64() {
+            cfg.epsilon_ns = e;
+        }
+        cfg.rate_config = rate_configs(&t["rate_config"]);
         if let Some(ap) = t["age_penalty"].as_f64() {
             cfg.age_penalty = ap;
         }
@@ -256,9 +290,6 @@ fn golden_truth_files_use_per_topic_indices() {
         }
     }
     println!("truth files: {}/{n}", n - failures.len());
-    if skipped > 0 {
-        println!("note: {skipped} truth file(s) of policies not emulated, not compared");
-    }
-    assert!(n >= 218, "{n} truth files in {}", bags.display());
+    assert!(n >= 407, "{n} truth files in {}", bags.display());
     assert!(failures.is_empty(), "{failures:?}");
 }

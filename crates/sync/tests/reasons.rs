@@ -25,9 +25,19 @@ fn py_self_eviction_is_queue_evicted() {
     let mut cfg = SyncConfig::new(Policy::ApproxPy, 2, 2);
     cfg.slop_ns = 5 * MS;
     let arr = [a(0, 10, 10), a(0, 20, 20), a(0, 0, 21), a(1, 0, 22)];
-    let r = reasons(&cfg, &arr);
-    assert!(r.contains(&(0, 2, DropReason::QueueEvicted)), "{r:?}");
-    assert!(r.contains(&(1, 0, DropReason::NeverMatched)), "{r:?}");
+    let o = emulate(&cfg, &arr).unwrap();
+    let d: Vec<_> = o.drops.iter().collect();
+    // /a 0 evicts itself while /b has not sent anything yet: partners still to come.
+    assert_eq!(d[2].reason, DropReason::QueueEvicted, "{d:?}");
+    assert_eq!(d[2].missing_topic, Some(1), "{d:?}");
+    // /b 0 then finds only /a 10 and 20: a partner was there but 10 ms away, not within the
+    // 5 ms slop (it used to be `never_matched`, which hid that).
+    assert_eq!(
+        (d[3].topic, d[3].reason),
+        (1, DropReason::SkewExceeded),
+        "{d:?}"
+    );
+    assert_eq!(d[3].span_ns, Some(10 * MS));
 }
 
 #[test]
@@ -41,7 +51,7 @@ fn duplicates_overwrite_in_python_and_exact() {
         let mut cfg = SyncConfig::new(p, 2, 5);
         cfg.slop_ns = 5 * MS;
         let r = reasons(&cfg, &[a(0, 0, 0), a(0, 0, 1), a(1, 0, 2)]);
-        assert_eq!(r, vec![(0, 0, DropReason::DuplicateStamp)], "{p}");
+        assert_eq!(r, vec![(0, 0, DropReason::DuplicateMember)], "{p}");
     }
     // C++ approx keeps both and uses the first; the second is discarded later.
     let cfg = SyncConfig::new(Policy::Approx, 2, 5);
@@ -60,7 +70,7 @@ fn duplicates_overwrite_in_python_and_exact() {
     assert!(
         o.drops
             .iter()
-            .any(|d| d.index == 1 && d.reason == DropReason::DuplicateStamp),
+            .any(|d| d.index == 1 && d.reason == DropReason::DuplicateMember),
         "{:?}",
         o.drops
     );
@@ -267,8 +277,272 @@ fn perf_two_topics_million_messages() {
     for p in Policy::ALL {
         let mut cfg = SyncConfig::new(p, 2, 10);
         cfg.slop_ns = 5 * MS;
+        cfg.epsilon_ns = 5 * MS;
         let t = std::time::Instant::now();
         let o = emulate(&cfg, &arr).unwrap();
         println!("{p}: {} sets in {:?}", o.sets.len(), t.elapsed());
+    }
+    // Nearly every message dropped (a 50 kHz state topic with a 10 Hz camera, 20 s): the
+    // drop reasons judge each against the partners it had while held.
+    let mut arr = Vec::new();
+    for k in 0..1_000_000i64 {
+        arr.push(Arrival::new(0, Some(k * 20_000), k * 20_000 + 100_000));
+    }
+    for k in 0..200i64 {
+        let s = k * 100 * MS + 3 * MS;
+        arr.push(Arrival::new(1, Some(s), s + 30 * MS));
+    }
+    arr.sort_by_key(|x| (x.arrival_ns, x.topic));
+    for (p, q) in [
+        (Policy::ApproxPy, 10),
+        (Policy::Approx, 10),
+        (Policy::ApproxEpsilon, 10),
+        (Policy::ApproxPy, 2000),
+        (Policy::Approx, 2000),
+    ] {
+        let mut cfg = SyncConfig::new(p, 2, q);
+        cfg.slop_ns = MS;
+        cfg.epsilon_ns = MS;
+        let t = std::time::Instant::now();
+        let o = emulate(&cfg, &arr).unwrap();
+        let t_all = t.elapsed();
+        let t = std::time::Instant::now();
+        let n = bagscope_sync::count_sets(&cfg, &arr).unwrap();
+        println!(
+            "fast/slow {p} q{q}: {} sets, {} drops in {t_all:?} (sets only: {:?})",
+            n,
+            o.drops.len(),
+            t.elapsed()
+        );
+    }
+}
+
+fn drops_of(cfg: &SyncConfig, arr: &[Arrival]) -> Vec<bagscope_sync::DroppedMessage> {
+    emulate(cfg, arr).unwrap().drops.iter().collect()
+}
+
+/// A partner within reach of the queue but beyond the slop: `skew_exceeded` with the span,
+/// whether the message waits to the end (formerly `never_matched`) or is evicted (formerly
+/// `queue_evicted`).
+#[test]
+fn partner_there_but_too_far_is_skew_exceeded_with_its_span() {
+    let mut cfg = SyncConfig::new(Policy::ApproxPy, 2, 5);
+    cfg.slop_ns = 10 * MS;
+    let d = drops_of(&cfg, &[a(0, 0, 0), a(1, 15, 1)]);
+    assert_eq!(d.len(), 2);
+    for x in &d {
+        assert_eq!(x.reason, DropReason::SkewExceeded, "{d:?}");
+        assert_eq!(x.span_ns, Some(15 * MS));
+        assert_eq!(x.missing_topic, None);
+    }
+    // Queue of 1: /a 0 is evicted by /a 100 while /b 15 waits, 15 ms away.
+    cfg.queue_size = 1;
+    let d = drops_of(&cfg, &[a(0, 0, 0), a(1, 15, 1), a(0, 100, 2), a(1, 100, 3)]);
+    assert_eq!(d.len(), 2, "{d:?}");
+    assert_eq!((d[0].topic, d[0].reason), (0, DropReason::SkewExceeded));
+    assert_eq!(d[0].span_ns, Some(15 * MS));
+    assert_eq!((d[1].topic, d[1].reason), (1, DropReason::SkewExceeded));
+    // The same under C++ approx with a max interval, and approx-epsilon (inclusive bound).
+    let mut cfg = SyncConfig::new(Policy::Approx, 2, 5);
+    cfg.max_interval_ns = Some(10 * MS);
+    let d = drops_of(
+        &cfg,
+        &[
+            a(0, 0, 0),
+            a(1, 15, 1),
+            a(0, 200, 2),
+            a(1, 200, 3),
+            a(0, 400, 4),
+            a(1, 400, 5),
+        ],
+    );
+    assert!(
+        d.iter()
+            .any(|x| x.reason == DropReason::SkewExceeded && x.span_ns == Some(15 * MS)),
+        "{d:?}"
+    );
+    let mut cfg = SyncConfig::new(Policy::ApproxEpsilon, 2, 5);
+    cfg.epsilon_ns = 15 * MS;
+    assert!(drops_of(&cfg, &[a(0, 0, 0), a(1, 15, 1)]).is_empty());
+    cfg.epsilon_ns = 15 * MS - 1;
+    let d = drops_of(&cfg, &[a(0, 0, 0), a(1, 15, 1)]);
+    // The failed front set (0, 15) discards /a 0; /b 15 then waits alone to the end, its one
+    // free candidate (/a 0, held when it arrived) 15 ms away.
+    for x in &d {
+        assert_eq!(
+            (x.reason, x.span_ns),
+            (DropReason::SkewExceeded, Some(15 * MS))
+        );
+    }
+}
+
+/// Partners that never arrived while the message was held: `never_matched` / `queue_evicted`
+/// name the topic that had no candidate.
+#[test]
+fn missing_partner_topic_is_named() {
+    let mut cfg = SyncConfig::new(Policy::ApproxPy, 2, 5);
+    cfg.slop_ns = 10 * MS;
+    // /b 100 pairs at once and leaves; /a 300 never sees a /b message.
+    let d = drops_of(&cfg, &[a(1, 100, 0), a(0, 100, 1), a(0, 300, 2)]);
+    assert_eq!(d.len(), 1);
+    assert_eq!((d[0].topic, d[0].reason), (0, DropReason::NeverMatched));
+    assert_eq!(d[0].missing_topic, Some(1));
+    // Three topics, queue 1: /a 0 and /b 1 are evicted before /c sends anything.
+    let mut cfg = SyncConfig::new(Policy::ApproxPy, 3, 1);
+    cfg.slop_ns = 10 * MS;
+    let arr = [
+        a(0, 0, 0),
+        a(1, 1, 1),
+        a(0, 100, 2),
+        a(1, 101, 3),
+        a(2, 100, 4),
+    ];
+    let o = emulate(&cfg, &arr).unwrap();
+    assert_eq!(o.sets.len(), 1);
+    let d: Vec<_> = o.drops.iter().collect();
+    assert_eq!(d.len(), 2);
+    for x in &d {
+        assert_eq!(
+            (x.reason, x.missing_topic),
+            (DropReason::QueueEvicted, Some(2)),
+            "{d:?}"
+        );
+    }
+    let r = summarize(&cfg, &arr, &o);
+    assert_eq!(r.drops_per_topic[0].missing_partner.get(&2), Some(&1));
+}
+
+/// A stamp repeating one already used in an emitted set of its topic is `duplicate_member`
+/// under every policy (approx-py and the legacy Python exact policy called it
+/// `never_matched`).
+#[test]
+fn repeated_used_stamp_is_duplicate_member_under_every_policy() {
+    // LatestTime never reads stamps: it holds the repeated message like any other.
+    for p in Policy::ALL.into_iter().filter(|&p| p != Policy::Latest) {
+        let mut cfg = SyncConfig::new(p, 2, 5);
+        cfg.slop_ns = 10 * MS;
+        cfg.epsilon_ns = 5 * MS;
+        let arr = [
+            a(0, 0, 0),
+            a(1, 0, 1),
+            a(0, 100, 2),
+            a(1, 100, 3),
+            a(0, 0, 4),
+            a(0, 200, 5),
+            a(1, 200, 6),
+            a(0, 300, 7),
+            a(1, 300, 8),
+        ];
+        let o = emulate(&cfg, &arr).unwrap();
+        let dup: Vec<_> = o
+            .drops
+            .iter()
+            .filter(|d| d.topic == 0 && d.index == 2)
+            .collect();
+        assert_eq!(dup.len(), 1, "{p}: {:?}", o.drops);
+        assert_eq!(dup[0].reason, DropReason::DuplicateMember, "{p}");
+    }
+}
+
+#[test]
+fn approx_epsilon_drop_within_and_its_parameters() {
+    // Three topics, epsilon 10 ms: fronts 0, 5, 20 fail; every front within 10 ms of the
+    // oldest goes (the good pair 0/5 with it), judged in a set spanning 20 ms.
+    let mut cfg = SyncConfig::new(Policy::ApproxEpsilon, 3, 5);
+    cfg.epsilon_ns = 10 * MS;
+    let d = drops_of(&cfg, &[a(0, 0, 0), a(1, 5, 1), a(2, 20, 2)]);
+    // /c 20 then waits to the end with /a 0 and /b 5 as its (free) candidates: too far too.
+    assert_eq!(d.len(), 3, "{d:?}");
+    assert!(d
+        .iter()
+        .all(|x| x.reason == DropReason::SkewExceeded && x.span_ns == Some(20 * MS)));
+    cfg.epsilon_ns = -1;
+    let e = emulate(&cfg, &[]).unwrap_err();
+    assert!(e.to_string().contains("epsilon >= 0"), "{e}");
+    // Queue 0 never matches.
+    cfg.epsilon_ns = 10 * MS;
+    cfg.queue_size = 0;
+    assert!(emulate(&cfg, &[a(0, 0, 0), a(1, 0, 1), a(2, 0, 2)])
+        .unwrap()
+        .sets
+        .is_empty());
+}
+
+#[test]
+fn latest_holds_messages_and_refuses_undefined_upstream_behaviour() {
+    let cfg = SyncConfig::new(Policy::Latest, 2, 0);
+    // 20 Hz /a, 5 Hz /b: every /a after the first emits with /b's latest; /b's messages are
+    // reused (zero-order hold); an /b message replaced before any /a came is queue_evicted.
+    let mut arr = Vec::new();
+    for k in 0..20 {
+        arr.push(a(0, 50 * k, 50 * k));
+        if k % 4 == 1 {
+            arr.push(a(1, 50 * k + 1, 50 * k + 1));
+            if k == 9 {
+                arr.push(a(1, 50 * k + 2, 50 * k + 2));
+            }
+        }
+    }
+    let o = emulate(&cfg, &arr).unwrap();
+    assert!(o.sets.len() >= 10, "{}", o.sets.len());
+    // /b 0 is held through the first four sets, each emitted by an /a message.
+    let with_b0 = o.sets.iter().filter(|s| s.members[1] == 0).count();
+    assert_eq!(with_b0, 4);
+    // /b 2 is replaced 1 ms later by /b 3 before any set used it.
+    let d: Vec<_> = o.drops.iter().filter(|x| x.topic == 1).collect();
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!((d[0].index, d[0].reason), (2, DropReason::QueueEvicted));
+    // Topic 1 twice before topic 0's first message: upstream reads past its rate vector.
+    let e = emulate(&cfg, &[a(1, 0, 0), a(1, 10, 10), a(0, 20, 20)]).unwrap_err();
+    match &e {
+        bagscope_sync::SyncError::UndefinedUpstream {
+            topic,
+            index,
+            arrival_index,
+            ..
+        } => {
+            assert_eq!((*topic, *index, *arrival_index), (1, 1, 1));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(e.to_string().contains("message 1 of input 1"), "{e}");
+    // In index order it is defined.
+    assert!(emulate(&cfg, &[a(0, 0, 0), a(1, 0, 1), a(1, 10, 10)]).is_ok());
+    // Rate configs: one, or one per topic; others are refused.
+    let mut cfg = cfg;
+    cfg.rate_config = vec![bagscope_sync::RateConfig::default(); 3];
+    assert!(emulate(&cfg, &[]).is_err());
+}
+
+/// A partner that was never sent: every approximate policy says so (`never_matched` naming
+/// the topic), whatever mechanism removed the message. C++ approx used to call it
+/// `skew_exceeded` (cleared when a strictly better candidate replaced it), approx-epsilon
+/// discards it as a failed front.
+#[test]
+fn a_partner_never_sent_is_never_matched_under_every_approximate_policy() {
+    let mut arr = Vec::new();
+    for k in 0..20 {
+        arr.push(a(0, 100 * k, 100 * k + 2));
+        if k != 7 {
+            arr.push(a(1, 100 * k, 100 * k + 5));
+        }
+    }
+    arr.sort_by_key(|x| x.arrival_ns);
+    for p in [Policy::ApproxPy, Policy::Approx, Policy::ApproxEpsilon] {
+        let mut cfg = SyncConfig::new(p, 2, 10);
+        cfg.slop_ns = 10 * MS;
+        cfg.epsilon_ns = 10 * MS;
+        let o = emulate(&cfg, &arr).unwrap();
+        let d: Vec<_> = o
+            .drops
+            .iter()
+            .filter(|d| d.topic == 0 && d.index == 7)
+            .collect();
+        assert_eq!(d.len(), 1, "{p}: {:?}", o.drops);
+        assert_eq!(
+            (d[0].reason, d[0].missing_topic),
+            (DropReason::NeverMatched, Some(1)),
+            "{p}"
+        );
     }
 }

@@ -55,6 +55,13 @@ pub struct SyncExpect {
     /// Pairing drops per listed topic: reason → count, exactly (an empty map: no drops).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drops_by_topic: Option<BTreeMap<String, BTreeMap<String, usize>>>,
+    /// Per listed topic: the topic that held no candidate partner of its `never_matched` /
+    /// `queue_evicted` drops → count, exactly (an empty map: none named).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing_partner_by_topic: Option<BTreeMap<String, BTreeMap<String, usize>>>,
+    /// Per listed topic: [min, max] span of its `skew_exceeded` drops, exactly.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skew_span_ns_by_topic: Option<BTreeMap<String, [i64; 2]>>,
     /// Freshness rejections: reason → count, exactly.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rejected: Option<BTreeMap<String, usize>>,
@@ -74,6 +81,9 @@ pub struct SyncCheck {
     pub policy: String,
     pub queue: usize,
     pub slop: Option<String>,
+    /// approx-epsilon's tolerance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epsilon: Option<String>,
     pub max_age: Option<String>,
     pub anchor: Option<String>,
     pub tf_target: Option<String>,
@@ -272,6 +282,7 @@ fn check(
         policy: policy.into(),
         queue,
         slop: slop.map(str::to_string),
+        epsilon: None,
         max_age: None,
         anchor: None,
         tf_target: None,
@@ -294,6 +305,7 @@ fn args_of(c: &SyncCheck) -> Vec<String> {
     ];
     for (flag, v) in [
         ("--slop", &c.slop),
+        ("--epsilon", &c.epsilon),
         ("--max-age", &c.max_age),
         ("--anchor", &c.anchor),
         ("--tf-target", &c.tf_target),
@@ -304,6 +316,35 @@ fn args_of(c: &SyncCheck) -> Vec<String> {
         }
     }
     a
+}
+
+/// An approx-epsilon check: `check` with its epsilon.
+fn check_eps(
+    name: &str,
+    topics: &[&str],
+    queue: usize,
+    epsilon: &str,
+    why: &str,
+    expect: SyncExpect,
+) -> SyncCheck {
+    let mut c = check(name, topics, "approx-epsilon", queue, None, why, expect);
+    c.epsilon = Some(epsilon.to_string());
+    c.args = args_of(&c);
+    c
+}
+
+/// Per topic: partner topic → count.
+fn missing(list: &[(&str, &[(&str, usize)])]) -> Option<BTreeMap<String, BTreeMap<String, usize>>> {
+    drops(list)
+}
+
+/// Per topic: [min, max] skew span.
+fn spans(list: &[(&str, i64, i64)]) -> Option<BTreeMap<String, [i64; 2]>> {
+    Some(
+        list.iter()
+            .map(|(t, lo, hi)| (t.to_string(), [*lo, *hi]))
+            .collect(),
+    )
 }
 
 fn with_freshness(
@@ -406,6 +447,15 @@ fn case01(dir: &Path) -> Result<CaseSummary, SynthError> {
         check("exact-py", &AB, "exact-py", 10, None, "TimeSynchronizer: stamp k becomes common when /b k arrives (SPEC §4)", exp()),
         check("approx", &AB, "approx", 10, None, "ApproximateTime: equal fronts make a zero-size candidate, published at once (SPEC §2.6)", exp()),
         check("approx-py", &AB, "approx-py", 10, Some("10ms"), "ApproximateTimeSynchronizer: |Δ| = 0 < slop (SPEC §5)", exp()),
+        check_eps("approx-epsilon", &AB, 10, "1ms", "ApproximateEpsilonTime: /b k arrives while /a k is the only front, and equal fronts are within any epsilon (SPEC §11)", exp()),
+        check("latest", &AB, "latest", 10, None,
+            "LatestTime (now() = log time; SPEC §12): /a's slot gets 10 Hz at /a 1 and /a is the pivot from then on (its own arrival: period 0, hz > 0), so every /a k ≥ 1 emits with /b's latest, /b k − 1 (/b k arrives 3 ms later); /a 0 is replaced before any set (queue_evicted); /b 19 is still held at the end (never_matched)",
+            SyncExpect {
+                sets: Some(19),
+                set_list: pairs((1..20).map(|k| (k, k - 1))),
+                drops_by_topic: drops(&[("/a", &[("queue_evicted", 1)]), ("/b", &[("never_matched", 1)])]),
+                ..Default::default()
+            }),
     ];
     c.write(dir, m)
 }
@@ -443,8 +493,8 @@ fn case02(dir: &Path) -> Result<CaseSummary, SynthError> {
             "70 distinct stamps, no tuple ever completes; with queue 10 the 60 oldest tuples are evicted and the 10 newest stamps (7 of /a, 3 of /b) are still pending at the end",
             SyncExpect { sets: Some(0), drops_by_topic: drops(&[("/a", &[("queue_evicted", 43), ("never_matched", 7)]), ("/b", &[("queue_evicted", 17), ("never_matched", 3)])]), ..Default::default() }),
         check("approx-py", &AB, "approx-py", 10, Some("20ms"),
-            "each /b has exactly one /a within 20 ms (7 or 13 ms away) and it is never wanted by another /b, so every /b pairs with it; 30 /a are left, 20 evicted by the queue of 10 and 10 pending",
-            SyncExpect { sets: Some(20), set_list: nearest, drops_by_topic: drops(&[("/a", &[("queue_evicted", 20), ("never_matched", 10)]), ("/b", &[])]), ..Default::default() }),
+            "each /b has exactly one /a within 20 ms (7 or 13 ms away) and it is never wanted by another /b, so every /b pairs with it; 30 /a are left, 20 evicted by the queue of 10 and 10 pending. Every /b a surplus /a saw while held was taken by its own set, so no /b partner ever came for them: /b is the missing topic of all 30",
+            SyncExpect { sets: Some(20), set_list: nearest, drops_by_topic: drops(&[("/a", &[("queue_evicted", 20), ("never_matched", 10)]), ("/b", &[])]), missing_partner_by_topic: missing(&[("/a", &[("/b", 30)]), ("/b", &[])]), ..Default::default() }),
         check("approx", &AB, "approx", 10, None,
             "ApproximateTime pairs each 10 Hz message; only the last candidate may still wait for its optimality proof",
             SyncExpect { sets_min: Some(19), ..Default::default() }),
@@ -478,14 +528,23 @@ fn case03(dir: &Path) -> Result<CaseSummary, SynthError> {
     let mut m = manifest("bounded jitter inside and outside the slop", "Equal-rate streams with jitter mostly inside a 10 ms slop; four pairs are at or beyond it (|Δ| = 10 ms is outside: the test is strict), one is 1 ns inside.");
     m.sync_checks = vec![
         check("approx-py-10ms", &AB, "approx-py", 10, Some("10ms"),
-            "pairs with |Δ| < 10 ms match (strict '<', SPEC §5); k = 5, 8, 12, 15 have |Δ| ≥ 10 ms and their neighbours are ≥ 85 ms away, so those 4 messages per topic wait forever",
-            SyncExpect { sets: Some(16), set_list: inside, drops_by_topic: drops(&[("/a", &[("never_matched", 4)]), ("/b", &[("never_matched", 4)])]), ..Default::default() }),
+            "pairs with |Δ| < 10 ms match (strict '<', SPEC §5); k = 5, 8, 12, 15 have |Δ| ≥ 10 ms and their neighbours are ≥ 85 ms away, so those 4 messages per topic wait forever, each with its partner there but 15, 10, 15 and 10 ms away: skew_exceeded",
+            SyncExpect { sets: Some(16), set_list: inside, drops_by_topic: drops(&[("/a", &[("skew_exceeded", 4)]), ("/b", &[("skew_exceeded", 4)])]), skew_span_ns_by_topic: spans(&[("/a", 10 * MS, 15 * MS), ("/b", 10 * MS, 15 * MS)]), ..Default::default() }),
         check("approx-py-16ms", &AB, "approx-py", 10, Some("16ms"),
             "every |Δ| ≤ 15 ms < 16 ms",
             SyncExpect { sets: Some(20), set_list: pairs((0..20).map(|k| (k, k))), drops_by_topic: drops(&[("/a", &[]), ("/b", &[])]), ..Default::default() }),
         check("approx", &AB, "approx", 10, None,
             "ApproximateTime has no slop: every pair k,k is the minimal set (the last may still be unproven)",
             SyncExpect { sets_min: Some(19), ..Default::default() }),
+        check_eps("approx-epsilon-10ms", &AB, 10, "10ms",
+            "fronts match when within 10 ms inclusive (SPEC §11): |Δ| = 10 ms at k = 8 and 15 matches. k = 5: /a 5 waits, /b 5 15 ms later fails and discards /a 5; /a 6 then discards /b 5. k = 12: /b 12 waits, /a 12 15 ms later discards it; /b 13 then discards /a 12. Each lost message had its free partner 15 ms away",
+            SyncExpect {
+                sets: Some(18),
+                set_list: pairs((0..20).filter(|k| *k != 5 && *k != 12).map(|k| (k, k))),
+                drops_by_topic: drops(&[("/a", &[("skew_exceeded", 2)]), ("/b", &[("skew_exceeded", 2)])]),
+                skew_span_ns_by_topic: spans(&[("/a", 15 * MS, 15 * MS), ("/b", 15 * MS, 15 * MS)]),
+                ..Default::default()
+            }),
     ];
     c.write(dir, m)
 }
@@ -515,6 +574,11 @@ fn case04(dir: &Path) -> Result<CaseSummary, SynthError> {
         drops_by_topic: drops(&[("/a", &[(why_drop, 1)]), ("/b", &[])]),
         ..Default::default()
     };
+    // The approximate policies: the only /b /a 7 saw while held (/b 8) was /a 8's partner.
+    let lost = SyncExpect {
+        missing_partner_by_topic: missing(&[("/a", &[("/b", 1)]), ("/b", &[])]),
+        ..exp("never_matched")
+    };
     let mut m = manifest(
         "one stream drops a message",
         "/b misses one message: every policy loses exactly that pair and nothing else.",
@@ -522,8 +586,9 @@ fn case04(dir: &Path) -> Result<CaseSummary, SynthError> {
     m.sync_checks = vec![
         check("exact", &AB, "exact", 10, None, "the partial tuple of stamp 7 is purged when stamp 8 is published (clearOldTuples): a purge with a newer partner is skew_exceeded", exp("skew_exceeded")),
         check("exact-py", &AB, "exact-py", 10, None, "keys older than a published stamp are deleted (current TimeSynchronizer)", exp("skew_exceeded")),
-        check("approx-py", &AB, "approx-py", 10, Some("10ms"), "/a 7 has no partner within 10 ms and stays queued (queue of 10 never fills)", exp("never_matched")),
-        check("approx", &AB, "approx", 10, None, "candidate (/a 7, /b 8) is replaced by the strictly better (/a 8, /b 8); the cleared /a 7 is skew_exceeded", exp("skew_exceeded")),
+        check("approx-py", &AB, "approx-py", 10, Some("10ms"), "/a 7 has no partner within 10 ms and stays queued (queue of 10 never fills): never_matched, /b missing", lost.clone()),
+        check("approx", &AB, "approx", 10, None, "candidate (/a 7, /b 8) is replaced by the strictly better (/a 8, /b 8), which clears /a 7; no free /b ever came for it: never_matched, /b missing", lost.clone()),
+        check_eps("approx-epsilon", &AB, 10, "10ms", "/a 7 waits alone; /b 8 makes the front set (/a 7, /b 8) fail, which discards /a 7, and then pairs with /a 8: no free /b ever came for /a 7: never_matched, /b missing", lost),
     ];
     c.write(dir, m)
 }
@@ -642,15 +707,15 @@ fn case06(dir: &Path) -> Result<CaseSummary, SynthError> {
         set_list: exact_list,
         drops_by_topic: drops(&[
             ("/a", &[("skew_exceeded", 1)]),
-            ("/b", &[("out_of_order", 1), ("skew_exceeded", 1)]),
+            ("/b", &[("out_of_order", 1), ("duplicate_member", 1)]),
         ]),
         ..Default::default()
     };
-    let why_exact = "publishing stamp 6 purges the pending /a 5 (skew_exceeded); the late /b stamp 5 then waits alone until stamp 7 purges it (older than an earlier /b stamp: out_of_order); the repeated /b stamp 3 arrives after stamp 3 was published and is purged by stamp 4 (skew_exceeded)";
+    let why_exact = "publishing stamp 6 purges the pending /a 5 (skew_exceeded); the late /b stamp 5 then waits alone until stamp 7 purges it (older than an earlier /b stamp: out_of_order); the repeated /b stamp 3 arrives after stamp 3 was published, so it repeats a stamp used in a set (duplicate_member; stamp 4 purges it)";
     m.sync_checks = vec![
         check("approx-py", &AB, "approx-py", 10, Some("10ms"),
-            "/b stamp 6 pairs with /a 6 at once; the late /b stamp 5 then finds /a 5 still queued (set emitted out of time order); the repeated stamp 3 finds no partner left",
-            SyncExpect { sets: Some(10), set_list: pairs([(0, 0), (1, 1), (2, 2), (3, 3), (4, 5), (6, 6), (5, 7), (7, 8), (8, 9), (9, 10)]), drops_by_topic: drops(&[("/a", &[]), ("/b", &[("never_matched", 1)])]), ..Default::default() }),
+            "/b stamp 6 pairs with /a 6 at once; the late /b stamp 5 then finds /a 5 still queued (set emitted out of time order); the repeated stamp 3 finds no partner left: its stamp was already used in a set on /b (duplicate_member)",
+            SyncExpect { sets: Some(10), set_list: pairs([(0, 0), (1, 1), (2, 2), (3, 3), (4, 5), (6, 6), (5, 7), (7, 8), (8, 9), (9, 10)]), drops_by_topic: drops(&[("/a", &[]), ("/b", &[("duplicate_member", 1)])]), ..Default::default() }),
         check("exact", &AB, "exact", 10, None, why_exact, exact_exp.clone()),
         check("exact-py", &AB, "exact-py", 10, None, why_exact, exact_exp),
         check("approx", &AB, "approx", 10, None, "ApproximateTime discards the late out-of-order message; the other pairs survive", SyncExpect { sets_min: Some(8), ..Default::default() }),
@@ -673,11 +738,11 @@ fn case07(dir: &Path) -> Result<CaseSummary, SynthError> {
     let mut m = manifest("fixed offset and slow drift between two sensor clocks", "/b's stamps are 30 ms + 0.1 ms·k ahead of /a's. A slop below the offset never matches; a slop of 35 ms matches until the drift reaches it (k = 50: |Δ| = 35 ms exactly, not < slop).");
     m.sync_checks = vec![
         check("approx-py-20ms", &AB, "approx-py", 10, Some("20ms"),
-            "|Δ| ≥ 30 ms > slop for every pair and neighbours are ≥ 66 ms away: nothing matches; each queue of 10 evicts its 50 oldest",
-            SyncExpect { sets: Some(0), drops_by_topic: drops(&[("/a", &[("never_matched", 10), ("queue_evicted", 50)]), ("/b", &[("never_matched", 10), ("queue_evicted", 50)])]), ..Default::default() }),
+            "|Δ| ≥ 30 ms > slop for every pair and neighbours are ≥ 64 ms away: nothing matches; each queue of 10 evicts its 50 oldest and 10 wait to the end, every one with its partner k there but 30 + 0.1·k ms away: skew_exceeded, spans 30 to 35.9 ms",
+            SyncExpect { sets: Some(0), drops_by_topic: drops(&[("/a", &[("skew_exceeded", 60)]), ("/b", &[("skew_exceeded", 60)])]), skew_span_ns_by_topic: spans(&[("/a", 30 * MS, 35_900 * US), ("/b", 30 * MS, 35_900 * US)]), ..Default::default() }),
         check("approx-py-35ms", &AB, "approx-py", 10, Some("35ms"),
-            "|Δ_k| = 30 ms + 0.1 ms·k < 35 ms for k < 50; the last 10 pairs drift out and stay queued",
-            SyncExpect { sets: Some(50), set_list: pairs((0..50).map(|k| (k, k))), drops_by_topic: drops(&[("/a", &[("never_matched", 10)]), ("/b", &[("never_matched", 10)])]), ..Default::default() }),
+            "|Δ_k| = 30 ms + 0.1 ms·k < 35 ms for k < 50; the last 10 pairs drift out and stay queued, partners there but 35 to 35.9 ms apart: skew_exceeded",
+            SyncExpect { sets: Some(50), set_list: pairs((0..50).map(|k| (k, k))), drops_by_topic: drops(&[("/a", &[("skew_exceeded", 10)]), ("/b", &[("skew_exceeded", 10)])]), skew_span_ns_by_topic: spans(&[("/a", 35 * MS, 35_900 * US), ("/b", 35 * MS, 35_900 * US)]), ..Default::default() }),
         check("approx", &AB, "approx", 10, None,
             "ApproximateTime has no slop and pairs k with k despite the offset (the last may be unproven)",
             SyncExpect { sets_min: Some(59), ..Default::default() }),
@@ -724,7 +789,7 @@ fn case08(dir: &Path) -> Result<CaseSummary, SynthError> {
     m.sync_checks = vec![
         check("exact", &AB, "exact", 10, None, "ExactTime does not reject stamps older than the last published set, so pairing resumes after the jump; /a j = 5..9 are purged when j = 10 is published, and being > 1 s behind earlier /a stamps they count as clock_epoch_changed", exp("clock_epoch_changed")),
         check("exact-py", &AB, "exact-py", 10, None, "as ExactTime: keys older than the published j = 10 are deleted", exp("clock_epoch_changed")),
-        check("approx-py", &AB, "approx-py", 10, Some("10ms"), "queues are empty at the jump, so no stall; /a j = 5..9 wait forever (5 < queue 10)", exp("never_matched")),
+        check("approx-py", &AB, "approx-py", 10, Some("10ms"), "queues are empty at the jump, so no stall; /a j = 5..9 wait forever (5 < queue 10), and every /b they saw was taken by its own set: /b missing", SyncExpect { missing_partner_by_topic: missing(&[("/a", &[("/b", 5)])]), ..exp("never_matched") }),
         check("approx", &AB, "approx", 10, None, "ApproximateTime recovers after a jump with equal stamps", SyncExpect { sets_min: Some(34), ..Default::default() }),
     ];
     c.write(dir, m)

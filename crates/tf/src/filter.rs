@@ -5,12 +5,15 @@
 //! Rules, as in tf2_ros (`message_filter.h`) and tf2 (`BufferCore::addTransformableRequest`,
 //! `testTransformableRequests`):
 //! * empty `frame_id`: dropped at once (`empty_frame_id`); a leading `/` is stripped;
-//! * transformable on arrival: passes at once (`ready_on_arrival`);
-//! * "never transformable" (stamp + cache length < the path's latest common time): dropped at
-//!   once or when that becomes true (`extrapolation_into_past`);
-//! * otherwise it waits; if its topic's queue already holds `queue_size` waiting messages the
-//!   oldest is dropped (`queue_evicted`; `queue_size` 0 = unbounded). Each topic has its own
-//!   filter and queue, as each subscription gets its own `MessageFilter`;
+//! * in ROS 2's order (`MessageFilter::add()`, humble to rolling): first the queue-size check,
+//!   so if its topic's queue already holds `queue_size` waiting messages the oldest is dropped
+//!   (`queue_evicted`; `queue_size` 0 = unbounded), *whatever the new message's own fate*; then
+//!   the message is listed and `waitForTransform` asked, whose immediate answer takes it back
+//!   off the list: transformable on arrival passes at once (`ready_on_arrival`); "never
+//!   transformable" (stamp + cache length < the path's latest common time) is dropped at once
+//!   (`extrapolation_into_past`), as later when that becomes true; otherwise it waits. (ROS 1
+//!   tested readiness before the queue, so a ready message evicted nothing there.) Each topic
+//!   has its own filter and queue, as each subscription gets its own `MessageFilter`;
 //! * after every TF message, waiting messages are re-tested in arrival order; those that pass are
 //!   `ready_after_wait` with the log time of that TF message;
 //! * still waiting at the end of the bag: the lookup's error at the end gives the reason.
@@ -177,19 +180,24 @@ pub fn run_filter(cfg: &FilterConfig, topics: &[String], events: &[Event]) -> Fi
                 };
                 if frame.is_empty() {
                     d.reason = Some(NotReady::EmptyFrameId);
-                } else if buf.can_transform(&target, &frame, *stamp_ns).is_ok() {
+                    decisions.push(d);
+                    continue;
+                }
+                // ROS 2: the queue-size check comes before the message is listed and before
+                // its transform is asked for.
+                let queue = &mut queues[*topic];
+                if cfg.queue_size != 0 && queue.len() + 1 > cfg.queue_size {
+                    if let Some(old) = queue.pop_front() {
+                        let o = &mut decisions[old.decision];
+                        o.reason = Some(NotReady::QueueEvicted);
+                        o.decided_log_time_ns = Some(*log_time_ns);
+                    }
+                }
+                if buf.can_transform(&target, &frame, *stamp_ns).is_ok() {
                     d.readiness = Readiness::ReadyOnArrival;
                 } else if never(&buf, &frame, *stamp_ns) {
                     d.reason = Some(NotReady::ExtrapolationIntoPast);
                 } else {
-                    let queue = &mut queues[*topic];
-                    if cfg.queue_size != 0 && queue.len() + 1 > cfg.queue_size {
-                        if let Some(old) = queue.pop_front() {
-                            let o = &mut decisions[old.decision];
-                            o.reason = Some(NotReady::QueueEvicted);
-                            o.decided_log_time_ns = Some(*log_time_ns);
-                        }
-                    }
                     d.decided_log_time_ns = None;
                     queue.push_back(Waiting {
                         decision: decisions.len(),
@@ -394,6 +402,40 @@ mod tests {
         assert_eq!(t.drops.get("queue_evicted"), Some(&3));
         assert_eq!(t.drops.get("extrapolation_into_past"), Some(&1));
         assert_eq!(r.max_waiting, 2);
+    }
+
+    /// ROS 2 order: a full queue of never-transformable-yet messages loses its oldest to a
+    /// message that is ready on arrival (ROS 1 tested readiness first and evicted nothing).
+    #[test]
+    fn ready_message_still_evicts_from_a_full_queue() {
+        let mut ev = vec![tf(0, "odom", "base_link", 1000 * MS, false)];
+        // Eight messages in a frame no TF ever connects: they wait forever.
+        for k in 0..8 {
+            ev.push(data(0, "camera", 1000 * MS + k, 1001 * MS + k));
+        }
+        // Transformable on arrival (the TF sample's own stamp).
+        ev.push(data(0, "base_link", 1000 * MS, 1100 * MS));
+        // A queue of 8 left with room: the next waiting message evicts nothing more.
+        ev.push(data(0, "camera", 1000 * MS + 9, 1200 * MS));
+        let mut cfg = FilterConfig::new("odom");
+        cfg.queue_size = 8;
+        let r = run_filter(&cfg, &["/x".into()], &ev);
+        let d = &r.decisions;
+        assert_eq!(d[8].readiness, Readiness::ReadyOnArrival);
+        assert_eq!(d[0].reason, Some(NotReady::QueueEvicted));
+        assert_eq!(d[0].decided_log_time_ns, Some(1100 * MS));
+        // The ready message took its evicted neighbour's place only for its own add(): the
+        // queue is left with 7, so the next waiting message evicts nothing.
+        assert_eq!(d[1].reason, Some(NotReady::FrameUnknown));
+        assert_eq!(d[9].reason, Some(NotReady::FrameUnknown));
+        let t = &r.topics[0];
+        assert_eq!(t.drops.get("queue_evicted"), Some(&1));
+        assert_eq!(r.max_waiting, 8);
+        // An empty frame id is dropped before the queue is looked at: it evicts nothing.
+        let mut ev2 = ev[..9].to_vec();
+        ev2.push(data(0, "", 1000 * MS, 1100 * MS));
+        let r = run_filter(&cfg, &["/x".into()], &ev2);
+        assert_eq!(r.topics[0].drops.get("queue_evicted"), None);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
 use bagscope::sync::{sync, SyncCommandReport, SyncOptions};
-use bagscope::sync_policy::{parse_duration_ns, Policy};
+use bagscope::sync_policy::{parse_duration_ns, Policy, RateConfig};
 
 use crate::render::{self, opt_ms, table};
 
@@ -11,10 +11,11 @@ pub(crate) struct Args {
     /// Topics to synchronize, in the order of the synchronizer's inputs (2 to 9).
     #[arg(long, value_delimiter = ',', required = true)]
     pub topics: Vec<String>,
-    /// exact, approx, exact-py, exact-py-legacy, approx-py.
+    /// exact, approx, exact-py, exact-py-legacy, approx-py, approx-epsilon, latest
+    /// (see docs/sync.md).
     #[arg(long, default_value = "approx-py", value_parser = parse_policy)]
     pub policy: Policy,
-    /// queue_size of the synchronizer.
+    /// queue_size of the synchronizer (latest has none).
     #[arg(long = "queue", alias = "queue-size", default_value_t = 10)]
     pub queue: usize,
     /// approx-py slop: seconds ('0.05', as the Python API converts it) or with a unit ('50ms').
@@ -38,7 +39,15 @@ pub(crate) struct Args {
     /// approx-py: synchronize on arrival time instead of header stamps.
     #[arg(long)]
     pub sync_arrival_time: bool,
-    /// Sweep slop and queue size and recommend them (approx-py; approx with --max-interval).
+    /// approx-epsilon: tolerance from the oldest front (inclusive, >= 0).
+    #[arg(long, value_parser = parse_dur)]
+    pub epsilon: Option<i64>,
+    /// latest: A,E,M (rate EMA alpha, error EMA alpha, step-change margin). Once =
+    /// setRateConfig; once per topic, in --topics order = setRateConfigPerMessage.
+    #[arg(long = "rate-config", value_parser = parse_rate_config)]
+    pub rate_config: Vec<RateConfig>,
+    /// Sweep slop (or epsilon) and queue size and recommend them (approx-py; approx with
+    /// --max-interval; approx-epsilon).
     #[arg(long)]
     pub recommend: bool,
     /// Platform speed (m/s) to cost a slop as alignment error (v·slop).
@@ -86,6 +95,10 @@ fn parse_dur(s: &str) -> Result<i64, String> {
     parse_duration_ns(s).map_err(|e| e.to_string())
 }
 
+fn parse_rate_config(s: &str) -> Result<RateConfig, String> {
+    RateConfig::parse(s).map_err(|e| e.to_string())
+}
+
 fn parse_topic_dur(s: &str) -> Result<(String, i64), String> {
     let (t, d) = s
         .rsplit_once('=')
@@ -103,6 +116,8 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
         max_interval_ns: a.max_interval,
         lower_bounds_ns: a.lower_bound,
         queue_offsets_ns: a.queue_offset,
+        epsilon_ns: a.epsilon,
+        rate_config: a.rate_config,
         allow_headerless: a.allow_headerless,
         sync_arrival_time: a.sync_arrival_time,
         recommend: a.recommend,
@@ -151,11 +166,18 @@ fn text(r: &SyncCommandReport) -> String {
     s.push_str(&table(&rows));
     if let Some(rep) = &r.report {
         s.push_str(&format!(
-            "\npolicy {} queue {}{}: {} sets, match rate {:.3}\n",
+            "\npolicy {}{}{}{}: {} sets, match rate {:.3}\n",
             rep.policy,
-            r.queue_size,
+            if rep.policy == Policy::Latest {
+                String::new()
+            } else {
+                format!(" queue {}", r.queue_size)
+            },
             r.slop_ns
                 .map(|x| format!(" slop {:.1} ms", x as f64 / 1e6))
+                .unwrap_or_default(),
+            r.epsilon_ns
+                .map(|x| format!(" epsilon {:.1} ms", x as f64 / 1e6))
                 .unwrap_or_default(),
             rep.sets,
             rep.match_rate
@@ -182,11 +204,36 @@ fn text(r: &SyncCommandReport) -> String {
             }
             s.push('\n');
         }
+        // Why, per topic: how far the partners of skew_exceeded drops were, and which topic
+        // never offered one.
+        for t in &rep.drops_per_topic {
+            let name = r.topics.get(t.topic).map_or("?", |u| u.topic.as_str());
+            if let Some(sp) = &t.skew_span_ns {
+                s.push_str(&format!(
+                    "  {name}: skew_exceeded, tightest set span {} to {} ms\n",
+                    opt_ms(Some(sp.min)),
+                    opt_ms(Some(sp.max))
+                ));
+            }
+            for (m, c) in &t.missing_partner {
+                let other = r.topics.get(*m).map_or("?", |u| u.topic.as_str());
+                s.push_str(&format!(
+                    "  {name}: {c} dropped with no partner on {other}\n"
+                ));
+            }
+        }
     }
     if let Some(rec) = &r.recommendation {
+        // approx-epsilon's tolerance is its epsilon (swept like a slop).
+        let word = if rec.policy == Policy::ApproxEpsilon {
+            "epsilon"
+        } else {
+            "slop"
+        };
         s.push_str(&format!(
-            "\nrecommended ({}): slop {:.1} ms, queue_size {} -> match rate {:.3}\n",
+            "\nrecommended ({}): {} {:.1} ms, queue_size {} -> match rate {:.3}\n",
             rec.policy,
+            word,
             rec.recommendation.slop_ns as f64 / 1e6,
             rec.recommendation.queue_size,
             rec.recommendation.match_rate
@@ -198,7 +245,7 @@ fn text(r: &SyncCommandReport) -> String {
         ));
         if let Some(m) = rec.min_slop_ns {
             s.push_str(&format!(
-                "this recording alone needs slop >= {:.1} ms\n",
+                "this recording alone needs {word} >= {:.1} ms\n",
                 m as f64 / 1e6
             ));
         }
