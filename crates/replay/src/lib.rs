@@ -505,13 +505,7 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
     let bag = Bag::open(bag_path)?;
     let wanted = select_topics(&bag, o)?;
     let mut warnings = bag.open_warnings();
-    let remapped = |n: &str| -> String {
-        o.remap
-            .iter()
-            .find(|(a, _)| a == n)
-            .map(|(_, b)| b.clone())
-            .unwrap_or_else(|| n.to_string())
-    };
+    let remapped = |n: &str| remapped_name(o, n);
     let clock_topic = "/clock";
     if o.clock_hz.is_some() && o.publish {
         if let Some(i) = bag
@@ -528,75 +522,7 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         }
     }
 
-    let mut plans = Vec::new();
-    let mut locators = vec![StampLocator::none(); bag.topics.len()];
-    for (i, t) in bag.topics.iter().enumerate() {
-        if !wanted[i] {
-            continue;
-        }
-        let schema = schema_for_channel(&t.type_name, &t.schema_encoding, &t.schema_data);
-        let loc = match &schema {
-            Ok(s) => StampLocator::for_schema(s),
-            Err(_) => StampLocator::none(),
-        };
-        let stamp_offset = (loc.source() == StampSource::HeaderStamp)
-            .then(|| loc.fixed_offset())
-            .flatten();
-        if o.order == Order::Stamp && loc.source() == StampSource::None {
-            warnings.push(
-                Warning::new(
-                    WarningCode::ScheduleFallback,
-                    format!(
-                        "{} has no header.stamp: scheduled by log time, shifted onto the \
-                         stamps' clock by the latest stamped message's stamp − log time",
-                        t.type_name
-                    ),
-                )
-                .topic(&t.name),
-            );
-        }
-        if o.restamp == Restamp::Now && stamp_offset.is_none() {
-            warnings.push(
-                Warning::new(
-                    WarningCode::NotRestamped,
-                    format!(
-                        "{} has no header.stamp at a fixed place: sent with its recorded stamp",
-                        t.type_name
-                    ),
-                )
-                .topic(&t.name),
-            );
-        }
-        let recorded = match qos::from_recorded(t.offered_qos_profiles.as_deref()) {
-            Ok(offer) => {
-                if let Some(m) = offer.mixed {
-                    warnings.push(Warning::new(WarningCode::QosMixed, m).topic(&t.name));
-                }
-                offer.qos
-            }
-            Err(e) => {
-                warnings.push(
-                    Warning::new(
-                        WarningCode::QosUnreadable,
-                        format!(
-                            "offered_qos_profiles unreadable ({e}): offering the ROS 2 default"
-                        ),
-                    )
-                    .topic(&t.name),
-                );
-                TopicQos::default()
-            }
-        };
-        locators[i] = loc;
-        plans.push(Plan {
-            topic: i,
-            name: t.name.clone(),
-            published_as: remapped(&t.name),
-            type_name: t.type_name.clone(),
-            qos: o.qos_overrides.apply(&t.name, recorded),
-            stamp_offset,
-        });
-    }
+    let (plans, locators) = plan_topics(&bag, &wanted, o, &mut warnings);
     if let Some(c) = &o.follow_clock {
         if let Some(p) = plans.iter().find(|p| &p.published_as == c) {
             return Err(ReplayError::Usage(format!(
@@ -831,53 +757,13 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
     };
 
     warnings.append(&mut summary.warnings);
-    for (i, n) in summary.key_fallback.iter().enumerate() {
-        if *n > 0 && o.order != Order::Log {
-            let name = &bag.topics[i].name;
-            if !warnings
-                .iter()
-                .any(|w| w.code == "schedule_fallback" && w.topic.as_deref() == Some(name))
-            {
-                warnings.push(
-                    Warning::new(
-                        WarningCode::ScheduleFallback,
-                        match o.order {
-                            Order::Stamp => format!(
-                                "{n} message(s) without header.stamp (or with a zero one): \
-                                 scheduled by log time, shifted onto the stamps' clock by the \
-                                 latest stamped message's stamp − log time"
-                            ),
-                            _ => format!(
-                                "{n} message(s) without a publish time: scheduled by log time"
-                            ),
-                        },
-                    )
-                    .topic(name),
-                );
-            }
-        }
-    }
-    if state.bad_encapsulation > 0 {
-        warnings.push(
-            Warning::new(
-                WarningCode::UnsupportedEncapsulation,
-                format!(
-                    "{} message(s) are not plain CDR (XCDR2 or other): not sent",
-                    state.bad_encapsulation
-                ),
-            )
-            .loss(),
-        );
-    }
-    if state.options_dropped > 0 {
-        warnings.push(Warning::new(
-            WarningCode::EncapsulationOptions,
-            format!(
-                "{} message(s) had non-zero CDR encapsulation options; RTPS carries them as zero",
-                state.options_dropped
-            ),
-        ));
-    }
+    warnings.extend(run_warnings(
+        &bag,
+        o,
+        &summary.key_fallback,
+        &state,
+        &warnings,
+    ));
     let interrupted = ctl.stopped();
     let played: u64 = state.published.iter().chain(&state.failed).sum();
     if played == 0 && !interrupted {
@@ -892,43 +778,16 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
     warnings.sort();
     warnings.dedup();
 
-    let mut all_errors = Vec::new();
-    let mut all_own = Vec::new();
-    let mut all_h2w = Vec::new();
-    let mut all_wire = Vec::new();
-    let mut all_early = Vec::new();
-    let median = |v: &[i64]| NsSummary::of(v).map(|s| s.p50);
     let steal_known = state.steal_measured && !state.errors.iter().all(Vec::is_empty);
-    let mut topics = Vec::new();
-    for (k, p) in plans.iter().enumerate() {
-        let errs = &state.errors[k];
-        all_errors.extend_from_slice(errs);
-        all_own.extend_from_slice(&state.own_errors[k]);
-        let tw = wire_topics.get(k);
-        if let Some(t) = tw {
-            all_h2w.extend_from_slice(&t.handoff_to_wire);
-            all_wire.extend_from_slice(&t.wire_error);
-        }
-        all_early.extend_from_slice(&state.early[k]);
-        topics.push(PlayedTopic {
-            topic: p.name.clone(),
-            published_as: p.published_as.clone(),
-            type_name: p.type_name.clone(),
-            qos: p.qos.clone(),
-            published: state.published[k],
-            failed: state.failed[k],
-            restamped: state.restamped[k],
-            timing_error: NsSummary::of(errs),
-            timing_error_without_steal: NsSummary::of(&state.own_errors[k]).filter(|_| steal_known),
-            late_by_steal: (steal_known && !errs.is_empty()).then_some(state.late_by_steal[k]),
-            handoff_to_wire: tw.and_then(|t| NsSummary::of(&t.handoff_to_wire)),
-            wire_timing_error: tw.and_then(|t| NsSummary::of(&t.wire_error)),
-            scheduled_early: state.early[k].len() as u64,
-            scheduled_early_by_ns: median(&state.early[k]),
-            matched_subscribers: writers.get_mut(k).map(|w| w.matched_subscriptions()),
-        });
-    }
-    topics.sort_by(|a, b| a.topic.cmp(&b.topic));
+    let (topics, all) = played_topics(&plans, &state, &wire_topics, &mut writers, steal_known);
+    let median = |v: &[i64]| NsSummary::of(v).map(|s| s.p50);
+    let Timings {
+        errors: all_errors,
+        own: all_own,
+        handoff_to_wire: all_h2w,
+        wire: all_wire,
+        early: all_early,
+    } = all;
     let mode = if o.dry_run {
         "dry_run"
     } else if !o.publish {
@@ -978,6 +837,217 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         out_of_order: summary.out_of_order,
         warnings,
     })
+}
+
+/// What the run itself found: topics scheduled by log time after all (`schedule_fallback`, once
+/// per topic beside `earlier`), payloads not sent (not plain CDR) or sent with their
+/// encapsulation options zeroed.
+fn run_warnings(
+    bag: &Bag,
+    o: &PlayOptions,
+    key_fallback: &[u64],
+    state: &PlayState,
+    earlier: &[Warning],
+) -> Vec<Warning> {
+    let mut out = Vec::new();
+    for (i, n) in key_fallback.iter().enumerate() {
+        if *n > 0 && o.order != Order::Log {
+            let name = &bag.topics[i].name;
+            if !earlier
+                .iter()
+                .any(|w| w.code == "schedule_fallback" && w.topic.as_deref() == Some(name))
+            {
+                out.push(
+                    Warning::new(
+                        WarningCode::ScheduleFallback,
+                        match o.order {
+                            Order::Stamp => format!(
+                                "{n} message(s) without header.stamp (or with a zero one): \
+                                 scheduled by log time, shifted onto the stamps' clock by the \
+                                 latest stamped message's stamp − log time"
+                            ),
+                            _ => format!(
+                                "{n} message(s) without a publish time: scheduled by log time"
+                            ),
+                        },
+                    )
+                    .topic(name),
+                );
+            }
+        }
+    }
+    if state.bad_encapsulation > 0 {
+        out.push(
+            Warning::new(
+                WarningCode::UnsupportedEncapsulation,
+                format!(
+                    "{} message(s) are not plain CDR (XCDR2 or other): not sent",
+                    state.bad_encapsulation
+                ),
+            )
+            .loss(),
+        );
+    }
+    if state.options_dropped > 0 {
+        out.push(Warning::new(
+            WarningCode::EncapsulationOptions,
+            format!(
+                "{} message(s) had non-zero CDR encapsulation options; RTPS carries them as zero",
+                state.options_dropped
+            ),
+        ));
+    }
+    out
+}
+
+/// A topic's name as published: `--remap OLD:=NEW` applied.
+fn remapped_name(o: &PlayOptions, n: &str) -> String {
+    o.remap
+        .iter()
+        .find(|(a, _)| a == n)
+        .map(|(_, b)| b.clone())
+        .unwrap_or_else(|| n.to_string())
+}
+
+/// What to publish for each selected topic (name as published, QoS offered: recorded, adapted,
+/// overridden; where its header stamp sits for `--restamp`), and each topic's stamp locator;
+/// warns where a topic cannot be scheduled or restamped as asked, or its recorded QoS is mixed
+/// or unreadable.
+fn plan_topics(
+    bag: &Bag,
+    wanted: &[bool],
+    o: &PlayOptions,
+    warnings: &mut Vec<Warning>,
+) -> (Vec<Plan>, Vec<StampLocator>) {
+    let remapped = |n: &str| remapped_name(o, n);
+    let mut plans = Vec::new();
+    let mut locators = vec![StampLocator::none(); bag.topics.len()];
+    for (i, t) in bag.topics.iter().enumerate() {
+        if !wanted[i] {
+            continue;
+        }
+        let schema = schema_for_channel(&t.type_name, &t.schema_encoding, &t.schema_data);
+        let loc = match &schema {
+            Ok(s) => StampLocator::for_schema(s),
+            Err(_) => StampLocator::none(),
+        };
+        let stamp_offset = (loc.source() == StampSource::HeaderStamp)
+            .then(|| loc.fixed_offset())
+            .flatten();
+        if o.order == Order::Stamp && loc.source() == StampSource::None {
+            warnings.push(
+                Warning::new(
+                    WarningCode::ScheduleFallback,
+                    format!(
+                        "{} has no header.stamp: scheduled by log time, shifted onto the \
+                         stamps' clock by the latest stamped message's stamp − log time",
+                        t.type_name
+                    ),
+                )
+                .topic(&t.name),
+            );
+        }
+        if o.restamp == Restamp::Now && stamp_offset.is_none() {
+            warnings.push(
+                Warning::new(
+                    WarningCode::NotRestamped,
+                    format!(
+                        "{} has no header.stamp at a fixed place: sent with its recorded stamp",
+                        t.type_name
+                    ),
+                )
+                .topic(&t.name),
+            );
+        }
+        let recorded = match qos::from_recorded(t.offered_qos_profiles.as_deref()) {
+            Ok(offer) => {
+                if let Some(m) = offer.mixed {
+                    warnings.push(Warning::new(WarningCode::QosMixed, m).topic(&t.name));
+                }
+                offer.qos
+            }
+            Err(e) => {
+                warnings.push(
+                    Warning::new(
+                        WarningCode::QosUnreadable,
+                        format!(
+                            "offered_qos_profiles unreadable ({e}): offering the ROS 2 default"
+                        ),
+                    )
+                    .topic(&t.name),
+                );
+                TopicQos::default()
+            }
+        };
+        locators[i] = loc;
+        plans.push(Plan {
+            topic: i,
+            name: t.name.clone(),
+            published_as: remapped(&t.name),
+            type_name: t.type_name.clone(),
+            qos: o.qos_overrides.apply(&t.name, recorded),
+            stamp_offset,
+        });
+    }
+    (plans, locators)
+}
+
+/// Every message's timings over all topics, for the report's overall summaries.
+#[derive(Default)]
+struct Timings {
+    /// Publish instant − target, ns.
+    errors: Vec<i64>,
+    /// The same less host steal, ns.
+    own: Vec<i64>,
+    /// Hand-off to the DDS writer → first packet on the wire, ns.
+    handoff_to_wire: Vec<i64>,
+    /// Wire instant − target, ns.
+    wire: Vec<i64>,
+    /// How early each message was handed off, ns.
+    early: Vec<i64>,
+}
+
+/// The per-topic part of the report, sorted by topic, and every message's timings.
+fn played_topics(
+    plans: &[Plan],
+    state: &PlayState,
+    wire_topics: &[wire::TopicWire],
+    writers: &mut [dds::RawWriter],
+    steal_known: bool,
+) -> (Vec<PlayedTopic>, Timings) {
+    let mut all = Timings::default();
+    let median = |v: &[i64]| NsSummary::of(v).map(|s| s.p50);
+    let mut topics = Vec::new();
+    for (k, p) in plans.iter().enumerate() {
+        let errs = &state.errors[k];
+        all.errors.extend_from_slice(errs);
+        all.own.extend_from_slice(&state.own_errors[k]);
+        let tw = wire_topics.get(k);
+        if let Some(t) = tw {
+            all.handoff_to_wire.extend_from_slice(&t.handoff_to_wire);
+            all.wire.extend_from_slice(&t.wire_error);
+        }
+        all.early.extend_from_slice(&state.early[k]);
+        topics.push(PlayedTopic {
+            topic: p.name.clone(),
+            published_as: p.published_as.clone(),
+            type_name: p.type_name.clone(),
+            qos: p.qos.clone(),
+            published: state.published[k],
+            failed: state.failed[k],
+            restamped: state.restamped[k],
+            timing_error: NsSummary::of(errs),
+            timing_error_without_steal: NsSummary::of(&state.own_errors[k]).filter(|_| steal_known),
+            late_by_steal: (steal_known && !errs.is_empty()).then_some(state.late_by_steal[k]),
+            handoff_to_wire: tw.and_then(|t| NsSummary::of(&t.handoff_to_wire)),
+            wire_timing_error: tw.and_then(|t| NsSummary::of(&t.wire_error)),
+            scheduled_early: state.early[k].len() as u64,
+            scheduled_early_by_ns: median(&state.early[k]),
+            matched_subscribers: writers.get_mut(k).map(|w| w.matched_subscriptions()),
+        });
+    }
+    topics.sort_by(|a, b| a.topic.cmp(&b.topic));
+    (topics, all)
 }
 
 fn plans_meta<'a>(plans: &'a [Plan], bag: &'a Bag) -> Vec<out::OutTopic<'a>> {
