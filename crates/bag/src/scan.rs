@@ -1198,7 +1198,8 @@ fn spans_of(
     Some(out)
 }
 
-/// What [`index_spans`] gives per topic.
+/// A topic's message count and first and last log times, as `Bag::topic_spans` reads them from
+/// the summary or the message indexes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TopicSpan {
     /// Messages of the topic.

@@ -3,7 +3,7 @@
 //! * [`schema`]: parse MCAP schema records (`ros2msg`, `ros2idl`, service
 //!   events) into a [`schema::MessageSchema`]; built-in definitions for common
 //!   types.
-//! * [`decode`]: schema-driven CDR decoder producing a [`value::Value`] tree.
+//! * [`decode()`]: schema-driven CDR decoder producing a [`value::Value`] tree.
 //! * [`stamp`]: read just the timestamp (`header.stamp`, `stamp`, `clock`).
 //! * [`types`]: typed serde structs with [`types::decode_typed`] /
 //!   [`types::encode_typed`].
