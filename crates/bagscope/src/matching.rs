@@ -123,11 +123,15 @@ fn shared(names: Vec<String>) -> JointNames {
 
 /// Decodes one topic into a joint series: typed fast paths for JointTrajectory and JointState,
 /// field paths through the dynamic decoder for anything else.
+///
+/// Values read through a field path without `names_field` are named `label` (one value) or
+/// `label[i]`, `label` being the field path unless the caller gives one.
 fn decode_topic(
     bag: &Bag,
     topic: usize,
     values_field: Option<&str>,
     names_field: Option<&str>,
+    label: Option<&str>,
 ) -> Result<(Decoded, Vec<Warning>), Error> {
     let t = &bag.topics[topic];
     let mut wanted = vec![false; bag.topics.len()];
@@ -177,6 +181,7 @@ fn decode_topic(
         let loc = schema.stamp_locator();
         let vf = values_field.unwrap_or("data").to_string();
         let nf = names_field.map(str::to_string);
+        let label = label.unwrap_or(&vf).to_string();
         bag.scan(&wanted, |m| -> Result<Row, String> {
             let v = decode(&schema, m.data).map_err(|e| e.to_string())?;
             let stamp = match loc.source() {
@@ -199,7 +204,8 @@ fn decode_topic(
                         .collect(),
                     None => return Err(format!("no string array field '{p}'")),
                 },
-                None => (0..values.len()).map(|i| format!("{vf}[{i}]")).collect(),
+                None if values.len() == 1 && label != vf => vec![label.clone()],
+                None => (0..values.len()).map(|i| format!("{label}[{i}]")).collect(),
             };
             Ok((m.log_time_ns, stamp, shared(names), values, Vec::new()))
         })
@@ -299,17 +305,35 @@ struct Prepared {
 fn prepare(bag: &Bag, a: &MatchArgs) -> Result<Prepared, Error> {
     let ci = bag.topic_index(&a.command)?;
     let ri = bag.topic_index(&a.response)?;
+    // Two topics read through field paths with no names field: their values pair by position,
+    // whatever the fields are called (`data` against `angular_velocity.z`), under one label.
+    let typed = |ti: usize, field: Option<&str>| {
+        let t = &bag.topics[ti].type_name;
+        field.is_none() && (t.ends_with("JointTrajectory") || t.ends_with("JointState"))
+    };
+    let label = (a.names_field.is_none()
+        && !typed(ci, a.command_field.as_deref())
+        && !typed(ri, a.response_field.as_deref()))
+    .then(|| {
+        format!(
+            "{} -> {}",
+            a.command_field.as_deref().unwrap_or("data"),
+            a.response_field.as_deref().unwrap_or("data")
+        )
+    });
     let (cmd, mut warnings) = decode_topic(
         bag,
         ci,
         a.command_field.as_deref(),
         a.names_field.as_deref(),
+        label.as_deref(),
     )?;
     let (resp, w2) = decode_topic(
         bag,
         ri,
         a.response_field.as_deref(),
         a.names_field.as_deref(),
+        label.as_deref(),
     )?;
     warnings.extend(w2);
     warnings.extend(bag.open_warnings());

@@ -1,0 +1,110 @@
+//! `match` pairs any two scalar fields, whatever they are called: a `std_msgs/Float64` command
+//! (`data`, no header: log time) against the z angular rate of a `sensor_msgs/Imu` that follows
+//! it 50 ms later (header stamps), both on the wall clock. The delay comes out within a
+//! millisecond of the one the bag was written with.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use bagscope_msg::types::{Header, Imu, Time, Vector3};
+use serde_json::Value;
+
+mod common;
+use common::{run, tempdir};
+
+const WALL: i64 = 1_764_460_800_000_000_000;
+const MS: i64 = 1_000_000;
+const DELAY_NS: i64 = 50 * MS;
+
+fn signal(t_ns: i64) -> f64 {
+    let x = t_ns as f64 * 1e-9;
+    0.8 * (1.3 * x).sin() + 0.3 * (2.9 * x).cos()
+}
+
+fn write_bag(path: &Path) {
+    let f = std::fs::File::create(path).unwrap();
+    let mut w = mcap::WriteOptions::new()
+        .profile("ros2")
+        .create(std::io::BufWriter::new(f))
+        .unwrap();
+    let imu_text = bagscope_msg::schema::builtin::schema_text("sensor_msgs/msg/Imu").unwrap();
+    let sf = w
+        .add_schema("std_msgs/msg/Float64", "ros2msg", b"float64 data")
+        .unwrap();
+    let si = w
+        .add_schema("sensor_msgs/msg/Imu", "ros2msg", imu_text.as_bytes())
+        .unwrap();
+    let md = BTreeMap::new();
+    let cf = w.add_channel(sf, "/cmd", "cdr", &md).unwrap();
+    let ci = w.add_channel(si, "/imu", "cdr", &md).unwrap();
+    // 20 s: commands at 20 Hz, IMU at 200 Hz, in log-time order.
+    let mut msgs: Vec<(i64, u16, Vec<u8>)> = Vec::new();
+    for k in 0..400i64 {
+        let t = WALL + k * 50 * MS;
+        let mut b = vec![0u8, 1, 0, 0];
+        b.extend_from_slice(&signal(t - WALL).to_le_bytes());
+        msgs.push((t, cf, b));
+    }
+    for k in 0..4000i64 {
+        let t = WALL + k * 5 * MS;
+        let data = bagscope_msg::encode_typed(&Imu {
+            header: Header {
+                stamp: Time::from_ns(t),
+                frame_id: "imu".into(),
+            },
+            angular_velocity: Vector3 {
+                x: 0.0,
+                y: 0.0,
+                z: signal(t - WALL - DELAY_NS),
+            },
+            ..Default::default()
+        })
+        .unwrap();
+        msgs.push((t + MS, ci, data));
+    }
+    msgs.sort_by_key(|m| (m.0, m.1));
+    for (seq, (log, ch, data)) in msgs.into_iter().enumerate() {
+        let h = mcap::records::MessageHeader {
+            channel_id: ch,
+            sequence: seq as u32,
+            log_time: log as u64,
+            publish_time: log as u64,
+        };
+        w.write_to_known_channel(&h, &data).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+#[test]
+fn two_differently_named_scalar_fields_pair() {
+    let dir = tempdir("match-fields");
+    let bag = dir.join("cmd_imu.mcap");
+    write_bag(&bag);
+    let (code, out, err) = run(&[
+        "match",
+        bag.to_str().unwrap(),
+        "--command",
+        "/cmd",
+        "--response",
+        "/imu",
+        "--command-field",
+        "data",
+        "--response-field",
+        "angular_velocity.z",
+        "--json",
+    ]);
+    assert!(code == 0 || code == 3, "exit {code}: {err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let delay = v["delay_ns"].as_i64().unwrap();
+    assert!(
+        (delay - DELAY_NS).abs() <= MS,
+        "delay {delay} ns, written with {DELAY_NS} ns"
+    );
+    assert_eq!(
+        v["joints"]["matched"],
+        serde_json::json!(["data -> angular_velocity.z"])
+    );
+    let before = v["error_before"]["rms"].as_f64().unwrap();
+    let after = v["error_after"]["rms"].as_f64().unwrap();
+    assert!(after < before / 5.0, "error {before} -> {after}");
+}
