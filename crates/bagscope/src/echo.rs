@@ -11,38 +11,8 @@ use bagscope_bag::{Bag, Warning, WarningCode};
 pub use bagscope_msg::Value;
 
 use crate::series::topic_schemas;
+pub use crate::window::TimeBound;
 use crate::Error;
-
-/// One end of a time window: a time from the bag's first message, or an absolute time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimeBound {
-    /// Nanoseconds after the bag's first message (log time).
-    FromStart(i64),
-    /// A log time, nanoseconds.
-    At(i64),
-}
-
-impl TimeBound {
-    /// `2.5`, `1500ms`: from the bag's start; a time on the wall clock (after 1973) such as
-    /// `1764460805.5` seconds or `1764460805500000000ns`: absolute. The same rule
-    /// ([`bagscope_types::is_wall_ns`]) tells the two apart everywhere.
-    pub fn parse(s: &str) -> Result<TimeBound, Error> {
-        let ns = bagscope_sync::parse_duration_ns(s)
-            .map_err(|_| Error::Usage(format!("{s:?} is not a time: give seconds (2.5), a duration (1500ms) or an absolute time in seconds since the epoch")))?;
-        Ok(if bagscope_types::is_wall_ns(ns) {
-            TimeBound::At(ns)
-        } else {
-            TimeBound::FromStart(ns)
-        })
-    }
-
-    fn resolve(self, bag_start_ns: i64) -> i64 {
-        match self {
-            TimeBound::FromStart(d) => bag_start_ns.saturating_add(d),
-            TimeBound::At(t) => t,
-        }
-    }
-}
 
 /// What to print.
 #[derive(Debug, Clone, Default)]
@@ -59,7 +29,7 @@ pub struct EchoOptions {
     pub limit: Option<usize>,
 }
 
-/// One message as printed.
+/// One message as printed (`--json`: one object per line).
 #[derive(Debug, Clone, Serialize)]
 pub struct EchoedMessage {
     /// The topic.

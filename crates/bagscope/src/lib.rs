@@ -102,6 +102,7 @@ pub mod recorder_events;
 pub mod series;
 pub mod sync;
 pub mod tf;
+pub mod window;
 pub use bagscope_checks as check_rules;
 pub use bagscope_clocks as clock_analysis;
 #[cfg(feature = "frames")]

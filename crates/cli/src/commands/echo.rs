@@ -19,8 +19,8 @@ pub(crate) struct Args {
     /// Only these fields, by path, comma separated (e.g. `header.stamp,position[0]`).
     #[arg(long, value_delimiter = ',')]
     pub(crate) fields: Vec<String>,
-    /// From this time: seconds or a duration after the bag's first message (`2.5`, `1500ms`),
-    /// or an absolute time in seconds since the epoch (`1764460805.5`).
+    /// From this log time: `+SECONDS` or `+DURATION` after the bag's first message (`+2.5`,
+    /// `+1500ms`), nanoseconds since the epoch, or an RFC 3339 time (`2025-11-30T00:00:05Z`).
     #[arg(long)]
     pub(crate) start: Option<String>,
     /// Until this time (exclusive), as `--start`.
@@ -29,8 +29,8 @@ pub(crate) struct Args {
     /// At most this many messages.
     #[arg(long)]
     pub(crate) limit: Option<usize>,
-    /// One JSON object per line for each message (arrays whole), then one line with the summary
-    /// (`printed`, `warnings`).
+    /// One JSON object per line for each message: `topic`, `index`, `log_time_ns`,
+    /// `publish_time_ns`, `message` (arrays whole). Warnings go to standard error.
     #[arg(long)]
     pub(crate) json: bool,
 }
@@ -55,21 +55,14 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
         };
         out.write_all(&bytes)
     })?;
-    if json {
-        let mut b = serde_json::to_vec(&r)?;
-        b.push(b'\n');
-        out.write_all(&b)?;
-        out.flush()?;
-    } else {
-        out.flush()?;
-        drop(out);
-        let mut tail = format!(
-            "# {} message(s) of {} ({})\n",
-            r.printed, r.topic, r.type_name
-        );
-        tail.push_str(&render::warnings(&r.warnings));
-        eprint!("{}", render::terminal_text(&tail));
-    }
+    out.flush()?;
+    drop(out);
+    let mut tail = format!(
+        "# {} message(s) of {} ({})\n",
+        r.printed, r.topic, r.type_name
+    );
+    tail.push_str(&render::warnings(&r.warnings));
+    eprint!("{}", render::terminal_text(&tail));
     Ok(if r.data_loss() { crate::EXIT_WARN } else { 0 })
 }
 
