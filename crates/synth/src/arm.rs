@@ -16,6 +16,8 @@ use serde::Serialize;
 use crate::writer::{write_rosbag2, Message, TopicSpec};
 use crate::SynthError;
 
+/// Which clock the arm's nodes stamp their headers with. The recorder (log time) is always on
+/// wall time; with a sim clock the bag also carries `/clock` at 100 Hz of wall time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ClockMode {
@@ -27,28 +29,60 @@ pub enum ClockMode {
     Split,
 }
 
+/// How `/joint_states` answers `/arm_cmd`; the truth's `response_kind` (`"sampled"` or
+/// `"event"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ResponseKind {
+    /// A state publisher at `state_hz` of its own clock, independent of the commands: each
+    /// sample shows the trajectory as commanded `delay_s` earlier (plus bias and noise), so
+    /// the delay must be found by cross-correlating the two signals.
     Sampled,
+    /// One acknowledgement per command, stamped `delay_s` (±0.2 ms) after it and showing that
+    /// command's positions (plus bias and noise): the delay is visible pair by pair.
     Event,
 }
 
+/// Parameters of one arm bag ([`generate`]). The default is the shipped `arm_wall`: wall
+/// clock, sampled responses 42 ms behind the commands, 24 s.
 #[derive(Debug, Clone)]
 pub struct ArmOptions {
+    /// Bag name (default `arm`): the bag is written to `DIR/NAME/NAME.mcap` with
+    /// `metadata.yaml`, and the truth's `bag` says it.
     pub name: String,
+    /// Seed of the random stream (default 1) that draws stamp jitter, receive lags and
+    /// position noise: the same options and seed write the same bytes.
     pub seed: u64,
+    /// Clock of each node's header stamps (default [`ClockMode::Wall`]); sets the truth's
+    /// `clock_axes`, `split_clock`, `delay_axis` and whether `/clock` is written.
     pub clock: ClockMode,
+    /// Sampled joint states or one acknowledgement per command (default
+    /// [`ResponseKind::Sampled`]).
     pub response: ResponseKind,
+    /// Command → response delay, seconds in 0–5 (default 0.042): on the response stamps'
+    /// clock for wall and sim bags, on wall time for split ones (the truth's `delay_axis`).
     pub delay_s: f64,
+    /// Length of the recording, wall (log-time) seconds, at least 6 (default 24): the motion
+    /// window is 2 s to `duration_s` − 1.5 s of the command clock.
     pub duration_s: f64,
+    /// Sim seconds per wall second (default 0.9), in (0, 100]; used only with a sim or split
+    /// clock (a wall bag's truth has `sim_rtf: null`). A sim node at `command_hz` therefore
+    /// publishes `command_hz · sim_rtf` times per wall second.
     pub sim_rtf: f64,
-    /// Command rate on the command node's clock.
+    /// `/arm_cmd` rate, Hz of the command node's clock (default 20): sim time in
+    /// [`ClockMode::Sim`], wall time otherwise. Sets the truth's `/arm_cmd` count.
     pub command_hz: f64,
-    /// Joint-state rate on the state publisher's clock (sampled responses).
+    /// `/joint_states` rate of sampled responses, Hz of the state publisher's clock (default
+    /// 100; sim time with a sim or split clock). Unused for [`ResponseKind::Event`].
     pub state_hz: f64,
+    /// Constant offset added to each joint's response position, radians, in command joint
+    /// order `joint_1`…`joint_6` (default zeros; `arm_sim` offsets joint_3 by 0.015): what a
+    /// matcher should report as the residual bias per joint.
     pub bias_rad: [f64; 6],
+    /// Standard deviation of the Gaussian noise on every response position, radians (default
+    /// 0.002; negative is taken as 0).
     pub noise_rad: f64,
+    /// Zstd-compressed chunks (default true); false writes uncompressed chunks.
     pub zstd: bool,
     /// Optional TF (odom->base_link dynamic, world->odom static); messages then carry
     /// frame_id `base_link`.
@@ -75,31 +109,62 @@ impl Default for ArmOptions {
     }
 }
 
-/// Ground truth, in the same format as the shared acceptance bags.
+/// Ground truth of an arm bag, written as `NAME.truth.json` beside it, in the same format as
+/// the shared acceptance bags: what `match`, `clocks` and `check` must find.
 #[derive(Debug, Clone, Serialize)]
 pub struct ArmTruth {
+    /// Always `"arm"`: which truth format this is.
     pub kind: &'static str,
+    /// The bag's folder name (and MCAP file stem), relative to the truth file.
     pub bag: String,
+    /// The command topic, `/arm_cmd` (`trajectory_msgs/msg/JointTrajectory`, one point).
     pub command_topic: String,
+    /// The response topic, `/joint_states` (`sensor_msgs/msg/JointState`).
     pub response_topic: String,
+    /// Joint names in the commands' order, `joint_1`…`joint_6`; `bias_rad` follows it.
     pub joints: Vec<String>,
+    /// Joint names in the order the responses list them (a permutation of `joints`): a
+    /// matcher must pair joints by name, not by index.
     pub response_name_order: Vec<String>,
+    /// The command → response delay built into the bag, seconds: what delay estimation
+    /// must recover.
     pub delay_s: f64,
+    /// The axis the delay is measured on: `"stamps of the response topic"` (wall and sim
+    /// bags) or `"wall clock (sim stamps mapped through /clock)"` (split bags).
     pub delay_axis: String,
+    /// Sampled state publisher or one acknowledgement per command.
     pub response_kind: ResponseKind,
+    /// Topic → `"wall"` or `"sim"`: the clock its header stamps are on (`/clock`, when
+    /// present, is `"sim"`); what `clocks` must classify.
     pub clock_axes: std::collections::BTreeMap<String, String>,
+    /// Topics without a header (`/gripper_cmd`, `std_msgs/msg/Float64` at 5 Hz): analyses
+    /// must fall back to log time and say so.
     pub headerless_topics: Vec<String>,
+    /// Whether commands are on wall time and responses on sim time (only some nodes had
+    /// `use_sim_time`): comparing their stamps directly is wrong.
     pub split_clock: bool,
+    /// Sim seconds per wall second of `/clock`; `null` when the bag has no sim clock.
     pub sim_rtf: Option<f64>,
+    /// Seconds of the command clock, from the bag's start (wall) or sim time 0, between
+    /// which the arm moves; it stands still before and after, so only this window carries
+    /// information about the delay.
     pub motion_window_rel_s: [f64; 2],
+    /// Constant per-joint offset of the responses, radians, in `joints` order.
     pub bias_rad: Vec<f64>,
+    /// Standard deviation of the Gaussian noise on response positions, radians.
     pub noise_rad: f64,
+    /// Topic → number of messages written.
     pub counts: std::collections::BTreeMap<String, u64>,
+    /// The `bagscope synth` command line that writes this bag again (seed and any changed
+    /// parameters).
     pub generator: String,
+    /// The TF topics' truth, present only when TF is on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tf: Option<crate::tf::TfTruth>,
 }
 
+/// Wall time at which every synthetic bag starts, nanoseconds since the Unix epoch
+/// (2025-11-30 00:00:00 UTC): log times, and wall-clock stamps, count from here.
 pub const WALL_START_NS: i64 = 1_764_460_800_000_000_000;
 
 /// Joint trajectory on the command clock's relative time: still, then smooth motion with zero
@@ -125,6 +190,9 @@ pub(crate) fn period_ns(hz: f64, what: &str) -> Result<i64, SynthError> {
     Ok((1e9 / hz).round() as i64)
 }
 
+/// Writes the arm bag described by `o` into `dir/NAME/` and returns its truth (the caller
+/// writes the truth file). Checks the parameters first: nothing is written when one is out of
+/// range.
 pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
     // The motion window starts at 2 s and ends 1.5 s before the end.
     if !(o.duration_s.is_finite() && o.duration_s >= 6.0) {

@@ -14,21 +14,33 @@ use crate::arm::{period_ns, WALL_START_NS};
 use crate::writer::{write_rosbag2, Message, TopicSpec};
 use crate::SynthError;
 
+/// Parameters of the sim-reset bag ([`generate`]); the default is the shipped `sim_reset`.
 #[derive(Debug, Clone)]
 pub struct EpochOptions {
+    /// Bag name (default `sim_reset`): the bag goes to `DIR/NAME/NAME.mcap`.
     pub name: String,
+    /// Seed of the random stream (default 1) that draws each joint state's sampling time,
+    /// 0.5–1.5 ms before it is received.
     pub seed: u64,
+    /// Length of the recording, wall (log-time) seconds (default 20).
     pub duration_s: f64,
-    /// Wall seconds from the start to the reset.
+    /// Wall seconds from the start to the reset (default 9.5); at least five `/clock`
+    /// periods from either end. The truth's `reset_log_time_*` fields say it.
     pub reset_at_s: f64,
-    /// Sim time at the start of the recording (the simulator ran before it).
+    /// Sim time at the start of the recording, seconds (default 12.31: the simulator ran
+    /// before it).
     pub sim_start_s: f64,
-    /// Sim time right after the reset.
+    /// Sim time right after the reset, seconds (default 0); must be earlier than the sim
+    /// time just before it, so the reset is a backward jump.
     pub reset_to_s: f64,
-    /// Sim seconds per wall second, in both epochs.
+    /// Sim seconds per wall second, in both epochs (default 1).
     pub sim_rtf: f64,
+    /// `/clock` rate, Hz of wall (log) time (default 100).
     pub clock_hz: f64,
+    /// `/joint_states` rate, Hz of wall (log) time (default 50): received every 1/state_hz
+    /// from 3 ms on, stamped on the sim clock.
     pub state_hz: f64,
+    /// Zstd-compressed chunks (default true).
     pub zstd: bool,
 }
 
@@ -53,16 +65,28 @@ impl Default for EpochOptions {
 /// epochs.
 #[derive(Debug, Clone, Serialize)]
 pub struct EpochTruth {
+    /// Always `"epoch"`: which truth format this is.
     pub kind: &'static str,
+    /// The bag's folder name (and MCAP file stem), relative to the truth file.
     pub bag: String,
+    /// Log time of the reset, seconds after the bag's start.
     pub reset_log_time_rel_s: f64,
+    /// Log time of the reset, nanoseconds since the Unix epoch: where the backward jumps and
+    /// the boundary between the two sim epochs must be reported.
     pub reset_log_time_ns: i64,
+    /// Topics whose stamps jump back at the reset (`/clock` and `/joint_states`), one jump
+    /// each.
     pub topics_with_backward_jump: Vec<String>,
+    /// Sim seconds per wall second in both epochs: the rate `clocks` should estimate for each.
     pub sim_rtf: f64,
+    /// Topic → number of messages written.
     pub counts: std::collections::BTreeMap<String, u64>,
+    /// The `bagscope synth` command line that writes this bag again.
     pub generator: String,
 }
 
+/// Writes the sim-reset bag described by `o` into `dir/NAME/` and returns its truth (the
+/// caller writes the truth file). Nothing is written when a parameter is out of range.
 pub fn generate(dir: &Path, o: &EpochOptions) -> Result<EpochTruth, SynthError> {
     let clock_period = period_ns(o.clock_hz, "--clock-hz")?;
     let state_period = period_ns(o.state_hz, "--state-hz")?;

@@ -16,18 +16,31 @@ pub use epoch::{EpochOptions, EpochTruth};
 pub use sensors::{SensorOptions, SensorTruth};
 pub use tf::{TfSynth, TfTruth};
 
+/// Why a bag, truth file or manifest could not be written. Parameters are checked before
+/// anything is written, so a [`SynthError::Param`] leaves the output folder untouched.
 #[derive(Debug, thiserror::Error)]
 pub enum SynthError {
+    /// A folder, `.mcap`, `metadata.yaml`, truth or manifest file could not be created or
+    /// written: the path and the operating system's error.
     #[error("cannot write {0}: {1}")]
     Io(PathBuf, std::io::Error),
+    /// The MCAP writer failed (header, schema, channel, message, chunk or summary record).
     #[error("MCAP writer: {0}")]
     Mcap(#[from] mcap::McapError),
+    /// A topic's type has no built-in message definition in `bagscope-msg`, so its schema
+    /// could not be written: the ROS type name.
     #[error("no built-in definition for {0}")]
     UnknownType(String),
+    /// A message could not be CDR-encoded by `bagscope-msg`'s typed encoder.
     #[error("CDR encoding: {0}")]
     Encode(#[from] bagscope_msg::TypedError),
+    /// A parameter is out of range or does not apply (a rate ≤ 0, a delay over 5 s, a flag
+    /// for another scenario, a bad bag name), or the truth could not be serialised: what is
+    /// wrong, naming the parameter.
     #[error("invalid parameter: {0}")]
     Param(String),
+    /// The scenario name is not one of [`SCENARIOS`] or [`TF_SCENARIOS`]: the name given and
+    /// the known names, comma-separated.
     #[error("unknown scenario '{0}' (known: {1})")]
     UnknownScenario(String, String),
 }
@@ -61,24 +74,48 @@ pub fn takes_tf(name: &str) -> bool {
 pub struct Overrides {
     /// The bag's name (folder and truth file) instead of the scenario's.
     pub name: Option<String>,
+    /// Rate of the dynamic odom->base_link TF edge, Hz of the stamps' clock (the joint
+    /// states' clock for arms, wall for sensors); defaults to 100 (arm) or 50 (sensors) when
+    /// TF is on. Setting it turns TF on; the truth gains a `tf` section.
     pub tf_rate_hz: Option<f64>,
+    /// Topic of the dynamic TF edge instead of `/tf` (e.g. `/robot/tf`); statics stay on
+    /// `/tf_static`. Setting it turns TF on.
     pub tf_topic: Option<String>,
+    /// Length of the recording, wall seconds (arm 24, arm_ack 12, sensors and sim_reset 20):
+    /// sets how many messages each topic gets and, for arms, where the motion window ends.
     pub duration_s: Option<f64>,
-    /// Arm scenarios: command → response delay.
+    /// Arm scenarios: command → response delay, seconds (arm_wall/arm_ack 0.042, arm_sim
+    /// 0.025, arm_split 0.055), on the axis the truth's `delay_axis` names.
     pub delay_s: Option<f64>,
-    /// Arm scenarios with a sim clock: sim seconds per wall second.
+    /// Scenarios with a sim clock (arm_sim, arm_split: 0.9; sim_reset: 1.0): sim seconds per
+    /// wall second, the rate `/clock` advances against log time.
     pub sim_rtf: Option<f64>,
+    /// Arm scenarios: `/arm_cmd` rate, Hz of the command node's clock (default 20; sim time
+    /// in arm_sim, wall time otherwise).
     pub command_hz: Option<f64>,
+    /// Arm scenarios: `/joint_states` rate of the sampled responses, Hz of the state
+    /// publisher's clock (default 100; sim time in arm_sim/arm_split); sim_reset: its joint
+    /// states' rate (default 50).
     pub state_hz: Option<f64>,
-    /// Sensor scenarios.
+    /// Sensor scenarios: `/camera/image_raw` and `/camera/camera_info` rate, Hz of the stamps
+    /// (wall) clock (default 20). The truth's `rates_hz`, counts and half-period tolerances
+    /// follow.
     pub camera_hz: Option<f64>,
+    /// Sensor scenarios: `/lidar/points` rate, Hz (default 10).
     pub lidar_hz: Option<f64>,
+    /// Sensor scenarios: `/imu/data` rate, Hz (default 100).
     pub imu_hz: Option<f64>,
+    /// Sensor scenarios: camera receive lag, log time − capture stamp, seconds (default
+    /// 0.010, ±1 ms of jitter in the bag).
     pub image_lag_s: Option<f64>,
+    /// Sensor scenarios: lidar receive lag, log time − stamp, seconds (default 0.090, ±2 ms
+    /// of jitter in the bag).
     pub lidar_lag_s: Option<f64>,
-    /// Every third image stamped this much later (`sensors_bimodal`'s is 12 ms).
+    /// Sensor scenarios: every third image stamped this many seconds later
+    /// (`sensors_bimodal`'s is 0.012; `sensors` has none); the truth's `bimodal_frames`
+    /// lists them.
     pub bimodal_offset_s: Option<f64>,
-    /// `sim_reset`: wall seconds from the start to the simulator's reset.
+    /// `sim_reset`: wall seconds from the start to the simulator's reset (default 9.5).
     pub reset_at_s: Option<f64>,
 }
 

@@ -15,21 +15,39 @@ use crate::arm::{period_ns, WALL_START_NS};
 use crate::writer::{write_rosbag2, Message, TopicSpec};
 use crate::SynthError;
 
+/// Parameters of one sensor bag ([`generate`]); the default is the shipped `sensors`. All
+/// stamps are on wall time; rates are Hz of that clock.
 #[derive(Debug, Clone)]
 pub struct SensorOptions {
+    /// Bag name (default `sensors`): the bag goes to `DIR/NAME/NAME.mcap`.
     pub name: String,
+    /// Seed of the random stream (default 2) that draws stamp jitter (camera ±0.3 ms, lidar
+    /// ±0.5 ms, IMU ±0.2 ms) and receive-lag jitter.
     pub seed: u64,
+    /// Length of the recording, wall seconds (default 20); it must hold more than 41 camera
+    /// frames, the last contract fault being on frame 40.
     pub duration_s: f64,
-    /// Every third image stamped this much later (exposure end); `None` for a unimodal driver.
+    /// Every third image (frames 2, 5, 8, …) stamped this many seconds later, as a driver
+    /// that stamps exposure end on those frames; `None` (the default) for a unimodal
+    /// driver. The truth lists the frames in `bimodal_frames`.
     pub bimodal_offset_s: Option<f64>,
+    /// Camera receive lag, log time − capture stamp, seconds in 0–5 (default 0.010; ±1 ms
+    /// of jitter). Camera info arrives 0.2–0.5 ms after its image.
     pub image_lag_s: f64,
+    /// Lidar receive lag, log time − stamp, seconds in 0–5 (default 0.090; ±2 ms of jitter).
+    /// Its difference from `image_lag_s` sets the truth's `queue_rule_min`.
     pub lidar_lag_s: f64,
-    /// Camera image (and camera info) rate.
+    /// `/camera/image_raw` and `/camera/camera_info` rate, Hz (default 20).
     pub camera_hz: f64,
+    /// `/lidar/points` rate, Hz (default 10).
     pub lidar_hz: f64,
+    /// `/imu/data` rate, Hz (default 100); received 2–2.5 ms after its stamp.
     pub imu_hz: f64,
-    /// Seed the contract faults (bad step, bad data size, uncalibrated K, wrong frame).
+    /// Seed the contract faults (default true): image 17 with too small a step, image 23
+    /// with half its data, camera info 31 with `K[0] = 0`, camera info 40 in frame
+    /// `camera_link`. The truth's `image_faults` and `camera_info_faults` list them.
     pub faults: bool,
+    /// Zstd-compressed chunks (default true).
     pub zstd: bool,
     /// Optional TF (odom->base_link dynamic; base_link->camera_optical, lidar, imu static).
     pub tf: Option<crate::tf::TfSynth>,
@@ -54,35 +72,67 @@ impl Default for SensorOptions {
     }
 }
 
+/// Images that break the `sensor_msgs/msg/Image` contract, as indices of
+/// `/camera/image_raw` messages from 0 in the order published: what `check` must flag. Empty
+/// without faults.
 #[derive(Debug, Clone, Serialize)]
 pub struct ImageFaults {
+    /// Frames whose `step` is `width − 4` bytes, less than a mono8 row, with the data
+    /// following that step.
     pub step_too_small: Vec<usize>,
+    /// Frames whose data holds half of `height · step` bytes.
     pub data_size_mismatch: Vec<usize>,
 }
 
+/// Camera infos that break the contract, as indices of `/camera/camera_info` messages from 0
+/// (one per image, same index): what `check` must flag. Empty without faults.
 #[derive(Debug, Clone, Serialize)]
 pub struct CameraInfoFaults {
+    /// Messages whose `K[0]` (fx) is 0: an uncalibrated camera.
     pub uncalibrated_k0_zero: Vec<usize>,
+    /// Messages in frame `camera_link` while their image is in `camera_optical`.
     pub frame_id_mismatch: Vec<usize>,
 }
 
+/// Ground truth of a sensor bag, written as `NAME.truth.json` beside it: what `info`, `sync`
+/// and `check` must find.
 #[derive(Debug, Clone, Serialize)]
 pub struct SensorTruth {
+    /// Always `"sensors"`: which truth format this is.
     pub kind: &'static str,
+    /// The bag's folder name (and MCAP file stem), relative to the truth file.
     pub bag: String,
+    /// Topic → nominal rate of its stamps, Hz.
     pub rates_hz: BTreeMap<String, f64>,
+    /// Topic → number of messages written.
     pub counts: BTreeMap<String, u64>,
+    /// Topic → nominal receive lag, log time − stamp, seconds (the camera image, from its
+    /// capture, and the lidar).
     pub receive_lag_s: BTreeMap<String, f64>,
+    /// Image and camera info: identical stamps, so an exact synchronizer pairs every frame.
     pub exact_pair: [String; 2],
+    /// Image and lidar: independent cadences, the pair `sync --recommend` is tested on.
     pub approx_pair: [String; 2],
+    /// Half the period of the faster of camera and lidar, seconds (25 ms by default): the
+    /// slop a recommendation for `approx_pair` should come close to.
     pub approx_pair_half_fast_period_s: f64,
+    /// ⌈|lidar lag − image lag| / faster period⌉, at least 1: the smallest queue that holds
+    /// an image until its lidar partner arrives; a recommended queue must not be smaller.
     pub queue_rule_min: u32,
+    /// Half the period of the faster of IMU and lidar, seconds: the same tolerance for an
+    /// IMU–lidar pairing.
     pub imu_lidar_half_fast_period_s: f64,
+    /// Images seeded with contract faults.
     pub image_faults: ImageFaults,
+    /// Camera infos seeded with contract faults.
     pub camera_info_faults: CameraInfoFaults,
+    /// Extra stamp offset of every third image, seconds; `null` for a unimodal driver.
     pub bimodal_offset_s: Option<f64>,
+    /// Indices of the images stamped later by `bimodal_offset_s` (empty without it).
     pub bimodal_frames: Vec<usize>,
+    /// The `bagscope synth` command line that writes this bag again.
     pub generator: String,
+    /// The TF topics' truth, present only when TF is on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tf: Option<crate::tf::TfTruth>,
 }
@@ -90,6 +140,8 @@ pub struct SensorTruth {
 const W: u32 = 16;
 const H: u32 = 12;
 
+/// Writes the sensor bag described by `o` into `dir/NAME/` and returns its truth (the caller
+/// writes the truth file). Nothing is written when a parameter is out of range.
 pub fn generate(dir: &Path, o: &SensorOptions) -> Result<SensorTruth, SynthError> {
     let mut rng = ChaCha8Rng::seed_from_u64(o.seed);
     let topics = vec![

@@ -32,24 +32,36 @@ struct PointStamped {
 const POINT_TYPE: &str = "geometry_msgs/msg/PointStamped";
 const TF_TYPE: &str = "tf2_msgs/msg/TFMessage";
 
+/// One topic of a case's bag, as the manifest's `streams` lists it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Stream {
+    /// Topic name.
     pub topic: String,
+    /// ROS type (`geometry_msgs/msg/PointStamped` or `tf2_msgs/msg/TFMessage`); `type` in
+    /// the JSON.
     #[serde(rename = "type")]
     pub type_name: String,
+    /// Header frame of its messages; `null` for TF topics, whose frames are per transform.
     pub frame_id: Option<String>,
+    /// Number of messages written on it.
     pub messages: usize,
+    /// How the stream was built: rate, stamps, receive lag and the fault it carries.
     pub note: String,
 }
 
-/// What one synchronizer run must decide. Absent fields are not checked.
+/// What one synchronizer run must decide. Absent fields are not checked, except `rejected`
+/// (absent: no freshness rejections).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct SyncExpect {
+    /// Number of sets emitted, exactly.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sets: Option<usize>,
+    /// Number of sets emitted, at least (where the exact count depends on details the case
+    /// is not about, e.g. whether ApproximateTime proves the last candidate).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sets_min: Option<usize>,
-    /// Per-topic member indices of every emitted set, in emit order.
+    /// Per-topic member indices of every emitted set, in emit order (an index counts the
+    /// topic's messages from 0 in arrival order; members in the check's `topics` order).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub set_list: Option<Vec<Vec<usize>>>,
     /// Pairing drops per listed topic: reason → count, exactly (an empty map: no drops).
@@ -76,32 +88,52 @@ pub struct SyncExpect {
 /// One `bagscope sync` run over the case's bag.
 #[derive(Debug, Clone, Serialize)]
 pub struct SyncCheck {
+    /// Name of the run, unique within the case (e.g. `approx-py-20ms`).
     pub name: String,
+    /// The synchronized topics, in `--topics` order: set members and per-topic maps follow it.
     pub topics: Vec<String>,
+    /// The `--policy` (`exact`, `exact-py`, `approx`, `approx-py`, `approx-epsilon`,
+    /// `latest`).
     pub policy: String,
+    /// The `--queue` size.
     pub queue: usize,
+    /// approx-py's `--slop`, as a duration with its unit (`10ms`); `null` for other policies.
     pub slop: Option<String>,
-    /// approx-epsilon's tolerance.
+    /// approx-epsilon's tolerance (`--epsilon`, e.g. `1ms`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub epsilon: Option<String>,
+    /// `--max-age`: a set whose anchor is older than this when it completes is rejected
+    /// (`stale_at_emit`); `null` when not set.
     pub max_age: Option<String>,
+    /// `--anchor`: the member `max_age` measures from (`null`: the first topic).
     pub anchor: Option<String>,
+    /// `--tf-target`: sets whose members cannot all be transformed into this frame with the
+    /// TF received by completion are rejected (`frame_unavailable`); `null` when not set.
     pub tf_target: Option<String>,
     /// The same settings as `bagscope sync BAG ARGS…` arguments.
     pub args: Vec<String>,
     /// Why these decisions follow from the construction.
     pub why: String,
+    /// The decisions the run must give.
     pub expect: SyncExpect,
 }
 
+/// What one `bagscope tf` run (tf2_ros::MessageFilter emulation) must report for one topic;
+/// counts are exact.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct TfTopicExpect {
+    /// Messages transformable into the target frame when they arrived.
     pub ready_on_arrival: usize,
+    /// Messages that waited in the filter's queue and passed once the TF bracketing their
+    /// stamp arrived.
     pub ready_after_wait: usize,
     /// reason → count, exactly.
     pub drops: BTreeMap<String, usize>,
+    /// Longest wait of a waited message, log-time nanoseconds from its arrival to its
+    /// passing, exactly; absent: not checked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wait_max_ns: Option<i64>,
+    /// Shortest such wait, log-time nanoseconds, exactly; absent: not checked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wait_min_ns: Option<i64>,
 }
@@ -109,33 +141,51 @@ pub struct TfTopicExpect {
 /// One `bagscope tf` run over the case's bag.
 #[derive(Debug, Clone, Serialize)]
 pub struct TfCheck {
+    /// Name of the run, unique within the case (e.g. `queue-4`).
     pub name: String,
+    /// Arguments after `bagscope tf BAG` (`--target-frame`, `--topics`, `--queue`).
     pub args: Vec<String>,
+    /// Why these results follow from the construction.
     pub why: String,
+    /// Topic → what the filter must report for it.
     pub expect: BTreeMap<String, TfTopicExpect>,
     /// Edge "parent->child" → number of gaps expected in its samples.
     pub edge_gaps: BTreeMap<String, usize>,
 }
 
+/// A case's manifest, `DIR/NN_name.manifest.json`: its bag's streams, and the runs to make
+/// over it with the decisions each must give.
 #[derive(Debug, Clone, Serialize)]
 pub struct Manifest {
+    /// The case's name, `NN_name` (one of [`CASES`]).
     pub case: String,
+    /// One line saying what the case is about.
     pub title: String,
+    /// What the bag contains and what each policy must do with it.
     pub description: String,
     /// Bag folder, relative to the manifest.
     pub bag: String,
+    /// The bag's topics, in channel order.
     pub streams: Vec<Stream>,
+    /// `bagscope sync` runs and their expected decisions.
     pub sync_checks: Vec<SyncCheck>,
+    /// `bagscope tf` runs and their expected results (only the TF case has any).
     pub tf_checks: Vec<TfCheck>,
     /// Pairs of sync checks (indices) that must decide identically: same sets, same drops.
     pub parity: Vec<[usize; 2]>,
+    /// The command that writes the suite again (`bagscope synth --suite`).
     pub generator: String,
 }
 
+/// What [`write_suite`] wrote for one case (`bagscope synth --suite --json` prints these).
 #[derive(Debug, Clone, Serialize)]
 pub struct CaseSummary {
+    /// The case's name, `NN_name`.
     pub case: String,
+    /// Its bag folder, relative to the suite folder.
     pub bag: String,
+    /// Path of its manifest file (the suite folder as given, joined with
+    /// `NN_name.manifest.json`).
     pub manifest: String,
 }
 

@@ -10,18 +10,25 @@ use serde::Serialize;
 use crate::writer::{Message, TopicSpec};
 use crate::SynthError;
 
+/// TF to add to an arm or sensor bag (`ArmOptions::tf`, `SensorOptions::tf`): one dynamic
+/// edge (odom->base_link) stamped on the scenario's clock, and its static edges in one
+/// message at the bag's start.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TfSynth {
-    /// Rate of the dynamic edge (Hz of the stamps' clock).
+    /// Rate of the dynamic edge, Hz of the stamps' clock (the joint states' clock for arms,
+    /// wall for sensors), in (0, 10000].
     pub rate_hz: f64,
     /// Topic of the dynamic edge (`/tf`, or a namespaced one such as `/robot/tf`).
     pub topic: String,
+    /// Topic of the static edges (default `/tf_static`); must differ from `topic`.
     pub static_topic: String,
-    /// Receive lag of each TF message.
+    /// Receive lag of each dynamic TF message, wall seconds from the tick it is stamped at
+    /// to its log time (default 0.001); the static message is logged at the bag's start.
     pub lag_s: f64,
 }
 
 impl TfSynth {
+    /// TF at `rate_hz` on `/tf`, statics on `/tf_static`, received 1 ms after each tick.
     pub fn new(rate_hz: f64) -> TfSynth {
         TfSynth {
             rate_hz,
@@ -32,16 +39,22 @@ impl TfSynth {
     }
 }
 
-/// Ground truth of the TF part.
+/// Ground truth of the TF part (the truth file's `tf` section): what `tf` must find.
 #[derive(Debug, Clone, Serialize)]
 pub struct TfTruth {
+    /// Topic of the dynamic edge.
     pub topic: String,
+    /// Topic of the static edges (one message).
     pub static_topic: String,
+    /// Rate of the dynamic edge, Hz of its stamps' clock.
     pub rate_hz: f64,
+    /// Receive lag of each dynamic message, wall seconds from its tick to its log time.
     pub lag_s: f64,
     /// [parent, child] of the dynamic edge.
     pub dynamic_edge: [String; 2],
+    /// [parent, child] of each static edge, in the order the static message lists them.
     pub static_edges: Vec<[String; 2]>,
+    /// Number of dynamic-edge messages written (the single static message not counted).
     pub messages: u64,
 }
 

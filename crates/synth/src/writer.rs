@@ -10,21 +10,21 @@ use mcap::records::MessageHeader;
 
 use crate::SynthError;
 
-pub struct Message {
+pub(crate) struct Message {
     pub topic: usize,
     pub log_time_ns: i64,
     pub publish_time_ns: i64,
     pub data: Vec<u8>,
 }
 
-pub struct TopicSpec {
+pub(crate) struct TopicSpec {
     pub name: String,
     pub type_name: String,
 }
 
 /// Writes `messages` (any order; sorted by log time here, as a recorder receives them) into
 /// `dir/NAME.mcap` with `dir/metadata.yaml`.
-pub fn write_rosbag2(
+pub(crate) fn write_rosbag2(
     dir: &Path,
     name: &str,
     topics: &[TopicSpec],
@@ -40,7 +40,7 @@ pub fn write_rosbag2(
 }
 
 /// Streaming rosbag2 writer: messages must come in log-time order; memory stays at one chunk.
-pub struct BagWriter {
+pub(crate) struct BagWriter {
     w: mcap::Writer<BufWriter<File>>,
     dir: PathBuf,
     file_name: String,
@@ -53,7 +53,7 @@ pub struct BagWriter {
 }
 
 impl BagWriter {
-    pub fn create(
+    pub(crate) fn create(
         dir: &Path,
         name: &str,
         topics: &[TopicSpec],
@@ -99,7 +99,7 @@ impl BagWriter {
         })
     }
 
-    pub fn write(&mut self, m: &Message) -> Result<(), SynthError> {
+    pub(crate) fn write(&mut self, m: &Message) -> Result<(), SynthError> {
         self.seq[m.topic] += 1;
         self.counts[m.topic] += 1;
         self.start.get_or_insert(m.log_time_ns);
@@ -117,7 +117,7 @@ impl BagWriter {
     }
 
     /// Closes the MCAP file and writes `metadata.yaml`; returns the MCAP path.
-    pub fn finish(mut self) -> Result<PathBuf, SynthError> {
+    pub(crate) fn finish(mut self) -> Result<PathBuf, SynthError> {
         self.w.finish()?;
         drop(self.w);
         let (dir, file_name) = (self.dir, self.file_name);
