@@ -2,7 +2,9 @@
 //! one rosbag2-compatible MCAP file: `ros2` profile, zstd chunks, message indexes, summary,
 //! `ros2msg` schemas, `offered_qos_profiles` channel metadata and the `rosbag2` Metadata record.
 //!
-//! Messages are streamed (one chunk or one row per input file at a time), never collected.
+//! Messages are streamed (one chunk or one row per input file at a time), never collected. With
+//! topic filters and a time window it cuts a bag (as `ros2 bag convert` and `mcap filter` do);
+//! a damaged input's readable messages are kept and the loss stated, so it also recovers.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -19,6 +21,12 @@ use crate::Error;
 pub struct ConvertOptions {
     /// Replace OUT when it exists (default false: an existing OUT is a usage error).
     pub force: bool,
+    /// Which topics to write (default: all).
+    pub filter: crate::window::TopicFilter,
+    /// Write messages logged at or after this time only.
+    pub start: Option<crate::window::TimeBound>,
+    /// Write messages logged before this time only.
+    pub end: Option<crate::window::TimeBound>,
 }
 
 /// One topic as written (`topics` in `convert --json`, sorted by name then type).
@@ -95,17 +103,30 @@ pub fn convert(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<Con
         concat!("bagscope ", env!("CARGO_PKG_VERSION")),
         &inputs,
     )?;
-    let mut report = write(&bag, w, output)?;
+    let wanted = opts.filter.wanted(&bag)?;
+    let window = crate::window::log_window(&bag, opts.start, opts.end);
+    let mut report = write(&bag, w, output, &wanted, window)?;
     report.input = input.display().to_string();
     Ok(report)
 }
 
-fn write(bag: &Bag, mut w: Rosbag2Writer, output: &Path) -> Result<ConvertReport, Error> {
+fn write(
+    bag: &Bag,
+    mut w: Rosbag2Writer,
+    output: &Path,
+    wanted: &[bool],
+    (start, end): (i64, i64),
+) -> Result<ConvertReport, Error> {
     let mut warnings = bag.open_warnings();
 
     let mut channel = Vec::with_capacity(bag.topics.len());
     let mut sources = Vec::with_capacity(bag.topics.len());
-    for t in &bag.topics {
+    for (i, t) in bag.topics.iter().enumerate() {
+        if !wanted[i] {
+            channel.push(None);
+            sources.push("none");
+            continue;
+        }
         let (enc, data, source) = match bagscope_msg::schema::builtin::schema_for_writing(
             &t.type_name,
             &t.schema_encoding,
@@ -136,15 +157,18 @@ fn write(bag: &Bag, mut w: Rosbag2Writer, output: &Path) -> Result<ConvertReport
             offered_qos_profiles: t.offered_qos_profiles.as_deref().unwrap_or(""),
             type_description_hash: t.type_description_hash.as_deref(),
         })?;
-        channel.push(k);
+        channel.push(Some(k));
     }
 
     let mut tally = vec![Tally::default(); bag.topics.len()];
     let mut failed: Option<WriteError> = None;
-    let scan_warnings = bag.visit(&bag.all_topics(), |m| {
-        if failed.is_some() {
+    let scan_warnings = bag.visit(wanted, |m| {
+        if failed.is_some() || m.log_time_ns < start || m.log_time_ns >= end {
             return;
         }
+        let Some(k) = channel[m.topic] else {
+            return;
+        };
         let t = &mut tally[m.topic];
         t.count += 1;
         t.first = Some(t.first.map_or(m.log_time_ns, |f| f.min(m.log_time_ns)));
@@ -152,7 +176,7 @@ fn write(bag: &Bag, mut w: Rosbag2Writer, output: &Path) -> Result<ConvertReport
         let log = m.log_time_ns;
         // Sources without a publish time (sqlite3): rosbag2 writes the log time.
         let publ = m.publish_time_ns.unwrap_or(log);
-        if let Err(e) = w.write(channel[m.topic], Some(m.sequence), log, publ, m.data) {
+        if let Err(e) = w.write(k, Some(m.sequence), log, publ, m.data) {
             failed = Some(e);
         }
     });
@@ -177,7 +201,7 @@ fn write(bag: &Bag, mut w: Rosbag2Writer, output: &Path) -> Result<ConvertReport
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let yaml = rosbag2_metadata_yaml(bag, &tally, &file_name, start, end);
+    let yaml = rosbag2_metadata_yaml(bag, wanted, &tally, &file_name, start, end);
     w.write_metadata(
         "rosbag2",
         BTreeMap::from([("serialized_metadata".to_string(), yaml)]),
@@ -189,7 +213,9 @@ fn write(bag: &Bag, mut w: Rosbag2Writer, output: &Path) -> Result<ConvertReport
         .iter()
         .zip(&tally)
         .zip(&sources)
-        .map(|((t, n), s)| ConvertTopic {
+        .zip(wanted)
+        .filter(|(_, &w)| w)
+        .map(|(((t, n), s), _)| ConvertTopic {
             topic: t.name.clone(),
             type_name: t.type_name.clone(),
             count: n.count,
@@ -222,6 +248,7 @@ fn q(s: &str) -> String {
 /// record, `serialized_metadata`): lets `ros2 bag reindex` / `info` recover it from the file.
 fn rosbag2_metadata_yaml(
     bag: &Bag,
+    wanted: &[bool],
     tally: &[Tally],
     file_name: &str,
     start: Option<i64>,
@@ -238,10 +265,10 @@ fn rosbag2_metadata_yaml(
     ));
     y.push_str(&format!("message_count: {total}\n"));
     y.push_str("topics_with_message_count:\n");
-    if bag.topics.is_empty() {
+    if !wanted.contains(&true) {
         y.push_str("  []\n");
     }
-    for (t, n) in bag.topics.iter().zip(tally) {
+    for ((t, n), _) in bag.topics.iter().zip(tally).zip(wanted).filter(|(_, &w)| w) {
         y.push_str(&format!(
             "  - topic_metadata:\n      name: {}\n      type: {}\n      serialization_format: {}\n      offered_qos_profiles: {}\n      type_description_hash: {}\n    message_count: {}\n",
             q(&t.name),

@@ -127,17 +127,7 @@ pub fn echo_of(
     let mut wanted = vec![false; bag.topics.len()];
     wanted[ti] = true;
     // Relative bounds count from the bag's first message (any topic), as `ros2 bag` does.
-    let bag_start_ns = if o
-        .start
-        .or(o.end)
-        .is_some_and(|b| matches!(b, TimeBound::FromStart(_)))
-    {
-        bag_start(bag)
-    } else {
-        0
-    };
-    let start = o.start.map(|b| b.resolve(bag_start_ns)).unwrap_or(i64::MIN);
-    let end = o.end.map(|b| b.resolve(bag_start_ns)).unwrap_or(i64::MAX);
+    let (start, end) = crate::window::log_window(bag, o.start, o.end);
     let limit = o.limit.unwrap_or(usize::MAX);
     let stop = AtomicBool::new(limit == 0);
     let (mut printed, mut index, mut undecodable) = (0usize, 0usize, 0usize);
@@ -220,20 +210,4 @@ pub fn echo_of(
         undecodable,
         warnings,
     })
-}
-
-/// The bag's first log time: from the summary or the message indexes where they answer, else
-/// from every message's log time.
-fn bag_start(bag: &Bag) -> i64 {
-    let all = bag.all_topics();
-    let first = match bag.topic_spans(&all) {
-        Some(spans) => spans.iter().filter_map(|s| s.first_log_time_ns).min(),
-        None => bag
-            .topic_log_times(&all)
-            .0
-            .iter()
-            .filter_map(|t| t.iter().min().copied())
-            .min(),
-    };
-    first.unwrap_or(0)
 }

@@ -1,6 +1,94 @@
-//! Time windows of the commands that cut a bag (`echo`, `convert`): one syntax, one rule.
+//! What the commands that cut a bag (`echo`, `convert`) keep: topics by name or pattern, and a
+//! time window. One syntax, one rule.
+
+use bagscope_bag::Bag;
 
 use crate::Error;
+
+/// Which topics to keep: named ones and those matching a pattern (all when neither is given),
+/// less the excluded names and those matching the exclusion pattern.
+#[derive(Debug, Clone, Default)]
+pub struct TopicFilter {
+    /// Keep these topics (exact names; every one must exist).
+    pub topics: Vec<String>,
+    /// Keep the topics whose name matches this regular expression (anywhere in the name, as
+    /// `ros2 bag`'s `--regex`: `^`/`$` anchor it).
+    pub regex: Option<String>,
+    /// Leave these topics out (exact names; every one must exist).
+    pub exclude_topics: Vec<String>,
+    /// Leave out the topics whose name matches this regular expression.
+    pub exclude_regex: Option<String>,
+}
+
+impl TopicFilter {
+    /// Per topic of `bag`: kept or not. Unknown names and invalid patterns are usage errors.
+    pub fn wanted(&self, bag: &Bag) -> Result<Vec<bool>, Error> {
+        let re = |p: &Option<String>, flag: &str| -> Result<Option<regex::Regex>, Error> {
+            p.as_deref()
+                .map(|p| {
+                    regex::Regex::new(p).map_err(|e| {
+                        Error::Usage(format!("{flag} {p:?} is not a valid pattern: {e}"))
+                    })
+                })
+                .transpose()
+        };
+        let keep = re(&self.regex, "--regex")?;
+        let drop = re(&self.exclude_regex, "--exclude-regex")?;
+        let mut named = vec![false; bag.topics.len()];
+        for n in &self.topics {
+            named[bag.topic_index(n)?] = true;
+        }
+        let mut excluded = vec![false; bag.topics.len()];
+        for n in &self.exclude_topics {
+            excluded[bag.topic_index(n)?] = true;
+        }
+        let all = self.topics.is_empty() && keep.is_none();
+        Ok(bag
+            .topics
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let kept = all || named[i] || keep.as_ref().is_some_and(|r| r.is_match(&t.name));
+                let dropped = excluded[i] || drop.as_ref().is_some_and(|r| r.is_match(&t.name));
+                kept && !dropped
+            })
+            .collect())
+    }
+}
+
+/// A bag's first log time (any topic): from the summary or the message indexes where they
+/// answer, else from every message's log time. 0 for an empty bag.
+pub(crate) fn bag_start_ns(bag: &Bag) -> i64 {
+    let all = bag.all_topics();
+    let first = match bag.topic_spans(&all) {
+        Some(spans) => spans.iter().filter_map(|s| s.first_log_time_ns).min(),
+        None => bag
+            .topic_log_times(&all)
+            .0
+            .iter()
+            .filter_map(|t| t.iter().min().copied())
+            .min(),
+    };
+    first.unwrap_or(0)
+}
+
+/// `[start, end)` in log time: `None` ends are open. The bag's start is read only when a bound
+/// is relative to it.
+pub(crate) fn log_window(
+    bag: &Bag,
+    start: Option<TimeBound>,
+    end: Option<TimeBound>,
+) -> (i64, i64) {
+    let relative = [start, end]
+        .iter()
+        .flatten()
+        .any(|b| matches!(b, TimeBound::FromStart(_)));
+    let origin = if relative { bag_start_ns(bag) } else { 0 };
+    (
+        start.map_or(i64::MIN, |b| b.resolve(origin)),
+        end.map_or(i64::MAX, |b| b.resolve(origin)),
+    )
+}
 
 /// One end of a time window: a time from the bag's first message, or an absolute time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
