@@ -1022,3 +1022,24 @@ fn export_and_batch_contract() {
     assert_code(&o, 0, "export of a clean bag");
     let _ = std::fs::remove_file(out);
 }
+
+/// `--topics a,b` and `--topics a b` are the same request on every command that takes a list.
+#[test]
+fn topic_lists_take_commas_or_spaces() {
+    let s = bag("sensors");
+    let pair = ["/camera/image_raw", "/lidar/points"];
+    let joined = pair.join(",");
+    for cmd in [
+        vec!["sync", &s, "--policy", "exact-py", "--json", "--topics"],
+        vec!["hist", &s, "--json", "--topics"],
+    ] {
+        let mut spaced = cmd.clone();
+        spaced.extend(pair);
+        let mut commas = cmd.clone();
+        commas.push(&joined);
+        let a = run(&spaced);
+        let b = run(&commas);
+        assert_code(&a, 0, &format!("{spaced:?}"));
+        assert_eq!(a.stdout, b.stdout, "{spaced:?} and {commas:?} differ");
+    }
+}

@@ -17,7 +17,7 @@ pub(crate) struct Args {
     #[arg(long)]
     pub max_command_age: Option<String>,
     /// Exit 3 only for findings with these codes (default: any error-level finding).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', num_args = 1..)]
     pub fail_on: Vec<String>,
     #[arg(long)]
     pub json: bool,

@@ -17,7 +17,7 @@ pub(crate) struct Args {
     #[arg(long)]
     pub(crate) topic: String,
     /// Only these fields, by path, comma separated (e.g. `header.stamp,position[0]`).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', num_args = 1..)]
     pub(crate) fields: Vec<String>,
     /// From this log time: `+SECONDS` or `+DURATION` after the bag's first message (`+2.5`,
     /// `+1500ms`), nanoseconds since the epoch, or an RFC 3339 time (`2025-11-30T00:00:05Z`).

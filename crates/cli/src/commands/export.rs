@@ -10,7 +10,7 @@ pub(crate) struct Args {
     /// A rosbag2 folder, a folder of .mcap files, one .mcap file or a .db3 bag.
     pub bag: PathBuf,
     /// Topics to export, comma-separated (default: all).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', num_args = 1..)]
     pub topics: Vec<String>,
     /// Output: OUT.parquet / OUT.csv (several topics: OUT.<topic>.parquet beside it), or a
     /// directory (DIR/<topic>.parquet; with --timing-only DIR/timing.parquet).
@@ -18,7 +18,7 @@ pub(crate) struct Args {
     pub out: PathBuf,
     /// Field paths to keep, comma-separated (header.frame_id,position); a path keeps
     /// everything under it. Default: all fields.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', num_args = 1..)]
     pub fields: Vec<String>,
     /// Arrays of numbers as one column per element (position_0, position_1, …).
     #[arg(long)]

@@ -8,7 +8,7 @@ use crate::render::{self, opt_ms, table};
 pub(crate) struct Args {
     pub bag: PathBuf,
     /// Topics; stamp differences go from the first to each other one (nearest partner).
-    #[arg(long, value_delimiter = ',', required = true)]
+    #[arg(long, value_delimiter = ',', num_args = 1.., required = true)]
     pub topics: Vec<String>,
     /// Write the histograms to this .png or .svg file.
     #[arg(short = 'o', long)]

@@ -59,7 +59,7 @@ pub(crate) struct Common {
     #[arg(long)]
     pub max_pair_distance: Option<String>,
     /// Joints that wrap around (angles in radians), comma separated.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', num_args = 1..)]
     pub continuous: Vec<String>,
     /// JSON file {"joint": [min, max], ...} of position limits.
     #[arg(long)]

@@ -28,10 +28,10 @@ pub(crate) struct Args {
     /// The bag to play: a rosbag2 folder, a .mcap or .db3 file.
     pub bag: PathBuf,
     /// Only these topics.
-    #[arg(long, num_args = 1..)]
+    #[arg(long, value_delimiter = ',', num_args = 1..)]
     pub topics: Vec<String>,
     /// Not these topics.
-    #[arg(long, num_args = 1..)]
+    #[arg(long, value_delimiter = ',', num_args = 1..)]
     pub exclude_topics: Vec<String>,
     /// Publish a topic under another name: OLD:=NEW (repeatable).
     #[arg(long, num_args = 1.., value_parser = parse_remap)]

@@ -9,7 +9,7 @@ use crate::render::{self, opt_ms, table};
 pub(crate) struct Args {
     pub bag: PathBuf,
     /// Topics to synchronize, in the order of the synchronizer's inputs (2 to 9).
-    #[arg(long, value_delimiter = ',', required = true)]
+    #[arg(long, value_delimiter = ',', num_args = 1.., required = true)]
     pub topics: Vec<String>,
     /// exact, approx, exact-py, exact-py-legacy, approx-py, approx-epsilon, latest
     /// (see docs/sync.md).
@@ -78,7 +78,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FRAME")]
     pub tf_target: Option<String>,
     /// TF topics for --tf-target (default /tf,/tf_static; a name ending in tf_static is static).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', num_args = 1..)]
     pub tf_topics: Vec<String>,
     /// tf2 buffer cache length for --tf-target (default 10 s).
     #[arg(long, value_parser = parse_dur)]

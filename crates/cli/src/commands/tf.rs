@@ -12,7 +12,7 @@ pub(crate) struct Args {
     #[arg(long)]
     pub target_frame: String,
     /// Topics whose messages go through the filter (each has its own filter and queue).
-    #[arg(long, value_delimiter = ',', required = true)]
+    #[arg(long, value_delimiter = ',', num_args = 1.., required = true)]
     pub topics: Vec<String>,
     /// MessageFilter queue size (waiting messages per topic; 0 = unbounded).
     #[arg(long = "queue", default_value_t = 10)]
@@ -21,7 +21,7 @@ pub(crate) struct Args {
     #[arg(long, default_value = "10s", value_parser = parse_dur)]
     pub buffer: i64,
     /// TF topics; a name ending in `tf_static` is latched static TF.
-    #[arg(long, value_delimiter = ',', default_values_t = DEFAULT_TF_TOPICS.map(String::from))]
+    #[arg(long, value_delimiter = ',', num_args = 1.., default_values_t = DEFAULT_TF_TOPICS.map(String::from))]
     pub tf_topics: Vec<String>,
     /// Write one JSON line per message with its readiness, wait and reason.
     #[arg(long)]
