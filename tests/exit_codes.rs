@@ -1043,3 +1043,47 @@ fn topic_lists_take_commas_or_spaces() {
         assert_eq!(a.stdout, b.stdout, "{spaced:?} and {commas:?} differ");
     }
 }
+
+/// Every argument and flag of every command says what it is in `--help`.
+#[test]
+fn every_argument_has_a_help_line() {
+    let o = run(&["--help"]);
+    let commands: Vec<String> = o
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .filter(|c| c != "help")
+        .collect();
+    let mut missing = Vec::new();
+    for c in &commands {
+        // `--help` (long help): an item's description is on its line or on the next lines,
+        // indented further.
+        let h = run(&[c.as_str(), "--help"]).stdout;
+        let lines: Vec<&str> = h.lines().collect();
+        let mut in_list = false;
+        for (i, l) in lines.iter().enumerate() {
+            if l.starts_with("Arguments:") || l.starts_with("Options:") {
+                in_list = true;
+                continue;
+            }
+            if !in_list
+                || !l.starts_with("  ")
+                || l.starts_with("      ") && !l.trim_start().starts_with('-')
+            {
+                continue;
+            }
+            let item = l.trim();
+            let same_line = item.split("  ").filter(|p| !p.trim().is_empty()).count() > 1;
+            let next_line = lines
+                .get(i + 1)
+                .is_some_and(|n| n.starts_with("          ") && !n.trim().is_empty());
+            if !same_line && !next_line {
+                missing.push(format!("{c}: {item}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "no help line: {missing:#?}");
+}

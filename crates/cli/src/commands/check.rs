@@ -9,6 +9,7 @@ use crate::render;
 
 #[derive(clap::Args)]
 pub(crate) struct Args {
+    /// A rosbag2 folder (mcap or sqlite3 storage, split files), or one .mcap / .db3 file.
     pub bag: PathBuf,
     /// JSON file {"joint": [min, max], ...} of joint position limits.
     #[arg(long)]
@@ -19,6 +20,7 @@ pub(crate) struct Args {
     /// Exit 3 only for findings with these codes (default: any error-level finding).
     #[arg(long, value_delimiter = ',', num_args = 1..)]
     pub fail_on: Vec<String>,
+    /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
 }

@@ -7,6 +7,7 @@ use crate::render::{self, opt_ms, table};
 
 #[derive(clap::Args)]
 pub(crate) struct Args {
+    /// A rosbag2 folder (mcap or sqlite3 storage, split files), or one .mcap / .db3 file.
     pub bag: PathBuf,
     /// Topic holding sim time (default /clock).
     #[arg(long)]
@@ -17,6 +18,7 @@ pub(crate) struct Args {
     /// Also write per-topic lag plots (over time, histogram with modes) as PNGs into DIR.
     #[arg(long, value_name = "DIR")]
     pub plots: Option<PathBuf>,
+    /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
 }

@@ -37,6 +37,7 @@ pub(crate) struct Args {
     /// show it as text instead of evaluating it (OWASP's advice against CSV injection).
     #[arg(long)]
     pub csv_raw: bool,
+    /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
 }

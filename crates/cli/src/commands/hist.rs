@@ -6,6 +6,7 @@ use crate::render::{self, opt_ms, table};
 
 #[derive(clap::Args)]
 pub(crate) struct Args {
+    /// A rosbag2 folder (mcap or sqlite3 storage, split files), or one .mcap / .db3 file.
     pub bag: PathBuf,
     /// Topics; stamp differences go from the first to each other one (nearest partner).
     #[arg(long, value_delimiter = ',', num_args = 1.., required = true)]
@@ -16,6 +17,7 @@ pub(crate) struct Args {
     /// Number of bins (between the 0.1 % and 99.9 % quantiles).
     #[arg(long, default_value_t = 60)]
     pub bins: usize,
+    /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
 }

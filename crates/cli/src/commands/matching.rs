@@ -67,12 +67,14 @@ pub(crate) struct Common {
     /// Flag commands whose stamp is older than this when recorded, e.g. `200ms`.
     #[arg(long)]
     pub max_command_age: Option<String>,
+    /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
 }
 
 #[derive(clap::Args)]
 pub(crate) struct Args {
+    /// A rosbag2 folder (mcap or sqlite3 storage, split files), or one .mcap / .db3 file.
     pub bag: PathBuf,
     #[command(flatten)]
     pub common: Common,

@@ -7,6 +7,7 @@ use crate::render;
 
 #[derive(clap::Args)]
 pub(crate) struct Args {
+    /// A rosbag2 folder (mcap or sqlite3 storage, split files), or one .mcap / .db3 file.
     pub bag: PathBuf,
     /// Output directory (default reports/<bag name>/).
     #[arg(short = 'o', long)]

@@ -7,6 +7,7 @@ use crate::render::{self, opt_ms, table};
 
 #[derive(clap::Args)]
 pub(crate) struct Args {
+    /// A rosbag2 folder (mcap or sqlite3 storage, split files), or one .mcap / .db3 file.
     pub bag: PathBuf,
     /// Topics to synchronize, in the order of the synchronizer's inputs (2 to 9).
     #[arg(long, value_delimiter = ',', num_args = 1.., required = true)]
@@ -53,11 +54,13 @@ pub(crate) struct Args {
     /// Platform speed (m/s) to cost a slop as alignment error (v·slop).
     #[arg(long)]
     pub speed: Option<f64>,
-    /// Focal length (px), scene depth (m) and tolerated pixel error, for a pixel cost.
+    /// Focal length (px), for a pixel cost of the slop: fx·v·slop/depth (with --speed, --depth).
     #[arg(long)]
     pub fx: Option<f64>,
+    /// Scene depth (m) for the pixel cost (with --speed and --fx).
     #[arg(long)]
     pub depth: Option<f64>,
+    /// Tolerated pixel error: the largest slop whose pixel cost stays within it is reported.
     #[arg(long)]
     pub pixel_budget: Option<f64>,
     /// Write one JSON line per emitted set and per dropped message.
@@ -83,6 +86,7 @@ pub(crate) struct Args {
     /// tf2 buffer cache length for --tf-target (default 10 s).
     #[arg(long, value_parser = parse_dur)]
     pub tf_buffer: Option<i64>,
+    /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
 }

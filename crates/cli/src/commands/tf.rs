@@ -7,6 +7,7 @@ use crate::render::{self, opt_ms, table};
 
 #[derive(clap::Args)]
 pub(crate) struct Args {
+    /// A rosbag2 folder (mcap or sqlite3 storage, split files), or one .mcap / .db3 file.
     pub bag: PathBuf,
     /// Frame every message must be transformable into (tf2_ros::MessageFilter target frame).
     #[arg(long)]
@@ -26,6 +27,7 @@ pub(crate) struct Args {
     /// Write one JSON line per message with its readiness, wait and reason.
     #[arg(long)]
     pub evidence: Option<PathBuf>,
+    /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
 }
