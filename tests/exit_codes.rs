@@ -1087,3 +1087,33 @@ fn every_argument_has_a_help_line() {
     }
     assert!(missing.is_empty(), "no help line: {missing:#?}");
 }
+
+/// One output flag, `-o/--output` (`--out` kept as an alias), on every command that writes;
+/// `-` is a usage error there (these outputs are files), never a file or folder named `-`.
+#[test]
+fn output_flag_is_one_name_and_dash_is_refused() {
+    let s = bag("sensors");
+    let dir = tempdir("dash");
+    for args in [
+        vec!["export", s.as_str(), "--topics", "/imu/data", "-o", "-"],
+        vec!["report", s.as_str(), "--output", "-"],
+        vec!["hist", s.as_str(), "--topics", "/imu/data", "-o", "-"],
+        vec!["synth", "sensors", "-o", "-"],
+    ] {
+        let o = std::process::Command::new(common::bin())
+            .args(&args)
+            .current_dir(&*dir)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("standard output"),
+            "{args:?}"
+        );
+        assert!(!dir.join("-").exists(), "{args:?} created `-`");
+    }
+    let r = dir.join("r");
+    let o = run(&["report", &s, "--out", r.to_str().unwrap()]);
+    assert_code(&o, 0, "report --out (alias)");
+    assert!(r.join("report.json").exists());
+}

@@ -20,6 +20,19 @@ pub(crate) fn json<T: Serialize>(v: &T) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// An output path argument: any path but `-`. These outputs are files or folders (Parquet,
+/// MCAP, PNG, a report page), which standard output cannot hold: `-` is a usage error rather
+/// than a file or folder named `-`.
+pub(crate) fn output_path(s: &str) -> Result<std::path::PathBuf, String> {
+    if s == "-" {
+        return Err(
+            "this output is written as files: `-` (standard output) is not supported here; give a path"
+                .into(),
+        );
+    }
+    Ok(std::path::PathBuf::from(s))
+}
+
 /// An aligned text table: first row is the header; columns after the first are right-aligned
 /// when every value in them looks numeric.
 pub(crate) fn table(rows: &[Vec<String>]) -> String {

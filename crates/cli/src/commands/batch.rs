@@ -13,7 +13,7 @@ pub(crate) struct Args {
     pub inputs: Vec<PathBuf>,
     /// Output directory: bags/<name>/{info,clocks}.json, timing/bag=<name>/part-0.parquet,
     /// summary.parquet, batch.json.
-    #[arg(short = 'o', long)]
+    #[arg(short = 'o', long = "output", visible_alias = "out", value_parser = crate::render::output_path)]
     pub out: PathBuf,
     /// Bags processed at once (default: the number of CPUs).
     #[arg(long)]

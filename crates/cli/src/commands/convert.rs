@@ -10,6 +10,7 @@ pub(crate) struct Args {
     /// Input bag: a rosbag2 folder (sqlite3 or mcap), a .db3 or .mcap file, or a split set.
     pub input: PathBuf,
     /// Output .mcap file (rosbag2-compatible: ros2 profile, zstd chunks, indexes, summary).
+    #[arg(value_parser = crate::render::output_path)]
     pub output: PathBuf,
     /// Replace OUTPUT if it exists.
     #[arg(long)]

@@ -14,7 +14,7 @@ pub(crate) struct Args {
     pub topics: Vec<String>,
     /// Output: OUT.parquet / OUT.csv (several topics: OUT.<topic>.parquet beside it), or a
     /// directory (DIR/<topic>.parquet; with --timing-only DIR/timing.parquet).
-    #[arg(short = 'o', long)]
+    #[arg(short = 'o', long = "output", visible_alias = "out", value_parser = crate::render::output_path)]
     pub out: PathBuf,
     /// Field paths to keep, comma-separated (header.frame_id,position); a path keeps
     /// everything under it. Default: all fields.

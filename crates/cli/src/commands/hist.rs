@@ -12,7 +12,7 @@ pub(crate) struct Args {
     #[arg(long, value_delimiter = ',', num_args = 1.., required = true)]
     pub topics: Vec<String>,
     /// Write the histograms to this .png or .svg file.
-    #[arg(short = 'o', long)]
+    #[arg(short = 'o', long = "output", visible_alias = "out", value_parser = crate::render::output_path)]
     pub output: Option<PathBuf>,
     /// Number of bins (between the 0.1 % and 99.9 % quantiles).
     #[arg(long, default_value_t = 60)]

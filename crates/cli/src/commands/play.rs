@@ -69,7 +69,7 @@ pub(crate) struct Args {
     pub restamp: RestampArg,
     /// Also write what is played into this MCAP: log time = scheduled time, publish time = when
     /// it was handed to DDS, the instant the timing error is measured at (a retimed bag).
-    #[arg(long, value_name = "FILE.mcap")]
+    #[arg(short = 'o', long = "output", visible_alias = "out", value_name = "FILE.mcap", value_parser = crate::render::output_path)]
     pub out: Option<PathBuf>,
     /// With --out: do not publish; compute the schedule and write it at once.
     #[arg(long, requires = "out", conflicts_with = "dry_run")]

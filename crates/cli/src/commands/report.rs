@@ -10,7 +10,7 @@ pub(crate) struct Args {
     /// A rosbag2 folder (mcap or sqlite3 storage, split files), or one .mcap / .db3 file.
     pub bag: PathBuf,
     /// Output directory (default reports/<bag name>/).
-    #[arg(short = 'o', long)]
+    #[arg(short = 'o', long = "output", visible_alias = "out", value_parser = crate::render::output_path)]
     pub out: Option<PathBuf>,
     /// Command/response pair to match, CMD:RESP (repeatable; default: every
     /// JointTrajectory -> JointState pair).

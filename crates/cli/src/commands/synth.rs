@@ -10,7 +10,7 @@ pub(crate) struct Args {
     #[arg(required_unless_present = "suite")]
     pub scenario: Option<String>,
     /// Output folder; each bag goes into OUT/NAME/ with OUT/NAME.truth.json beside it.
-    #[arg(short = 'o', long = "out", required_unless_present = "suite")]
+    #[arg(short = 'o', long = "output", visible_alias = "out", value_parser = crate::render::output_path, required_unless_present = "suite")]
     pub out: Option<PathBuf>,
     /// Write the synthetic fault suite instead: one small bag per case in DIR/NN_name/ with the
     /// decisions it must produce in DIR/NN_name.manifest.json.
