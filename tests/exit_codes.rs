@@ -1117,3 +1117,37 @@ fn output_flag_is_one_name_and_dash_is_refused() {
     assert_code(&o, 0, "report --out (alias)");
     assert!(r.join("report.json").exists());
 }
+
+/// `play` takes `ros2 bag play`'s short flags and QoS option name, and a dry run says what it
+/// would have published, not that it published.
+#[test]
+fn play_takes_ros2_bag_play_flags() {
+    let b = bag("arm_wall");
+    let dir = tempdir("qos");
+    let qos = dir.join("qos.yaml");
+    std::fs::write(&qos, "/arm_cmd:\n  reliability: best_effort\n").unwrap();
+    let o = run(&[
+        "play",
+        &b,
+        "-r",
+        "4",
+        "-d",
+        "0",
+        "--duration",
+        "0.4",
+        "--topics",
+        "/arm_cmd",
+        "--qos-profile-overrides-path",
+        qos.to_str().unwrap(),
+        "--dry-run",
+        "--json",
+    ]);
+    assert_code(&o, 0, "play -r 4 --dry-run");
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(v["rate"], 4.0);
+    assert_eq!(v["mode"], "dry_run");
+    let o = run(&["play", &b, "-r", "4", "--duration", "0.4", "--dry-run"]);
+    assert_code(&o, 0, "play --dry-run (text)");
+    assert!(o.stdout.contains("would be published"), "{}", o.stdout);
+    assert!(!o.stdout.contains(") published"), "{}", o.stdout);
+}

@@ -1765,10 +1765,10 @@ fn keyboard_steps_while_paused_and_quits() {
         keys.flush().unwrap();
     };
     // Each key only once the bar shows the state it acts on.
-    wait_for("0 published  [paused");
+    wait_for("0 would be published  [paused");
     for n in 1..=3 {
         press(b"s");
-        wait_for(&format!(" {n} published  [paused"));
+        wait_for(&format!(" {n} would be published  [paused"));
     }
     press(b"q");
     let until = Instant::now() + Duration::from_secs(10);

@@ -37,7 +37,7 @@ pub(crate) struct Args {
     #[arg(long, num_args = 1.., value_parser = parse_remap)]
     pub remap: Vec<(String, String)>,
     /// Playback speed factor.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(short = 'r', long, default_value_t = 1.0)]
     pub rate: f64,
     /// Skip this much of the bag from its first message (e.g. 2.5, 500ms).
     #[arg(long, value_parser = parse_dur, default_value = "0")]
@@ -46,10 +46,10 @@ pub(crate) struct Args {
     #[arg(long, value_parser = parse_dur)]
     pub duration: Option<i64>,
     /// Wait this long before the first message.
-    #[arg(long, value_parser = parse_dur, default_value = "0")]
+    #[arg(short = 'd', long, value_parser = parse_dur, default_value = "0")]
     pub delay: i64,
     /// Start again from the beginning at the end, until stopped.
-    #[arg(long = "loop")]
+    #[arg(short = 'l', long = "loop")]
     pub loop_playback: bool,
     /// Publish /clock with bag time at HZ (40 when no value is given).
     #[arg(long, num_args = 0..=1, default_missing_value = "40", value_name = "HZ")]
@@ -58,7 +58,7 @@ pub(crate) struct Args {
     #[arg(long, value_enum, default_value = "log")]
     pub order: OrderArg,
     /// Start paused: space resumes/pauses, s (or →) publishes the next message, q stops.
-    #[arg(long)]
+    #[arg(short = 'p', long)]
     pub start_paused: bool,
     /// Pace by this clock topic (a simulator's /clock) instead of the wall clock: a message
     /// goes out when that clock passes its time relative to the start; waits while it stands.
@@ -86,7 +86,11 @@ pub(crate) struct Args {
     #[arg(long)]
     pub localhost_only: bool,
     /// Per-topic QoS overrides (rosbag2 YAML: /topic: {reliability: best_effort, ...}).
-    #[arg(long, value_name = "FILE")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        visible_alias = "qos-profile-overrides-path"
+    )]
     pub qos_overrides: Option<PathBuf>,
     /// Before playing, wait up to this long for a subscriber on every topic (then 0.5 s more,
     /// for them to discover the player in turn; --delay comes after that).
@@ -261,7 +265,7 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
         && std::io::stderr().is_terminal();
     let keys = interactive.then(|| crate::keys::spawn(ctl.clone()));
     let bar = ((o.publish || o.dry_run) && std::io::stderr().is_terminal())
-        .then(|| progress(ctl.clone()));
+        .then(|| progress(ctl.clone(), o.publish && !o.dry_run));
 
     let res = play(&a.bag, &o, &ctl);
     ctl.stop(); // ends the keyboard and progress threads
@@ -297,8 +301,14 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     })
 }
 
-/// A bar on stderr: bag time played of the selected span, messages published.
-fn progress(ctl: Arc<Control>) -> std::thread::JoinHandle<()> {
+/// A bar on stderr: bag time played of the selected span, messages published (or, in a dry
+/// run, that would be).
+fn progress(ctl: Arc<Control>, publishing: bool) -> std::thread::JoinHandle<()> {
+    let verb = if publishing {
+        "published"
+    } else {
+        "would be published"
+    };
     std::thread::spawn(move || {
         let bar =
             indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
@@ -317,7 +327,7 @@ fn progress(ctl: Arc<Control>) -> std::thread::JoinHandle<()> {
                 ""
             };
             bar.set_message(format!(
-                "{:.1}/{:.1} s  {} published{state}",
+                "{:.1}/{:.1} s  {} {verb}{state}",
                 done as f64 / 1e9,
                 total as f64 / 1e9,
                 ctl.published()
@@ -355,9 +365,15 @@ fn text(r: &PlayReport) -> String {
             ""
         }
     );
+    let sent = matches!(r.mode, "realtime" | "follow_clock");
     s.push_str(&format!(
-        "{} message(s) published, {} failed, {} pass(es), {:.3} s\n",
+        "{} message(s) {}, {} failed, {} pass(es), {:.3} s\n",
         r.published,
+        if sent {
+            "published"
+        } else {
+            "would be published (nothing sent)"
+        },
         r.failed,
         r.loops_played,
         r.wall_duration_ns as f64 / 1e9
@@ -366,7 +382,7 @@ fn text(r: &PlayReport) -> String {
         "topic".to_string(),
         "published_as".into(),
         "qos".into(),
-        "published".into(),
+        if sent { "published" } else { "would_publish" }.into(),
         "failed".into(),
         "err_p50_ms".into(),
         "err_p99_ms".into(),
