@@ -840,7 +840,11 @@ fn hist_contract() {
     let o = run(&["hist", NOPE, "--topics", "/camera/image_raw"]);
     assert_error(&o, &[NOPE], "hist on a missing path");
     let o = run(&["hist", &s, "--topics", "/camera/image_raw,/nope"]);
-    assert_error(&o, &["/nope"], "hist unknown topic");
+    assert_error(
+        &o,
+        &["/nope", "/imu/data"],
+        "hist unknown topic (the bag's topics listed)",
+    );
     let o = run(&[
         "hist",
         &s,

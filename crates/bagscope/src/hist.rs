@@ -300,6 +300,10 @@ fn validate_hist(o: &HistOptions) -> Result<(), Error> {
 /// [`hist`] of an open bag.
 pub fn hist_of(bag: &Bag, o: &HistOptions) -> Result<HistReport, Error> {
     validate_hist(o)?;
+    for n in &o.topics {
+        // An unknown topic: the bag's error lists the topics it has.
+        bag.topic_index(n)?;
+    }
     let path = bag.path.as_path();
     let d = crate::clocks::clocks_data_of(bag, &Default::default())?;
     let mut warnings = d.report.warnings.clone();
