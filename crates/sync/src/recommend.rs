@@ -11,23 +11,31 @@ use serde::Serialize;
 /// One topic's messages in arrival order.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct TopicSeries {
+    /// Header stamps in nanoseconds, in arrival order.
     pub stamps_ns: Vec<i64>,
     /// Receive / log time, same length as `stamps_ns`.
     pub arrival_ns: Vec<i64>,
 }
 
+/// What [`recommend`] works from: each topic's stamps and arrivals, the policy, and the
+/// optional platform figures that turn a slop into an alignment cost.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RecommendInput {
+    /// One series per topic, in topic order (2..=[`crate::MAX_TOPICS`]).
     pub topics: Vec<TopicSeries>,
     /// `ApproxPy` (slop), `Approx` (slop used as max_interval_ns) or `ApproxEpsilon` (slop
     /// used as epsilon_ns).
     pub policy: Policy,
-    /// Speed of the platform, for the alignment-error cost of a slop.
+    /// Speed of the platform in m/s, for the alignment-error cost of a slop (`speed·slop`);
+    /// `None` (default): no cost is computed.
     pub speed_mps: Option<f64>,
-    /// Focal length (px) and scene depth (m) for the pixel cost `fx·v·slop/depth`.
+    /// Focal length in pixels, for the pixel cost `fx·v·slop/depth`; `None` (default): no
+    /// pixel cost.
     pub fx_px: Option<f64>,
+    /// Scene depth in metres, for the pixel cost; `None` (default): no pixel cost.
     pub depth_m: Option<f64>,
-    /// Tolerated pixel error; reported as the largest slop that stays within it.
+    /// Tolerated pixel error; reported as the largest slop that stays within it (needs speed,
+    /// focal length and depth too). `None` (default): not reported.
     pub pixel_budget: Option<f64>,
     /// Every message of `topics` in the order the recorder wrote them, stamps as in
     /// `topics`, when the caller has it: the sweeps then replay exactly what `sync` replays.
@@ -41,6 +49,8 @@ pub struct RecommendInput {
 }
 
 impl RecommendInput {
+    /// Input for `policy` over `topics`, without platform figures, recorder order or topic
+    /// names.
     pub fn new(policy: Policy, topics: Vec<TopicSeries>) -> Self {
         RecommendInput {
             topics,
@@ -62,26 +72,38 @@ impl RecommendInput {
     }
 }
 
+/// One emulation of a sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct CurvePoint {
+    /// The slop emulated, in nanoseconds (C++ approx: max_interval; approx-epsilon: epsilon).
     pub slop_ns: i64,
+    /// The queue size emulated.
     pub queue_size: usize,
+    /// Sets emitted.
     pub sets: usize,
+    /// Sets per message of the sparsest topic.
     pub match_rate: f64,
 }
 
+/// The recommended parameters and the match rate they give on the recording.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct RecommendationCore {
+    /// Recommended slop in nanoseconds (C++ approx: max_interval; approx-epsilon: epsilon).
     pub slop_ns: i64,
+    /// Recommended queue size.
     pub queue_size: usize,
+    /// Match rate with both, emulated on the recording.
     pub match_rate: f64,
 }
 
 /// The quantities behind the recommendation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RecommendRule {
+    /// Index of the topic with the shortest median period.
     pub fast_topic: usize,
+    /// Its median period T_fast, in nanoseconds between sorted distinct header stamps.
     pub fast_period_ns: i64,
+    /// ½·T_fast: no stamp is farther than that from a fast stamp on a jitter-free recording.
     pub half_fast_period_ns: i64,
     /// ½·p95|Δperiod| of the fast topic (its gaps widen by that much), capped at ½·T_fast.
     /// The other topics' scatter does not count: half the fast topic's widest gap bounds the
@@ -92,46 +114,65 @@ pub struct RecommendRule {
     /// True when the slow topics' phase against the fast topic covers every tenth of the
     /// period: the recording contains the worst phase, so its measured minimum is robust.
     pub phase_sweeps: bool,
-    /// Worst receive-lag difference: max over topic pairs (a, b) of p99(lag_a) − p1(lag_b).
+    /// Worst receive-lag difference: max over topic pairs (a, b) of p99(lag_a) − p1(lag_b),
+    /// where lag = arrival (log) time − header stamp, in nanoseconds.
     pub lag_delta_ns: i64,
     /// Smallest q with q·T_b > Δ_ab for every pair (a late, b queued).
     pub queue_min: usize,
-    /// Added to queue_min.
+    /// Added to queue_min (1).
     pub queue_margin: usize,
     /// Sets that could form: the fewest messages any topic has in the stamp range all topics
     /// share (at least `min_candidate_sets`, else no recommendation is made).
     pub candidate_sets: usize,
+    /// [`MIN_CANDIDATE_SETS`].
     pub min_candidate_sets: usize,
-    /// Messages and distinct stamps each topic needs for a recommendation.
+    /// Messages and distinct stamps each topic needs for a recommendation
+    /// ([`MIN_MESSAGES_PER_TOPIC`]).
     pub min_messages_per_topic: usize,
     /// Why the final values differ from the plain rule, if they do.
     pub notes: Vec<String>,
 }
 
+/// What a slop costs in alignment on the moving platform.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SlopCost {
+    /// The slop, in nanoseconds.
     pub slop_ns: i64,
+    /// Distance travelled during the slop, `speed·slop`, in metres; `None` without a speed.
     pub alignment_error_m: Option<f64>,
+    /// That distance in image pixels, `fx·error/depth`; `None` without a focal length, or
+    /// without a positive depth.
     pub pixels: Option<f64>,
 }
 
+/// A recommended slop and queue size with the rule and the curves behind them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Recommendation {
+    /// The policy recommended for.
     pub policy: Policy,
+    /// The recommended slop and queue size.
     pub recommendation: RecommendationCore,
+    /// The quantities the rule derived them from.
     pub rule: RecommendRule,
-    /// Smallest swept slop reaching ~the plateau (≥ 98 % of the best rate) at the recommended queue.
+    /// Smallest swept slop reaching ~the plateau (≥ 98 % of the best rate) at the recommended
+    /// queue; `None` when no swept slop matches anything.
     pub min_slop_ns: Option<i64>,
+    /// Best match rate of the slop curve.
     pub plateau_match_rate: f64,
-    /// Match rate at queue_size − 1 and at queue_min − 1 (the cliff), at the recommended slop.
+    /// Match rate at queue_size − 1, at the recommended slop (0 at queue 0).
     pub match_rate_at_queue_minus_1: Option<f64>,
+    /// Match rate at queue_min − 1 (the cliff), at the recommended slop (0 at queue 0).
     pub match_rate_at_queue_min_minus_1: Option<f64>,
     /// Match rate vs slop at the recommended queue size.
     pub slop_curve: Vec<CurvePoint>,
     /// Match rate vs queue size at the recommended slop.
     pub queue_curve: Vec<CurvePoint>,
+    /// The recommended slop's cost.
     pub cost_recommended: SlopCost,
+    /// The cost of `min_slop_ns`; `None` when there is none.
     pub cost_min_slop: Option<SlopCost>,
+    /// Largest slop (ns) within the pixel budget; `None` unless the budget, speed, focal
+    /// length and depth are all given and the last three positive.
     pub max_slop_for_pixel_budget_ns: Option<i64>,
 }
 
@@ -157,7 +198,9 @@ pub enum NoRecommendationCode {
 /// The reason no recommendation is made: no numbers are derived from such input.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NoRecommendation {
+    /// The policy a recommendation was asked for.
     pub policy: Policy,
+    /// Why none is made.
     pub code: NoRecommendationCode,
     /// The topics concerned.
     pub topics: Vec<String>,
@@ -174,6 +217,7 @@ pub struct NoRecommendation {
     /// (relative to its stamps) the first topic arrives than the second.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offset_ns: Option<i64>,
+    /// The reason in words, naming the topics and the numbers.
     pub message: String,
 }
 
