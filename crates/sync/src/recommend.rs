@@ -494,6 +494,93 @@ fn cost(input: &RecommendInput, slop_ns: i64) -> SlopCost {
 
 /// Sweep slop and queue size by emulation and recommend both. See [`RecommendRule`].
 pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
+    check_input(input)?;
+    // Each topic's stamps sorted: periods robust to out-of-order delivery, distinct stamps,
+    // ranges. Input that cannot support a recommendation is refused before any sweep.
+    let sorted: Vec<Vec<i64>> = input
+        .topics
+        .iter()
+        .map(|t| {
+            let mut s = t.stamps_ns.clone();
+            s.sort_unstable();
+            s
+        })
+        .collect();
+    let candidate_sets = screen(input, &sorted)?;
+    let slop = slop_rule(input, sorted)?;
+    let counts: Vec<usize> = input.topics.iter().map(|t| t.stamps_ns.len()).collect();
+    let queue = queue_rule(input, &slop.medians, &counts)?;
+    let queue_margin = 1usize;
+    let mut notes = Vec::new();
+    if let Some((b, c)) = queue.capped {
+        notes.push(format!(
+            "queue minimum capped at the {c} messages of {}: a queue holding them all never evicts",
+            input.name(b)
+        ));
+    }
+
+    let runner = Runner {
+        policy: input.policy,
+        n: input.topics.len(),
+        arrivals: arrivals_in_order(input),
+        counts: counts.clone(),
+    };
+    let max_q = queue_max(queue.queue_min, queue_margin, &counts);
+    if max_q > QUEUE_GRID_POINTS {
+        notes.push(format!(
+            "queue curve sampled on a grid of sizes up to {max_q}, not at every size"
+        ));
+    }
+    let sweep = Sweep {
+        runner: &runner,
+        slop_grid: slop_grid(slop.t_fast, slop.half, slop.rule_slop),
+        max_q,
+        queue_min: queue.queue_min,
+        queue_margin,
+    };
+    let chosen = choose(&sweep, &slop, &mut notes);
+
+    let at = runner.run(chosen.slop_ns, chosen.queue_size);
+    // q = 0 is legal for approx-py (matches nothing); C++ approx rejects it (rate 0).
+    let minus = |q: usize| Some(runner.run(chosen.slop_ns, q).match_rate);
+    Ok(Recommendation {
+        policy: input.policy,
+        recommendation: RecommendationCore {
+            slop_ns: chosen.slop_ns,
+            queue_size: chosen.queue_size,
+            match_rate: at.match_rate,
+        },
+        rule: RecommendRule {
+            fast_topic: slop.fast,
+            fast_period_ns: slop.t_fast,
+            half_fast_period_ns: slop.half,
+            jitter_margin_ns: slop.jitter_margin,
+            rule_slop_ns: slop.rule_slop,
+            phase_sweeps: slop.sweeps,
+            lag_delta_ns: queue.lag_delta,
+            queue_min: queue.queue_min,
+            queue_margin,
+            candidate_sets,
+            min_candidate_sets: MIN_CANDIDATE_SETS,
+            min_messages_per_topic: MIN_MESSAGES_PER_TOPIC,
+            notes,
+        },
+        min_slop_ns: chosen.min_slop,
+        plateau_match_rate: chosen.plateau,
+        match_rate_at_queue_minus_1: minus(chosen.queue_size - 1),
+        match_rate_at_queue_min_minus_1: minus(queue.queue_min - 1),
+        slop_curve: chosen.slop_curve,
+        queue_curve: chosen.queue_curve,
+        cost_recommended: cost(input, chosen.slop_ns),
+        cost_min_slop: chosen.min_slop.map(|s| cost(input, s)),
+        max_slop_for_pixel_budget_ns: max_slop_for_pixel_budget(input),
+    })
+}
+
+/// Rejects calls `recommend` cannot serve: a topic count outside 2..=[`crate::MAX_TOPICS`],
+/// a policy without a slop-like parameter, stamps and arrivals of different lengths, ordered
+/// arrivals that do not hold exactly each topic's messages.
+fn check_input(input: &RecommendInput) -> Result<(), SyncError> {
     let n = input.topics.len();
     if !(2..=crate::MAX_TOPICS).contains(&n) {
         return Err(SyncError::TopicCount(n));
@@ -536,18 +623,26 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
             ));
         }
     }
-    // Each topic's stamps sorted: periods robust to out-of-order delivery, distinct stamps,
-    // ranges. Input that cannot support a recommendation is refused before any sweep.
-    let sorted: Vec<Vec<i64>> = input
-        .topics
-        .iter()
-        .map(|t| {
-            let mut s = t.stamps_ns.clone();
-            s.sort_unstable();
-            s
-        })
-        .collect();
-    let candidate_sets = screen(input, &sorted)?;
+    Ok(())
+}
+
+/// The slop rule's quantities, from the stamps alone.
+struct SlopRule {
+    /// Each topic's median period (positive).
+    medians: Vec<i64>,
+    fast: usize,
+    t_fast: i64,
+    half: i64,
+    jitter_margin: i64,
+    rule_slop: i64,
+    sweeps: bool,
+}
+
+/// The slop rule: ½·T_fast plus the fast topic's jitter margin, and whether the other topics'
+/// phase sweeps the fast period. `sorted`: each topic's stamps, sorted (consumed: the sweeps
+/// do not need them).
+fn slop_rule(input: &RecommendInput, sorted: Vec<Vec<i64>>) -> Result<SlopRule, SyncError> {
+    let n = sorted.len();
     let periods: Vec<Vec<i64>> = sorted.iter().map(|s| periods_of(s)).collect();
     let mut medians = Vec::with_capacity(n);
     for (k, p) in periods.iter().enumerate() {
@@ -574,11 +669,33 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
         .map(|k| sorted[k].as_slice())
         .collect();
     let sweeps = phase_sweeps(&sorted[fast], &others);
-    drop(others);
-    drop(sorted);
+    Ok(SlopRule {
+        medians,
+        fast,
+        t_fast,
+        half,
+        jitter_margin,
+        rule_slop,
+        sweeps,
+    })
+}
 
-    // Queue from receive lag: topic b must hold its messages while a's partner is in flight.
-    let counts: Vec<usize> = input.topics.iter().map(|t| t.stamps_ns.len()).collect();
+/// The queue rule's quantities, from the receive lags.
+struct QueueRule {
+    lag_delta: i64,
+    queue_min: usize,
+    /// The topic whose message count capped `queue_min`, and that count.
+    capped: Option<(usize, usize)>,
+}
+
+/// Queue from receive lag: topic b must hold its messages while a's partner is in flight.
+/// Refuses (`lag_beyond_queue`) a lag difference that needs more than [`MAX_QUEUE_SIZE`].
+fn queue_rule(
+    input: &RecommendInput,
+    medians: &[i64],
+    counts: &[usize],
+) -> Result<QueueRule, SyncError> {
+    let n = input.topics.len();
     let lq: Vec<(i64, i64)> = input.topics.iter().map(lag_quantiles).collect();
     let mut lag_delta = 0i64;
     let mut queue_min = 1usize;
@@ -631,18 +748,17 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
             ),
         })));
     }
-    let queue_margin = 1usize;
-    let mut notes = Vec::new();
-    if let Some((b, c)) = capped {
-        notes.push(format!(
-            "queue minimum capped at the {c} messages of {}: a queue holding them all never evicts",
-            input.name(b)
-        ));
-    }
+    Ok(QueueRule {
+        lag_delta,
+        queue_min,
+        capped,
+    })
+}
 
-    // Decode once: the recorder's order when given, else the topics merged by arrival time
-    // (ties: lower topic, then earlier message).
-    let arrivals = match &input.arrivals {
+/// The messages the sweeps replay, decoded once: the recorder's order when given, else the
+/// topics merged by arrival time (ties: lower topic, then earlier message).
+fn arrivals_in_order(input: &RecommendInput) -> std::borrow::Cow<'_, [Arrival]> {
+    match &input.arrivals {
         Some(a) => std::borrow::Cow::Borrowed(&a[..]),
         None => {
             let mut merged: Vec<(i64, usize, usize)> = Vec::new();
@@ -657,14 +773,12 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
                     .collect(),
             )
         }
-    };
-    let runner = Runner {
-        policy: input.policy,
-        n,
-        arrivals,
-        counts: counts.clone(),
-    };
+    }
+}
 
+/// Slops swept: [`SLOP_GRID_POINTS`] even steps up to 1.5·T_fast, plus ½·T_fast and the
+/// rule's slop; sorted, distinct.
+fn slop_grid(t_fast: i64, half: i64, rule_slop: i64) -> Vec<i64> {
     let step = (t_fast.saturating_mul(3) / 2 / SLOP_GRID_POINTS).max(1);
     let mut grid: Vec<i64> = (1..=SLOP_GRID_POINTS)
         .map(|i| i.saturating_mul(step))
@@ -672,47 +786,57 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
     grid.extend([half, rule_slop]);
     grid.sort_unstable();
     grid.dedup();
-    // Emulations are independent: curves run on all cores.
-    let slop_curve_at =
-        |q: usize| -> Vec<CurvePoint> { grid.par_iter().map(|&s| runner.run(s, q)).collect() };
-    let plateau_min = |curve: &[CurvePoint]| -> (f64, Option<i64>) {
-        let best = curve.iter().map(|c| c.match_rate).fold(0.0, f64::max);
-        let min = curve
-            .iter()
-            .find(|c| best > 0.0 && c.match_rate >= PLATEAU_FRACTION * best)
-            .map(|c| c.slop_ns);
-        (best, min)
-    };
+    grid
+}
 
-    // Beyond the largest topic's message count no queue evicts: the curve is flat there.
+/// Largest queue size swept. Beyond the largest topic's message count no queue evicts: the
+/// curve is flat there.
+fn queue_max(queue_min: usize, queue_margin: usize, counts: &[usize]) -> usize {
     let max_count = counts.iter().copied().max().unwrap_or(1);
-    let max_q = (queue_min + queue_margin + 4)
+    (queue_min + queue_margin + 4)
         .max(2 * queue_min + 2)
         .min(max_count + queue_margin)
-        .max(queue_min + queue_margin);
-    if max_q > QUEUE_GRID_POINTS {
-        notes.push(format!(
-            "queue curve sampled on a grid of sizes up to {max_q}, not at every size"
-        ));
+        .max(queue_min + queue_margin)
+}
+
+/// The match-rate sweeps. Emulations are independent: curves run on all cores.
+struct Sweep<'r, 'a> {
+    runner: &'r Runner<'a>,
+    slop_grid: Vec<i64>,
+    max_q: usize,
+    queue_min: usize,
+    queue_margin: usize,
+}
+
+impl Sweep<'_, '_> {
+    /// Match rate at each slop of the grid, at queue size `q`.
+    fn slop_curve(&self, q: usize) -> Vec<CurvePoint> {
+        self.slop_grid
+            .par_iter()
+            .map(|&s| self.runner.run(s, q))
+            .collect()
     }
-    let queue_curve_at = |slop: i64, q: usize| -> Vec<CurvePoint> {
+
+    /// Match rate at each queue size of the grid (which keeps `q` and the rule's sizes), at
+    /// `slop`.
+    fn queue_curve(&self, slop: i64, q: usize) -> Vec<CurvePoint> {
         let keep = [
-            queue_min.saturating_sub(1),
-            queue_min,
-            queue_min + queue_margin,
+            self.queue_min.saturating_sub(1),
+            self.queue_min,
+            self.queue_min + self.queue_margin,
             q,
         ];
-        queue_grid(max_q, &keep)
+        queue_grid(self.max_q, &keep)
             .into_par_iter()
-            .map(|q| runner.run(slop, q))
+            .map(|q| self.runner.run(slop, q))
             .collect()
-    };
-    let rate_at =
-        |curve: &[CurvePoint], s: i64| curve.iter().find(|c| c.slop_ns == s).map(|c| c.match_rate);
-    // If the lag rule's queue is below the measured plateau at `slop` (e.g. C++ approx, which
-    // holds a set until it is proven, needs more history), take the measured knee instead.
-    let bump_queue = |q: usize, slop: i64, notes: &mut Vec<String>| -> (usize, Vec<CurvePoint>) {
-        let curve = queue_curve_at(slop, q);
+    }
+
+    /// If the lag rule's queue is below the measured plateau at `slop` (e.g. C++ approx,
+    /// which holds a set until it is proven, needs more history), take the measured knee
+    /// instead. Returns the queue size and the queue curve at `slop`.
+    fn bump_queue(&self, q: usize, slop: i64, notes: &mut Vec<String>) -> (usize, Vec<CurvePoint>) {
+        let curve = self.queue_curve(slop, q);
         let best = curve.iter().map(|c| c.match_rate).fold(0.0, f64::max);
         let here = curve
             .iter()
@@ -733,14 +857,44 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
             }
         }
         (q, curve)
-    };
+    }
+}
 
-    // 1. queue at the rule slop; 2. slop curve at that queue; 3. re-check the queue.
-    let (mut queue_size, _) = bump_queue(queue_min + queue_margin, rule_slop, &mut notes);
-    let slop_curve = slop_curve_at(queue_size);
+/// The best match rate of a slop curve and the smallest slop reaching
+/// [`PLATEAU_FRACTION`] of it (None when nothing matches).
+fn plateau_min(curve: &[CurvePoint]) -> (f64, Option<i64>) {
+    let best = curve.iter().map(|c| c.match_rate).fold(0.0, f64::max);
+    let min = curve
+        .iter()
+        .find(|c| best > 0.0 && c.match_rate >= PLATEAU_FRACTION * best)
+        .map(|c| c.slop_ns);
+    (best, min)
+}
+
+/// The match rate a slop curve has at slop `s`, if `s` was swept.
+fn rate_at(curve: &[CurvePoint], s: i64) -> Option<f64> {
+    curve.iter().find(|c| c.slop_ns == s).map(|c| c.match_rate)
+}
+
+/// The chosen slop and queue size with the curves behind them.
+struct Chosen {
+    slop_ns: i64,
+    queue_size: usize,
+    slop_curve: Vec<CurvePoint>,
+    queue_curve: Vec<CurvePoint>,
+    plateau: f64,
+    min_slop: Option<i64>,
+}
+
+/// 1. queue at the rule slop; 2. slop curve at that queue; 3. re-check the queue at the
+/// chosen slop. Each departure from the plain rule is noted.
+fn choose(sweep: &Sweep<'_, '_>, rule: &SlopRule, notes: &mut Vec<String>) -> Chosen {
+    let (queue_size, _) =
+        sweep.bump_queue(sweep.queue_min + sweep.queue_margin, rule.rule_slop, notes);
+    let slop_curve = sweep.slop_curve(queue_size);
     let (plateau, min_slop) = plateau_min(&slop_curve);
-    let mut slop_ns = rule_slop;
-    if sweeps {
+    let mut slop_ns = rule.rule_slop;
+    if rule.sweeps {
         if let Some(m) = min_slop {
             slop_ns = m;
             notes.push("phase sweeps all values: the measured minimum slop is used".into());
@@ -754,12 +908,21 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
             );
         }
     }
-    let (q2, queue_curve) = bump_queue(queue_size, slop_ns, &mut notes);
-    queue_size = q2;
-    let at = runner.run(slop_ns, queue_size);
-    // q = 0 is legal for approx-py (matches nothing); C++ approx rejects it (rate 0).
-    let minus = |q: usize| Some(runner.run(slop_ns, q).match_rate);
-    let max_slop_for_pixel_budget_ns = match (
+    let (queue_size, queue_curve) = sweep.bump_queue(queue_size, slop_ns, notes);
+    Chosen {
+        slop_ns,
+        queue_size,
+        slop_curve,
+        queue_curve,
+        plateau,
+        min_slop,
+    }
+}
+
+/// Largest slop whose pixel cost `fx·v·slop/depth` stays within the pixel budget; None
+/// unless budget, speed, focal length and depth are all given and the last three positive.
+fn max_slop_for_pixel_budget(input: &RecommendInput) -> Option<i64> {
+    match (
         input.pixel_budget,
         input.speed_mps,
         input.fx_px,
@@ -774,37 +937,5 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
             }
         }
         _ => None,
-    };
-    Ok(Recommendation {
-        policy: input.policy,
-        recommendation: RecommendationCore {
-            slop_ns,
-            queue_size,
-            match_rate: at.match_rate,
-        },
-        rule: RecommendRule {
-            fast_topic: fast,
-            fast_period_ns: t_fast,
-            half_fast_period_ns: half,
-            jitter_margin_ns: jitter_margin,
-            rule_slop_ns: rule_slop,
-            phase_sweeps: sweeps,
-            lag_delta_ns: lag_delta,
-            queue_min,
-            queue_margin,
-            candidate_sets,
-            min_candidate_sets: MIN_CANDIDATE_SETS,
-            min_messages_per_topic: MIN_MESSAGES_PER_TOPIC,
-            notes,
-        },
-        min_slop_ns: min_slop,
-        plateau_match_rate: plateau,
-        match_rate_at_queue_minus_1: minus(queue_size - 1),
-        match_rate_at_queue_min_minus_1: minus(queue_min - 1),
-        slop_curve,
-        queue_curve,
-        cost_recommended: cost(input, slop_ns),
-        cost_min_slop: min_slop.map(|s| cost(input, s)),
-        max_slop_for_pixel_budget_ns,
-    })
+    }
 }
