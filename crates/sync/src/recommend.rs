@@ -886,8 +886,8 @@ struct Chosen {
     min_slop: Option<i64>,
 }
 
-/// 1. queue at the rule slop; 2. slop curve at that queue; 3. re-check the queue at the
-/// chosen slop. Each departure from the plain rule is noted.
+/// Queue at the rule slop, then the slop curve at that queue, then the queue re-checked at
+/// the chosen slop. Each departure from the plain rule is noted.
 fn choose(sweep: &Sweep<'_, '_>, rule: &SlopRule, notes: &mut Vec<String>) -> Chosen {
     let (queue_size, _) =
         sweep.bump_queue(sweep.queue_min + sweep.queue_margin, rule.rule_slop, notes);
