@@ -46,7 +46,7 @@ pub struct EdgeReport {
     /// Intervals between consecutive distinct stamps (sorted by stamp).
     pub period_ns: Option<NsSummary>,
     /// An interval longer than this is a gap: 3 × the median period; `None` for static edges
-    /// and edges with a single sample.
+    /// and edges with fewer than two distinct stamps.
     pub gap_threshold_ns: Option<i64>,
     /// Gaps found (all of them).
     pub gaps_total: usize,
