@@ -12,7 +12,7 @@ pub struct DiagnoseHints {
     pub split_clock_axes: bool,
     /// Topics whose messages have no header.
     pub headerless_topics: Vec<usize>,
-    /// Below this match rate the cause-finding diagnoses run.
+    /// Below this match rate (0..=1) the cause-finding diagnoses run; default 0.9.
     pub low_match_rate: f64,
 }
 
@@ -26,23 +26,38 @@ impl Default for DiagnoseHints {
     }
 }
 
+/// Which cause a [`Diagnosis`] names; diagnoses are sorted in this order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DiagnosisKind {
+    /// Some topic has no messages: no set can form.
     TopicEmpty,
+    /// Some topic's messages have no header, and the policy refuses them.
     HeaderlessTopic,
+    /// The topics are stamped on different clocks (from the hints).
     SplitClockAxes,
+    /// An exact policy on sensors stamped independently: few stamps occur on every topic.
     ExactOnIndependentSensors,
+    /// A topic arrives later (relative to its stamps) than the queue size's history of
+    /// another covers: partners are evicted before it comes.
     QueueBelowCliff,
+    /// The slop (or epsilon / max-interval) is below the stamp offset between a topic and its
+    /// nearest partners.
     SlopBelowPhaseOffset,
+    /// Messages were dropped at a backward clock jump.
     ClockEpochChanged,
+    /// Messages were dropped for out-of-order stamps within a topic.
     OutOfOrder,
 }
 
+/// One cause of a low match rate, in plain words.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Diagnosis {
+    /// The cause.
     pub kind: DiagnosisKind,
+    /// Indices of the topics concerned.
     pub topics: Vec<usize>,
+    /// The cause and what to change, with the numbers measured.
     pub message: String,
 }
 

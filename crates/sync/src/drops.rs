@@ -82,10 +82,12 @@ impl DropList {
         };
     }
 
+    /// Drops held.
     pub fn len(&self) -> usize {
         self.code.len()
     }
 
+    /// True when no message was dropped.
     pub fn is_empty(&self) -> bool {
         self.code.is_empty()
     }

@@ -14,14 +14,19 @@ use serde::Serialize;
 
 use crate::SyncOutcome;
 
+/// Why an emitted set was rejected by a freshness check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SetRejection {
+    /// Emit log time − the anchor member's stamp exceeded `max_age_ns`.
     StaleAtEmit,
+    /// Some member's transform to the target frame could not be looked up at its stamp when
+    /// the set was emitted.
     FrameUnavailable,
 }
 
 impl SetRejection {
+    /// The reason's snake_case name, as serialized and used for the count keys.
     pub fn as_str(self) -> &'static str {
         match self {
             SetRejection::StaleAtEmit => "stale_at_emit",
@@ -30,29 +35,40 @@ impl SetRejection {
     }
 }
 
+/// The freshness checks to apply.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FreshnessConfig {
     /// Topic index whose stamp a set's age is measured from.
     pub anchor: usize,
+    /// Largest age accepted, in nanoseconds: emit log time − the anchor's header stamp;
+    /// `None` = no age check.
     pub max_age_ns: Option<i64>,
 }
 
+/// One emitted set a check rejected.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RejectedSet {
     /// Index into `SyncOutcome::sets`.
     pub set: usize,
+    /// The check it failed (the age check first).
     pub reason: SetRejection,
-    /// emit log time − anchor stamp.
+    /// emit log time − anchor stamp, in nanoseconds (the anchor stamp is the earliest member's
+    /// when the anchor index is out of range).
     pub anchor_age_ns: i64,
     /// For `frame_unavailable`: the first member (topic index) that failed.
     pub topic: Option<usize>,
 }
 
+/// What the freshness checks left of an emulation's sets.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FreshnessReport {
+    /// [`FreshnessConfig::anchor`] as applied.
     pub anchor: usize,
+    /// [`FreshnessConfig::max_age_ns`] as applied.
     pub max_age_ns: Option<i64>,
+    /// Sets the synchronizer emitted.
     pub emitted_sets: usize,
+    /// Sets that passed every check.
     pub accepted_sets: usize,
     /// reason → count, sorted.
     pub rejected: BTreeMap<String, usize>,

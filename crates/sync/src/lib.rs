@@ -80,6 +80,7 @@ pub enum Policy {
 }
 
 impl Policy {
+    /// Every policy, in the order the CLI lists them.
     pub const ALL: [Policy; 7] = [
         Policy::Exact,
         Policy::Approx,
@@ -90,6 +91,7 @@ impl Policy {
         Policy::Latest,
     ];
 
+    /// The name the CLI takes and prints (`--policy`), kebab-case as serialized.
     pub fn cli_name(self) -> &'static str {
         match self {
             Policy::Exact => "exact",
@@ -158,9 +160,11 @@ impl fmt::Display for Policy {
 /// No real stamp is `i64::MIN`: a ROS stamp's seconds are 32-bit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Arrival {
+    /// Index of the message's topic, 0..n_topics in the configuration's topic order.
     pub topic: usize,
     stamp: i64,
-    /// Receive (log) time; used by `sync_arrival_time` and header-less messages in approx-py.
+    /// Receive (log) time in nanoseconds; used by `sync_arrival_time` and header-less
+    /// messages in approx-py, and by `latest` as its `now()`.
     pub arrival_ns: i64,
 }
 
@@ -202,7 +206,9 @@ impl Serialize for Arrival {
 /// Synchronizer parameters. Fields irrelevant to the chosen policy are ignored.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SyncConfig {
+    /// The synchronizer emulated.
     pub policy: Policy,
+    /// Topics synchronized, 2..=[`MAX_TOPICS`]; arrivals name them by index.
     pub n_topics: usize,
     /// C++ approx: per-topic retained messages (> 0). C++ exact: distinct pending stamps (0 =
     /// unlimited). Python: per-topic distinct keys (0 = keep nothing).
@@ -215,7 +221,11 @@ pub struct SyncConfig {
     pub lower_bounds_ns: Vec<i64>,
     /// approx-py slop in ns (already truncated like `int(slop * 1e9)`).
     pub slop_ns: i64,
+    /// approx-py `allow_headerless` (default false): a message without a header stamp is keyed
+    /// on its arrival time instead of being refused (`headerless_rejected`).
     pub allow_headerless: bool,
+    /// approx-py `sync_arrival_time` (default false): every message is keyed on its arrival
+    /// (log) time instead of its header stamp.
     pub sync_arrival_time: bool,
     /// approx-py per-topic key offset; empty = none.
     pub queue_offset_ns: Vec<i64>,
@@ -230,8 +240,15 @@ pub struct SyncConfig {
 /// rate_step_change_margin_factor)`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct RateConfig {
+    /// Weight of the newest rate sample (1 / the period between arrivals) in the topic's
+    /// rate estimate, an exponential moving average (default 0.9).
     pub rate_ema_alpha: f64,
+    /// Weight of the newest deviation |rate − sample| in the rate error's moving average
+    /// (default 0.3).
     pub error_ema_alpha: f64,
+    /// `rate_step_change_margin_factor` (default 10.0): a sample deviating by more than this
+    /// many times the error is a rate step change (the estimate starts over); a topic overdue
+    /// by that margin counts as late.
     pub margin: f64,
 }
 
@@ -288,6 +305,10 @@ impl SyncConfig {
         }
     }
 
+    /// Checks what upstream would reject or never return from: the topic count, per-topic
+    /// parameter lengths, a negative epsilon, LatestTime rate configs (one, or one per topic,
+    /// all finite), C++ approx's queue size (> 0), age penalty (finite, >= 0) and lower
+    /// bounds (>= 0).
     pub fn validate(&self) -> Result<(), SyncError> {
         if self.n_topics < 2 || self.n_topics > MAX_TOPICS {
             return Err(SyncError::TopicCount(self.n_topics));
@@ -357,14 +378,26 @@ impl SyncConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DropReason {
+    /// Removed by a queue bound while partners were still to come (`latest`: replaced by a
+    /// newer message of its topic before any set used it).
     QueueEvicted,
+    /// A candidate partner on every other topic was held with it, but the tightest set it
+    /// could have joined spanned more than the policy accepts, or the matching logic preferred
+    /// another set; an exact policy's purge of stamps older than a published set.
     SkewExceeded,
+    /// Discarded by C++ approx / approx-epsilon, or purged by an exact policy, with a stamp
+    /// behind an earlier stamp of its topic: the discard came from arrival order.
     OutOfOrder,
     /// Overwritten by a later message of its topic with the same key, or its stamp repeats
     /// one already used in an emitted set of its topic.
     DuplicateMember,
+    /// Removed, with a stamp at least [`EPOCH_JUMP_NS`] behind an earlier stamp of its topic
+    /// (a clock reset).
     ClockEpochChanged,
+    /// Still held when the input ended, or discarded by the matching logic when no free
+    /// partner ever came.
     NeverMatched,
+    /// Some input topic has no message at all, so no set could form.
     TopicEmpty,
     /// Header-less message refused (policy needs a stamp, or approx-py without allow_headerless).
     HeaderlessRejected,
@@ -373,6 +406,7 @@ pub enum DropReason {
 }
 
 impl DropReason {
+    /// The reason's snake_case name, as serialized and printed.
     pub fn as_str(self) -> &'static str {
         match self {
             DropReason::QueueEvicted => "queue_evicted",
@@ -410,13 +444,16 @@ pub struct EmittedSet {
     pub stamps_ns: PerMember<i64>,
     /// Index into the input slice of the `add()` that emitted the set.
     pub emit_after_arrival: usize,
+    /// Arrival (log) time in nanoseconds of that `add()`: when the callback fired.
     pub emit_arrival_ns: i64,
 }
 
 impl EmittedSet {
+    /// The oldest member time (see [`EmittedSet::stamps_ns`]); 0 for a set without members.
     pub fn min_stamp_ns(&self) -> i64 {
         self.stamps_ns.iter().copied().min().unwrap_or(0)
     }
+    /// The newest member time (see [`EmittedSet::stamps_ns`]); 0 for a set without members.
     pub fn max_stamp_ns(&self) -> i64 {
         self.stamps_ns.iter().copied().max().unwrap_or(0)
     }
@@ -425,12 +462,15 @@ impl EmittedSet {
 /// A message that was never part of an emitted set.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DroppedMessage {
+    /// Topic index.
     pub topic: usize,
     /// Per-topic index.
     pub index: usize,
     /// Index into the input slice.
     pub arrival_index: usize,
+    /// Header stamp in nanoseconds; `None` for a header-less message.
     pub stamp_ns: Option<i64>,
+    /// Why it never joined a set.
     pub reason: DropReason,
     /// `skew_exceeded`: the spread of the tightest set the message could have joined with
     /// what the synchronizer held when it was dropped.
@@ -444,16 +484,22 @@ pub struct DroppedMessage {
 /// Per-topic queue occupancy, sampled after every `add()`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct QueueOccupancy {
+    /// Topic index.
     pub topic: usize,
+    /// Most messages of the topic held at once.
     pub max: usize,
+    /// Messages of the topic held, averaged over every `add()`.
     pub mean: f64,
 }
 
 /// Result of [`emulate`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SyncOutcome {
+    /// The policy emulated.
     pub policy: Policy,
+    /// Topics synchronized.
     pub n_topics: usize,
+    /// Arrivals per topic, in topic order.
     pub messages_per_topic: Vec<usize>,
     /// In emit (callback) order.
     pub sets: SetList,
@@ -463,21 +509,34 @@ pub struct SyncOutcome {
     pub occupancy: Vec<QueueOccupancy>,
 }
 
+/// Why an emulation or recommendation was not run.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SyncError {
+    /// The topic count is outside 2..=[`MAX_TOPICS`].
     TopicCount(usize),
+    /// An arrival names a topic index the configuration does not have.
     TopicOutOfRange {
+        /// Index of the arrival in the input slice.
         arrival_index: usize,
+        /// The topic index it names.
         topic: usize,
+        /// Topics configured.
         n_topics: usize,
     },
+    /// A per-topic parameter has a value count other than the topic count.
     ParamLength {
+        /// The parameter (`SyncConfig` field name).
         name: &'static str,
+        /// Values needed: one per topic.
         expected: usize,
+        /// Values given.
         got: usize,
     },
+    /// A parameter upstream would reject or never return from; the text says which and why.
     InvalidParam(String),
+    /// A policy name that is neither a CLI nor a golden-vector name.
     UnknownPolicy(String),
+    /// A duration that [`parse_duration_ns`] cannot read.
     InvalidDuration(String),
     /// `recommend`: the input cannot support a recommendation (too few messages, frozen
     /// stamps, stamps on different clocks, ...): the reason, in place of numbers.
@@ -486,11 +545,15 @@ pub enum SyncError {
     /// before as many topics as its index have sent a first one reads past its rate vector).
     /// No output can be claimed from there on.
     UndefinedUpstream {
+        /// The policy emulated.
         policy: Policy,
+        /// Index in the input slice of the arrival that reaches it.
         arrival_index: usize,
+        /// The offending message's topic index.
         topic: usize,
         /// Per-topic index of the message.
         index: usize,
+        /// What upstream would do there.
         message: String,
     },
 }

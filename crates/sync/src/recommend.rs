@@ -11,23 +11,31 @@ use serde::Serialize;
 /// One topic's messages in arrival order.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct TopicSeries {
+    /// Header stamps in nanoseconds, in arrival order.
     pub stamps_ns: Vec<i64>,
     /// Receive / log time, same length as `stamps_ns`.
     pub arrival_ns: Vec<i64>,
 }
 
+/// What [`recommend`] works from: each topic's stamps and arrivals, the policy, and the
+/// optional platform figures that turn a slop into an alignment cost.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RecommendInput {
+    /// One series per topic, in topic order (2..=[`crate::MAX_TOPICS`]).
     pub topics: Vec<TopicSeries>,
     /// `ApproxPy` (slop), `Approx` (slop used as max_interval_ns) or `ApproxEpsilon` (slop
     /// used as epsilon_ns).
     pub policy: Policy,
-    /// Speed of the platform, for the alignment-error cost of a slop.
+    /// Speed of the platform in m/s, for the alignment-error cost of a slop (`speed·slop`);
+    /// `None` (default): no cost is computed.
     pub speed_mps: Option<f64>,
-    /// Focal length (px) and scene depth (m) for the pixel cost `fx·v·slop/depth`.
+    /// Focal length in pixels, for the pixel cost `fx·v·slop/depth`; `None` (default): no
+    /// pixel cost.
     pub fx_px: Option<f64>,
+    /// Scene depth in metres, for the pixel cost; `None` (default): no pixel cost.
     pub depth_m: Option<f64>,
-    /// Tolerated pixel error; reported as the largest slop that stays within it.
+    /// Tolerated pixel error; reported as the largest slop that stays within it (needs speed,
+    /// focal length and depth too). `None` (default): not reported.
     pub pixel_budget: Option<f64>,
     /// Every message of `topics` in the order the recorder wrote them, stamps as in
     /// `topics`, when the caller has it: the sweeps then replay exactly what `sync` replays.
@@ -41,6 +49,8 @@ pub struct RecommendInput {
 }
 
 impl RecommendInput {
+    /// Input for `policy` over `topics`, without platform figures, recorder order or topic
+    /// names.
     pub fn new(policy: Policy, topics: Vec<TopicSeries>) -> Self {
         RecommendInput {
             topics,
@@ -62,26 +72,38 @@ impl RecommendInput {
     }
 }
 
+/// One emulation of a sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct CurvePoint {
+    /// The slop emulated, in nanoseconds (C++ approx: max_interval; approx-epsilon: epsilon).
     pub slop_ns: i64,
+    /// The queue size emulated.
     pub queue_size: usize,
+    /// Sets emitted.
     pub sets: usize,
+    /// Sets per message of the sparsest topic.
     pub match_rate: f64,
 }
 
+/// The recommended parameters and the match rate they give on the recording.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct RecommendationCore {
+    /// Recommended slop in nanoseconds (C++ approx: max_interval; approx-epsilon: epsilon).
     pub slop_ns: i64,
+    /// Recommended queue size.
     pub queue_size: usize,
+    /// Match rate with both, emulated on the recording.
     pub match_rate: f64,
 }
 
 /// The quantities behind the recommendation.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RecommendRule {
+    /// Index of the topic with the shortest median period.
     pub fast_topic: usize,
+    /// Its median period T_fast, in nanoseconds between sorted distinct header stamps.
     pub fast_period_ns: i64,
+    /// ½·T_fast: no stamp is farther than that from a fast stamp on a jitter-free recording.
     pub half_fast_period_ns: i64,
     /// ½·p95|Δperiod| of the fast topic (its gaps widen by that much), capped at ½·T_fast.
     /// The other topics' scatter does not count: half the fast topic's widest gap bounds the
@@ -92,46 +114,65 @@ pub struct RecommendRule {
     /// True when the slow topics' phase against the fast topic covers every tenth of the
     /// period: the recording contains the worst phase, so its measured minimum is robust.
     pub phase_sweeps: bool,
-    /// Worst receive-lag difference: max over topic pairs (a, b) of p99(lag_a) − p1(lag_b).
+    /// Worst receive-lag difference: max over topic pairs (a, b) of p99(lag_a) − p1(lag_b),
+    /// where lag = arrival (log) time − header stamp, in nanoseconds.
     pub lag_delta_ns: i64,
     /// Smallest q with q·T_b > Δ_ab for every pair (a late, b queued).
     pub queue_min: usize,
-    /// Added to queue_min.
+    /// Added to queue_min (1).
     pub queue_margin: usize,
     /// Sets that could form: the fewest messages any topic has in the stamp range all topics
     /// share (at least `min_candidate_sets`, else no recommendation is made).
     pub candidate_sets: usize,
+    /// [`MIN_CANDIDATE_SETS`].
     pub min_candidate_sets: usize,
-    /// Messages and distinct stamps each topic needs for a recommendation.
+    /// Messages and distinct stamps each topic needs for a recommendation
+    /// ([`MIN_MESSAGES_PER_TOPIC`]).
     pub min_messages_per_topic: usize,
     /// Why the final values differ from the plain rule, if they do.
     pub notes: Vec<String>,
 }
 
+/// What a slop costs in alignment on the moving platform.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SlopCost {
+    /// The slop, in nanoseconds.
     pub slop_ns: i64,
+    /// Distance travelled during the slop, `speed·slop`, in metres; `None` without a speed.
     pub alignment_error_m: Option<f64>,
+    /// That distance in image pixels, `fx·error/depth`; `None` without a focal length, or
+    /// without a positive depth.
     pub pixels: Option<f64>,
 }
 
+/// A recommended slop and queue size with the rule and the curves behind them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Recommendation {
+    /// The policy recommended for.
     pub policy: Policy,
+    /// The recommended slop and queue size.
     pub recommendation: RecommendationCore,
+    /// The quantities the rule derived them from.
     pub rule: RecommendRule,
-    /// Smallest swept slop reaching ~the plateau (≥ 98 % of the best rate) at the recommended queue.
+    /// Smallest swept slop reaching ~the plateau (≥ 98 % of the best rate) at the recommended
+    /// queue; `None` when no swept slop matches anything.
     pub min_slop_ns: Option<i64>,
+    /// Best match rate of the slop curve.
     pub plateau_match_rate: f64,
-    /// Match rate at queue_size − 1 and at queue_min − 1 (the cliff), at the recommended slop.
+    /// Match rate at queue_size − 1, at the recommended slop (0 at queue 0).
     pub match_rate_at_queue_minus_1: Option<f64>,
+    /// Match rate at queue_min − 1 (the cliff), at the recommended slop (0 at queue 0).
     pub match_rate_at_queue_min_minus_1: Option<f64>,
     /// Match rate vs slop at the recommended queue size.
     pub slop_curve: Vec<CurvePoint>,
     /// Match rate vs queue size at the recommended slop.
     pub queue_curve: Vec<CurvePoint>,
+    /// The recommended slop's cost.
     pub cost_recommended: SlopCost,
+    /// The cost of `min_slop_ns`; `None` when there is none.
     pub cost_min_slop: Option<SlopCost>,
+    /// Largest slop (ns) within the pixel budget; `None` unless the budget, speed, focal
+    /// length and depth are all given and the last three positive.
     pub max_slop_for_pixel_budget_ns: Option<i64>,
 }
 
@@ -157,7 +198,9 @@ pub enum NoRecommendationCode {
 /// The reason no recommendation is made: no numbers are derived from such input.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NoRecommendation {
+    /// The policy a recommendation was asked for.
     pub policy: Policy,
+    /// Why none is made.
     pub code: NoRecommendationCode,
     /// The topics concerned.
     pub topics: Vec<String>,
@@ -174,6 +217,7 @@ pub struct NoRecommendation {
     /// (relative to its stamps) the first topic arrives than the second.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offset_ns: Option<i64>,
+    /// The reason in words, naming the topics and the numbers.
     pub message: String,
 }
 
@@ -450,6 +494,93 @@ fn cost(input: &RecommendInput, slop_ns: i64) -> SlopCost {
 
 /// Sweep slop and queue size by emulation and recommend both. See [`RecommendRule`].
 pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
+    check_input(input)?;
+    // Each topic's stamps sorted: periods robust to out-of-order delivery, distinct stamps,
+    // ranges. Input that cannot support a recommendation is refused before any sweep.
+    let sorted: Vec<Vec<i64>> = input
+        .topics
+        .iter()
+        .map(|t| {
+            let mut s = t.stamps_ns.clone();
+            s.sort_unstable();
+            s
+        })
+        .collect();
+    let candidate_sets = screen(input, &sorted)?;
+    let slop = slop_rule(input, sorted)?;
+    let counts: Vec<usize> = input.topics.iter().map(|t| t.stamps_ns.len()).collect();
+    let queue = queue_rule(input, &slop.medians, &counts)?;
+    let queue_margin = 1usize;
+    let mut notes = Vec::new();
+    if let Some((b, c)) = queue.capped {
+        notes.push(format!(
+            "queue minimum capped at the {c} messages of {}: a queue holding them all never evicts",
+            input.name(b)
+        ));
+    }
+
+    let runner = Runner {
+        policy: input.policy,
+        n: input.topics.len(),
+        arrivals: arrivals_in_order(input),
+        counts: counts.clone(),
+    };
+    let max_q = queue_max(queue.queue_min, queue_margin, &counts);
+    if max_q > QUEUE_GRID_POINTS {
+        notes.push(format!(
+            "queue curve sampled on a grid of sizes up to {max_q}, not at every size"
+        ));
+    }
+    let sweep = Sweep {
+        runner: &runner,
+        slop_grid: slop_grid(slop.t_fast, slop.half, slop.rule_slop),
+        max_q,
+        queue_min: queue.queue_min,
+        queue_margin,
+    };
+    let chosen = choose(&sweep, &slop, &mut notes);
+
+    let at = runner.run(chosen.slop_ns, chosen.queue_size);
+    // q = 0 is legal for approx-py (matches nothing); C++ approx rejects it (rate 0).
+    let minus = |q: usize| Some(runner.run(chosen.slop_ns, q).match_rate);
+    Ok(Recommendation {
+        policy: input.policy,
+        recommendation: RecommendationCore {
+            slop_ns: chosen.slop_ns,
+            queue_size: chosen.queue_size,
+            match_rate: at.match_rate,
+        },
+        rule: RecommendRule {
+            fast_topic: slop.fast,
+            fast_period_ns: slop.t_fast,
+            half_fast_period_ns: slop.half,
+            jitter_margin_ns: slop.jitter_margin,
+            rule_slop_ns: slop.rule_slop,
+            phase_sweeps: slop.sweeps,
+            lag_delta_ns: queue.lag_delta,
+            queue_min: queue.queue_min,
+            queue_margin,
+            candidate_sets,
+            min_candidate_sets: MIN_CANDIDATE_SETS,
+            min_messages_per_topic: MIN_MESSAGES_PER_TOPIC,
+            notes,
+        },
+        min_slop_ns: chosen.min_slop,
+        plateau_match_rate: chosen.plateau,
+        match_rate_at_queue_minus_1: minus(chosen.queue_size - 1),
+        match_rate_at_queue_min_minus_1: minus(queue.queue_min - 1),
+        slop_curve: chosen.slop_curve,
+        queue_curve: chosen.queue_curve,
+        cost_recommended: cost(input, chosen.slop_ns),
+        cost_min_slop: chosen.min_slop.map(|s| cost(input, s)),
+        max_slop_for_pixel_budget_ns: max_slop_for_pixel_budget(input),
+    })
+}
+
+/// Rejects calls `recommend` cannot serve: a topic count outside 2..=[`crate::MAX_TOPICS`],
+/// a policy without a slop-like parameter, stamps and arrivals of different lengths, ordered
+/// arrivals that do not hold exactly each topic's messages.
+fn check_input(input: &RecommendInput) -> Result<(), SyncError> {
     let n = input.topics.len();
     if !(2..=crate::MAX_TOPICS).contains(&n) {
         return Err(SyncError::TopicCount(n));
@@ -492,18 +623,26 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
             ));
         }
     }
-    // Each topic's stamps sorted: periods robust to out-of-order delivery, distinct stamps,
-    // ranges. Input that cannot support a recommendation is refused before any sweep.
-    let sorted: Vec<Vec<i64>> = input
-        .topics
-        .iter()
-        .map(|t| {
-            let mut s = t.stamps_ns.clone();
-            s.sort_unstable();
-            s
-        })
-        .collect();
-    let candidate_sets = screen(input, &sorted)?;
+    Ok(())
+}
+
+/// The slop rule's quantities, from the stamps alone.
+struct SlopRule {
+    /// Each topic's median period (positive).
+    medians: Vec<i64>,
+    fast: usize,
+    t_fast: i64,
+    half: i64,
+    jitter_margin: i64,
+    rule_slop: i64,
+    sweeps: bool,
+}
+
+/// The slop rule: ½·T_fast plus the fast topic's jitter margin, and whether the other topics'
+/// phase sweeps the fast period. `sorted`: each topic's stamps, sorted (consumed: the sweeps
+/// do not need them).
+fn slop_rule(input: &RecommendInput, sorted: Vec<Vec<i64>>) -> Result<SlopRule, SyncError> {
+    let n = sorted.len();
     let periods: Vec<Vec<i64>> = sorted.iter().map(|s| periods_of(s)).collect();
     let mut medians = Vec::with_capacity(n);
     for (k, p) in periods.iter().enumerate() {
@@ -530,11 +669,33 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
         .map(|k| sorted[k].as_slice())
         .collect();
     let sweeps = phase_sweeps(&sorted[fast], &others);
-    drop(others);
-    drop(sorted);
+    Ok(SlopRule {
+        medians,
+        fast,
+        t_fast,
+        half,
+        jitter_margin,
+        rule_slop,
+        sweeps,
+    })
+}
 
-    // Queue from receive lag: topic b must hold its messages while a's partner is in flight.
-    let counts: Vec<usize> = input.topics.iter().map(|t| t.stamps_ns.len()).collect();
+/// The queue rule's quantities, from the receive lags.
+struct QueueRule {
+    lag_delta: i64,
+    queue_min: usize,
+    /// The topic whose message count capped `queue_min`, and that count.
+    capped: Option<(usize, usize)>,
+}
+
+/// Queue from receive lag: topic b must hold its messages while a's partner is in flight.
+/// Refuses (`lag_beyond_queue`) a lag difference that needs more than [`MAX_QUEUE_SIZE`].
+fn queue_rule(
+    input: &RecommendInput,
+    medians: &[i64],
+    counts: &[usize],
+) -> Result<QueueRule, SyncError> {
+    let n = input.topics.len();
     let lq: Vec<(i64, i64)> = input.topics.iter().map(lag_quantiles).collect();
     let mut lag_delta = 0i64;
     let mut queue_min = 1usize;
@@ -587,18 +748,17 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
             ),
         })));
     }
-    let queue_margin = 1usize;
-    let mut notes = Vec::new();
-    if let Some((b, c)) = capped {
-        notes.push(format!(
-            "queue minimum capped at the {c} messages of {}: a queue holding them all never evicts",
-            input.name(b)
-        ));
-    }
+    Ok(QueueRule {
+        lag_delta,
+        queue_min,
+        capped,
+    })
+}
 
-    // Decode once: the recorder's order when given, else the topics merged by arrival time
-    // (ties: lower topic, then earlier message).
-    let arrivals = match &input.arrivals {
+/// The messages the sweeps replay, decoded once: the recorder's order when given, else the
+/// topics merged by arrival time (ties: lower topic, then earlier message).
+fn arrivals_in_order(input: &RecommendInput) -> std::borrow::Cow<'_, [Arrival]> {
+    match &input.arrivals {
         Some(a) => std::borrow::Cow::Borrowed(&a[..]),
         None => {
             let mut merged: Vec<(i64, usize, usize)> = Vec::new();
@@ -613,14 +773,12 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
                     .collect(),
             )
         }
-    };
-    let runner = Runner {
-        policy: input.policy,
-        n,
-        arrivals,
-        counts: counts.clone(),
-    };
+    }
+}
 
+/// Slops swept: [`SLOP_GRID_POINTS`] even steps up to 1.5·T_fast, plus ½·T_fast and the
+/// rule's slop; sorted, distinct.
+fn slop_grid(t_fast: i64, half: i64, rule_slop: i64) -> Vec<i64> {
     let step = (t_fast.saturating_mul(3) / 2 / SLOP_GRID_POINTS).max(1);
     let mut grid: Vec<i64> = (1..=SLOP_GRID_POINTS)
         .map(|i| i.saturating_mul(step))
@@ -628,47 +786,57 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
     grid.extend([half, rule_slop]);
     grid.sort_unstable();
     grid.dedup();
-    // Emulations are independent: curves run on all cores.
-    let slop_curve_at =
-        |q: usize| -> Vec<CurvePoint> { grid.par_iter().map(|&s| runner.run(s, q)).collect() };
-    let plateau_min = |curve: &[CurvePoint]| -> (f64, Option<i64>) {
-        let best = curve.iter().map(|c| c.match_rate).fold(0.0, f64::max);
-        let min = curve
-            .iter()
-            .find(|c| best > 0.0 && c.match_rate >= PLATEAU_FRACTION * best)
-            .map(|c| c.slop_ns);
-        (best, min)
-    };
+    grid
+}
 
-    // Beyond the largest topic's message count no queue evicts: the curve is flat there.
+/// Largest queue size swept. Beyond the largest topic's message count no queue evicts: the
+/// curve is flat there.
+fn queue_max(queue_min: usize, queue_margin: usize, counts: &[usize]) -> usize {
     let max_count = counts.iter().copied().max().unwrap_or(1);
-    let max_q = (queue_min + queue_margin + 4)
+    (queue_min + queue_margin + 4)
         .max(2 * queue_min + 2)
         .min(max_count + queue_margin)
-        .max(queue_min + queue_margin);
-    if max_q > QUEUE_GRID_POINTS {
-        notes.push(format!(
-            "queue curve sampled on a grid of sizes up to {max_q}, not at every size"
-        ));
+        .max(queue_min + queue_margin)
+}
+
+/// The match-rate sweeps. Emulations are independent: curves run on all cores.
+struct Sweep<'r, 'a> {
+    runner: &'r Runner<'a>,
+    slop_grid: Vec<i64>,
+    max_q: usize,
+    queue_min: usize,
+    queue_margin: usize,
+}
+
+impl Sweep<'_, '_> {
+    /// Match rate at each slop of the grid, at queue size `q`.
+    fn slop_curve(&self, q: usize) -> Vec<CurvePoint> {
+        self.slop_grid
+            .par_iter()
+            .map(|&s| self.runner.run(s, q))
+            .collect()
     }
-    let queue_curve_at = |slop: i64, q: usize| -> Vec<CurvePoint> {
+
+    /// Match rate at each queue size of the grid (which keeps `q` and the rule's sizes), at
+    /// `slop`.
+    fn queue_curve(&self, slop: i64, q: usize) -> Vec<CurvePoint> {
         let keep = [
-            queue_min.saturating_sub(1),
-            queue_min,
-            queue_min + queue_margin,
+            self.queue_min.saturating_sub(1),
+            self.queue_min,
+            self.queue_min + self.queue_margin,
             q,
         ];
-        queue_grid(max_q, &keep)
+        queue_grid(self.max_q, &keep)
             .into_par_iter()
-            .map(|q| runner.run(slop, q))
+            .map(|q| self.runner.run(slop, q))
             .collect()
-    };
-    let rate_at =
-        |curve: &[CurvePoint], s: i64| curve.iter().find(|c| c.slop_ns == s).map(|c| c.match_rate);
-    // If the lag rule's queue is below the measured plateau at `slop` (e.g. C++ approx, which
-    // holds a set until it is proven, needs more history), take the measured knee instead.
-    let bump_queue = |q: usize, slop: i64, notes: &mut Vec<String>| -> (usize, Vec<CurvePoint>) {
-        let curve = queue_curve_at(slop, q);
+    }
+
+    /// If the lag rule's queue is below the measured plateau at `slop` (e.g. C++ approx,
+    /// which holds a set until it is proven, needs more history), take the measured knee
+    /// instead. Returns the queue size and the queue curve at `slop`.
+    fn bump_queue(&self, q: usize, slop: i64, notes: &mut Vec<String>) -> (usize, Vec<CurvePoint>) {
+        let curve = self.queue_curve(slop, q);
         let best = curve.iter().map(|c| c.match_rate).fold(0.0, f64::max);
         let here = curve
             .iter()
@@ -689,14 +857,44 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
             }
         }
         (q, curve)
-    };
+    }
+}
 
-    // 1. queue at the rule slop; 2. slop curve at that queue; 3. re-check the queue.
-    let (mut queue_size, _) = bump_queue(queue_min + queue_margin, rule_slop, &mut notes);
-    let slop_curve = slop_curve_at(queue_size);
+/// The best match rate of a slop curve and the smallest slop reaching
+/// [`PLATEAU_FRACTION`] of it (None when nothing matches).
+fn plateau_min(curve: &[CurvePoint]) -> (f64, Option<i64>) {
+    let best = curve.iter().map(|c| c.match_rate).fold(0.0, f64::max);
+    let min = curve
+        .iter()
+        .find(|c| best > 0.0 && c.match_rate >= PLATEAU_FRACTION * best)
+        .map(|c| c.slop_ns);
+    (best, min)
+}
+
+/// The match rate a slop curve has at slop `s`, if `s` was swept.
+fn rate_at(curve: &[CurvePoint], s: i64) -> Option<f64> {
+    curve.iter().find(|c| c.slop_ns == s).map(|c| c.match_rate)
+}
+
+/// The chosen slop and queue size with the curves behind them.
+struct Chosen {
+    slop_ns: i64,
+    queue_size: usize,
+    slop_curve: Vec<CurvePoint>,
+    queue_curve: Vec<CurvePoint>,
+    plateau: f64,
+    min_slop: Option<i64>,
+}
+
+/// Queue at the rule slop, then the slop curve at that queue, then the queue re-checked at
+/// the chosen slop. Each departure from the plain rule is noted.
+fn choose(sweep: &Sweep<'_, '_>, rule: &SlopRule, notes: &mut Vec<String>) -> Chosen {
+    let (queue_size, _) =
+        sweep.bump_queue(sweep.queue_min + sweep.queue_margin, rule.rule_slop, notes);
+    let slop_curve = sweep.slop_curve(queue_size);
     let (plateau, min_slop) = plateau_min(&slop_curve);
-    let mut slop_ns = rule_slop;
-    if sweeps {
+    let mut slop_ns = rule.rule_slop;
+    if rule.sweeps {
         if let Some(m) = min_slop {
             slop_ns = m;
             notes.push("phase sweeps all values: the measured minimum slop is used".into());
@@ -710,12 +908,21 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
             );
         }
     }
-    let (q2, queue_curve) = bump_queue(queue_size, slop_ns, &mut notes);
-    queue_size = q2;
-    let at = runner.run(slop_ns, queue_size);
-    // q = 0 is legal for approx-py (matches nothing); C++ approx rejects it (rate 0).
-    let minus = |q: usize| Some(runner.run(slop_ns, q).match_rate);
-    let max_slop_for_pixel_budget_ns = match (
+    let (queue_size, queue_curve) = sweep.bump_queue(queue_size, slop_ns, notes);
+    Chosen {
+        slop_ns,
+        queue_size,
+        slop_curve,
+        queue_curve,
+        plateau,
+        min_slop,
+    }
+}
+
+/// Largest slop whose pixel cost `fx·v·slop/depth` stays within the pixel budget; None
+/// unless budget, speed, focal length and depth are all given and the last three positive.
+fn max_slop_for_pixel_budget(input: &RecommendInput) -> Option<i64> {
+    match (
         input.pixel_budget,
         input.speed_mps,
         input.fx_px,
@@ -730,37 +937,5 @@ pub fn recommend(input: &RecommendInput) -> Result<Recommendation, SyncError> {
             }
         }
         _ => None,
-    };
-    Ok(Recommendation {
-        policy: input.policy,
-        recommendation: RecommendationCore {
-            slop_ns,
-            queue_size,
-            match_rate: at.match_rate,
-        },
-        rule: RecommendRule {
-            fast_topic: fast,
-            fast_period_ns: t_fast,
-            half_fast_period_ns: half,
-            jitter_margin_ns: jitter_margin,
-            rule_slop_ns: rule_slop,
-            phase_sweeps: sweeps,
-            lag_delta_ns: lag_delta,
-            queue_min,
-            queue_margin,
-            candidate_sets,
-            min_candidate_sets: MIN_CANDIDATE_SETS,
-            min_messages_per_topic: MIN_MESSAGES_PER_TOPIC,
-            notes,
-        },
-        min_slop_ns: min_slop,
-        plateau_match_rate: plateau,
-        match_rate_at_queue_minus_1: minus(queue_size - 1),
-        match_rate_at_queue_min_minus_1: minus(queue_min - 1),
-        slop_curve,
-        queue_curve,
-        cost_recommended: cost(input, slop_ns),
-        cost_min_slop: min_slop.map(|s| cost(input, s)),
-        max_slop_for_pixel_budget_ns,
-    })
+    }
 }

@@ -8,8 +8,11 @@ use std::collections::BTreeMap;
 /// Drops of one topic.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TopicDrops {
+    /// Topic index.
     pub topic: usize,
+    /// Messages of the topic.
     pub messages: usize,
+    /// Of those, the ones in no emitted set.
     pub dropped: usize,
     /// reason name -> count, sorted by name.
     pub by_reason: BTreeMap<String, usize>,
@@ -17,23 +20,30 @@ pub struct TopicDrops {
     /// partner then.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub missing_partner: BTreeMap<usize, usize>,
-    /// Spread of the tightest set each `skew_exceeded` drop could have joined.
+    /// Spread (stamps, nanoseconds) of the tightest set each `skew_exceeded` drop could have
+    /// joined; `None` without such drops.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skew_span_ns: Option<NsSummary>,
 }
 
+/// Summary statistics of one emulation ([`summarize`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SyncReport {
+    /// The policy emulated.
     pub policy: Policy,
+    /// Topics synchronized.
     pub n_topics: usize,
+    /// Messages per topic, in topic order.
     pub messages_per_topic: Vec<usize>,
+    /// Sets emitted.
     pub sets: usize,
     /// sets / messages of the topic with the fewest messages (0 when that is 0).
     pub match_rate: f64,
     /// reason name -> count over all topics, sorted by name.
     pub drops: BTreeMap<String, usize>,
+    /// One entry per topic, in topic order.
     pub drops_per_topic: Vec<TopicDrops>,
-    /// max − min stamp of each set.
+    /// max − min stamp of each set (the times the synchronizer used); `None` without sets.
     pub span_ns: Option<NsSummary>,
     /// Per topic: member stamp − the set's earliest stamp.
     pub member_offset_ns: Vec<Option<NsSummary>>,
@@ -42,6 +52,7 @@ pub struct SyncReport {
     /// Arrival time of the emitting add() − arrival time of the set's last-arriving member:
     /// how long a complete set waited to be proven (C++ approx), 0 for greedy policies.
     pub emit_wait_ns: Option<NsSummary>,
+    /// Per-topic queue occupancy, in topic order.
     pub occupancy: Vec<QueueOccupancy>,
 }
 
@@ -53,6 +64,7 @@ pub(crate) fn match_rate(sets: usize, messages_per_topic: &[usize]) -> f64 {
     }
 }
 
+/// Summarizes `outcome`, the result of emulating `cfg` over `arrivals`.
 pub fn summarize(cfg: &SyncConfig, arrivals: &[Arrival], outcome: &SyncOutcome) -> SyncReport {
     let n = outcome.n_topics;
     let mut drops: BTreeMap<String, usize> = BTreeMap::new();

@@ -5,6 +5,7 @@ use serde::{Serialize, Serializer};
 
 /// A list stored by column whose rows are built when read.
 pub trait RowList {
+    /// The value one row is built into.
     type Row;
 
     /// Number of rows.
@@ -13,6 +14,7 @@ pub trait RowList {
     /// Row `i`, if there is one.
     fn row(&self, i: usize) -> Option<Self::Row>;
 
+    /// True when the list has no rows.
     fn is_empty(&self) -> bool {
         self.len() == 0
     }

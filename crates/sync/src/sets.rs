@@ -20,6 +20,7 @@ pub struct SetList {
 }
 
 impl SetList {
+    /// An empty list of sets of `n_members` members each.
     pub fn new(n_members: usize) -> Self {
         SetList {
             n_members,
@@ -31,10 +32,12 @@ impl SetList {
         }
     }
 
+    /// Sets held.
     pub fn len(&self) -> usize {
         self.emit_after_arrival.len()
     }
 
+    /// True when no set was emitted.
     pub fn is_empty(&self) -> bool {
         self.emit_after_arrival.is_empty()
     }

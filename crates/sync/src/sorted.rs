@@ -20,17 +20,17 @@ impl<V> Default for SortedQueue<V> {
 }
 
 impl<V> SortedQueue<V> {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.items.len()
     }
 
     /// The stamps, in increasing order.
-    pub fn keys(&self) -> impl Iterator<Item = i64> + '_ {
+    pub(crate) fn keys(&self) -> impl Iterator<Item = i64> + '_ {
         self.items.iter().map(|&(k, _)| k)
     }
 
     /// The entries, in increasing stamp order.
-    pub fn iter(&self) -> impl Iterator<Item = &(i64, V)> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &(i64, V)> + '_ {
         self.items.iter()
     }
 
@@ -43,7 +43,7 @@ impl<V> SortedQueue<V> {
     }
 
     /// Inserts or replaces; returns the replaced value.
-    pub fn insert(&mut self, t: i64, v: V) -> Option<V> {
+    pub(crate) fn insert(&mut self, t: i64, v: V) -> Option<V> {
         match self.find(t) {
             Ok(i) => Some(std::mem::replace(&mut self.items[i].1, v)),
             Err(i) => {
@@ -53,25 +53,25 @@ impl<V> SortedQueue<V> {
         }
     }
 
-    pub fn get_mut(&mut self, t: i64) -> Option<&mut V> {
+    pub(crate) fn get_mut(&mut self, t: i64) -> Option<&mut V> {
         self.find(t).ok().map(|i| &mut self.items[i].1)
     }
 
-    pub fn contains(&self, t: i64) -> bool {
+    pub(crate) fn contains(&self, t: i64) -> bool {
         self.find(t).is_ok()
     }
 
-    pub fn remove(&mut self, t: i64) -> Option<V> {
+    pub(crate) fn remove(&mut self, t: i64) -> Option<V> {
         let i = self.find(t).ok()?;
         self.items.remove(i).map(|(_, v)| v)
     }
 
-    pub fn pop_first(&mut self) -> Option<(i64, V)> {
+    pub(crate) fn pop_first(&mut self) -> Option<(i64, V)> {
         self.items.pop_front()
     }
 
     /// Removes the entry with the smallest stamp when it is below `t`.
-    pub fn pop_below(&mut self, t: i64) -> Option<(i64, V)> {
+    pub(crate) fn pop_below(&mut self, t: i64) -> Option<(i64, V)> {
         match self.items.front() {
             Some(&(k, _)) if k < t => self.items.pop_front(),
             _ => None,

@@ -27,6 +27,7 @@ pub enum NotReady {
 }
 
 impl NotReady {
+    /// The reason's snake_case name, as serialized and as used for drop-reason keys.
     pub fn as_str(self) -> &'static str {
         match self {
             NotReady::FrameUnknown => "frame_unknown",
@@ -60,6 +61,7 @@ enum Cache {
 /// Counters of inserts tf2 would refuse (it logs a warning and keeps going).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct InsertStats {
+    /// Transforms accepted into a cache (static overwrites included).
     pub inserted: usize,
     /// `TF_OLD_DATA`: older than the newest sample minus the cache length.
     pub old_data: usize,
@@ -69,6 +71,8 @@ pub struct InsertStats {
     pub invalid: usize,
 }
 
+/// The transforms received so far, per child frame: what `tf2::BufferCore` holds, without the
+/// transforms' values (only which edges exist at which stamps).
 #[derive(Debug, Clone)]
 pub struct TfBuffer {
     cache_ns: i64,
@@ -76,6 +80,7 @@ pub struct TfBuffer {
     names: Vec<String>,
     /// Indexed by child frame id.
     caches: Vec<Option<Cache>>,
+    /// What became of every insert so far (accepted or refused, and why).
     pub stats: InsertStats,
 }
 
@@ -91,6 +96,7 @@ impl TfBuffer {
         }
     }
 
+    /// The history kept behind each edge's newest sample, in nanoseconds (negative given as 0).
     pub fn cache_ns(&self) -> i64 {
         self.cache_ns
     }

@@ -28,16 +28,22 @@ use serde::Serialize;
 use crate::buffer::{InsertStats, NotReady, TfBuffer};
 use crate::{strip_slash, DataMessage, Event, Frame, TfMessage, DEFAULT_CACHE_NS};
 
+/// A `tf2_ros::MessageFilter`'s settings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FilterConfig {
+    /// The frame every message's `frame_id` must be transformable into (a leading `/` is
+    /// stripped).
     pub target_frame: String,
-    /// Waiting messages held at most (tf2_ros `queue_size`); 0 = unbounded.
+    /// Waiting messages held at most per topic (tf2_ros `queue_size`); 0 = unbounded.
+    /// Default 10.
     pub queue_size: usize,
-    /// Buffer cache length (tf2 default 10 s).
+    /// Buffer cache length in nanoseconds: the history each TF edge keeps behind its newest
+    /// sample. Default [`DEFAULT_CACHE_NS`] (tf2's 10 s).
     pub cache_ns: i64,
 }
 
 impl FilterConfig {
+    /// Filter into `target_frame` with tf2_ros's defaults: queue size 10, cache 10 s.
     pub fn new(target_frame: &str) -> FilterConfig {
         FilterConfig {
             target_frame: target_frame.to_string(),
@@ -47,39 +53,58 @@ impl FilterConfig {
     }
 }
 
+/// Whether a message passed the filter, and when.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Readiness {
+    /// Transformable when it arrived: passed at once.
     ReadyOnArrival,
+    /// Waited in the queue until a TF message made it transformable.
     ReadyAfterWait,
+    /// Never passed: dropped (see [`MessageDecision::reason`]), or still waiting at the end.
     Dropped,
 }
 
 /// The fate of one data message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MessageDecision {
+    /// Index into the data topic list ([`DataMessage::topic`]).
     pub topic: usize,
     /// Per-topic index (arrival order).
     pub index: usize,
+    /// `header.frame_id` as written.
     pub frame_id: Frame,
+    /// `header.stamp` in nanoseconds: the time the lookup is made at.
     pub stamp_ns: i64,
+    /// Arrival (the bag's log time) in nanoseconds.
     pub log_time_ns: i64,
+    /// Passed on arrival, after waiting, or dropped.
     pub readiness: Readiness,
     /// Log time at which it passed or was dropped (`None`: still waiting at the end).
     pub decided_log_time_ns: Option<i64>,
-    /// decided − arrival, for messages that waited and passed.
+    /// decided − arrival (log times, nanoseconds), for messages that waited and passed; else
+    /// `None`.
     pub wait_ns: Option<i64>,
+    /// Why a dropped message was dropped (for one still waiting at the end: the lookup's
+    /// error then); `None` for messages that passed.
     pub reason: Option<NotReady>,
 }
 
+/// One data topic's totals.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TopicReadiness {
+    /// The topic's name.
     pub topic: String,
+    /// Its messages in the replay.
     pub messages: usize,
+    /// Messages that passed on arrival.
     pub ready_on_arrival: usize,
+    /// Messages that passed after waiting.
     pub ready_after_wait: usize,
+    /// Messages that never passed (dropped, or still waiting at the end).
     pub dropped: usize,
-    /// Waits of the messages that passed after waiting.
+    /// Waits (log time, nanoseconds) of the messages that passed after waiting; `None` when
+    /// none did.
     pub wait_ns: Option<NsSummary>,
     /// reason → count, sorted.
     pub drops: BTreeMap<String, usize>,
@@ -87,12 +112,16 @@ pub struct TopicReadiness {
     pub frames: Vec<String>,
 }
 
+/// What the MessageFilter did with every data message of a replay.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FilterReport {
+    /// The settings replayed.
     pub config: FilterConfig,
+    /// Per data topic, in the order of the topic list given.
     pub topics: Vec<TopicReadiness>,
     /// Most messages waiting at once in one topic's queue.
     pub max_waiting: usize,
+    /// What became of the TF transforms inserted into the buffer (static and dynamic).
     pub tf_inserts: InsertStats,
     /// One per data message, in arrival order.
     #[serde(skip)]
@@ -281,8 +310,11 @@ fn summarize(topics: &[String], decisions: &[MessageDecision]) -> Vec<TopicReadi
 /// emitted), transform `frame_id` at `stamp_ns` into the target frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Query {
+    /// Log time (nanoseconds) up to which TF messages count.
     pub asof_log_ns: i64,
+    /// The frame to transform from (a leading `/` is stripped).
     pub frame_id: String,
+    /// Header stamp (nanoseconds) the lookup is made at.
     pub stamp_ns: i64,
 }
 

@@ -36,19 +36,24 @@ pub type Frame = std::sync::Arc<str>;
 /// One `geometry_msgs/TransformStamped`, reduced to what timing needs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TfTransform {
+    /// `header.frame_id`: the parent frame, as written (a leading `/` is stripped on use).
     pub parent: Frame,
+    /// `child_frame_id`, as written (a leading `/` is stripped on use).
     pub child: Frame,
+    /// `header.stamp` in nanoseconds: the time the transform is valid at (header stamp clock).
     pub stamp_ns: i64,
 }
 
 /// One `tf2_msgs/TFMessage` as received.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TfMessage {
+    /// When the recorder received it, in nanoseconds (the bag's log time).
     pub log_time_ns: i64,
     /// Index into the TF topic list the caller passes alongside.
     pub source: usize,
     /// Received on a latched static topic (`/tf_static`): valid for all time.
     pub is_static: bool,
+    /// The message's transforms, in message order (may be empty).
     pub transforms: Vec<TfTransform>,
 }
 
@@ -57,15 +62,20 @@ pub struct TfMessage {
 pub struct DataMessage {
     /// Index into the data topic list.
     pub topic: usize,
+    /// `header.frame_id`, as written (empty when the message has none).
     pub frame_id: Frame,
+    /// `header.stamp` in nanoseconds: the time its transform is looked up at.
     pub stamp_ns: i64,
+    /// When the recorder received it, in nanoseconds (the bag's log time).
     pub log_time_ns: i64,
 }
 
 /// Input in log-time (arrival) order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
+    /// A message of a TF topic (`/tf` or `/tf_static`).
     Tf(TfMessage),
+    /// A message of an analysed data topic.
     Data(DataMessage),
 }
 

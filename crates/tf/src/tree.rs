@@ -13,51 +13,74 @@ use crate::{strip_slash, TfMessage};
 /// Gaps listed per edge at most (the count is always complete).
 const MAX_GAPS_LISTED: usize = 20;
 
+/// An interval between consecutive stamps of an edge longer than its gap threshold.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Gap {
+    /// The header stamp before the gap, in nanoseconds.
     pub from_stamp_ns: i64,
+    /// The header stamp after the gap, in nanoseconds.
     pub to_stamp_ns: i64,
+    /// `to_stamp_ns − from_stamp_ns`.
     pub length_ns: i64,
 }
 
+/// One (parent, child, static) edge of the tree over the whole bag.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EdgeReport {
+    /// The parent frame (leading `/` stripped).
     pub parent: String,
+    /// The child frame (leading `/` stripped).
     pub child: String,
+    /// Carried by a static TF topic.
     pub is_static: bool,
     /// TF topics that carried this edge, sorted.
     pub topics: Vec<String>,
+    /// Transforms received for the edge.
     pub samples: usize,
+    /// Earliest header stamp of the edge, in nanoseconds.
     pub first_stamp_ns: i64,
+    /// Latest header stamp of the edge, in nanoseconds.
     pub last_stamp_ns: i64,
     /// (samples − 1) / stamp span; `None` for static edges or fewer than two distinct stamps.
     pub rate_hz: Option<f64>,
     /// Intervals between consecutive distinct stamps (sorted by stamp).
     pub period_ns: Option<NsSummary>,
-    /// An interval longer than this is a gap: 3 × the median period.
+    /// An interval longer than this is a gap: 3 × the median period; `None` for static edges
+    /// and edges with fewer than two distinct stamps.
     pub gap_threshold_ns: Option<i64>,
+    /// Gaps found (all of them).
     pub gaps_total: usize,
+    /// The first gaps in stamp order, at most 20.
     pub gaps: Vec<Gap>,
 }
 
+/// A structural problem of one child frame.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Finding {
     /// `multiple_parents`, `competing_publishers`, `static_and_dynamic`.
     pub code: WarningCode,
+    /// The child frame concerned.
     pub child: String,
+    /// Every parent it was given, sorted.
     pub parents: Vec<String>,
+    /// Every TF topic that carried it, sorted.
     pub topics: Vec<String>,
+    /// The problem in words, naming the frames.
     pub message: String,
 }
 
+/// The transform tree over the whole bag ([`analyze_tree`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TreeReport {
+    /// Every frame named by a valid transform, sorted.
     pub frames: Vec<String>,
     /// Sorted by (parent, child, is_static).
     pub edges: Vec<EdgeReport>,
     /// Sorted by (code, child).
     pub findings: Vec<Finding>,
+    /// TF messages read.
     pub tf_messages: usize,
+    /// Transforms in them, invalid ones (empty frame, child equal to parent) included.
     pub transforms: usize,
 }
 
