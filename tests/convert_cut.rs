@@ -26,7 +26,8 @@ fn convert_keeps_exactly_the_selected_topics_and_window() {
     let all = messages(&input);
     let start = all.iter().map(|m| m.1).min().unwrap();
     let dir = tempdir("cut");
-    let cases: Vec<(Vec<&str>, Box<dyn Fn(&str, u64) -> bool>)> = vec![
+    type Keep = Box<dyn Fn(&str, u64) -> bool>;
+    let cases: Vec<(Vec<&str>, Keep)> = vec![
         (
             vec![
                 "--topics",
