@@ -207,7 +207,7 @@ const TIMING_ONLY: &str = "TIMING-ONLY FAILURE";
 /// host, and `inner` runs again (up to `attempts` times in all) while it fails on timing
 /// bounds alone. The CI VM's host takes its vCPUs away for up to 13 ms at a time, in spells
 /// of minutes: /proc/stat's steal column showed 0.1-15% of all CPU time from one run of the
-/// DDS test to the next on 2026-12-01. The player measures steal on its own thread, but not
+/// DDS test to the next (bench/results/2026-12-01-2core-vm.md). The player measures steal on its own thread, but not
 /// what it does to the guest's other threads (DDS, the receiver) that then compete with it;
 /// a player with a real timing fault fails every attempt, quiet or not. Content, count and
 /// order are never retried.
@@ -489,8 +489,8 @@ fn inner_play_arrives_identical_and_on_time() {
         - quantile(&mut offs[..quarter].to_vec(), 0.5);
     eprintln!("receiver-side interval error p90 {rp90} ns, p99 {rp99} ns, drift {drift} ns");
     // The receiver's view adds DDS delivery and two wake-ups in the receiver (RustDDS's event
-    // loop, this thread's 200 µs polling), none of which can measure steal. On the 2-core VM
-    // on 2026-12-01, at 4-13% host steal: p90 0.3-4.7 ms, p99 3.2-16 ms (one 29 ms arrival),
+    // loop, this thread's 200 µs polling), none of which can measure steal. On the 2-core CI
+    // VM (bench/results/2026-12-01-2core-vm.md), at 4-13% host steal: p90 0.3-4.7 ms, p99 3.2-16 ms (one 29 ms arrival),
     // drift between the first and last quarter's medians up to 2.6 ms; at 0.1-0.3% steal p90
     // 0.14-0.17 ms, p99 0.25-0.27 ms. The bounds catch a player whose report hides lateness
     // in more than a tenth of the messages, bursts in more than 1% of them, or a schedule that
