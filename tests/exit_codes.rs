@@ -1155,3 +1155,62 @@ fn play_takes_ros2_bag_play_flags() {
     assert!(o.stdout.contains("would be published"), "{}", o.stdout);
     assert!(!o.stdout.contains(") published"), "{}", o.stdout);
 }
+
+/// Parameters that do not apply, or name what does not exist, are usage errors (exit 2) that say
+/// why: `--slop` with a policy that has none, one topic where two are needed, an unknown
+/// `--fail-on` code, a `report --pair` topic the bag lacks.
+#[test]
+fn bad_parameters_exit_2_with_the_reason() {
+    let s = bag("sensors");
+    let a = bag("arm_wall");
+    let dir = tempdir("params");
+    let rep = dir.join("r");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec![
+                "sync",
+                &s,
+                "--topics",
+                "/camera/image_raw,/lidar/points",
+                "--policy",
+                "exact",
+                "--slop",
+                "30ms",
+            ],
+            "--slop applies to --policy approx-py only",
+        ),
+        (
+            vec![
+                "sync",
+                &s,
+                "--topics",
+                "/camera/image_raw",
+                "--policy",
+                "exact",
+            ],
+            "needs 2 to 9 topics",
+        ),
+        (
+            vec!["check", &s, "--fail-on", "nonsense"],
+            "--fail-on nonsense",
+        ),
+        (
+            vec![
+                "report",
+                &a,
+                "--pair",
+                "/nope:/joint_states",
+                "-o",
+                rep.to_str().unwrap(),
+            ],
+            "topic /nope is not in the bag",
+        ),
+    ];
+    for (args, needle) in cases {
+        let o = run(&args);
+        assert_code(&o, 2, &format!("{args:?}"));
+        assert!(o.stderr.contains(needle), "{args:?}: {}", o.stderr);
+        assert!(o.stdout.is_empty(), "{args:?}: stdout on a usage error");
+    }
+    assert!(!rep.exists(), "a refused report wrote its folder");
+}

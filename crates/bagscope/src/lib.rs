@@ -154,6 +154,10 @@ pub enum Error {
     /// message says what to change.
     #[error("{0}")]
     Usage(String),
+    /// A parameter that does not apply to the command as asked, or a required one missing or out
+    /// of range: a usage error (the CLI exits 2, as for a malformed argument).
+    #[error("{0}")]
+    Parameter(String),
     /// The bag holds nothing the analysis can work on; the message says what is missing.
     #[error("{0}")]
     Analysis(String),

@@ -335,11 +335,19 @@ pub fn sync(path: &Path, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
 
 fn validate_sync(o: &SyncOptions) -> Result<(), Error> {
     if o.topics.len() < 2 || o.topics.len() > 9 {
-        return Err(Error::Usage(format!(
+        return Err(Error::Parameter(format!(
             "--topics needs 2 to 9 topics, got {}",
             o.topics.len()
         )));
     }
+    if o.slop_ns.is_some() && o.policy != Policy::ApproxPy {
+        return Err(Error::Parameter(format!(
+            "--slop applies to --policy approx-py only, not {} (approx-epsilon takes --epsilon; \
+             exact, approx and latest have no slop)",
+            o.policy.cli_name()
+        )));
+    }
+
     Ok(())
 }
 

@@ -35,6 +35,34 @@ pub struct Finding {
     pub message: String,
 }
 
+/// Every finding code a contract check gives, sorted (`message_undecodable` is given by the
+/// caller for a payload that does not decode as its type). What `check --fail-on` accepts.
+pub const FINDING_CODES: &[&str] = &[
+    "camera_info_distortion_mismatch",
+    "camera_info_frame_mismatch",
+    "camera_info_size_mismatch",
+    "camera_info_uncalibrated",
+    "cloud_data_size_mismatch",
+    "cloud_field_bad_datatype",
+    "cloud_field_outside_point",
+    "cloud_row_step_too_small",
+    "command_in_future",
+    "command_stale",
+    "image_data_size_mismatch",
+    "image_endianness_invalid",
+    "image_row_padding",
+    "image_step_too_small",
+    "image_unknown_encoding",
+    "image_zero_size",
+    "joint_duplicate_name",
+    "joint_length_mismatch",
+    "joint_non_finite",
+    "joint_outside_limits",
+    "message_undecodable",
+    "stamp_before_bag_start",
+    "stamp_zero",
+];
+
 fn finding(
     code: &str,
     topic: &str,
@@ -740,5 +768,31 @@ mod tests {
             codes,
             vec!["cloud_data_size_mismatch", "cloud_field_outside_point"]
         );
+    }
+
+    #[test]
+    fn finding_codes_lists_every_code_the_checks_give() {
+        let src = include_str!("lib.rs");
+        let body = &src[..src.find("#[cfg(test)]").unwrap()];
+        let mut given: Vec<&str> = body
+            .split("finding(")
+            .skip(1)
+            .filter_map(|rest| {
+                let rest = rest.trim_start().strip_prefix('"')?;
+                Some(&rest[..rest.find('"')?])
+            })
+            .collect();
+        given.sort();
+        given.dedup();
+        assert!(given.len() >= 20, "{given:?}");
+        for c in &given {
+            assert!(
+                FINDING_CODES.contains(c),
+                "{c} is missing from FINDING_CODES"
+            );
+        }
+        let mut sorted = FINDING_CODES.to_vec();
+        sorted.sort();
+        assert_eq!(sorted, FINDING_CODES, "FINDING_CODES is sorted");
     }
 }

@@ -125,10 +125,47 @@ fn main() -> ExitCode {
                 "bagscope: error: {}",
                 render::terminal_text(&one_line(&err))
             );
-            ExitCode::from(1)
+            ExitCode::from(if is_usage(&err) { 2 } else { 1 })
         }
     }
 }
+
+/// Whether the error is about how the command was asked (a parameter that does not apply, a
+/// missing one, an unknown code or topic in a parameter): exit 2, as clap's own usage errors.
+fn is_usage(err: &anyhow::Error) -> bool {
+    let lib = |e: &bagscope::Error| {
+        matches!(
+            e,
+            bagscope::Error::Parameter(_)
+                | bagscope::Error::Sync(
+                    bagscope::sync_policy::SyncError::TopicCount(_)
+                        | bagscope::sync_policy::SyncError::TopicOutOfRange { .. }
+                        | bagscope::sync_policy::SyncError::ParamLength { .. }
+                        | bagscope::sync_policy::SyncError::InvalidParam(_)
+                        | bagscope::sync_policy::SyncError::UnknownPolicy(_)
+                        | bagscope::sync_policy::SyncError::InvalidDuration(_)
+                )
+        )
+    };
+    err.downcast_ref::<UsageError>().is_some()
+        || err.downcast_ref::<bagscope::Error>().is_some_and(lib)
+        || matches!(
+            err.downcast_ref::<bagscope_report::Error>(),
+            Some(bagscope_report::Error::Bag(e)) if lib(e)
+        )
+}
+
+/// A usage error found by the CLI itself (a flag that does not apply to the chosen mode).
+#[derive(Debug)]
+pub(crate) struct UsageError(pub(crate) String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
 
 /// The error and its causes on one line, each cause only where the text so far does not
 /// already hold it: library errors often print their source inside their own message

@@ -884,6 +884,19 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
         .clone()
         .unwrap_or_else(|| Path::new("reports").join(&name));
     let info_r = info(path)?;
+    // Pairs asked for must name topics of the bag (a typo is a usage error, not a quiet skip).
+    for (c, r) in &o.pairs {
+        if let Some(t) = [c, r]
+            .into_iter()
+            .find(|t| !info_r.topics.iter().any(|x| &&x.topic == t))
+        {
+            let known: Vec<&str> = info_r.topics.iter().map(|x| x.topic.as_str()).collect();
+            return Err(Error::Bag(bagscope::Error::Parameter(format!(
+                "--pair {c}:{r}: topic {t} is not in the bag (the bag has: {})",
+                known.join(", ")
+            ))));
+        }
+    }
     let cd = clocks_data(path, &ClocksOptions::default())?;
     let mut plots: Vec<(String, Plot)> = Vec::new();
     let lags = lag_distributions(&cd, 60);

@@ -42,6 +42,14 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
         o.joints.max_command_age_ns =
             Some(parse_duration_ns(s).map_err(|e| anyhow::anyhow!("{e}"))?);
     }
+    let codes = bagscope::check_rules::FINDING_CODES;
+    if let Some(bad) = a.fail_on.iter().find(|c| !codes.contains(&c.as_str())) {
+        return Err(crate::UsageError(format!(
+            "--fail-on {bad}: no check gives that code (the codes: {})",
+            codes.join(", ")
+        ))
+        .into());
+    }
     let r = check(&a.bag, &o)?;
     if a.json {
         render::json(&r)?;
