@@ -702,105 +702,16 @@ fn analyse_topic(
     // --- Lag, offset, jitter -------------------------------------------------------------
     // `sorted32`: the i32 lags sorted, when there are any; the summary's order statistics
     // are read from it instead of being selected by passes over the lags.
-    let part_lag = |sorted32: Option<&[i32]>| {
-        let mut w = Vec::new();
-        let summary = match sorted32 {
-            Some(v) => NsSummary::of_sorted_and_negated_median(v),
-            None => NsSummary::of_streamed_and_negated_median(lags),
-        };
-        let (lag_summary, negated_median) = match summary {
-            Some((s, neg)) => (Some(s), neg),
-            None => (None, None),
-        };
-        let mut lag_ns = lag_summary;
-        let mut clock_offset_ns = None;
-        let mut offset_note = None;
-        if let Some(s) = lag_summary {
-            if s.count < MIN_OFFSET_MESSAGES {
-                // One or two messages received late (a one-shot publisher the recorder found
-                // late) say nothing about the producer's clock: lag as measured, no finding.
-                offset_note = Some(format!(
-                    "too few messages (n={}) to judge the stamp clock: clock offset and large lag need at least {MIN_OFFSET_MESSAGES}",
-                    s.count
-                ));
-            } else if basis == Some(LagBasis::Direct)
-                && s.p50.saturating_abs() > opts.clock_offset_ns
-                && ctx.recorder == Axis::Wall
-            {
-                // A device clock far from the recorder: report the offset, not a lag.
-                let off = s.p50.checked_neg().unwrap_or(i64::MAX);
-                clock_offset_ns = Some(off);
-                lag_ns = None;
-                offset_note = Some(format!(
-                    "stamps are {} from the recorder's clock: reported as clock_offset_ns, not lag",
-                    secs(off)
-                ));
-                warn(
-                    &mut w,
-                    WarningCode::ClockOffset,
-                    format!(
-                        "{}'s stamp clock is offset by {} from the recorder (median stamp − log_time); its stamps cannot be compared with other topics'. Synchronise the device clock (PTP/NTP/chrony) or correct the offset before matching",
-                        t.topic,
-                        secs(off)
-                    ),
-                );
-            } else {
-                if s.p50 > opts.large_lag_ns {
-                    warn(
-                        &mut w,
-                        WarningCode::LargeLag,
-                        format!(
-                            "{} arrives {} (median) after its stamp; check the producer's processing and transport, or whether its clock is behind",
-                            t.topic,
-                            secs(s.p50)
-                        ),
-                    );
-                }
-                // The tolerance is max(future_tolerance_ns, 3 × jitter), so when the smallest
-                // lag is within future_tolerance_ns no lag can be beyond it: neither the jitter
-                // (four passes) nor a count is needed. The usual case: lags are positive.
-                let min_lag = s.min as f64;
-                let (future, tol) = if min_lag >= -base_tol {
-                    (0, base_tol)
-                } else {
-                    // Jitter from consecutive differences (MAD/√2): a block of stamps shifted
-                    // into the future does not inflate it, as it would the spread of the lag.
-                    let jitter = robust_sigma_streamed(|| steps(lags())) / std::f64::consts::SQRT_2;
-                    let tol =
-                        (opts.future_tolerance_ns as f64).max(3.0 * jitter) + map_uncertainty_ns;
-                    // None below −tol when the smallest is not: no pass to count them.
-                    let future = if min_lag < -tol {
-                        lags().filter(|&x| (x as f64) < -tol).count()
-                    } else {
-                        0
-                    };
-                    (future, tol)
-                };
-                if future > 0 {
-                    warn(
-                        &mut w,
-                        WarningCode::StampsInFuture,
-                        format!(
-                            "{} of {} messages of {} were received before their stamp (down to {} early, beyond the {} jitter tolerance): the producer's clock runs ahead of the recorder's. Synchronise clocks",
-                            future,
-                            usable,
-                            t.topic,
-                            ms(-(s.min as f64)),
-                            ms(tol)
-                        ),
-                    );
-                }
-            }
-        }
-        // stamp − log is the negated lag exactly when no lag saturated.
-        let no_saturation = lag_summary.is_some_and(|s| s.min > i64::MIN && s.max < i64::MAX);
-        let neg_median = negated_median.filter(|_| no_saturation);
-        (
-            (lag_ns, clock_offset_ns, offset_note, w),
-            lag_summary,
-            neg_median,
-        )
+    let lag_input = LagInput {
+        t,
+        ctx,
+        basis,
+        usable,
+        base_tol,
+        map_uncertainty_ns,
+        lags,
     };
+    let part_lag = |sorted32: Option<&[i32]>| lag_input.lag_part(sorted32);
 
     // --- Lag modes -----------------------------------------------------------------------
     let part_modes = |lag_summary: Option<NsSummary>, sorted32: Option<&[i32]>| {
@@ -1133,6 +1044,140 @@ fn analyse_topic(
         },
         wall_median_raw,
         is_clock,
+    }
+}
+
+/// What a topic's lag statistics read: its lags (recomputed on each call: log time − stamp on
+/// the recorder's axis, of the usable messages) and how they were obtained.
+struct LagInput<'a, L> {
+    t: &'a TopicTimes,
+    ctx: &'a Ctx<'a>,
+    basis: Option<LagBasis>,
+    usable: usize,
+    /// Future-stamp tolerance before jitter: the option plus the /clock map's uncertainty.
+    base_tol: f64,
+    map_uncertainty_ns: f64,
+    lags: L,
+}
+
+/// `((lag_ns, clock_offset_ns, lag_note, warnings), lag summary, median of stamp − log)`.
+type LagPart = (
+    (Option<NsSummary>, Option<i64>, Option<String>, Vec<Warning>),
+    Option<NsSummary>,
+    Option<i64>,
+);
+
+impl<L, I> LagInput<'_, L>
+where
+    L: Fn() -> I,
+    I: Iterator<Item = i64>,
+{
+    /// Lag, offset, jitter: the lag summary (from `sorted32`, the i32 lags sorted, when there
+    /// are any: its order statistics are read from it instead of being selected by passes over
+    /// the lags); a wall clock far from the recorder's as `clock_offset`, not lag; `large_lag`;
+    /// stamps ahead of the recorder beyond the jitter tolerance (`stamps_in_future`).
+    fn lag_part(&self, sorted32: Option<&[i32]>) -> LagPart {
+        let warn = |w: &mut Vec<Warning>, code, message: String| {
+            w.push(Warning::new(code, message).topic(&self.t.topic))
+        };
+        let mut w = Vec::new();
+        let summary = match sorted32 {
+            Some(v) => NsSummary::of_sorted_and_negated_median(v),
+            None => NsSummary::of_streamed_and_negated_median(&self.lags),
+        };
+        let (lag_summary, negated_median) = match summary {
+            Some((s, neg)) => (Some(s), neg),
+            None => (None, None),
+        };
+        let mut lag_ns = lag_summary;
+        let mut clock_offset_ns = None;
+        let mut offset_note = None;
+        if let Some(s) = lag_summary {
+            if s.count < MIN_OFFSET_MESSAGES {
+                // One or two messages received late (a one-shot publisher the recorder found
+                // late) say nothing about the producer's clock: lag as measured, no finding.
+                offset_note = Some(format!(
+                    "too few messages (n={}) to judge the stamp clock: clock offset and large lag need at least {MIN_OFFSET_MESSAGES}",
+                    s.count
+                ));
+            } else if self.basis == Some(LagBasis::Direct)
+                && s.p50.saturating_abs() > self.ctx.opts.clock_offset_ns
+                && self.ctx.recorder == Axis::Wall
+            {
+                // A device clock far from the recorder: report the offset, not a lag.
+                let off = s.p50.checked_neg().unwrap_or(i64::MAX);
+                clock_offset_ns = Some(off);
+                lag_ns = None;
+                offset_note = Some(format!(
+                    "stamps are {} from the recorder's clock: reported as clock_offset_ns, not lag",
+                    secs(off)
+                ));
+                warn(
+                    &mut w,
+                    WarningCode::ClockOffset,
+                    format!(
+                        "{}'s stamp clock is offset by {} from the recorder (median stamp − log_time); its stamps cannot be compared with other topics'. Synchronise the device clock (PTP/NTP/chrony) or correct the offset before matching",
+                        self.t.topic,
+                        secs(off)
+                    ),
+                );
+            } else {
+                if s.p50 > self.ctx.opts.large_lag_ns {
+                    warn(
+                        &mut w,
+                        WarningCode::LargeLag,
+                        format!(
+                            "{} arrives {} (median) after its stamp; check the producer's processing and transport, or whether its clock is behind",
+                            self.t.topic,
+                            secs(s.p50)
+                        ),
+                    );
+                }
+                // The tolerance is max(future_tolerance_ns, 3 × jitter), so when the smallest
+                // lag is within future_tolerance_ns no lag can be beyond it: neither the jitter
+                // (four passes) nor a count is needed. The usual case: lags are positive.
+                let min_lag = s.min as f64;
+                let (future, tol) = if min_lag >= -self.base_tol {
+                    (0, self.base_tol)
+                } else {
+                    // Jitter from consecutive differences (MAD/√2): a block of stamps shifted
+                    // into the future does not inflate it, as it would the spread of the lag.
+                    let jitter =
+                        robust_sigma_streamed(|| steps((self.lags)())) / std::f64::consts::SQRT_2;
+                    let tol = (self.ctx.opts.future_tolerance_ns as f64).max(3.0 * jitter)
+                        + self.map_uncertainty_ns;
+                    // None below −tol when the smallest is not: no pass to count them.
+                    let future = if min_lag < -tol {
+                        (self.lags)().filter(|&x| (x as f64) < -tol).count()
+                    } else {
+                        0
+                    };
+                    (future, tol)
+                };
+                if future > 0 {
+                    warn(
+                        &mut w,
+                        WarningCode::StampsInFuture,
+                        format!(
+                            "{} of {} messages of {} were received before their stamp (down to {} early, beyond the {} jitter tolerance): the producer's clock runs ahead of the recorder's. Synchronise clocks",
+                            future,
+                            self.usable,
+                            self.t.topic,
+                            ms(-(s.min as f64)),
+                            ms(tol)
+                        ),
+                    );
+                }
+            }
+        }
+        // stamp − log is the negated lag exactly when no lag saturated.
+        let no_saturation = lag_summary.is_some_and(|s| s.min > i64::MIN && s.max < i64::MAX);
+        let neg_median = negated_median.filter(|_| no_saturation);
+        (
+            (lag_ns, clock_offset_ns, offset_note, w),
+            lag_summary,
+            neg_median,
+        )
     }
 }
 
