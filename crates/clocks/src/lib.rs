@@ -747,69 +747,10 @@ fn analyse_topic(
     };
 
     // --- Publish-time lags: only where publish time is on the recorder's axis (so is log time)
-    let part_publish = || {
-        let rec_class = |v: i64| {
-            if is_wall_ns(v) {
-                Axis::Wall
-            } else {
-                Axis::Sim
-            }
-        };
-        let publish_ok =
-            !publish.is_empty() && publish.iter().all(|&p| rec_class(p) == ctx.recorder);
-        if !publish_ok {
-            return Published::Summaries(None, None);
-        }
-        // Recorders that write the receive time as publish time too (rosbag2 before Jazzy, and
-        // most bags seen): publish − stamp is then the lag, whose summary the lag part
-        // computes anyway, and log − publish is all zeros. Same numbers, no passes.
-        if publish == log {
-            return Published::SameAsLog;
-        }
-        Published::Summaries(
-            NsSummary::of_streamed(|| {
-                on_log
-                    .iter()
-                    .zip(publish)
-                    .filter(|(&s, _)| s != NO_STAMP)
-                    .map(|(&s, &p)| p.saturating_sub(s))
-            }),
-            NsSummary::of_streamed(|| log.iter().zip(publish).map(|(&l, &p)| l.saturating_sub(p))),
-        )
-    };
+    let part_publish = || publish_part(publish, log, &on_log, ctx.recorder);
 
     // --- Clock model: stamp (on the recorder's axis) against log time --------------------
-    let part_fit = || {
-        if usable < MIN_FIT_MESSAGES || frozen.is_some() {
-            return None;
-        }
-        // A long topic is fitted on every `stride`-th usable message (and its last): at most
-        // FIT_MAX_POINTS points spread over the whole span. See FIT_MAX_POINTS for why.
-        let stride = usable.div_ceil(FIT_MAX_POINTS).max(1);
-        let kept = |u: usize| u.is_multiple_of(stride) || u == usable - 1;
-        let compact: (Vec<i64>, Vec<i64>);
-        let (xs, ys): (&[i64], &[i64]) = if stride == 1 && usable == on_log.len() {
-            // Every stamp usable and the topic short enough (the usual case for all but the
-            // fastest topics): fit the arrays as they are, no copies.
-            (&log[..usable], &on_log[..])
-        } else if usable == on_log.len() {
-            compact = (0..usable)
-                .filter(|&u| kept(u))
-                .map(|u| (log[u], on_log[u]))
-                .unzip();
-            (&compact.0, &compact.1)
-        } else {
-            compact = pairs()
-                .enumerate()
-                .filter(|&(u, _)| kept(u))
-                .map(|(_, (_, l, s))| (l, s))
-                .unzip();
-            (&compact.0, &compact.1)
-        };
-        let f = fit::robust_line(xs, ys)?;
-        let span = (xs[xs.len() - 1] as i128 - xs[0] as i128) as f64;
-        Some((f, span, stride))
-    };
+    let part_fit = || fit_part(log, &on_log, usable, frozen.is_some());
     // The model's offset: the median of stamp − log over every usable message (not only the
     // fit's sample).
     let fit_offset = |from_lags: Option<i64>| {
@@ -1045,6 +986,82 @@ fn analyse_topic(
         wall_median_raw,
         is_clock,
     }
+}
+
+/// Publish-time lags, only where publish time is on the recorder's axis (so is log time):
+/// publish − stamp and log − publish.
+fn publish_part(publish: &[i64], log: &[i64], on_log: &[i64], recorder: Axis) -> Published {
+    let rec_class = |v: i64| {
+        if is_wall_ns(v) {
+            Axis::Wall
+        } else {
+            Axis::Sim
+        }
+    };
+    let publish_ok = !publish.is_empty() && publish.iter().all(|&p| rec_class(p) == recorder);
+    if !publish_ok {
+        return Published::Summaries(None, None);
+    }
+    // Recorders that write the receive time as publish time too (rosbag2 before Jazzy, and
+    // most bags seen): publish − stamp is then the lag, whose summary the lag part
+    // computes anyway, and log − publish is all zeros. Same numbers, no passes.
+    if publish == log {
+        return Published::SameAsLog;
+    }
+    Published::Summaries(
+        NsSummary::of_streamed(|| {
+            on_log
+                .iter()
+                .zip(publish)
+                .filter(|(&s, _)| s != NO_STAMP)
+                .map(|(&s, &p)| p.saturating_sub(s))
+        }),
+        NsSummary::of_streamed(|| log.iter().zip(publish).map(|(&l, &p)| l.saturating_sub(p))),
+    )
+}
+
+/// The topic's clock model: a robust line of stamp (on the recorder's axis) against log time,
+/// on at most `FIT_MAX_POINTS` usable messages spread over the span; `None` below
+/// `MIN_FIT_MESSAGES` or for frozen stamps. Returns the fit, the fitted span and the stride.
+fn fit_part(
+    log: &[i64],
+    on_log: &[i64],
+    usable: usize,
+    frozen: bool,
+) -> Option<(fit::RobustFit, f64, usize)> {
+    if usable < MIN_FIT_MESSAGES || frozen {
+        return None;
+    }
+    // A long topic is fitted on every `stride`-th usable message (and its last): at most
+    // FIT_MAX_POINTS points spread over the whole span. See FIT_MAX_POINTS for why.
+    let stride = usable.div_ceil(FIT_MAX_POINTS).max(1);
+    let kept = |u: usize| u.is_multiple_of(stride) || u == usable - 1;
+    let compact: (Vec<i64>, Vec<i64>);
+    let (xs, ys): (&[i64], &[i64]) = if stride == 1 && usable == on_log.len() {
+        // Every stamp usable and the topic short enough (the usual case for all but the
+        // fastest topics): fit the arrays as they are, no copies.
+        (&log[..usable], on_log)
+    } else if usable == on_log.len() {
+        compact = (0..usable)
+            .filter(|&u| kept(u))
+            .map(|u| (log[u], on_log[u]))
+            .unzip();
+        (&compact.0, &compact.1)
+    } else {
+        compact = on_log
+            .iter()
+            .zip(log)
+            .filter(|(&s, _)| s != NO_STAMP)
+            .map(|(&s, &l)| ((), l, s))
+            .enumerate()
+            .filter(|&(u, _)| kept(u))
+            .map(|(_, (_, l, s))| (l, s))
+            .unzip();
+        (&compact.0, &compact.1)
+    };
+    let f = fit::robust_line(xs, ys)?;
+    let span = (xs[xs.len() - 1] as i128 - xs[0] as i128) as f64;
+    Some((f, span, stride))
 }
 
 /// What a topic's lag statistics read: its lags (recomputed on each call: log time − stamp on
