@@ -63,7 +63,8 @@ pub(crate) struct Args {
     /// Tolerated pixel error: the largest slop whose pixel cost stays within it is reported.
     #[arg(long)]
     pub pixel_budget: Option<f64>,
-    /// Write one JSON line per emitted set and per dropped message.
+    /// Write one JSON line per emitted set (its members by topic and index; drops go to
+    /// --evidence-drops).
     #[arg(long)]
     pub evidence: Option<PathBuf>,
     /// Write one JSON line per dropped message, with its reason.
