@@ -340,3 +340,71 @@ fn plots_options_write_pngs() {
     assert_eq!(code, 0, "{stderr}");
     assert!(is_png(&cmp_dir.join("compare-runs.png")));
 }
+
+/// Reports of two different bags written into one folder, at the same time and one after the
+/// other, leave one bag's report: `report.json`, `report.md` and `index.html` name the same bag
+/// and the PNGs are exactly the ones its `report.json` lists.
+#[test]
+fn one_folder_holds_one_bags_report() {
+    let dir = tmp("same-folder");
+    let out = dir.join("rep");
+    let bags = [
+        root().join("bags/arm_split"),
+        root().join("bags/sensors_bimodal"),
+    ];
+    let check = |what: &str| {
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap())
+                .unwrap();
+        // A word only each bag's topics have (arm: /joint_states; sensors: /camera/...).
+        let name = r["name"].as_str().unwrap().to_string();
+        let (own, other) = if name == "arm_split" {
+            ("joint", "camera")
+        } else {
+            ("camera", "joint")
+        };
+        for page in ["report.md", "index.html"] {
+            let text = std::fs::read_to_string(out.join(page)).unwrap();
+            assert!(
+                text.contains(own) && !text.contains(other),
+                "{what}: {page} is not {name}'s"
+            );
+        }
+        let mut listed: Vec<String> = r["plots"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["png"].as_str().unwrap().to_string())
+            .collect();
+        listed.sort();
+        let mut pngs: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".png"))
+            .collect();
+        pngs.sort();
+        assert_eq!(pngs, listed, "{what}: a mix of two reports' figures");
+    };
+    // One after the other: the second replaces the first's figures.
+    for b in &bags {
+        let (code, _, err) = run(&["report", b.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+    }
+    check("sequential");
+    // At the same time, a few rounds.
+    for round in 0..3 {
+        let handles: Vec<_> = bags
+            .iter()
+            .map(|b| {
+                let (b, out) = (b.clone(), out.clone());
+                std::thread::spawn(move || {
+                    run(&["report", b.to_str().unwrap(), "-o", out.to_str().unwrap()]).0
+                })
+            })
+            .collect();
+        for h in handles {
+            assert_eq!(h.join().unwrap(), 0, "round {round}");
+        }
+        check(&format!("concurrent round {round}"));
+    }
+}

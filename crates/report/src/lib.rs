@@ -467,6 +467,9 @@ struct Staging {
     /// File names in the order they are moved into place.
     names: Vec<String>,
     done: bool,
+    /// The output folder, locked (`flock`) from staging to commit: two runs writing the same
+    /// folder take turns, so it never holds a mix of both. Released on drop.
+    _lock: Option<std::fs::File>,
 }
 
 const STAGE: &str = ".bagscope-staging.tmp";
@@ -481,6 +484,11 @@ fn io_err(p: &Path, e: std::io::Error) -> Error {
 impl Staging {
     fn new(dir: &Path) -> Result<Staging, Error> {
         std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+        // A folder can be opened and locked like a file: no lock file is left behind.
+        let lock = std::fs::File::open(dir).ok();
+        if let Some(f) = &lock {
+            f.lock().map_err(|e| io_err(dir, e))?;
+        }
         let stage = dir.join(STAGE);
         outfile::create_temp_dir(&stage).map_err(|e| io_err(&stage, e))?;
         Ok(Staging {
@@ -488,6 +496,7 @@ impl Staging {
             stage,
             names: Vec::new(),
             done: false,
+            _lock: lock,
         })
     }
 
@@ -522,6 +531,27 @@ impl Drop for Staging {
             outfile::discard(&self.stage);
         }
     }
+}
+
+/// The PNG files a report already in `dir` lists (its `report.json`'s `plots`): plain file
+/// names only, nothing with a path in it.
+fn previous_plots(dir: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(dir.join("report.json")) else {
+        return Vec::new();
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return Vec::new();
+    };
+    v["plots"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|p| p["png"].as_str())
+                .filter(|f| f.ends_with(".png") && !f.contains(['/', '\\']) && !f.starts_with('.'))
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Gives every plot its own id (a topic recorded under two types makes two lag plots).
@@ -1073,6 +1103,12 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
     }
     // Everything is written into a stage and moved into place once complete, index.html last.
     let mut st = Staging::new(&out_dir)?;
+    // The figures of a report this one replaces, which it does not write itself: removed once
+    // this one is in place, so the folder holds one bag's report, not a mix.
+    let stale: Vec<String> = previous_plots(&out_dir)
+        .into_iter()
+        .filter(|f| !plots.iter().any(|(_, p)| format!("{}.png", p.id) == *f))
+        .collect();
     for (_, p) in &plots {
         let f = st.file(&format!("{}.png", p.id));
         p.figure.write(&f)?;
@@ -1084,6 +1120,12 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
     st.write("report.md", md.as_bytes())?;
     st.write("index.html", html.as_bytes())?;
     let files = st.commit()?;
+    for f in stale {
+        let p = out_dir.join(f);
+        if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file()) {
+            let _ = std::fs::remove_file(p);
+        }
+    }
     Ok(ReportOutcome {
         out_dir: out_dir.display().to_string(),
         files,
