@@ -1214,3 +1214,14 @@ fn bad_parameters_exit_2_with_the_reason() {
     }
     assert!(!rep.exists(), "a refused report wrote its folder");
 }
+
+/// A folder of bags given where one bag is expected says which bags it holds and suggests
+/// `batch`.
+#[test]
+fn a_folder_of_bags_names_them_and_suggests_batch() {
+    let o = run(&["info", root().join("bags").to_str().unwrap()]);
+    assert_code(&o, 1, "info bags/");
+    for needle in ["arm_wall", "sensors", "bagscope batch"] {
+        assert!(o.stderr.contains(needle), "{needle}: {}", o.stderr);
+    }
+}

@@ -60,10 +60,13 @@ pub enum BagError {
         reason: String,
     },
     /// The path is a folder with no `.mcap`, `.db3` or `metadata.yaml` in it.
-    #[error("no bag files found: {path}")]
+    #[error("no bag files found: {path}{}", bags_hint(path, bags_inside))]
     NoFiles {
         /// The folder.
         path: PathBuf,
+        /// Folders directly inside it that are bags (sorted names): the user probably meant one
+        /// of them, or `batch` over all.
+        bags_inside: Vec<String>,
     },
     /// `metadata.yaml` names files that are not there, and nothing else could stand in.
     #[error("no listed bag file could be read: {path}\n{detail}")]
@@ -113,7 +116,7 @@ impl BagError {
             | BagError::Metadata { path, .. }
             | BagError::UnsupportedStorage { path, .. }
             | BagError::Sqlite { path, .. }
-            | BagError::NoFiles { path }
+            | BagError::NoFiles { path, .. }
             | BagError::ListedFilesMissing { path, .. }
             | BagError::NotRegularFile { path }
             | BagError::Decompress { path, .. }
@@ -130,3 +133,20 @@ impl BagError {
 pub type Result<T, E = BagError> = std::result::Result<T, E>;
 
 pub use bagscope_types::{Warning, WarningCode};
+
+/// "; it holds 3 bags (a, b, c): give one, or run `bagscope batch DIR` over all of them".
+fn bags_hint(path: &std::path::Path, bags: &[String]) -> String {
+    if bags.is_empty() {
+        return String::new();
+    }
+    const SHOWN: usize = 5;
+    let mut names = bags[..bags.len().min(SHOWN)].join(", ");
+    if bags.len() > SHOWN {
+        names.push_str(", ...");
+    }
+    format!(
+        "; it holds {} bag(s) ({names}): give one of them, or run `bagscope batch {}` over all",
+        bags.len(),
+        path.display()
+    )
+}

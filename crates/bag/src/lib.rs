@@ -223,6 +223,7 @@ impl Bag {
         if file_paths.is_empty() {
             return Err(BagError::NoFiles {
                 path: path.to_path_buf(),
+                bags_inside: bags_inside(path),
             });
         }
         // rosbag2 file compression (`NAME.db3.zstd`, `NAME.mcap.zstd`): each file is read from
@@ -1077,4 +1078,28 @@ fn list_bag_files(dir: &Path, ext: &str) -> Result<Vec<PathBuf>> {
         .collect();
     v.sort();
     Ok(v)
+}
+
+/// The folders directly inside `dir` that look like bags (a `metadata.yaml`, or `.mcap` / `.db3`
+/// files), by name, sorted. Links are not followed.
+fn bags_inside(dir: &Path) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<String> = rd
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| {
+            std::fs::read_dir(e.path()).is_ok_and(|inner| {
+                inner.flatten().any(|f| {
+                    let n = f.file_name();
+                    let n = n.to_string_lossy();
+                    n == "metadata.yaml" || n.ends_with(".mcap") || n.ends_with(".db3")
+                })
+            })
+        })
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
 }
