@@ -373,6 +373,11 @@ fn netns_clock_restamp_and_interrupt() {
 }
 
 #[test]
+fn netns_clock_if_missing_plays_the_bags_own_or_makes_one() {
+    in_netns("inner_clock_if_missing_plays_the_bags_own_or_makes_one");
+}
+
+#[test]
 fn netns_wire_time_is_measured_and_out_has_the_report_instants() {
     in_netns("inner_wire_time_is_measured_and_out_has_the_report_instants");
 }
@@ -1984,4 +1989,58 @@ fn offline_stamp_order_shifts_headerless_messages_onto_the_stamps_clock() {
         }
     }
     assert!(checked >= 100, "{checked} gripper commands checked");
+}
+
+/// `--clock-if-missing`: a bag without /clock gets one made (the report's `clock` block counts
+/// what was published); a bag with its own plays that one as a topic and makes none.
+#[test]
+#[ignore = "runs inside a network namespace (see netns_clock_if_missing_plays_the_bags_own_or_makes_one)"]
+fn inner_clock_if_missing_plays_the_bags_own_or_makes_one() {
+    assert_in_netns();
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for (name, has_clock) in [("arm_wall", false), ("arm_sim", true)] {
+        let bag = root.join("bags").join(name);
+        let report = dir.path().join(format!("{name}.json"));
+        let o = play_cmd(
+            &bag,
+            &[
+                "--clock-if-missing",
+                "50",
+                "--rate",
+                "4",
+                "--duration",
+                "2s",
+            ],
+            &report,
+        )
+        .status()
+        .unwrap();
+        assert_eq!(o.code(), Some(0), "{name}");
+        let r: serde_json::Value = read_report(&report);
+        let own = r["topics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["topic"] == "/clock")
+            .map(|t| t["published"].as_u64().unwrap());
+        if has_clock {
+            assert!(
+                r["clock"].is_null(),
+                "{name}: a /clock was made beside the bag's own"
+            );
+            assert!(
+                own.is_some_and(|n| n > 0),
+                "{name}: the bag's own /clock was not played"
+            );
+        } else {
+            assert!(own.is_none(), "{name} has no /clock topic");
+            let made = r["clock"]["published"].as_u64().unwrap_or(0);
+            // ~0.5 s of wall time at 50 Hz (rate 4 over 2 s of bag).
+            assert!(
+                (15..=40).contains(&made),
+                "{name}: {made} /clock messages made"
+            );
+        }
+    }
 }

@@ -113,6 +113,9 @@ pub struct PlayOptions {
     pub loop_playback: bool,
     /// Publish `/clock` at this rate with bag time.
     pub clock_hz: Option<f64>,
+    /// With `clock_hz`: publish the generated `/clock` only when the bag's own `/clock` is not
+    /// among the topics played (`--clock-if-missing`; default false: the bag's own is an error).
+    pub clock_if_missing: bool,
     /// Which of each message's times schedules it (default: log time).
     pub order: Order,
     /// Start paused: nothing is published until [`Control::toggle_pause`] or
@@ -164,6 +167,7 @@ impl Default for PlayOptions {
             delay_ns: 0,
             loop_playback: false,
             clock_hz: None,
+            clock_if_missing: false,
             order: Order::Log,
             start_paused: false,
             follow_clock: None,
@@ -507,6 +511,22 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
     let mut warnings = bag.open_warnings();
     let remapped = |n: &str| remapped_name(o, n);
     let clock_topic = "/clock";
+    let own_clock_played = bag
+        .topics
+        .iter()
+        .enumerate()
+        .any(|(i, t)| wanted[i] && remapped(&t.name) == clock_topic);
+    // --clock-if-missing: the bag's own /clock is played when it has one, else one is made.
+    let with_clock;
+    let o = if o.clock_if_missing && own_clock_played && o.clock_hz.is_some() {
+        with_clock = PlayOptions {
+            clock_hz: None,
+            ..o.clone()
+        };
+        &with_clock
+    } else {
+        o
+    };
     if o.clock_hz.is_some() && o.publish {
         if let Some(i) = bag
             .topics

@@ -54,6 +54,10 @@ pub(crate) struct Args {
     /// Publish /clock with bag time at HZ (40 when no value is given).
     #[arg(long, num_args = 0..=1, default_missing_value = "40", value_name = "HZ")]
     pub clock: Option<f64>,
+    /// Play the bag's own /clock when it has one, else publish one with bag time at HZ (40 when
+    /// no value is given).
+    #[arg(long, num_args = 0..=1, default_missing_value = "40", value_name = "HZ", conflicts_with = "clock")]
+    pub clock_if_missing: Option<f64>,
     /// Which time sets the schedule: recorder receive (log), publish, or header.stamp.
     #[arg(long, value_enum, default_value = "log")]
     pub order: OrderArg,
@@ -226,7 +230,8 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
         duration_ns: a.duration,
         delay_ns: a.delay,
         loop_playback: a.loop_playback,
-        clock_hz: a.clock,
+        clock_hz: a.clock.or(a.clock_if_missing),
+        clock_if_missing: a.clock_if_missing.is_some(),
         order: match a.order {
             OrderArg::Log => Order::Log,
             OrderArg::Publish => Order::Publish,
