@@ -91,6 +91,16 @@ pub enum BagError {
         /// What went wrong.
         reason: String,
     },
+    /// A topic pattern (`--regex`, `--exclude-regex`) is not a valid regular expression.
+    #[error("{flag} {pattern:?} is not a valid pattern: {reason}")]
+    InvalidPattern {
+        /// The option that gave it.
+        flag: String,
+        /// The pattern.
+        pattern: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A topic asked for by name is not in the bag.
     #[error("unknown topic '{topic}' (the bag has: {available}): {path}")]
     UnknownTopic {
@@ -109,6 +119,7 @@ impl BagError {
     pub(crate) fn renamed(self, from: &std::path::Path, to: &std::path::Path) -> BagError {
         let mut e = self;
         let p = match &mut e {
+            BagError::InvalidPattern { .. } => return e,
             BagError::Io { path, .. }
             | BagError::NotMcap { path }
             | BagError::CutInMagic { path, .. }

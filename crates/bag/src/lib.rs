@@ -14,6 +14,7 @@ mod mcap_file;
 pub mod metadata;
 pub mod outfile;
 mod scan;
+mod select;
 pub mod text;
 pub mod write;
 
@@ -28,6 +29,7 @@ pub use error::{BagError, Result, Warning, WarningCode};
 pub use mcap_file::{ChannelRec, Compression, McapFile, SchemaRec, DEFAULT_MAX_CHUNK_BYTES};
 pub use metadata::Rosbag2Metadata;
 pub use scan::{Item, RawMessage, TopicSpan};
+pub use select::TopicFilter;
 pub use write::{Rosbag2Writer, WriteChannel, WriteError};
 
 /// A topic of the bag, merged over all its files (same name and type).

@@ -203,3 +203,24 @@ pub enum Error {
         source: bagscope_frames::FramesError,
     },
 }
+
+impl Error {
+    /// Whether the error is about how the command was asked rather than about the bag: a
+    /// parameter that does not apply, a required one missing, a synchronizer parameter out of
+    /// range. The CLI exits 2 on these, as on a malformed argument.
+    pub fn is_usage(&self) -> bool {
+        use bagscope_sync::SyncError as S;
+        matches!(
+            self,
+            Error::Parameter(_)
+                | Error::Sync(
+                    S::TopicCount(_)
+                        | S::TopicOutOfRange { .. }
+                        | S::ParamLength { .. }
+                        | S::InvalidParam(_)
+                        | S::UnknownPolicy(_)
+                        | S::InvalidDuration(_)
+                )
+        )
+    }
+}

@@ -133,25 +133,13 @@ fn main() -> ExitCode {
 /// Whether the error is about how the command was asked (a parameter that does not apply, a
 /// missing one, an unknown code or topic in a parameter): exit 2, as clap's own usage errors.
 fn is_usage(err: &anyhow::Error) -> bool {
-    let lib = |e: &bagscope::Error| {
-        matches!(
-            e,
-            bagscope::Error::Parameter(_)
-                | bagscope::Error::Sync(
-                    bagscope::sync_policy::SyncError::TopicCount(_)
-                        | bagscope::sync_policy::SyncError::TopicOutOfRange { .. }
-                        | bagscope::sync_policy::SyncError::ParamLength { .. }
-                        | bagscope::sync_policy::SyncError::InvalidParam(_)
-                        | bagscope::sync_policy::SyncError::UnknownPolicy(_)
-                        | bagscope::sync_policy::SyncError::InvalidDuration(_)
-                )
-        )
-    };
     err.downcast_ref::<UsageError>().is_some()
-        || err.downcast_ref::<bagscope::Error>().is_some_and(lib)
+        || err
+            .downcast_ref::<bagscope::Error>()
+            .is_some_and(bagscope::Error::is_usage)
         || matches!(
             err.downcast_ref::<bagscope_report::Error>(),
-            Some(bagscope_report::Error::Bag(e)) if lib(e)
+            Some(bagscope_report::Error::Bag(e)) if e.is_usage()
         )
 }
 

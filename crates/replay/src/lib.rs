@@ -422,23 +422,19 @@ struct Plan {
 }
 
 fn select_topics(bag: &Bag, o: &PlayOptions) -> Result<Vec<bool>, ReplayError> {
-    for n in o.topics.iter().chain(&o.exclude_topics) {
-        bag.topic_index(n)?;
+    let wanted = bagscope_bag::TopicFilter {
+        topics: o.topics.clone(),
+        exclude_topics: o.exclude_topics.clone(),
+        ..Default::default()
     }
+    .wanted(bag)?;
     for (old, _) in &o.remap {
         bag.topic_index(old)?;
     }
     for t in o.qos_overrides.topics() {
         bag.topic_index(t)?;
     }
-    Ok(bag
-        .topics
-        .iter()
-        .map(|t| {
-            (o.topics.is_empty() || o.topics.contains(&t.name))
-                && !o.exclude_topics.contains(&t.name)
-        })
-        .collect())
+    Ok(wanted)
 }
 
 /// A fully qualified ROS 2 topic name (what `--remap` may publish under): `/` then tokens of
