@@ -76,7 +76,7 @@ pub fn read_encapsulation(payload: &[u8]) -> Result<bool, DecodeError> {
 pub(crate) struct Reader<'a> {
     data: &'a [u8],
     pub(crate) pos: usize,
-    le: bool,
+    pub(crate) le: bool,
 }
 
 /// Low-level error without a field path; the decoder attaches the path.

@@ -369,3 +369,120 @@ pub fn encode_typed<T: Serialize>(value: &T) -> Result<Vec<u8>, TypedError> {
     cdr::serialize::<_, _, cdr::CdrLe>(value, cdr::Infinite)
         .map_err(|e| TypedError::Encode(e.to_string()))
 }
+
+/// A run of CDR `float64` values read in place (either byte order).
+#[derive(Debug, Clone, Copy)]
+pub struct F64s<'a> {
+    bytes: &'a [u8],
+    le: bool,
+}
+
+impl F64s<'_> {
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        self.bytes.len() / 8
+    }
+
+    /// True when there are no values.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// True when no value is infinite or NaN.
+    pub fn all_finite(&self) -> bool {
+        // The exponent field all ones is what makes a float64 infinite or NaN.
+        const EXP: u64 = 0x7ff0_0000_0000_0000;
+        let words = self.bytes.chunks_exact(8);
+        if self.le {
+            words
+                .map(|b| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+                .all(|w| w & EXP != EXP)
+        } else {
+            words
+                .map(|b| u64::from_be_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+                .all(|w| w & EXP != EXP)
+        }
+    }
+
+    /// The values, in order.
+    pub fn iter(&self) -> impl Iterator<Item = f64> + '_ {
+        self.bytes.chunks_exact(8).map(move |b| {
+            let a = [b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]];
+            f64::from_bits(if self.le {
+                u64::from_le_bytes(a)
+            } else {
+                u64::from_be_bytes(a)
+            })
+        })
+    }
+}
+
+/// A `sensor_msgs/JointState` read in place: names borrowed from the payload, the value arrays
+/// where they lie. For checks that look at every message of a long recording and keep
+/// nothing: no allocation beyond the list of names.
+#[derive(Debug, Clone)]
+pub struct JointStateView<'a> {
+    /// Joint names, in message order.
+    pub names: Vec<&'a str>,
+    /// Joint positions.
+    pub position: F64s<'a>,
+    /// Joint velocities.
+    pub velocity: F64s<'a>,
+    /// Joint efforts.
+    pub effort: F64s<'a>,
+}
+
+impl<'a> JointStateView<'a> {
+    /// Reads `payload` as a JointState. `None` exactly when [`decode_typed`]`::<JointState>`
+    /// fails on it (the same reads, bounds and UTF-8 checks; trailing bytes ignored): the
+    /// caller asks `decode_typed` for the reason.
+    pub fn read(payload: &'a [u8]) -> Option<Self> {
+        let mut r = Reader::new(payload).ok()?;
+        // header: stamp (sec, nanosec), frame_id
+        r.u32().ok()?;
+        r.u32().ok()?;
+        str_of(&mut r)?;
+        let n = r.count(1).ok()?;
+        let mut raw: Vec<&'a [u8]> = Vec::with_capacity(n);
+        let first = r.pos;
+        for _ in 0..n {
+            raw.push(r.string_bytes().ok()?);
+        }
+        // Names are ASCII nearly always: then so is the whole run of them with their lengths
+        // and padding, one fast check instead of one per name.
+        let names: Vec<&'a str> = if payload[first..r.pos].is_ascii() {
+            raw.iter()
+                .map(|b| std::str::from_utf8(b).unwrap_or_default())
+                .collect()
+        } else {
+            raw.iter()
+                .map(|b| std::str::from_utf8(b).ok())
+                .collect::<Option<_>>()?
+        };
+        let position = f64s_of(&mut r)?;
+        let velocity = f64s_of(&mut r)?;
+        let effort = f64s_of(&mut r)?;
+        Some(JointStateView {
+            names,
+            position,
+            velocity,
+            effort,
+        })
+    }
+}
+
+/// A CDR string as the typed decoder reads it (valid UTF-8 required).
+fn str_of<'a>(r: &mut Reader<'a>) -> Option<&'a str> {
+    std::str::from_utf8(r.string_bytes().ok()?).ok()
+}
+
+/// A `float64[]` as the typed decoder reads it: the count (at least one byte an element
+/// left), then each value 8-aligned; after the first, the rest are aligned already.
+fn f64s_of<'a>(r: &mut Reader<'a>) -> Option<F64s<'a>> {
+    let n = r.count(1).ok()?;
+    if n > 0 {
+        r.align(8).ok()?;
+    }
+    let bytes = r.take(n.checked_mul(8)?).ok()?;
+    Some(F64s { bytes, le: r.le })
+}

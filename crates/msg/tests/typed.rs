@@ -308,3 +308,84 @@ proptest! {
         let _ = schema_for_channel("p/srv/T_Event", "ros2msg", t.as_bytes());
     }
 }
+
+/// The in-place JointState reader accepts and refuses exactly what the typed decoder does, and
+/// reads the same names and values: on a real message, every truncation of it, a name that is
+/// not UTF-8, a count larger than the payload, and big-endian CDR.
+#[test]
+fn joint_state_view_agrees_with_typed_decode() {
+    let js = JointState {
+        header: Header {
+            stamp: Time {
+                sec: 12,
+                nanosec: 345,
+            },
+            frame_id: "base".into(),
+        },
+        name: vec!["a".into(), "joint_bb".into(), "c".into()],
+        position: vec![1.0, -2.5, f64::NAN],
+        velocity: vec![],
+        effort: vec![0.5, 0.25, 0.125],
+    };
+    let agree = |p: &[u8], what: &str| {
+        let typed = decode_typed::<JointState>(p).ok();
+        let view = JointStateView::read(p);
+        assert_eq!(typed.is_some(), view.is_some(), "{what}");
+        if let (Some(t), Some(v)) = (typed, view) {
+            assert_eq!(
+                v.names,
+                t.name.iter().map(String::as_str).collect::<Vec<_>>()
+            );
+            for (a, b) in [
+                (v.position, &t.position),
+                (v.velocity, &t.velocity),
+                (v.effort, &t.effort),
+            ] {
+                let got: Vec<u64> = a.iter().map(f64::to_bits).collect();
+                let want: Vec<u64> = b.iter().map(|x| x.to_bits()).collect();
+                assert_eq!(got, want, "{what}");
+                assert_eq!(a.all_finite(), b.iter().all(|x| x.is_finite()), "{what}");
+            }
+        }
+    };
+    let enc = encode_typed(&js).unwrap();
+    for n in 0..=enc.len() {
+        agree(&enc[..n], &format!("truncated at {n}"));
+    }
+    // A name that is not UTF-8: both refuse it.
+    let at = enc.windows(8).position(|w| w == b"joint_bb").unwrap();
+    let mut bad = enc.clone();
+    bad[at] = 0xff;
+    agree(&bad, "invalid utf-8");
+    assert!(JointStateView::read(&bad).is_none());
+    // A position count far beyond the payload: header (4 + 8 + 4 + "base\0", aligned to 24),
+    // no names (4 bytes), then the position count at 28.
+    let empty = encode_typed(&JointState {
+        header: js.header.clone(),
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(&empty[28..32], &[0, 0, 0, 0]);
+    let mut big = empty.clone();
+    big[28..32].copy_from_slice(&0x7fff_ffffu32.to_le_bytes());
+    agree(&big, "huge count");
+    assert!(JointStateView::read(&big).is_none());
+    agree(&empty, "empty");
+    // Names that are UTF-8 but not ASCII, and infinite values.
+    let mut wide = js.clone();
+    wide.name[1] = "épaule".into();
+    wide.position = vec![1.0, 2.0, 3.0];
+    wide.effort = vec![f64::INFINITY, 0.0, f64::NEG_INFINITY];
+    let enc_wide = encode_typed(&wide).unwrap();
+    agree(&enc_wide, "utf-8 names");
+    let v = JointStateView::read(&enc_wide).unwrap();
+    assert_eq!(v.names[1], "épaule");
+    assert!(v.position.all_finite() && !v.effort.all_finite());
+    // Big-endian CDR of the same message.
+    let be = cdr::serialize::<_, _, cdr::CdrBe>(&js, cdr::Infinite).unwrap();
+    agree(&be, "big-endian");
+    assert!(JointStateView::read(&be).is_some());
+    for n in 0..be.len() {
+        agree(&be[..n], &format!("big-endian truncated at {n}"));
+    }
+}
