@@ -3,22 +3,27 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use serde::Serialize;
 
 use bagscope_bag::WarningCode;
-use bagscope_bag::{Bag, Warning};
+use bagscope_bag::{Bag, Columns, Warning};
 use bagscope_checks::{
     check_camera_info, check_clouds, check_images, check_joint_ages, check_joint_message,
     check_stamps, sort_findings, At, CameraInfoMeta, CloudMeta, Finding, ImageMeta,
     JointCheckOptions, JointMeta,
 };
 use bagscope_clocks::TopicTimes;
-use bagscope_msg::types::{CameraInfo, Image, JointState, JointTrajectory, PointCloud2};
+use bagscope_msg::types::{
+    CameraInfo, Image, JointState, JointStateView, JointTrajectory, PointCloud2,
+};
 use bagscope_msg::{decode_typed, StampSource};
 
 use crate::findings::{check_hits, summarise, VerdictSummary};
-use crate::series::{locators, topic_schemas};
+use crate::series::{
+    locators, series_of_columns, stamp_values, topic_schemas, NO_STAMP_READ, UNREADABLE,
+};
 use crate::Error;
 
 /// What `check` checks beyond the fixed contracts.
@@ -73,16 +78,7 @@ fn kind_of(type_name: &str) -> Kind {
     }
 }
 
-/// What the scan keeps of one message: its stamp and, for the few messages that need more,
-/// the rest boxed. 16 bytes for most messages: a joint message is checked as it is decoded
-/// and only its findings are kept; images, camera infos and clouds (low-rate, checked against
-/// each other) keep their metadata.
-struct Probe {
-    /// `NO_STAMP` when the message has none.
-    stamp_ns: i64,
-    extra: Option<Box<Extra>>,
-}
-
+/// What `check` keeps of the few messages that need more than their times.
 enum Extra {
     Image(ImageMeta),
     Info(CameraInfoMeta),
@@ -92,13 +88,32 @@ enum Extra {
     Undecodable(String),
 }
 
-/// No real stamp is i64::MIN (a ROS stamp's seconds are 32-bit).
-const NO_STAMP: i64 = i64::MIN;
-
 /// A joint message's own findings, kept instead of the message (none: nothing kept).
-fn joint_findings(topic: &str, m: JointMeta, opts: &JointCheckOptions) -> Option<Box<Extra>> {
+fn joint_findings(topic: &str, m: JointMeta, opts: &JointCheckOptions) -> Option<Extra> {
     let f = check_joint_message(topic, &m, opts);
-    (!f.is_empty()).then(|| Box::new(Extra::Findings(f)))
+    (!f.is_empty()).then_some(Extra::Findings(f))
+}
+
+/// True when a JointState read in place has nothing [`check_joint_message`] would report:
+/// unique names, each value array empty or one value a name, finite values, positions inside
+/// the limits. Such a message needs no decode.
+fn joint_view_clean(v: &JointStateView<'_>, o: &JointCheckOptions) -> bool {
+    let n = v.names.len();
+    // Names are compared pairwise: joint lists are short; long ones take the full path.
+    if n > 64 || (1..n).any(|i| v.names[..i].contains(&v.names[i])) {
+        return false;
+    }
+    for a in [v.position, v.velocity, v.effort] {
+        if (!a.is_empty() && a.len() != n) || !a.all_finite() {
+            return false;
+        }
+    }
+    o.limits.is_empty()
+        || v.names.iter().zip(v.position.iter()).all(|(name, x)| {
+            o.limits
+                .get(*name)
+                .is_none_or(|&(lo, hi)| !(x < lo || x > hi))
+        })
 }
 
 /// The image topic a CameraInfo topic describes: the one in the same namespace
@@ -127,7 +142,39 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
 
 /// [`check`] of an open bag.
 pub fn check_of(bag: &Bag, o: &CheckOptions) -> Result<CheckReport, Error> {
-    let path = bag.path.as_path();
+    let (part, mut times, _) = scan_both(bag, o);
+    Ok(part.finish(bag, &mut times))
+}
+
+/// `clocks` and `check` of an open bag from one scan (what `report` shows): every message is
+/// read once, for its stamp and for the fields its contract checks read. The same reports as
+/// [`crate::clocks::clocks_data_of`] and [`check_of`].
+pub fn clocks_and_check_of(
+    bag: &Bag,
+    clocks_opts: &bagscope_clocks::ClocksOptions,
+    o: &CheckOptions,
+) -> Result<(crate::clocks::ClocksData, CheckReport), Error> {
+    if let Some(c) = &clocks_opts.clock_topic {
+        bag.topic_index(c)?;
+    }
+    let (part, mut times, warnings) = scan_both(bag, o);
+    let check = part.finish(bag, &mut times);
+    let clocks = crate::clocks::clocks_data_from(bag, clocks_opts, times, warnings);
+    Ok((clocks, check))
+}
+
+/// What the scan keeps of each message for `check` beside its times: the row's extra, an index
+/// into the scan's list of [`Extra`]s, or one of these.
+const NO_EXTRA: i64 = -1;
+/// A message that did not decode (its finding is made; it has no place in the stamp checks).
+const UNDECODED_ROW: i64 = -2;
+/// A message whose extra has been taken into the check's lists.
+const TAKEN_EXTRA: i64 = -3;
+
+/// One scan of every topic: each message's publish time, stamp (as `clocks` reads them) and
+/// what its contract checks need. Returns `check`'s results up to its clock analysis, every
+/// topic's times as `clocks` takes them, and the warnings `clocks` reports with them.
+fn scan_both(bag: &Bag, o: &CheckOptions) -> (CheckPart, Vec<TopicTimes>, Vec<Warning>) {
     let kinds: Vec<Kind> = bag.topics.iter().map(|t| kind_of(&t.type_name)).collect();
     let schemas = topic_schemas(bag);
     let locs = locators(&schemas);
@@ -138,51 +185,66 @@ pub fn check_of(bag: &Bag, o: &CheckOptions) -> Result<CheckReport, Error> {
     let ctx = ProbeContext {
         bag,
         kinds: &kinds,
-        locs: &locs,
         joint_opts: &joint_opts,
-        invalid: &invalid,
     };
-    let scan = bag.scan(&bag.all_topics(), |m| probe(&ctx, m));
+    // Few messages keep more than their times (findings, image and cloud metadata): they go
+    // to one shared list, and the row keeps its index there.
+    let extras: Mutex<Vec<Option<Extra>>> = Mutex::new(Vec::new());
+    let wanted = bag.all_topics();
+    let (cols, scan_warnings) = bag.scan_columns(&wanted, |m| {
+        let [publish, stamp] = stamp_values(&locs[m.topic], m, &invalid[m.topic]);
+        let read = (stamp != NO_STAMP_READ && stamp != UNREADABLE).then_some(stamp);
+        let extra = match probe(&ctx, m, read) {
+            None => NO_EXTRA,
+            Some(e) => {
+                let mut v = extras.lock().unwrap_or_else(|p| p.into_inner());
+                v.push(Some(e));
+                (v.len() - 1) as i64
+            }
+        };
+        [publish, stamp, extra]
+    });
+    let mut extras = extras.into_inner().unwrap_or_else(|p| p.into_inner());
     let mut warnings = bag.open_warnings();
-    warnings.extend(scan.warnings.iter().cloned());
+    warnings.extend(scan_warnings.iter().cloned());
 
     let n = bag.topics.len();
+    let mut cols = cols;
     let Collected {
         images,
         infos,
         clouds,
-        stamps,
         undecodable,
-        count: index,
         mut findings,
-    } = collect(bag, &kinds, scan.items);
-    let bag_start = stamps
-        .iter()
-        .flatten()
-        .map(|a| a.log_time_ns)
-        .min()
-        .unwrap_or(0);
+    } = collect(bag, &mut cols, &mut extras);
+    drop(extras);
+    let bag_start = first_checked_log_time(&cols, &kinds).unwrap_or(0);
     let image_topics: Vec<usize> = (0..n).filter(|&i| kinds[i] == Kind::Image).collect();
     let image_names: Vec<&str> = image_topics
         .iter()
         .map(|&i| bag.topics[i].name.as_str())
         .collect();
     let mut checked = BTreeMap::new();
+    let mut times_plan = Vec::new();
     for ti in 0..n {
         let name = &bag.topics[ti].name;
-        if index[ti] > 0 {
+        let count = cols[ti].len();
+        if count > 0 {
             if let Err(e) = &schemas[ti] {
                 // Without a usable definition nothing in the topic could be checked: a
                 // limitation of what the bag describes, not lost data (every message was read).
                 warnings.push(
                     Warning::new(
                         WarningCode::UndecodableTopic,
-                        format!("{} message(s) read but not checked: {e}", index[ti]),
+                        format!("{count} message(s) read but not checked: {e}"),
                     )
                     .topic(name),
                 );
             }
         }
+        // Every checked message's times, in log-time order; whether they are exactly the rows
+        // `clocks` keeps of the topic.
+        let (stamps, same_rows) = at_list(&cols[ti], kinds[ti]);
         let what = match kinds[ti] {
             Kind::Image => {
                 findings.extend(check_images(name, &images[ti]));
@@ -201,13 +263,13 @@ pub fn check_of(bag: &Bag, o: &CheckOptions) -> Result<CheckReport, Error> {
                 let mut jo = o.joints.clone();
                 // Age checks only make sense when stamps are on the recorder's axis. Every
                 // decoded joint message has its times in `stamps`, in log-time order.
-                jo.stamps_on_log_axis = stamps[ti].first().is_some_and(|a| {
+                jo.stamps_on_log_axis = stamps.first().is_some_and(|a| {
                     a.log_time_ns.saturating_sub(a.stamp_ns).saturating_abs() < 3_600_000_000_000
                 });
                 if kinds[ti] == Kind::JointState {
                     jo.max_command_age_ns = None;
                 }
-                findings.extend(check_joint_ages(name, &stamps[ti], &jo));
+                findings.extend(check_joint_ages(name, &stamps, &jo));
                 "names vs values, duplicates, finiteness, limits, command age"
             }
             Kind::Cloud => {
@@ -215,14 +277,14 @@ pub fn check_of(bag: &Bag, o: &CheckOptions) -> Result<CheckReport, Error> {
                 "row_step, point_step, fields vs data"
             }
             Kind::Other => {
-                if stamps[ti].is_empty() {
+                if stamps.is_empty() {
                     continue;
                 }
                 "stamps"
             }
         };
         if locs[ti].source() != StampSource::None && locs[ti].source() != StampSource::ClockField {
-            let same_axis = stamps[ti]
+            let same_axis = stamps
                 .iter()
                 .find(|a| a.stamp_ns != 0)
                 .is_some_and(|a| (a.log_time_ns - a.stamp_ns).abs() < 3_600_000_000_000);
@@ -231,13 +293,7 @@ pub fn check_of(bag: &Bag, o: &CheckOptions) -> Result<CheckReport, Error> {
             } else {
                 10_000_000_000
             };
-            findings.extend(check_stamps(
-                name,
-                &stamps[ti],
-                bag_start,
-                before,
-                same_axis,
-            ));
+            findings.extend(check_stamps(name, &stamps, bag_start, before, same_axis));
         }
         if undecodable[ti].0 > 0 {
             warnings.push(
@@ -255,6 +311,21 @@ pub fn check_of(bag: &Bag, o: &CheckOptions) -> Result<CheckReport, Error> {
             name.clone(),
             format!("{}: {what}", bag.topics[ti].type_name),
         );
+        if locs[ti].source() != StampSource::None && !stamps.is_empty() {
+            times_plan.push(if same_rows {
+                CheckTimes::SameAsClocks(ti)
+            } else {
+                CheckTimes::Own(TopicTimes {
+                    topic: name.clone(),
+                    type_name: bag.topics[ti].type_name.clone(),
+                    source: locs[ti].source(),
+                    log_time_ns: stamps.iter().map(|a| a.log_time_ns).collect(),
+                    publish_time_ns: Vec::new(),
+                    stamp_ns: stamps.iter().map(|a| a.stamp_ns).collect(),
+                    invalid_stamps: invalid[ti].load(Ordering::Relaxed),
+                })
+            });
+        }
     }
     sort_findings(&mut findings);
     let mut counts = BTreeMap::new();
@@ -264,71 +335,180 @@ pub fn check_of(bag: &Bag, o: &CheckOptions) -> Result<CheckReport, Error> {
     warnings.extend(crate::recorder_events::lost_messages(bag));
     warnings.sort();
     warnings.dedup();
-    // The clock findings of the same stamps, so that `check` and `clocks` name the same codes
-    // for the same topics (frozen, zero, invalid stamps, offsets, a replay, split axes).
-    let times = clock_times(bag, &locs, stamps, &invalid);
-    let clock = bagscope_clocks::analyze(&times, &bagscope_clocks::ClocksOptions::default());
-    let mut all = warnings.clone();
-    all.extend(clock.warnings.iter().cloned());
-    let verdicts = summarise(&all, &check_hits(&findings), clock.split);
-    Ok(CheckReport {
-        bag: path.display().to_string(),
+
+    // The columns become the clocks series in place (the row index is no longer needed).
+    let columns: Vec<Columns<2>> = cols
+        .into_iter()
+        .map(|c| {
+            let [publish, stamp, _] = c.values;
+            Columns {
+                log_time_ns: c.log_time_ns,
+                values: [publish, stamp],
+            }
+        })
+        .collect();
+    let (series, clock_warnings) = series_of_columns(
+        bag,
+        &wanted,
+        &schemas,
+        &locs,
+        columns,
+        &invalid,
+        scan_warnings,
+    );
+    let part = CheckPart {
+        bag: bag.path.display().to_string(),
         checked,
         findings,
         counts,
         warnings,
-        verdicts,
-    })
+        times_plan,
+    };
+    (part, crate::clocks::times_of_series(series), clock_warnings)
 }
 
-/// Each stamped topic's times as the clocks analysis takes them. Each topic's times are taken out
-/// of `stamps` (and its 24 bytes a message freed) as its two columns are made: memory stays
-/// below what the scan itself held.
-fn clock_times(
-    bag: &Bag,
-    locs: &[bagscope_msg::StampLocator],
-    mut stamps: Vec<Vec<At>>,
-    invalid: &[AtomicUsize],
-) -> Vec<TopicTimes> {
-    let n = stamps.len();
-    let stamped: Vec<usize> = (0..n)
-        .filter(|&ti| locs[ti].source() != StampSource::None && !stamps[ti].is_empty())
-        .collect();
-    stamped
-        .into_iter()
-        .map(|ti| {
-            let at = std::mem::take(&mut stamps[ti]);
-            TopicTimes {
-                topic: bag.topics[ti].name.clone(),
-                type_name: bag.topics[ti].type_name.clone(),
-                source: locs[ti].source(),
-                log_time_ns: at.iter().map(|a| a.log_time_ns).collect(),
-                publish_time_ns: Vec::new(),
-                stamp_ns: at.iter().map(|a| a.stamp_ns).collect(),
-                invalid_stamps: invalid[ti].load(Ordering::Relaxed),
+/// A stamped topic's times as `check`'s clock analysis takes them: the rows `clocks` keeps
+/// (lent by its times while the analysis runs), or rows of the topic's own (a message that
+/// did not decode, or one without a readable stamp that a contract check still counts).
+enum CheckTimes {
+    SameAsClocks(usize),
+    Own(TopicTimes),
+}
+
+/// `check`'s results before its clock analysis.
+struct CheckPart {
+    bag: String,
+    checked: BTreeMap<String, String>,
+    findings: Vec<Finding>,
+    counts: BTreeMap<String, usize>,
+    warnings: Vec<Warning>,
+    times_plan: Vec<CheckTimes>,
+}
+
+impl CheckPart {
+    /// The clock findings of the same stamps, so that `check` and `clocks` name the same codes
+    /// for the same topics (frozen, zero, invalid stamps, offsets, a replay, split axes).
+    /// `clocks_times` (every topic's times as `clocks` takes them) are lent to the analysis and
+    /// given back unchanged.
+    fn finish(self, bag: &Bag, clocks_times: &mut [TopicTimes]) -> CheckReport {
+        let lent: Vec<Option<usize>> = self
+            .times_plan
+            .iter()
+            .map(|p| match p {
+                CheckTimes::Own(_) => None,
+                CheckTimes::SameAsClocks(ti) => Some(*ti),
+            })
+            .collect();
+        let times: Vec<TopicTimes> = self
+            .times_plan
+            .into_iter()
+            .map(|p| match p {
+                CheckTimes::Own(t) => t,
+                CheckTimes::SameAsClocks(ti) => {
+                    let c = &mut clocks_times[ti];
+                    TopicTimes {
+                        topic: bag.topics[ti].name.clone(),
+                        type_name: bag.topics[ti].type_name.clone(),
+                        source: c.source,
+                        log_time_ns: std::mem::take(&mut c.log_time_ns),
+                        publish_time_ns: Vec::new(),
+                        stamp_ns: std::mem::take(&mut c.stamp_ns),
+                        invalid_stamps: c.invalid_stamps,
+                    }
+                }
+            })
+            .collect();
+        let clock = bagscope_clocks::analyze(&times, &bagscope_clocks::ClocksOptions::default());
+        for (t, ti) in times.into_iter().zip(lent) {
+            if let Some(ti) = ti {
+                clocks_times[ti].log_time_ns = t.log_time_ns;
+                clocks_times[ti].stamp_ns = t.stamp_ns;
             }
-        })
-        .collect()
+        }
+        let mut all = self.warnings.clone();
+        all.extend(clock.warnings.iter().cloned());
+        let verdicts = summarise(&all, &check_hits(&self.findings), clock.split);
+        CheckReport {
+            bag: self.bag,
+            checked: self.checked,
+            findings: self.findings,
+            counts: self.counts,
+            warnings: self.warnings,
+            verdicts,
+        }
+    }
 }
 
-/// What the scan keeps of one message: its stamp and, for the types with contract checks, the
-/// fields those checks read (or the per-message findings of a joint message, or why it did not
-/// decode). Runs on the scan's worker threads.
-fn probe(c: &ProbeContext<'_>, m: &bagscope_bag::RawMessage<'_>) -> Probe {
-    let loc = &c.locs[m.topic];
-    let stamp = loc.read_stamp(m.data).ok().flatten().map(|s| {
-        if !s.nanosec_valid {
-            c.invalid[m.topic].fetch_add(1, Ordering::Relaxed);
+/// The times of the topic's messages the contract and stamp checks look at, in log-time order
+/// (a message that did not decode is left out; one without a stamp is in with stamp 0 when its
+/// type has contract checks), and whether they are exactly the rows `clocks` keeps (every row
+/// with a readable stamp, and only those).
+fn at_list(c: &Columns<3>, kind: Kind) -> (Vec<At>, bool) {
+    let [_, stamps, extra] = &c.values;
+    let mut out = Vec::new();
+    let mut same_rows = true;
+    for (r, (&log, (&s, &e))) in c
+        .log_time_ns
+        .iter()
+        .zip(stamps.iter().zip(extra))
+        .enumerate()
+    {
+        let real = s != NO_STAMP_READ && s != UNREADABLE;
+        let kept = checked_row(kind, real, e);
+        if kept != real {
+            same_rows = false;
         }
-        s.ns
-    });
+        if kept {
+            out.push(At {
+                index: r,
+                log_time_ns: log,
+                stamp_ns: if real { s } else { 0 },
+            });
+        }
+    }
+    (out, same_rows)
+}
+
+/// Whether a row is one of the messages the stamp checks look at (see [`at_list`]).
+fn checked_row(kind: Kind, real_stamp: bool, extra: i64) -> bool {
+    match extra {
+        UNDECODED_ROW => false,
+        NO_EXTRA => kind != Kind::Other || real_stamp,
+        _ => true,
+    }
+}
+
+/// The earliest log time of the messages the stamp checks look at, over all topics.
+fn first_checked_log_time(cols: &[Columns<3>], kinds: &[Kind]) -> Option<i64> {
+    cols.iter()
+        .zip(kinds)
+        .filter_map(|(c, &kind)| {
+            let [_, stamps, extra] = &c.values;
+            c.log_time_ns
+                .iter()
+                .zip(stamps.iter().zip(extra))
+                .filter(|(_, (&s, &e))| checked_row(kind, s != NO_STAMP_READ && s != UNREADABLE, e))
+                .map(|(&log, _)| log)
+                .min()
+        })
+        .min()
+}
+
+/// What `check` keeps of one message beyond its times: for the types with contract checks,
+/// the fields those checks read (or the per-message findings of a joint message, or why it did
+/// not decode); nothing for most. Runs on the scan's worker threads.
+fn probe(
+    c: &ProbeContext<'_>,
+    m: &bagscope_bag::RawMessage<'_>,
+    stamp: Option<i64>,
+) -> Option<Extra> {
     let at = At {
-        index: 0, // filled in below, once messages are in log-time order
+        index: 0, // filled in once messages are in log-time order
         log_time_ns: m.log_time_ns,
         stamp_ns: stamp.unwrap_or(0),
     };
-    let boxed = |e: Extra| Some(Box::new(e));
-    let extra = match c.kinds[m.topic] {
+    let boxed = Some;
+    match c.kinds[m.topic] {
         Kind::Image => match decode_typed::<Image>(m.data) {
             Ok(v) => boxed(Extra::Image(ImageMeta {
                 at,
@@ -354,6 +534,12 @@ fn probe(c: &ProbeContext<'_>, m: &bagscope_bag::RawMessage<'_>) -> Probe {
             })),
             Err(e) => boxed(Extra::Undecodable(e.to_string())),
         },
+        // Most joint messages are clean: read in place, they need no decode and keep nothing.
+        Kind::JointState
+            if JointStateView::read(m.data).is_some_and(|v| joint_view_clean(&v, c.joint_opts)) =>
+        {
+            None
+        }
         Kind::JointState => match decode_typed::<JointState>(m.data) {
             Ok(v) => joint_findings(
                 &c.bag.topics[m.topic].name,
@@ -410,10 +596,6 @@ fn probe(c: &ProbeContext<'_>, m: &bagscope_bag::RawMessage<'_>) -> Probe {
             Err(e) => boxed(Extra::Undecodable(e.to_string())),
         },
         Kind::Other => None,
-    };
-    Probe {
-        stamp_ns: stamp.unwrap_or(NO_STAMP),
-        extra,
     }
 }
 
@@ -421,105 +603,94 @@ fn probe(c: &ProbeContext<'_>, m: &bagscope_bag::RawMessage<'_>) -> Probe {
 struct ProbeContext<'a> {
     bag: &'a Bag,
     kinds: &'a [Kind],
-    locs: &'a [bagscope_msg::StampLocator],
     joint_opts: &'a JointCheckOptions,
-    /// Per topic: stamps whose nanoseconds field is 1e9 or more.
-    invalid: &'a [AtomicUsize],
 }
 
-/// The scan's results sorted per topic, in log-time order: the fields each check reads, every
-/// checked message's times, the per-message findings, and how many messages would not decode.
+/// What the scan kept beside the times, per topic in log-time order: the fields each check
+/// reads, the per-message findings, and how many messages would not decode.
 struct Collected {
     images: Vec<Vec<ImageMeta>>,
     infos: Vec<Vec<CameraInfoMeta>>,
     clouds: Vec<Vec<CloudMeta>>,
-    stamps: Vec<Vec<At>>,
     /// Per topic: messages that did not decode, and the last reason.
     undecodable: Vec<(usize, String)>,
-    /// Per topic: messages read.
-    count: Vec<usize>,
     findings: Vec<Finding>,
 }
 
-fn collect(bag: &Bag, kinds: &[Kind], items: Vec<bagscope_bag::Item<Probe>>) -> Collected {
+/// Takes each row's extra out of `extras` into the check's lists, with the message's index in
+/// its topic and its times; rows that did not decode are marked [`UNDECODED_ROW`], the others
+/// with an extra [`TAKEN_EXTRA`].
+fn collect(bag: &Bag, cols: &mut [Columns<3>], extras: &mut [Option<Extra>]) -> Collected {
     let n = bag.topics.len();
     let mut images: Vec<Vec<ImageMeta>> = vec![Vec::new(); n];
     let mut infos: Vec<Vec<CameraInfoMeta>> = vec![Vec::new(); n];
     let mut clouds: Vec<Vec<CloudMeta>> = vec![Vec::new(); n];
-    // Sized once per topic: growing by doubling would hold up to three times the times of a
-    // large topic at its last step.
-    let mut per_topic = vec![0usize; n];
-    for it in &items {
-        per_topic[it.topic] += 1;
-    }
-    let mut stamps: Vec<Vec<At>> = per_topic.iter().map(|&c| Vec::with_capacity(c)).collect();
     let mut undecodable: Vec<(usize, String)> = vec![(0, String::new()); n];
-    let mut index = vec![0usize; n];
     let mut findings = Vec::new();
-    for it in items {
-        let ti = it.topic;
-        let idx = index[ti];
-        index[ti] += 1;
-        let p = it.value;
-        let at = At {
-            index: idx,
-            log_time_ns: it.log_time_ns,
-            stamp_ns: if p.stamp_ns == NO_STAMP {
-                0
-            } else {
-                p.stamp_ns
-            },
-        };
-        match p.extra.map(|b| *b) {
-            Some(Extra::Image(mut m)) => {
-                m.at = at;
-                stamps[ti].push(at);
-                images[ti].push(m);
+    for (ti, c) in cols.iter_mut().enumerate() {
+        let [_, stamps, extra] = &mut c.values;
+        for (idx, e) in extra.iter_mut().enumerate() {
+            let Some(x) = usize::try_from(*e)
+                .ok()
+                .and_then(|k| extras.get_mut(k)?.take())
+            else {
+                continue;
+            };
+            let log_time_ns = c.log_time_ns[idx];
+            let s = stamps[idx];
+            let at = At {
+                index: idx,
+                log_time_ns,
+                stamp_ns: if s == NO_STAMP_READ || s == UNREADABLE {
+                    0
+                } else {
+                    s
+                },
+            };
+            *e = TAKEN_EXTRA;
+            match x {
+                Extra::Image(mut m) => {
+                    m.at = at;
+                    images[ti].push(m);
+                }
+                Extra::Info(mut m) => {
+                    m.at = at;
+                    infos[ti].push(m);
+                }
+                Extra::Cloud(mut m) => {
+                    m.at = at;
+                    clouds[ti].push(m);
+                }
+                Extra::Findings(fs) => {
+                    findings.extend(fs.into_iter().map(|mut f| {
+                        f.index = idx;
+                        f
+                    }));
+                }
+                Extra::Undecodable(err) => {
+                    *e = UNDECODED_ROW;
+                    findings.push(Finding {
+                        code: "message_undecodable".into(),
+                        topic: bag.topics[ti].name.clone(),
+                        index: idx,
+                        log_time_ns,
+                        severity: bagscope_checks::Severity::Error,
+                        message: format!(
+                            "payload does not decode as {}: {err}",
+                            bag.topics[ti].type_name
+                        ),
+                    });
+                    undecodable[ti].0 += 1;
+                    undecodable[ti].1 = err;
+                }
             }
-            Some(Extra::Info(mut m)) => {
-                m.at = at;
-                stamps[ti].push(at);
-                infos[ti].push(m);
-            }
-            Some(Extra::Cloud(mut m)) => {
-                m.at = at;
-                stamps[ti].push(at);
-                clouds[ti].push(m);
-            }
-            Some(Extra::Findings(fs)) => {
-                stamps[ti].push(at);
-                findings.extend(fs.into_iter().map(|mut f| {
-                    f.index = idx;
-                    f
-                }));
-            }
-            Some(Extra::Undecodable(e)) => {
-                findings.push(Finding {
-                    code: "message_undecodable".into(),
-                    topic: bag.topics[ti].name.clone(),
-                    index: idx,
-                    log_time_ns: it.log_time_ns,
-                    severity: bagscope_checks::Severity::Error,
-                    message: format!(
-                        "payload does not decode as {}: {e}",
-                        bag.topics[ti].type_name
-                    ),
-                });
-                undecodable[ti].0 += 1;
-                undecodable[ti].1 = e;
-            }
-            // A joint message without findings, or any other stamped message.
-            None if kinds[ti] != Kind::Other || p.stamp_ns != NO_STAMP => stamps[ti].push(at),
-            None => {}
         }
     }
     Collected {
         images,
         infos,
         clouds,
-        stamps,
         undecodable,
-        count: index,
         findings,
     }
 }

@@ -58,7 +58,12 @@ pub fn topic_times(bag: &Bag) -> (Vec<TopicTimes>, Vec<Warning>) {
 /// [`topic_times`] of the wanted topics only (the others are left empty).
 pub fn topic_times_of(bag: &Bag, wanted: &[bool]) -> (Vec<TopicTimes>, Vec<Warning>) {
     let (series, warnings) = scan_series(bag, wanted);
-    let times = series
+    (times_of_series(series), warnings)
+}
+
+/// The series as the clocks analysis takes them.
+pub(crate) fn times_of_series(series: Vec<crate::series::TopicSeries>) -> Vec<TopicTimes> {
+    series
         .into_iter()
         .map(|s| TopicTimes {
             topic: s.topic,
@@ -69,8 +74,7 @@ pub fn topic_times_of(bag: &Bag, wanted: &[bool]) -> (Vec<TopicTimes>, Vec<Warni
             stamp_ns: s.stamp_ns,
             invalid_stamps: s.invalid_stamps,
         })
-        .collect();
-    (times, warnings)
+        .collect()
 }
 
 /// `bagscope clocks` of the bag at `path`. Errors when the bag cannot be opened or a
@@ -97,12 +101,23 @@ pub fn clocks_data(path: &Path, opts: &ClocksOptions) -> Result<ClocksData, Erro
 
 /// [`clocks_data`] of an open bag.
 pub fn clocks_data_of(bag: &Bag, opts: &ClocksOptions) -> Result<ClocksData, Error> {
-    let path = bag.path.as_path();
     if let Some(c) = &opts.clock_topic {
         // A named clock topic that does not exist is a usage mistake, not "no sim clock".
         bag.topic_index(c)?;
     }
-    let (times, mut warnings) = topic_times(bag);
+    let (times, warnings) = topic_times(bag);
+    Ok(clocks_data_from(bag, opts, times, warnings))
+}
+
+/// [`clocks_data_of`] from every topic's times and the warnings of the scan that read them
+/// ([`topic_times`]).
+pub(crate) fn clocks_data_from(
+    bag: &Bag,
+    opts: &ClocksOptions,
+    times: Vec<TopicTimes>,
+    mut warnings: Vec<Warning>,
+) -> ClocksData {
+    let path = bag.path.as_path();
     warnings.extend(crate::recorder_events::lost_messages(bag));
     let r = analyze(&times, opts);
     let clock_map = r.clock_map.clone();
@@ -121,9 +136,9 @@ pub fn clocks_data_of(bag: &Bag, opts: &ClocksOptions) -> Result<ClocksData, Err
         sim_clock: r.sim_clock,
         warnings,
     };
-    Ok(ClocksData {
+    ClocksData {
         report,
         times,
         clock_map,
-    })
+    }
 }

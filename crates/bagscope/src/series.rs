@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bagscope_bag::WarningCode;
-use bagscope_bag::{Bag, Warning};
+use bagscope_bag::{Bag, Columns, Warning};
 use bagscope_msg::{schema_for_channel, MessageSchema, StampLocator, StampSource};
 
 /// Per-topic times, in log-time (arrival) order.
@@ -59,34 +59,67 @@ pub fn locators(schemas: &[Result<MessageSchema, String>]) -> Vec<StampLocator> 
         .collect()
 }
 
+/// A stamp the message type has, none was found.
+pub(crate) const NO_STAMP_READ: i64 = i64::MIN;
+/// A stamp that could not be read (malformed payload).
+pub(crate) const UNREADABLE: i64 = i64::MIN + 1;
+
+/// What the stamp scan keeps of one message: its publish time and its stamp, with sentinels
+/// that no real time takes (a stamp is at least i32::MIN seconds). Invalid stamps are rare:
+/// counted per topic as they are met, nothing kept per message.
+#[inline]
+pub(crate) fn stamp_values(
+    loc: &StampLocator,
+    m: &bagscope_bag::RawMessage<'_>,
+    invalid: &AtomicUsize,
+) -> [i64; 2] {
+    let stamp = match loc.source() {
+        StampSource::None => NO_STAMP_READ,
+        _ => match loc.read_stamp(m.data) {
+            Ok(Some(s)) => {
+                if !s.nanosec_valid {
+                    invalid.fetch_add(1, Ordering::Relaxed);
+                }
+                s.ns
+            }
+            Ok(None) => NO_STAMP_READ,
+            Err(_) => UNREADABLE,
+        },
+    };
+    [m.publish_time_ns.unwrap_or(NO_STAMP_READ), stamp]
+}
+
 /// Scans the wanted topics once and returns their series (indexed like `bag.topics`; topics
 /// not wanted are left empty) plus the bag's warnings (open + scan + schema problems).
 pub fn scan_series(bag: &Bag, wanted: &[bool]) -> (Vec<TopicSeries>, Vec<Warning>) {
     let schemas = topic_schemas(bag);
     let locs = locators(&schemas);
-    // Compact per-message values (16 bytes): publish time and stamp, with sentinels that no
-    // real time takes (a stamp is at least i32::MIN seconds).
-    const NONE: i64 = i64::MIN;
-    const UNREADABLE: i64 = i64::MIN + 1;
-    // Invalid stamps are rare: counted per topic as they are met, nothing kept per message.
     let invalid: Vec<AtomicUsize> = bag.topics.iter().map(|_| AtomicUsize::new(0)).collect();
     let (columns, scan_warnings) = bag.scan_columns(wanted, |m| {
-        let loc = &locs[m.topic];
-        let stamp = match loc.source() {
-            StampSource::None => NONE,
-            _ => match loc.read_stamp(m.data) {
-                Ok(Some(s)) => {
-                    if !s.nanosec_valid {
-                        invalid[m.topic].fetch_add(1, Ordering::Relaxed);
-                    }
-                    s.ns
-                }
-                Ok(None) => NONE,
-                Err(_) => UNREADABLE,
-            },
-        };
-        [m.publish_time_ns.unwrap_or(NONE), stamp]
+        stamp_values(&locs[m.topic], m, &invalid[m.topic])
     });
+    series_of_columns(
+        bag,
+        wanted,
+        &schemas,
+        &locs,
+        columns,
+        &invalid,
+        scan_warnings,
+    )
+}
+
+/// The series of a scan that read [`stamp_values`] of every message of the wanted topics.
+pub(crate) fn series_of_columns(
+    bag: &Bag,
+    wanted: &[bool],
+    schemas: &[Result<MessageSchema, String>],
+    locs: &[StampLocator],
+    columns: Vec<Columns<2>>,
+    invalid: &[AtomicUsize],
+    scan_warnings: Vec<Warning>,
+) -> (Vec<TopicSeries>, Vec<Warning>) {
+    const NONE: i64 = NO_STAMP_READ;
     let mut out: Vec<TopicSeries> = Vec::with_capacity(bag.topics.len());
     for (i, (t, mut c)) in bag.topics.iter().zip(columns).enumerate() {
         let source = locs[i].source();
