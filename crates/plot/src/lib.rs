@@ -332,26 +332,55 @@ fn decimate(pts: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     if pts.len() <= MAX_POINTS {
         return pts;
     }
+    decimated_indices(pts.len(), |i| pts[i].1)
+        .into_iter()
+        .map(|i| pts[i])
+        .collect()
+}
+
+/// Which of `n` points (y of point `i`: `y(i)`) [`decimate`] keeps, in order.
+fn decimated_indices(n: usize, y: impl Fn(usize) -> f64) -> Vec<usize> {
+    if n <= MAX_POINTS {
+        return (0..n).collect();
+    }
     let buckets = MAX_POINTS / 2;
-    let per = pts.len().div_ceil(buckets);
+    let per = n.div_ceil(buckets);
     let mut out = Vec::with_capacity(2 * buckets);
-    for ch in pts.chunks(per) {
-        let (mut lo, mut hi) = (0, 0);
-        for (i, p) in ch.iter().enumerate() {
-            if p.1 < ch[lo].1 {
-                lo = i;
+    let mut start = 0;
+    while start < n {
+        let end = (start + per).min(n);
+        let (mut lo, mut hi) = (start, start);
+        let (mut ylo, mut yhi) = (y(start), y(start));
+        for i in start..end {
+            let v = y(i);
+            if v < ylo {
+                (lo, ylo) = (i, v);
             }
-            if p.1 > ch[hi].1 {
-                hi = i;
+            if v > yhi {
+                (hi, yhi) = (i, v);
             }
         }
         let (a, b) = if lo <= hi { (lo, hi) } else { (hi, lo) };
-        out.push(ch[a]);
+        out.push(a);
         if b != a {
-            out.push(ch[b]);
+            out.push(b);
         }
+        start = end;
     }
     out
+}
+
+/// The points of a long series of whole numbers (`x_ns[i]`, `y[i]`) that a [`LineChart`] on
+/// these scales draws: at most ~2000 (per bucket of consecutive points, the min and the max),
+/// chosen exactly as the chart chooses them from the whole series. A caller that hands the
+/// chart only these gets the same picture without a copy of every point.
+pub fn drawn_points(x_ns: &[i64], y: &[i64], y_scale: Scale) -> (Vec<i64>, Vec<f64>) {
+    let n = x_ns.len().min(y.len());
+    // Whole numbers are finite on every scale: none is skipped.
+    decimated_indices(n, |i| y_scale.f(y[i] as f64))
+        .into_iter()
+        .map(|i| (x_ns[i], y[i] as f64))
+        .unzip()
 }
 
 fn draw_line<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, c: &LineChart) -> DrawResult<DB> {
@@ -570,6 +599,50 @@ mod tests {
             modes_ns: vec![10_000_000, 22_000_000],
             note: Some("2 outside".into()),
         })
+    }
+
+    /// A chart given only the points [`drawn_points`] picks is the same picture as one given
+    /// every point: scattered lags with spikes, ties and a long run on every scale.
+    #[test]
+    fn drawn_points_draw_the_same_picture() {
+        let n = 250_007i64;
+        let x: Vec<i64> = (0..n)
+            .map(|i| 1_700_000_000_000_000_000 + i * 4_000_000)
+            .collect();
+        let y: Vec<i64> = (0..n)
+            .map(|i| match i % 9973 {
+                0 => 900_000_000,
+                1 => -3_000_000,
+                _ => 2_000_000 + (i * 7919 % 1000) * 1000 - (i / 50_000) * 10,
+            })
+            .collect();
+        for scale in [Scale::Millis, Scale::Seconds, Scale::Raw] {
+            let chart = |x_ns: Vec<i64>, y: Vec<f64>| {
+                Figure::Line(LineChart {
+                    title: "lag".into(),
+                    x_label: "t".into(),
+                    y_label: "lag".into(),
+                    x_scale: Scale::Seconds,
+                    y_scale: scale,
+                    lines: vec![Line {
+                        label: String::new(),
+                        x_ns,
+                        y,
+                        points: true,
+                    }],
+                    markers: Vec::new(),
+                })
+            };
+            let full = chart(x.clone(), y.iter().map(|&v| v as f64).collect());
+            let (dx, dy) = drawn_points(&x, &y, scale);
+            assert!(dx.len() <= MAX_POINTS && dx.len() > 1000, "{}", dx.len());
+            let few = chart(dx, dy);
+            assert_eq!(full.to_svg().unwrap(), few.to_svg().unwrap(), "{scale:?}");
+        }
+        // Short series are kept whole.
+        let (dx, dy) = drawn_points(&x[..10], &y[..10], Scale::Millis);
+        assert_eq!(dx, x[..10].to_vec());
+        assert_eq!(dy, y[..10].iter().map(|&v| v as f64).collect::<Vec<_>>());
     }
 
     #[test]

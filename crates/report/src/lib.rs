@@ -23,7 +23,7 @@ use bagscope_plot::{Figure, HistChart, Line, LineChart, Marker, Scale};
 use bagscope_sync::Policy;
 
 pub use bagscope::bag_name;
-use bagscope::check::{check, CheckOptions, CheckReport};
+use bagscope::check::{clocks_and_check_of, CheckOptions, CheckReport};
 use bagscope::clocks::{clocks_data, ClocksCommandReport, ClocksData};
 use bagscope::findings::{check_hits, summarise, Severity, VerdictFinding};
 use bagscope::hist::{lag_distributions, DistKind, Distribution, HistOptions, HistReport};
@@ -141,6 +141,12 @@ pub fn hist_figure(r: &HistReport) -> Figure {
 
 fn lag_plot(d: &Distribution, x: &[i64], y: &[i64]) -> Plot {
     let t0 = x.first().copied().unwrap_or(0);
+    let y_scale = match scale_for(y) {
+        Scale::Seconds => Scale::Seconds,
+        _ => Scale::Millis,
+    };
+    // Only the points the chart draws (a few thousand of a long series): the same picture.
+    let (x_drawn, y_drawn) = bagscope_plot::drawn_points(x, y, y_scale);
     let over_time = Figure::Line(LineChart {
         title: format!("lag over time {}", visible(&d.topic)),
         x_label: "log time since first message".into(),
@@ -150,14 +156,11 @@ fn lag_plot(d: &Distribution, x: &[i64], y: &[i64]) -> Plot {
             "log_time − stamp".into()
         },
         x_scale: Scale::Seconds,
-        y_scale: match scale_for(y) {
-            Scale::Seconds => Scale::Seconds,
-            _ => Scale::Millis,
-        },
+        y_scale,
         lines: vec![Line {
             label: String::new(),
-            x_ns: x.iter().map(|v| v.saturating_sub(t0)).collect(),
-            y: y.iter().map(|&v| v as f64).collect(),
+            x_ns: x_drawn.iter().map(|v| v.saturating_sub(t0)).collect(),
+            y: y_drawn,
             points: true,
         }],
         markers: Vec::new(),
@@ -927,13 +930,21 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
             ))));
         }
     }
-    let cd = clocks_data(path, &ClocksOptions::default())?;
+    // `clocks` and `check` from one scan of the bag: every message read once. `check` as the
+    // command does (joint stamps up to 5 ms ahead of the recorder are jitter).
+    let bag = bagscope_bag::Bag::open(path).map_err(bagscope::Error::from)?;
+    let (mut cd, check_r) =
+        clocks_and_check_of(&bag, &ClocksOptions::default(), &CheckOptions::default())?;
+    drop(bag);
     let mut plots: Vec<(String, Plot)> = Vec::new();
     let lags = lag_distributions(&cd, 60);
+    // The lag series are all the page draws from the times.
+    cd.times = Vec::new();
     let (drawn, unplotted_topics) = worst_lags(&lags, &cd.report.warnings);
     for (d, x, y) in drawn {
         plots.push(("lag".into(), lag_plot(d, x, y)));
     }
+    let lags: Vec<Distribution> = lags.into_iter().map(|(d, _, _)| d).collect();
 
     let mut sync_entries = Vec::new();
     for (kind, topics) in sensor_pairs(&info_r).into_iter().take(MAX_SYNC_PAIRS) {
@@ -979,12 +990,7 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
         }
     }
 
-    // As `bagscope check` does (joint stamps up to 5 ms ahead of the recorder are jitter).
-    let check_opts = CheckOptions::default();
-    let (check_r, check_error) = match check(path, &check_opts) {
-        Ok(r) => (Some(r), None),
-        Err(e) => (None, Some(e.to_string())),
-    };
+    let (check_r, check_error): (Option<CheckReport>, Option<String>) = (Some(check_r), None);
 
     let mut warnings: Vec<Warning> = info_r.warnings.clone();
     warnings.extend(cd.report.warnings.iter().cloned());
@@ -1077,7 +1083,7 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
         verdicts,
         info: info_r,
         clocks: clocks_r,
-        lag_distributions: lags.into_iter().map(|(d, _, _)| d).collect(),
+        lag_distributions: lags,
         sync: sync_entries,
         matching: match_entries,
         check: check_r,
