@@ -136,28 +136,34 @@ class Alarm(Exception):
     pass
 
 
-def test_a_signal_stops_a_long_call() -> None:
-    bag = bagscope.open(ROOT / "bags" / "sensors")
+def test_a_signal_stops_a_long_call(tmp: Path, cli_bin: Path) -> None:
+    import subprocess
+
+    subprocess.run(
+        [str(cli_bin), "synth", "perf", "-o", str(tmp), "--messages", "100000"],
+        check=True,
+        capture_output=True,
+    )
+    bag = bagscope.open(tmp / "perf")
     t0 = time.monotonic()
-    bag.recommend(["/camera/image_raw", "/lidar/points"])
+    bag.check()
     one = time.monotonic() - t0
+    assert one > 0.3, f"check() took {one:.2f} s: too short to interrupt"
 
     def handler(signum, frame):  # noqa: ANN001
         raise Alarm()
 
     old = signal.signal(signal.SIGALRM, handler)
     try:
-        signal.setitimer(signal.ITIMER_REAL, 0.02)
+        signal.setitimer(signal.ITIMER_REAL, 0.05)
         t0 = time.monotonic()
         with pytest.raises(Alarm):
-            for _ in range(1000):
-                bag.recommend(["/camera/image_raw", "/lidar/points"])
+            bag.check()
         waited = time.monotonic() - t0
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
-    # The handler's exception arrives within a signal check (50 ms) of the signal, not at the
-    # end of the call it interrupted.
-    if one > 0.3:
-        assert waited < one, (waited, one)
-    assert waited < 0.02 + max(one, 0.1) + 0.2
+    # The handler's exception arrives within a signal check (every 50 ms) of the signal, not
+    # when the scan it interrupted ends; the Bag stays usable.
+    assert waited < 0.05 + 0.2 and waited < one / 2, (waited, one)
+    assert bag.info()["message_count"] > 90_000
