@@ -29,6 +29,7 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use bagscope_clocks::ClocksOptions;
+use bagscope_frames::polars::prelude::DataFrame;
 use bagscope_frames::{frame, Col, Format, TableWriter};
 
 use crate::export::{export, sanitize, ExportOptions};
@@ -588,9 +589,33 @@ pub const SUMMARY_COLUMNS: [&str; 24] = [
 ];
 
 /// Builds `summary.parquet` from the per-bag JSON of every bag that did not fail, sorted by
-/// (bag, topic, type). `warnings` counts the distinct info + clocks warnings naming the
-/// topic; `bag_warnings` those naming no topic.
+/// (bag, topic, type).
 fn write_summary(out_dir: &Path, bags: &[BagOutcome]) -> Result<u64, Error> {
+    // Entries skipped with a reason (not bags after all) have no outputs of their own.
+    let mut ok: Vec<&BagOutcome> = bags
+        .iter()
+        .filter(|b| b.status != Status::Failed && b.reason.is_none())
+        .collect();
+    ok.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut reports = Vec::new();
+    for b in ok {
+        let out = outputs(out_dir, &b.name);
+        let (Some(info), Some(clocks)) = (read_json(&out.info), read_json(&out.clocks)) else {
+            continue;
+        };
+        reports.push((b.name.clone(), info, clocks));
+    }
+    let df = summary_frame(&reports)?;
+    let mut w = TableWriter::new(&out_dir.join("summary.parquet"), Format::Parquet);
+    w.write(&df)?;
+    Ok(w.finish(&df)?)
+}
+
+/// The rows of `summary.parquet` ([`SUMMARY_COLUMNS`]) for bags given as (name, `info --json`,
+/// `clocks --json`), in the order given, each bag's topics sorted by (topic, type).
+/// `warnings` counts the distinct info + clocks warnings naming the topic; `bag_warnings`
+/// those naming no topic.
+pub fn summary_frame(bags: &[(String, Json, Json)]) -> Result<DataFrame, Error> {
     // Column name → values, in SUMMARY_COLUMNS order.
     enum V {
         S(Vec<Option<String>>),
@@ -611,17 +636,7 @@ fn write_summary(out_dir: &Path, bags: &[BagOutcome]) -> Result<u64, Error> {
             (n, v)
         })
         .collect();
-    // Entries skipped with a reason (not bags after all) have no outputs of their own.
-    let mut ok: Vec<&BagOutcome> = bags
-        .iter()
-        .filter(|b| b.status != Status::Failed && b.reason.is_none())
-        .collect();
-    ok.sort_by(|a, b| a.name.cmp(&b.name));
-    for b in ok {
-        let out = outputs(out_dir, &b.name);
-        let (Some(info), Some(clocks)) = (read_json(&out.info), read_json(&out.clocks)) else {
-            continue;
-        };
+    for (bag_name, info, clocks) in bags {
         // Distinct warnings of both reports (bag damage appears in both).
         let warns: BTreeSet<String> = info["warnings"]
             .as_array()
@@ -652,7 +667,7 @@ fn write_summary(out_dir: &Path, bags: &[BagOutcome]) -> Result<u64, Error> {
                 .count() as i64;
             for (name, v) in cols.iter_mut() {
                 let j = match *name {
-                    "bag" => Json::from(b.name.clone()),
+                    "bag" => Json::from(bag_name.as_str()),
                     "topic" => t["topic"].clone(),
                     "type" => t["type"].clone(),
                     "storage" => info["storage"].clone(),
@@ -685,7 +700,7 @@ fn write_summary(out_dir: &Path, bags: &[BagOutcome]) -> Result<u64, Error> {
             }
         }
     }
-    let df = frame(
+    Ok(frame(
         cols.into_iter()
             .map(|(n, v)| {
                 let c = match v {
@@ -697,10 +712,7 @@ fn write_summary(out_dir: &Path, bags: &[BagOutcome]) -> Result<u64, Error> {
                 (n.to_string(), c)
             })
             .collect(),
-    )?;
-    let mut w = TableWriter::new(&out_dir.join("summary.parquet"), Format::Parquet);
-    w.write(&df)?;
-    Ok(w.finish(&df)?)
+    )?)
 }
 
 #[cfg(test)]

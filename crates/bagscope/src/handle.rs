@@ -109,6 +109,25 @@ impl Bag {
         crate::export::timing_frame_of(&self.inner, opts)
     }
 
+    /// The bag's rows of `batch`'s `summary.parquet` (one per topic, named `name` in the `bag`
+    /// column), from the same `info` and default `clocks` reports `batch` writes.
+    #[cfg(feature = "frames")]
+    pub fn summary(
+        &self,
+        name: &str,
+    ) -> Result<bagscope_frames::polars::prelude::DataFrame, Error> {
+        // Through JSON text, as `batch` reads back its info.json and clocks.json: floats parsed
+        // from the same text are the same to the last bit.
+        fn json<T: serde::Serialize>(v: &T) -> Result<serde_json::Value, Error> {
+            serde_json::to_string(v)
+                .and_then(|s| serde_json::from_str(&s))
+                .map_err(|e| Error::Analysis(e.to_string()))
+        }
+        let info = json(&self.info())?;
+        let clocks = json(&self.clocks(&ClocksOptions::default())?)?;
+        crate::batch::summary_frame(&[(name.to_string(), info, clocks)])
+    }
+
     /// `bagscope export`: messages as Parquet / CSV tables (one per topic, fields flattened).
     #[cfg(feature = "frames")]
     pub fn export(

@@ -1,0 +1,142 @@
+"""Type stubs of the native module (``bagscope._bagscope``, built from crates/python/src)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+Duration = Union[str, float, int]
+"""A duration: a string with a unit (``"50ms"``, ``"2s"``) or seconds (``0.05``, ``"0.05"``)."""
+
+Report = Dict[str, Any]
+"""A report as the CLI prints it with ``--json``, parsed by :func:`json.loads`."""
+
+__version__: str
+
+class Table:
+    """An Arrow table (``__arrow_c_stream__``): read it with ``pyarrow.table(t)``,
+    ``polars.from_arrow(t)`` / ``polars.DataFrame(t)`` or ``duckdb.sql("... from t")``; the
+    columns are not copied. Strings are Arrow view types (``string_view``)."""
+
+    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object:
+        """A PyCapsule named ``arrow_array_stream`` holding the table's record batches."""
+    @property
+    def num_rows(self) -> int:
+        """Number of rows."""
+    @property
+    def column_names(self) -> List[str]:
+        """Column names, in order."""
+    @property
+    def report(self) -> Optional[Report]:
+        """The scan's report (``export --json``'s keys: ``bag``, ``tables``, ``warnings``);
+        None for a summary table."""
+    @property
+    def data_loss(self) -> bool:
+        """Whether a warning of the scan says messages were lost."""
+    def __len__(self) -> int: ...
+
+class Bag:
+    """An opened bag; every method releases the GIL while it reads, and a Bag may be used
+    from several threads at once."""
+
+    def __init__(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Opens the bag at ``path`` (see :func:`bagscope.open`)."""
+    @staticmethod
+    def from_bytes(buffer: Any, name: str = "bag.mcap") -> "Bag":
+        """A single-file bag (``.mcap``; ``.db3`` when ``name`` ends so) held in memory: any
+        object with the buffer protocol (``bytes``, ``memoryview``, ``mmap``). The bytes are
+        written once into a private temporary folder as ``name``, memory-mapped from there
+        and removed with the Bag; reports name that temporary file."""
+    @property
+    def path(self) -> str:
+        """The path the bag was opened from."""
+    @property
+    def topics(self) -> List[str]:
+        """The bag's topic names, sorted."""
+    def info(self, fast: bool = False) -> Report:
+        """``bagscope info --json`` (``fast``: ``info --fast``)."""
+    def clocks(self, clock_topic: Optional[str] = None, gap_factor: float = 3.0) -> Report:
+        """``bagscope clocks --json``."""
+    def check(
+        self,
+        limits: Optional[Mapping[str, Tuple[float, float]]] = None,
+        max_command_age: Optional[Duration] = None,
+    ) -> Report:
+        """``bagscope check --json``."""
+    def sync(
+        self,
+        topics: Sequence[str],
+        policy: str = "approx-py",
+        queue: int = 10,
+        slop: Optional[Duration] = None,
+        *,
+        age_penalty: Optional[float] = None,
+        max_interval: Optional[Duration] = None,
+        lower_bounds: Optional[Mapping[str, Duration]] = None,
+        queue_offsets: Optional[Mapping[str, Duration]] = None,
+        epsilon: Optional[Duration] = None,
+        rate_config: Optional[Sequence[str]] = None,
+        allow_headerless: bool = False,
+        sync_arrival_time: bool = False,
+        max_age: Optional[Duration] = None,
+        anchor: Optional[str] = None,
+        tf_target: Optional[str] = None,
+        tf_topics: Optional[Sequence[str]] = None,
+        tf_buffer: Optional[Duration] = None,
+    ) -> Report:
+        """``bagscope sync --json``: the synchronizer emulated message for message."""
+    def recommend(
+        self,
+        topics: Sequence[str],
+        policy: str = "approx-py",
+        queue: int = 10,
+        *,
+        max_interval: Optional[Duration] = None,
+        speed: Optional[float] = None,
+        fx: Optional[float] = None,
+        depth: Optional[float] = None,
+        pixel_budget: Optional[float] = None,
+        allow_headerless: bool = False,
+        sync_arrival_time: bool = False,
+    ) -> Report:
+        """``bagscope sync --recommend --json``: a slop and queue size for the topics."""
+    def match(
+        self,
+        command: str,
+        response: str,
+        *,
+        command_field: Optional[str] = None,
+        response_field: Optional[str] = None,
+        names_field: Optional[str] = None,
+        align: str = "stamps",
+        clock_topic: Optional[str] = None,
+        response_kind: Optional[str] = None,
+        search: Optional[Union[str, Tuple[Duration, Duration]]] = None,
+        window: Optional[Union[str, Tuple[Duration, Duration]]] = None,
+        keep_still: bool = False,
+        bucket: Optional[Duration] = None,
+        interpolate: bool = True,
+        one_to_one: bool = False,
+        max_pair_distance: Optional[Duration] = None,
+        continuous: Optional[Sequence[str]] = None,
+        limits: Optional[Mapping[str, Tuple[float, float]]] = None,
+        max_command_age: Optional[Duration] = None,
+    ) -> Report:
+        """``bagscope match --json``: command → response delay and tracking error."""
+    def timing(self, topics: Optional[Sequence[str]] = None) -> Table:
+        """One row per message: ``export --timing-only``'s columns and ``lag_ns``."""
+    def messages(
+        self, topic: str, fields: Optional[Sequence[str]] = None, explode: bool = False
+    ) -> Table:
+        """The topic's messages with their fields flattened, as ``export`` writes them."""
+    def summary(self, name: Optional[str] = None) -> Table:
+        """The bag's rows of ``batch``'s ``summary.parquet``."""
+
+def batch_name(path: str) -> str:
+    """The name ``bagscope batch`` gives a bag found directly in an input folder."""
+
+def summary_columns() -> List[str]:
+    """The columns of ``summary.parquet``, in order."""
+
+def empty_summary() -> Table:
+    """A summary table without rows (its columns and types)."""
