@@ -20,8 +20,9 @@ pub(crate) struct Args {
     #[arg(long = "queue", alias = "queue-size", default_value_t = 10)]
     pub queue: usize,
     /// approx-py slop: seconds ('0.05', as the Python API converts it) or with a unit ('50ms').
-    #[arg(long, value_parser = parse_dur)]
-    pub slop: Option<i64>,
+    /// Without it, the slop `--recommend` would recommend is used, and said.
+    #[arg(long, value_parser = parse_slop)]
+    pub slop: Option<(i64, bool)>,
     /// approx: age penalty (default 0.1, as upstream).
     #[arg(long)]
     pub age_penalty: Option<f64>,
@@ -100,6 +101,12 @@ fn parse_dur(s: &str) -> Result<i64, String> {
     parse_duration_ns(s).map_err(|e| e.to_string())
 }
 
+/// A slop and whether it was a bare number of seconds (no unit).
+fn parse_slop(s: &str) -> Result<(i64, bool), String> {
+    let unitless = s.trim().ends_with(|c: char| c.is_ascii_digit() || c == '.');
+    Ok((parse_dur(s)?, unitless))
+}
+
 fn parse_rate_config(s: &str) -> Result<RateConfig, String> {
     RateConfig::parse(s).map_err(|e| e.to_string())
 }
@@ -116,7 +123,8 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
         topics: a.topics,
         policy: a.policy,
         queue_size: a.queue,
-        slop_ns: a.slop,
+        slop_ns: a.slop.map(|(ns, _)| ns),
+        slop_unitless: a.slop.is_some_and(|(_, bare)| bare),
         age_penalty: a.age_penalty,
         max_interval_ns: a.max_interval,
         lower_bounds_ns: a.lower_bound,
