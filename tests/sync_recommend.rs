@@ -249,7 +249,10 @@ fn approx_py_without_slop_on_a_bag_that_supports_no_recommendation_is_a_usage_er
         "/camera/image_raw,/imu",
     ]);
     assert_eq!(code, 2, "stdout: {out}\nstderr: {err}");
-    assert!(err.contains("--slop") && err.contains("distinct stamp"), "{err}");
+    assert!(
+        err.contains("--slop") && err.contains("distinct stamp"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -281,7 +284,10 @@ fn a_bare_slop_far_above_the_fast_period_is_kept_and_warned_about() {
         .find(|w| w["code"] == "slop_unit_suspect")
         .unwrap_or_else(|| panic!("{j}"));
     assert!(
-        w["message"].as_str().unwrap().contains("did you mean 30ms?"),
+        w["message"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean 30ms?"),
         "{w}"
     );
     // With a unit, or a bare value within ten periods: no warning.
