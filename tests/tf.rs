@@ -432,3 +432,29 @@ fn clocks_tf_edges_of_a_gazebo_recording_are_mapped_through_clock() {
         assert!(e["rate_hz"].as_f64().unwrap() > 15.0, "{e}");
     }
 }
+
+/// `report` shows the TF edges in its clocks section (page and report.json).
+#[test]
+fn report_lists_tf_edges() {
+    let dir = tempdir("report-tf");
+    ok(&[
+        "synth",
+        "sensors_tf",
+        "-o",
+        dir.to_str().unwrap(),
+        "--tf-rate",
+        "50",
+    ]);
+    let bag = dir.join("sensors_tf");
+    let out = dir.join("report");
+    let (code, _, err) = run(&["report", bag.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(code == 0 || code == 3, "exit {code}: {err}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("| odom → base\\_link | no | 1011 | 50.00 | 1.0 ms | 1.0 ms | 0 |"),
+        "{md}"
+    );
+    let j: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(j["clocks"]["tf_edges"].as_array().unwrap().len(), 4);
+}
