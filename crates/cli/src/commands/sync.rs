@@ -65,10 +65,10 @@ pub(crate) struct Args {
     #[arg(long)]
     pub pixel_budget: Option<f64>,
     /// Write one JSON line per emitted set (its members by topic and index; drops go to
-    /// --evidence-drops).
+    /// --evidence-drops); `-`: to standard output (the report then goes to standard error).
     #[arg(long)]
     pub evidence: Option<PathBuf>,
-    /// Write one JSON line per dropped message, with its reason.
+    /// Write one JSON line per dropped message, with its reason; `-`: to standard output.
     #[arg(long)]
     pub evidence_drops: Option<PathBuf>,
     /// Reject a set whose anchor is older than this when it completes (emit log time - anchor
@@ -118,7 +118,28 @@ fn parse_topic_dur(s: &str) -> Result<(String, i64), String> {
     Ok((t.to_string(), parse_dur(d)?))
 }
 
-pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
+pub(crate) fn run(mut a: Args) -> anyhow::Result<u8> {
+    // `-`: the JSON lines go to standard output, through a temporary file.
+    let dash = |p: &Option<PathBuf>| p.as_deref().is_some_and(render::is_stdout);
+    if dash(&a.evidence) && dash(&a.evidence_drops) {
+        return Err(crate::UsageError(
+            "--evidence - and --evidence-drops -: only one of them can go to standard output"
+                .into(),
+        )
+        .into());
+    }
+    let stage = if dash(&a.evidence) || dash(&a.evidence_drops) {
+        let stage = render::StdoutStage::new()?;
+        let file = stage.file("evidence.jsonl");
+        for p in [&mut a.evidence, &mut a.evidence_drops] {
+            if dash(p) {
+                *p = Some(file.clone());
+            }
+        }
+        Some((stage, file))
+    } else {
+        None
+    };
     let o = SyncOptions {
         topics: a.topics,
         policy: a.policy,
@@ -147,6 +168,9 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
         tf_cache_ns: a.tf_buffer,
     };
     let r = sync(&a.bag, &o)?;
+    if let Some((stage, file)) = &stage {
+        stage.copy_out(file)?;
+    }
     if a.json {
         render::json(&r)?;
     } else {
