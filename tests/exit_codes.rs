@@ -1225,3 +1225,104 @@ fn a_folder_of_bags_names_them_and_suggests_batch() {
         assert!(o.stderr.contains(needle), "{needle}: {}", o.stderr);
     }
 }
+
+/// `-` is standard output where the output is JSON lines (`sync --evidence`,
+/// `--evidence-drops`, `tf --evidence`): the lines alone on stdout, the report on stderr; two
+/// outputs on stdout at once are a usage error naming both flags.
+#[test]
+fn dash_is_standard_output_for_json_lines() {
+    let s = bag("sensors");
+    let dir = tempdir("dash-jsonl");
+    let topics = "/camera/image_raw,/lidar/points";
+    let base = [
+        "sync",
+        &s,
+        "--topics",
+        topics,
+        "--policy",
+        "approx-py",
+        "--slop",
+        "30ms",
+    ];
+    let with = |extra: &[&str]| {
+        let mut v: Vec<&str> = base.to_vec();
+        v.extend_from_slice(extra);
+        std::process::Command::new(common::bin())
+            .args(&v)
+            .current_dir(&*dir)
+            .output()
+            .unwrap()
+    };
+    let o = with(&["--evidence", "-", "--json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report: Value = serde_json::from_slice(&o.stderr).unwrap();
+    let lines: Vec<Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len() as u64, report["sets"].as_u64().unwrap());
+    assert!(lines.iter().all(|l| l["members"].is_array()));
+    // The same lines as a file would hold.
+    let f = dir.join("sets.jsonl");
+    let o2 = with(&["--evidence", f.to_str().unwrap()]);
+    assert_eq!(o2.status.code(), Some(0));
+    assert_eq!(std::fs::read(&f).unwrap(), o.stdout);
+
+    let o = with(&["--evidence-drops", "-"]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        text.contains("sets, match rate"),
+        "report on stderr: {text}"
+    );
+    assert!(String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .all(|l| serde_json::from_str::<Value>(l).unwrap()["dropped"].is_object()));
+
+    let o = with(&["--evidence", "-", "--evidence-drops", "-"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--evidence -") && err.contains("--evidence-drops -"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
+
+    let o = std::process::Command::new(common::bin())
+        .args([
+            "tf",
+            &s,
+            "--target-frame",
+            "base_link",
+            "--topics",
+            "/imu/data",
+            "--evidence",
+            "-",
+        ])
+        .current_dir(&*dir)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let n = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .inspect(|l| {
+            assert_eq!(
+                serde_json::from_str::<Value>(l).unwrap()["topic"],
+                "/imu/data"
+            )
+        })
+        .count();
+    assert!(n > 100, "{n} lines");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("target frame base_link"));
+    assert!(!dir.join("-").exists());
+}

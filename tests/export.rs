@@ -625,3 +625,85 @@ fn batch_stops_cleanly_on_ctrl_c() {
         "resumed run skips exactly the finished bags"
     );
 }
+
+/// `export --timing-only` gives a TF topic one row per transform, stamped by the transform,
+/// with its frames and index; other topics have those columns null. Written as CSV to standard
+/// output (`-o -`), which must be the bytes the same export writes to a file.
+#[test]
+fn timing_rows_per_transform_and_csv_on_stdout() {
+    let dir = tmp("tf-timing");
+    let d = dir.to_str().unwrap();
+    let o = Command::new(bin())
+        .args(["synth", "sensors_tf", "-o", d, "--tf-rate", "50"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let bag = dir.join("sensors_tf");
+    let b = bag.to_str().unwrap();
+    let export = |extra: &[&str]| {
+        let mut args = vec!["export", b, "--format", "csv"];
+        args.extend_from_slice(extra);
+        Command::new(bin()).args(&args).output().unwrap()
+    };
+    let o = export(&["--timing-only", "-o", "-"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let csv = String::from_utf8(o.stdout).unwrap();
+    // The report went to standard error.
+    assert!(String::from_utf8_lossy(&o.stderr).contains("bag: "));
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |n: &str| head.iter().position(|h| *h == n).unwrap();
+    let (topic, stamp, log, parent, child, index) = (
+        col("topic"),
+        col("header_stamp_ns"),
+        col("log_time_ns"),
+        col("parent_frame"),
+        col("child_frame"),
+        col("transform_index"),
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let of = |t: &str| -> Vec<&Vec<&str>> { rows.iter().filter(|r| r[topic] == t).collect() };
+    let tf = of("/tf");
+    assert_eq!(tf.len(), 1011);
+    for r in &tf {
+        assert_eq!((r[parent], r[child], r[index]), ("odom", "base_link", "0"));
+        let lag = r[log].parse::<i64>().unwrap() - r[stamp].parse::<i64>().unwrap();
+        assert_eq!(lag, 1_000_000, "{r:?}");
+    }
+    // One static message of three transforms: three rows, in message order.
+    let st = of("/tf_static");
+    let idx: Vec<&str> = st.iter().map(|r| r[index]).collect();
+    assert_eq!(idx, ["0", "1", "2"]);
+    assert!(st.iter().all(|r| r[parent] == "base_link"));
+    let imu = of("/imu/data");
+    assert!(!imu.is_empty());
+    assert!(imu
+        .iter()
+        .all(|r| r[parent].is_empty() && r[child].is_empty() && r[index].is_empty()));
+
+    // The same table written to a file holds the same bytes.
+    let f = dir.join("timing.csv");
+    let o = export(&["--timing-only", "-o", f.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), csv);
+
+    // One topic's message table on stdout; more than one table, or Parquet, is a usage error.
+    let o = export(&["--topics", "/imu/data", "-o", "-"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 1 + imu.len());
+    let o = export(&["--topics", "/imu/data,/tf", "-o", "-"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("-o -: standard output holds one table"));
+    let o = Command::new(bin())
+        .args(["export", b, "--timing-only", "-o", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--format csv"));
+    assert!(o.stdout.is_empty());
+}

@@ -2,6 +2,10 @@
 //! (`data`, no header: log time) against the z angular rate of a `sensor_msgs/Imu` that follows
 //! it 50 ms later (header stamps), both on the wall clock. The delay comes out within a
 //! millisecond of the one the bag was written with.
+//!
+//! Each topic's clock comes from the clocks analysis: an IMU whose stamps are all zero is
+//! matched on its log time (not refused as "on zero time" with advice about use_sim_time), and
+//! an IMU read through a field it does not have gets an error naming the field.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -22,6 +26,12 @@ fn signal(t_ns: i64) -> f64 {
 }
 
 fn write_bag(path: &Path) {
+    write_bag_stamped(path, |t| t)
+}
+
+/// The bag with the IMU's header stamps given by `stamp(t)`, `t` being when the sample was
+/// taken (its log time is `t` + 1 ms).
+fn write_bag_stamped(path: &Path, stamp: impl Fn(i64) -> i64) {
     let f = std::fs::File::create(path).unwrap();
     let mut w = mcap::WriteOptions::new()
         .profile("ros2")
@@ -49,7 +59,7 @@ fn write_bag(path: &Path) {
         let t = WALL + k * 5 * MS;
         let data = bagscope_msg::encode_typed(&Imu {
             header: Header {
-                stamp: Time::from_ns(t),
+                stamp: Time::from_ns(stamp(t)),
                 frame_id: "imu".into(),
             },
             angular_velocity: Vector3 {
@@ -107,4 +117,95 @@ fn two_differently_named_scalar_fields_pair() {
     let before = v["error_before"]["rms"].as_f64().unwrap();
     let after = v["error_after"]["rms"].as_f64().unwrap();
     assert!(after < before / 5.0, "error {before} -> {after}");
+}
+
+#[test]
+fn a_response_without_the_default_field_is_named_not_blamed_on_its_clock() {
+    let dir = tempdir("match-fields-nofield");
+    let bag = dir.join("cmd_imu.mcap");
+    write_bag(&bag);
+    let (code, out, err) = run(&[
+        "match",
+        bag.to_str().unwrap(),
+        "--command",
+        "/cmd",
+        "--response",
+        "/imu",
+    ]);
+    assert_eq!(code, 2, "stdout: {out}\nstderr: {err}");
+    assert!(
+        err.contains("/imu") && err.contains("'data'") && err.contains("--response-field"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("zero time") && !err.contains("use_sim_time"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_imu_with_zero_stamps_is_matched_on_its_log_time() {
+    let dir = tempdir("match-fields-zero");
+    let bag = dir.join("cmd_imu_zero.mcap");
+    write_bag_stamped(&bag, |_| 0);
+    let (code, out, err) = run(&[
+        "match",
+        bag.to_str().unwrap(),
+        "--command",
+        "/cmd",
+        "--response",
+        "/imu",
+        "--response-field",
+        "angular_velocity.z",
+        "--json",
+    ]);
+    assert!(code == 0, "exit {code}: {err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["command_axis"], "wall", "{v}");
+    assert_eq!(v["response_axis"], "wall", "{v}");
+    // Log time is 1 ms after the sample: 51 ms after the command.
+    let delay = v["delay_ns"].as_i64().unwrap();
+    assert!(
+        (delay - DELAY_NS - MS).abs() <= MS,
+        "delay {delay} ns, written with {} ns",
+        DELAY_NS + MS
+    );
+    let codes: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["code"].as_str())
+        .collect();
+    assert!(codes.contains(&"stamp_zero"), "{codes:?}");
+    assert!(
+        v["time_source"]
+            .as_str()
+            .unwrap()
+            .contains("response log time (stamps all zero)"),
+        "{v}"
+    );
+}
+
+#[test]
+fn an_imu_on_its_own_clock_is_refused_with_align_relative_not_use_sim_time() {
+    let dir = tempdir("match-fields-relative");
+    let bag = dir.join("cmd_imu_boot.mcap");
+    // Stamped since boot (small values, no /clock): a clock of its own.
+    write_bag_stamped(&bag, |t| t - WALL + 3_000_000_000);
+    let (code, _, err) = run(&[
+        "match",
+        bag.to_str().unwrap(),
+        "--command",
+        "/cmd",
+        "--response",
+        "/imu",
+        "--response-field",
+        "angular_velocity.z",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("response /imu on relative time") && err.contains("--align relative"),
+        "{err}"
+    );
+    assert!(!err.contains("use_sim_time"), "{err}");
 }

@@ -183,3 +183,114 @@ fn frozen_imu_stamps_are_the_reason() {
         "{no}"
     );
 }
+
+fn codes(j: &Value) -> Vec<String> {
+    j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn approx_py_without_slop_uses_the_recommended_slop_and_says_so() {
+    let dir = tempdir("approx-py-noslop");
+    let bag = dir.join("good.mcap");
+    write_bag(&bag, |k| WALL + k * 5 * MS);
+    let b = bag.to_str().unwrap();
+    let topics = "/camera/image_raw,/imu";
+    let (code, out, err, _) = run(&["sync", b, "--topics", topics, "--recommend", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let rec: Value = serde_json::from_str(&out).unwrap();
+    let slop = rec["recommendation"]["slop_ns"].as_i64().unwrap();
+    assert!(slop > 0, "{rec}");
+
+    let (code, out, err, _) = run(&["sync", b, "--topics", topics, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let j: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["slop_ns"].as_i64(), Some(slop), "{j}");
+    assert!(j["sets"].as_u64().unwrap() > 100, "{j}");
+    assert!(
+        codes(&j).contains(&"slop_from_recommendation".to_string()),
+        "{j}"
+    );
+    // The same run with that slop given emits the same sets, and no such warning.
+    let (_, out2, _, _) = run(&[
+        "sync",
+        b,
+        "--topics",
+        topics,
+        "--slop",
+        &format!("{slop}ns"),
+        "--json",
+    ]);
+    let j2: Value = serde_json::from_str(&out2).unwrap();
+    assert_eq!(j2["sets"], j["sets"]);
+    assert!(codes(&j2).is_empty(), "{j2}");
+
+    let (code, out, err, _) = run(&["sync", b, "--topics", topics]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("warning [slop_from_recommendation]") && out.contains("recommended slop"),
+        "{out}"
+    );
+}
+
+#[test]
+fn approx_py_without_slop_on_a_bag_that_supports_no_recommendation_is_a_usage_error() {
+    let dir = tempdir("approx-py-noslop-frozen");
+    let bag = dir.join("frozen.mcap");
+    write_bag(&bag, |_| WALL + 7 * MS);
+    let (code, out, err, _) = run(&[
+        "sync",
+        bag.to_str().unwrap(),
+        "--topics",
+        "/camera/image_raw,/imu",
+    ]);
+    assert_eq!(code, 2, "stdout: {out}\nstderr: {err}");
+    assert!(
+        err.contains("--slop") && err.contains("distinct stamp"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_bare_slop_far_above_the_fast_period_is_kept_and_warned_about() {
+    let dir = tempdir("slop-unit");
+    let bag = dir.join("good.mcap");
+    write_bag(&bag, |k| WALL + k * 5 * MS);
+    let b = bag.to_str().unwrap();
+    let sync = |slop: &str| {
+        let (code, out, err, _) = run(&[
+            "sync",
+            b,
+            "--topics",
+            "/camera/image_raw,/imu",
+            "--slop",
+            slop,
+            "--json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<Value>(&out).unwrap()
+    };
+    // 30 s against the IMU's 5 ms period: warned, still emulated with 30 s.
+    let j = sync("30");
+    assert_eq!(j["slop_ns"].as_i64(), Some(30_000_000_000));
+    let w = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == "slop_unit_suspect")
+        .unwrap_or_else(|| panic!("{j}"));
+    assert!(
+        w["message"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean 30ms?"),
+        "{w}"
+    );
+    // With a unit, or a bare value within ten periods: no warning.
+    assert!(codes(&sync("30s")).is_empty());
+    assert!(codes(&sync("0.02")).is_empty());
+}

@@ -335,3 +335,126 @@ fn repeated_runs_are_byte_identical() {
         assert_eq!(ok(args), ok(args), "{args:?}");
     }
 }
+
+fn tf_edge<'a>(r: &'a Value, parent: &str, child: &str) -> &'a Value {
+    r["tf_edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["parent"] == parent && e["child"] == child)
+        .unwrap_or_else(|| panic!("no TF edge {parent} -> {child}: {}", r["tf_edges"]))
+}
+
+/// `clocks` reports TF timing per edge from each transform's stamp: the synthetic sensors bag's
+/// odom -> base_link is stamped every 20 ms and received 1 ms later, its static edges have no
+/// lag. The regular topics' entries are unchanged (the TF topics stay header-less there).
+#[test]
+fn clocks_reports_tf_lag_rate_and_gaps_per_edge() {
+    let dir = tempdir("clocks-tf");
+    ok(&[
+        "synth",
+        "sensors_tf",
+        "-o",
+        dir.to_str().unwrap(),
+        "--tf-rate",
+        "50",
+    ]);
+    let bag = dir.join("sensors_tf");
+    let b = bag.to_str().unwrap();
+    let r = json(&["clocks", b]);
+    let e = tf_edge(&r, "odom", "base_link");
+    assert_eq!(e["is_static"], false);
+    assert!((e["rate_hz"].as_f64().unwrap() - 50.0).abs() < 1e-6, "{e}");
+    assert_eq!(e["gaps_total"], 0);
+    assert_eq!(e["lag_basis"], "direct");
+    for q in ["min", "p50", "p99", "max"] {
+        assert_eq!(e["lag_ns"][q].as_i64(), Some(TF_LAG_NS), "{q}: {e}");
+    }
+    assert_eq!(e["lag_ns"]["count"], e["samples"]);
+    let s = tf_edge(&r, "base_link", "lidar");
+    assert_eq!(s["is_static"], true);
+    assert!(s["lag_ns"].is_null() && s["lag_basis"].is_null(), "{s}");
+    let tf_topic = r["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["topic"] == "/tf")
+        .unwrap();
+    assert_eq!(tf_topic["source"], "none");
+
+    let (code, out, err) = run(&["clocks", b]);
+    assert_eq!(code, 0, "{err}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("odom -> base_link"))
+        .unwrap_or_else(|| panic!("{out}"));
+    let cells: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(
+        cells[3..],
+        ["no", "1011", "50.00", "1.0", "1.0", "0"],
+        "{line}"
+    );
+
+    // A bag without TF has an empty list.
+    ok(&["synth", "sensors", "-o", dir.to_str().unwrap()]);
+    let r = json(&["clocks", dir.join("sensors").to_str().unwrap()]);
+    assert_eq!(r["tf_edges"], serde_json::json!([]));
+}
+
+/// A real Gazebo recording (sim stamps, wall log time, /clock): the wheel and odometry edges'
+/// lags are taken through /clock, as the other topics' are, and come out at milliseconds, not
+/// at the ~54 years between the two clocks.
+#[test]
+fn clocks_tf_edges_of_a_gazebo_recording_are_mapped_through_clock() {
+    let Some(bag) = common::shared_path("corpus/ros2-more/gz_walker_surya", "metadata.yaml") else {
+        return;
+    };
+    let r = json(&["clocks", bag.to_str().unwrap()]);
+    let edges = r["tf_edges"].as_array().unwrap();
+    assert_eq!(edges.len(), 7, "{edges:?}");
+    let transforms: u64 = edges
+        .iter()
+        .filter(|e| e["is_static"] == false)
+        .map(|e| u(&e["samples"]))
+        .sum();
+    // 1888 /tf messages: the wheels' two transforms travel together.
+    assert_eq!(transforms, 1074 * 2 + 814);
+    for (p, c) in [
+        ("odom", "base_footprint"),
+        ("base_link", "wheel_left_link"),
+        ("base_link", "wheel_right_link"),
+    ] {
+        let e = tf_edge(&r, p, c);
+        assert_eq!(e["lag_basis"], "mapped_through_clock", "{e}");
+        let p50 = e["lag_ns"]["p50"].as_i64().unwrap();
+        let p99 = e["lag_ns"]["p99"].as_i64().unwrap();
+        assert!(p50.abs() < 5_000_000 && p99.abs() < 50_000_000, "{e}");
+        assert!(e["rate_hz"].as_f64().unwrap() > 15.0, "{e}");
+    }
+}
+
+/// `report` shows the TF edges in its clocks section (page and report.json).
+#[test]
+fn report_lists_tf_edges() {
+    let dir = tempdir("report-tf");
+    ok(&[
+        "synth",
+        "sensors_tf",
+        "-o",
+        dir.to_str().unwrap(),
+        "--tf-rate",
+        "50",
+    ]);
+    let bag = dir.join("sensors_tf");
+    let out = dir.join("report");
+    let (code, _, err) = run(&["report", bag.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(code == 0 || code == 3, "exit {code}: {err}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("| odom → base\\_link | no | 1011 | 50.00 | 1.0 ms | 1.0 ms | 0 |"),
+        "{md}"
+    );
+    let j: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(j["clocks"]["tf_edges"].as_array().unwrap().len(), 4);
+}

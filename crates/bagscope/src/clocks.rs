@@ -39,6 +39,11 @@ pub struct ClocksCommandReport {
     /// The fit of the sim-time topic (`/clock`, or `--clock-topic`) against log time: rate,
     /// pauses, jumps, epochs; None when the bag has no such topic with samples.
     pub sim_clock: Option<SimClockReport>,
+    /// TF timing per edge (parent → child) of every `tf2_msgs/msg/TFMessage` topic, from each
+    /// transform's `header.stamp` (the TF topics themselves have no top-level stamp: `source`
+    /// `none` in `topics`): samples, rate, periods, gaps, lag; sorted by (parent, child,
+    /// static); empty without TF.
+    pub tf_edges: Vec<crate::tf::TfEdgeTiming>,
     /// Clock findings and bag damage in one list, sorted.
     pub warnings: Vec<Warning>,
 }
@@ -121,7 +126,20 @@ pub(crate) fn clocks_data_from(
     warnings.extend(crate::recorder_events::lost_messages(bag));
     let r = analyze(&times, opts);
     let clock_map = r.clock_map.clone();
+    let tf = crate::tf::tf_timing_of(
+        bag,
+        clock_map
+            .as_ref()
+            .filter(|_| r.recorder_axis == bagscope_clocks::Axis::Wall),
+    )?;
     warnings.extend(r.warnings.iter().cloned());
+    let tf_edges = match tf {
+        Some(t) => {
+            warnings.extend(t.warnings);
+            t.edges
+        }
+        None => Vec::new(),
+    };
     warnings.sort();
     warnings.dedup();
     let report = ClocksCommandReport {
@@ -134,6 +152,7 @@ pub(crate) fn clocks_data_from(
         replayed_recording: r.replayed_recording,
         topics: r.topics,
         sim_clock: r.sim_clock,
+        tf_edges,
         warnings,
     };
     ClocksData {

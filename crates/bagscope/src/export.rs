@@ -358,6 +358,39 @@ struct TimingRow {
     publish: Option<i64>,
     stamp: Option<i64>,
     size: u32,
+    /// A TF topic's row is one transform: its frames and index in the message (boxed: most
+    /// rows are not TF and pay 8 bytes for it).
+    tf: Option<Box<TfPart>>,
+}
+
+/// One transform of a `tf2_msgs/msg/TFMessage`, as a timing row describes it.
+struct TfPart {
+    parent: String,
+    child: String,
+    index: u32,
+}
+
+/// The rows of one TF message: (stamp, transform) for each transform, in message order; one
+/// row with neither for a message with none or one that cannot be decoded.
+fn tf_rows(data: &[u8]) -> Vec<(Option<i64>, Option<Box<TfPart>>)> {
+    match bagscope_msg::decode_typed::<bagscope_msg::types::TFMessage>(data) {
+        Ok(m) if !m.transforms.is_empty() => m
+            .transforms
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| {
+                (
+                    Some(t.header.stamp.to_ns()),
+                    Some(Box::new(TfPart {
+                        parent: t.header.frame_id,
+                        child: t.child_frame_id,
+                        index: u32::try_from(i).unwrap_or(u32::MAX),
+                    })),
+                )
+            })
+            .collect(),
+        _ => vec![(None, None)],
+    }
 }
 
 /// A buffered message keeps its CDR payload, decoded only when its row group is written: a
@@ -442,6 +475,31 @@ fn timing_df(
             "size_bytes".to_string(),
             Col::I64(rows.iter().map(|r| Some(r.data.size as i64)).collect()),
         ),
+        // TF topics: one row per transform (its own header.stamp above); null otherwise.
+        (
+            "parent_frame".to_string(),
+            Col::Str(
+                rows.iter()
+                    .map(|r| r.data.tf.as_ref().map(|t| t.parent.clone()))
+                    .collect(),
+            ),
+        ),
+        (
+            "child_frame".to_string(),
+            Col::Str(
+                rows.iter()
+                    .map(|r| r.data.tf.as_ref().map(|t| t.child.clone()))
+                    .collect(),
+            ),
+        ),
+        (
+            "transform_index".to_string(),
+            Col::I64(
+                rows.iter()
+                    .map(|r| r.data.tf.as_ref().map(|t| i64::from(t.index)))
+                    .collect(),
+            ),
+        ),
     ]);
     Ok(frame(cols)?)
 }
@@ -497,6 +555,12 @@ fn run(
     for t in plan.tables.iter().flatten() {
         wanted[*t] = true;
     }
+    // The timing table's TF topics: a row per transform, stamped by the transform.
+    let is_tf: Vec<bool> = bag
+        .topics
+        .iter()
+        .map(|t| o.timing_only && t.type_name == "tf2_msgs/msg/TFMessage")
+        .collect();
     let cap_rows = o.row_group_rows.max(1);
     let cap_bytes = o.row_group_bytes.max(1);
     // Payloads are decoded when their row group is written (inside `flush`).
@@ -575,17 +639,37 @@ fn run(
         seq += 1;
         let full = match &mut tables[k] {
             Table::Timing(buf) => {
-                buf.push(Row {
-                    log_time_ns: m.log_time_ns,
-                    seq,
-                    bytes: 40,
-                    data: TimingRow {
-                        topic: m.topic as u32,
-                        publish: m.publish_time_ns,
-                        stamp,
-                        size: u32::try_from(m.data.len()).unwrap_or(u32::MAX),
-                    },
-                });
+                let size = u32::try_from(m.data.len()).unwrap_or(u32::MAX);
+                if is_tf[m.topic] {
+                    for (stamp, tf) in tf_rows(m.data) {
+                        buf.push(Row {
+                            log_time_ns: m.log_time_ns,
+                            seq,
+                            bytes: 40,
+                            data: TimingRow {
+                                topic: m.topic as u32,
+                                publish: m.publish_time_ns,
+                                stamp,
+                                size,
+                                tf,
+                            },
+                        });
+                        seq += 1;
+                    }
+                } else {
+                    buf.push(Row {
+                        log_time_ns: m.log_time_ns,
+                        seq,
+                        bytes: 40,
+                        data: TimingRow {
+                            topic: m.topic as u32,
+                            publish: m.publish_time_ns,
+                            stamp,
+                            size,
+                            tf: None,
+                        },
+                    });
+                }
                 buf.rows.len() >= 2 * cap_rows
             }
             Table::Message { buf, schema, .. } => {

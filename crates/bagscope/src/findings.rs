@@ -58,7 +58,7 @@ pub struct VerdictSummary {
 }
 
 /// Codes that describe a bag without faulting it.
-const INFO_CODES: [&str; 16] = [
+const INFO_CODES: [&str; 17] = [
     "early_end",
     "encapsulation_options",
     "headerless",
@@ -70,6 +70,7 @@ const INFO_CODES: [&str; 16] = [
     "recorder_on_sim_time",
     "schedule_fallback",
     "sim_clock_pause",
+    "slop_from_recommendation",
     "summary_truncated",
     "undecodable_topic",
     "unlisted_file",

@@ -87,11 +87,67 @@ impl MatchCommandReport {
     }
 }
 
-fn axis_of(stamps: &[i64]) -> Axis {
-    match bagscope_types::series_is_wall(stamps) {
-        None => Axis::Zero,
-        Some(true) => Axis::Wall,
-        Some(false) => Axis::Sim,
+/// Each topic's clock as the clocks analysis classifies it (one rule for every command),
+/// for the command and response topics (with the sim-time topic, if any, for its map).
+fn clock_axes(bag: &Bag, topics: [usize; 2], clock: Option<usize>) -> (Axis, [TopicAxis; 2]) {
+    let mut wanted = vec![false; bag.topics.len()];
+    for i in topics.into_iter().chain(clock) {
+        wanted[i] = true;
+    }
+    let (times, _) = crate::clocks::topic_times_of(bag, &wanted);
+    let times: Vec<_> = times
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| wanted[*i])
+        .map(|(_, t)| t)
+        .collect();
+    let opts = bagscope_clocks::ClocksOptions {
+        clock_topic: clock.map(|c| bag.topics[c].name.clone()),
+        ..Default::default()
+    };
+    let r = bagscope_clocks::analyze(&times, &opts);
+    let axes = topics.map(|i| match r.topic(&bag.topics[i].name) {
+        None => TopicAxis::LogTime,
+        Some(t) => match t.axis {
+            Axis::None => TopicAxis::LogTime,
+            Axis::Zero => TopicAxis::ZeroStamps,
+            // Stamps on several clocks: the one most of them are on.
+            Axis::Mixed => {
+                let c = &t.axis_counts;
+                let (_, axis) = [
+                    (c.relative, Axis::Relative),
+                    (c.sim, Axis::Sim),
+                    (c.wall, Axis::Wall),
+                ]
+                .into_iter()
+                .max_by_key(|(n, _)| *n)
+                .unwrap_or((0, Axis::Wall));
+                TopicAxis::Stamps(axis)
+            }
+            a => TopicAxis::Stamps(a),
+        },
+    });
+    (r.recorder_axis, axes)
+}
+
+/// What a matched topic's times are, by the clocks analysis.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum TopicAxis {
+    /// Its stamps, on this clock (the majority's, for stamps on several).
+    Stamps(Axis),
+    /// Every stamp is zero (never filled): its log times are used.
+    ZeroStamps,
+    /// No stamps (header-less): its log times are used.
+    LogTime,
+}
+
+impl TopicAxis {
+    /// The clock the topic's series is on: its stamps', or the recorder's for log times.
+    fn axis(self, recorder: Axis) -> Axis {
+        match self {
+            TopicAxis::Stamps(a) => a,
+            TopicAxis::ZeroStamps | TopicAxis::LogTime => recorder,
+        }
     }
 }
 
@@ -338,16 +394,63 @@ fn prepare(bag: &Bag, a: &MatchArgs) -> Result<Prepared, Error> {
     warnings.extend(w2);
     warnings.extend(bag.open_warnings());
     let _ = (cmd.errors, resp.errors);
-    let time_source = match (cmd.stamped, resp.stamped) {
-        (true, true) => "header.stamp of both topics".to_string(),
-        (false, false) => "log time of both topics (no header stamps)".to_string(),
-        (true, false) => "command header.stamp; response log time (no header)".to_string(),
-        (false, true) => "command log time (no header); response header.stamp".to_string(),
-    };
+    // A topic none of whose messages could be read through its field path has no series:
+    // say which field, rather than anything about its clock.
+    for (d, topic, field, flag) in [
+        (&cmd, &a.command, &a.command_field, "--command-field"),
+        (&resp, &a.response, &a.response_field, "--response-field"),
+    ] {
+        if d.series.stamp_ns.is_empty() && d.errors > 0 {
+            let first = warnings
+                .iter()
+                .find(|w| w.code == WarningCode::DecodeError && w.topic.as_deref() == Some(topic))
+                .map(|w| w.message.clone())
+                .unwrap_or_default();
+            return Err(Error::Parameter(format!(
+                "no message of {topic} ({}) could be read as '{}': {first}; name a numeric field with {flag}",
+                bag.topics[if topic == &a.command { ci } else { ri }].type_name,
+                field.as_deref().unwrap_or("data"),
+            )));
+        }
+    }
+    let (recorder_axis, [cmd_time, resp_time]) =
+        clock_axes(bag, [ci, ri], find_clock(bag, a.clock_topic.as_deref()));
+    let (cmd_stamped, resp_stamped) = (cmd.stamped, resp.stamped);
     let mut cmd = cmd.series;
     let mut resp = resp.series;
-    let cmd_axis = axis_of(&cmd.stamp_ns);
-    let resp_axis = axis_of(&resp.stamp_ns);
+    for (time, s, topic) in [
+        (cmd_time, &mut cmd, &a.command),
+        (resp_time, &mut resp, &a.response),
+    ] {
+        if time == TopicAxis::ZeroStamps {
+            s.stamp_ns.clone_from(&s.log_time_ns);
+            warnings.push(
+                Warning::new(
+                    WarningCode::StampZero,
+                    "every header stamp is zero (never filled): log time is used as this topic's time",
+                )
+                .topic(topic.as_str()),
+            );
+        }
+    }
+    let from = |stamped: bool, time: TopicAxis| match (stamped, time) {
+        (false, _) => "log time (no header)",
+        (true, TopicAxis::ZeroStamps) => "log time (stamps all zero)",
+        (true, _) => "header.stamp",
+    };
+    let time_source = match (cmd_stamped, resp_stamped, cmd_time, resp_time) {
+        (true, true, TopicAxis::Stamps(_), TopicAxis::Stamps(_)) => {
+            "header.stamp of both topics".to_string()
+        }
+        (false, false, _, _) => "log time of both topics (no header stamps)".to_string(),
+        _ => format!(
+            "command {}; response {}",
+            from(cmd_stamped, cmd_time),
+            from(resp_stamped, resp_time)
+        ),
+    };
+    let cmd_axis = cmd_time.axis(recorder_axis);
+    let resp_axis = resp_time.axis(recorder_axis);
     let mut mapping = None;
     if a.align == Align::Relative {
         for s in [&mut cmd, &mut resp] {
@@ -362,9 +465,22 @@ fn prepare(bag: &Bag, a: &MatchArgs) -> Result<Prepared, Error> {
             note: "each stream's first message placed at 0; the delay includes any start offset between the streams".into(),
         });
     } else if cmd_axis != resp_axis {
+        if let Some((name, axis)) = [(&a.command, cmd_axis), (&a.response, resp_axis)]
+            .into_iter()
+            .find(|(_, ax)| !matches!(ax, Axis::Wall | Axis::Sim))
+        {
+            return Err(Error::Analysis(format!(
+                "command {} is on {} time and response {} on {} time: {name} is stamped on a clock of its own ({}: no /clock maps it); re-run with --align relative (each stream's first message at 0)",
+                a.command,
+                cmd_axis.name(),
+                a.response,
+                resp_axis.name(),
+                axis.name()
+            )));
+        }
         let Some(clock) = find_clock(bag, a.clock_topic.as_deref()) else {
             return Err(Error::Analysis(format!(
-                "command {} is stamped on {} time and response {} on {} time, and the bag has no /clock to map between them; re-run with --align relative (each stream's first message at 0) or fix use_sim_time",
+                "command {} is on {} time and response {} on {} time, and the bag has no /clock to map between them; re-run with --align relative (each stream's first message at 0), or record /clock (or run both sides with the same use_sim_time)",
                 a.command,
                 cmd_axis.name(),
                 a.response,

@@ -28,8 +28,13 @@ pub struct SyncOptions {
     pub policy: Policy,
     /// The synchronizer's `queue_size`.
     pub queue_size: usize,
-    /// approx-py's slop; None leaves it 0 (the other policies have none).
+    /// approx-py's slop; None takes the slop `recommend` would recommend (warning
+    /// `slop_from_recommendation`; a usage error when the bag supports no recommendation). The
+    /// other policies have none.
     pub slop_ns: Option<i64>,
+    /// The slop was given as a bare number of seconds (no unit): one larger than ten times the
+    /// faster topic's median period is then warned about (`slop_unit_suspect`).
+    pub slop_unitless: bool,
     /// C++ ApproximateTime's age penalty; None keeps upstream's 0.1.
     pub age_penalty: Option<f64>,
     /// C++ ApproximateTime's max interval duration; None keeps upstream's (no limit in
@@ -88,6 +93,7 @@ impl SyncOptions {
             policy,
             queue_size,
             slop_ns: None,
+            slop_unitless: false,
             age_penalty: None,
             max_interval_ns: None,
             lower_bounds_ns: Vec::new(),
@@ -153,7 +159,8 @@ pub struct SyncCommandReport {
     /// recommendation (the policy recommended for) carries it, flattened; a second one here
     /// would print the key twice, and JSON readers keep only one of them.
     pub queue_size: usize,
-    /// The slop asked for (approx-py); None when none was given.
+    /// The slop emulated (approx-py): as given, or the recommended one when none was given
+    /// (warning `slop_from_recommendation`); None for the other policies.
     pub slop_ns: Option<i64>,
     /// approx-epsilon's tolerance.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -404,45 +411,13 @@ pub fn sync_of(bag: &Bag, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
         ));
     }
 
+    let slop_ns = approx_py_slop(o, &arr, n, &mut warnings)?;
+    if let Some(x) = slop_ns {
+        cfg.slop_ns = x;
+    }
+
     let (recommendation, no_recommendation) = if o.recommend {
-        let mut series: Vec<TopicSeries> = (0..n)
-            .map(|_| TopicSeries {
-                stamps_ns: Vec::new(),
-                arrival_ns: Vec::new(),
-            })
-            .collect();
-        for a in &arr {
-            // Header-less messages take their arrival time, as allow_headerless would.
-            let s = &mut series[a.topic];
-            s.stamps_ns.push(a.stamp_ns().unwrap_or(a.arrival_ns));
-            s.arrival_ns.push(a.arrival_ns);
-        }
-        let policy = match o.policy {
-            Policy::Approx if o.max_interval_ns.is_some() => Policy::Approx,
-            Policy::ApproxEpsilon => Policy::ApproxEpsilon,
-            _ => Policy::ApproxPy,
-        };
-        let mut input = RecommendInput::new(policy, series);
-        // The sweeps replay the arrivals in the bag's order, as `sync` does (log-time ties
-        // keep file order), with the same stamp substitution as the series. Nothing else
-        // reads them when recommending: moved, not copied.
-        input.arrivals = Some(
-            std::mem::take(&mut arr)
-                .into_iter()
-                .map(|a| {
-                    Arrival::new(
-                        a.topic,
-                        Some(a.stamp_ns().unwrap_or(a.arrival_ns)),
-                        a.arrival_ns,
-                    )
-                })
-                .collect(),
-        );
-        input.speed_mps = o.speed_mps;
-        input.fx_px = o.fx_px;
-        input.depth_m = o.depth_m;
-        input.pixel_budget = o.pixel_budget;
-        input.topic_names = o.topics.clone();
+        let input = recommend_input(o, std::mem::take(&mut arr), n);
         match recommend(&input) {
             Ok(r) => (Some(r), None),
             Err(SyncError::NoRecommendation(why)) => (None, Some(*why)),
@@ -497,7 +472,7 @@ pub fn sync_of(bag: &Bag, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
         bag: path.display().to_string(),
         topics: used,
         queue_size: o.queue_size,
-        slop_ns: o.slop_ns,
+        slop_ns,
         epsilon_ns: o.epsilon_ns,
         rate_config: o.rate_config.clone(),
         report,
@@ -507,6 +482,121 @@ pub fn sync_of(bag: &Bag, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
         freshness,
         warnings,
     })
+}
+
+/// What `recommend` is given for `o`'s policy: every topic's series and the arrivals in the
+/// bag's order (header-less messages keyed on their arrival time, as allow_headerless would).
+fn recommend_input(o: &SyncOptions, arr: Vec<Arrival>, n: usize) -> RecommendInput {
+    let mut series: Vec<TopicSeries> = (0..n)
+        .map(|_| TopicSeries {
+            stamps_ns: Vec::new(),
+            arrival_ns: Vec::new(),
+        })
+        .collect();
+    for a in &arr {
+        let s = &mut series[a.topic];
+        s.stamps_ns.push(a.stamp_ns().unwrap_or(a.arrival_ns));
+        s.arrival_ns.push(a.arrival_ns);
+    }
+    let policy = match o.policy {
+        Policy::Approx if o.max_interval_ns.is_some() => Policy::Approx,
+        Policy::ApproxEpsilon => Policy::ApproxEpsilon,
+        _ => Policy::ApproxPy,
+    };
+    let mut input = RecommendInput::new(policy, series);
+    // The sweeps replay the arrivals in the bag's order, as `sync` does (log-time ties keep
+    // file order), with the same stamp substitution as the series.
+    input.arrivals = Some(
+        arr.into_iter()
+            .map(|a| {
+                Arrival::new(
+                    a.topic,
+                    Some(a.stamp_ns().unwrap_or(a.arrival_ns)),
+                    a.arrival_ns,
+                )
+            })
+            .collect(),
+    );
+    input.speed_mps = o.speed_mps;
+    input.fx_px = o.fx_px;
+    input.depth_m = o.depth_m;
+    input.pixel_budget = o.pixel_budget;
+    input.topic_names = o.topics.clone();
+    input
+}
+
+/// approx-py's slop for an emulation: the one given, or (none given) the one `recommend`
+/// recommends, said in a `slop_from_recommendation` warning. A bare number of seconds larger
+/// than ten times the faster topic's median period is kept and warned about
+/// (`slop_unit_suspect`: "30 s: did you mean 30ms?"). None for the other policies and with
+/// `recommend`.
+fn approx_py_slop(
+    o: &SyncOptions,
+    arr: &[Arrival],
+    n: usize,
+    warnings: &mut Vec<Warning>,
+) -> Result<Option<i64>, Error> {
+    if o.policy != Policy::ApproxPy || o.recommend {
+        return Ok(o.slop_ns);
+    }
+    let Some(slop) = o.slop_ns else {
+        let input = recommend_input(o, arr.to_vec(), n);
+        return match recommend(&input) {
+            Ok(r) => {
+                let s = r.recommendation.slop_ns;
+                warnings.push(Warning::new(
+                    WarningCode::SlopFromRecommendation,
+                    format!(
+                        "no --slop given: emulated with the recommended slop {} (sync --recommend's rule); give --slop to choose one",
+                        bagscope_types::timefmt::short_ns(s)
+                    ),
+                ));
+                Ok(Some(s))
+            }
+            Err(SyncError::NoRecommendation(why)) => Err(Error::Parameter(format!(
+                "--policy approx-py needs --slop DUR: this bag supports no recommended slop ({})",
+                why.message
+            ))),
+            Err(e) => Err(e.into()),
+        };
+    };
+    if o.slop_unitless {
+        if let Some(period) = fastest_median_period_ns(arr, n) {
+            if period > 0 && slop > period.saturating_mul(10) {
+                let secs = format!("{}", slop as f64 / 1e9);
+                warnings.push(Warning::new(
+                    WarningCode::SlopUnitSuspect,
+                    format!(
+                        "--slop {secs} is read as {secs} s, more than ten times the faster topic's median period ({}): did you mean {secs}ms?",
+                        bagscope_types::timefmt::short_ns(period)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(Some(slop))
+}
+
+/// The shortest of the topics' median periods between sorted distinct stamps (arrival time for
+/// messages without one); None when no topic has two distinct stamps.
+fn fastest_median_period_ns(arr: &[Arrival], n: usize) -> Option<i64> {
+    let mut stamps: Vec<Vec<i64>> = vec![Vec::new(); n];
+    for a in arr {
+        stamps[a.topic].push(a.stamp_ns().unwrap_or(a.arrival_ns));
+    }
+    stamps
+        .into_iter()
+        .filter_map(|mut s| {
+            s.sort_unstable();
+            s.dedup();
+            let mut d: Vec<i64> = s.windows(2).map(|w| w[1] - w[0]).collect();
+            if d.is_empty() {
+                return None;
+            }
+            let mid = d.len() / 2;
+            Some(*d.select_nth_unstable(mid).1)
+        })
+        .min()
 }
 
 /// `--max-age` / `--tf-target`: which emitted sets a callback checking freshness would reject.

@@ -407,3 +407,112 @@ pub fn readiness_name(r: Readiness) -> &'static str {
         Readiness::Dropped => "dropped",
     }
 }
+
+/// The bag's TF topics: every topic of type `tf2_msgs/msg/TFMessage` (`/tf`, `/tf_static`,
+/// namespaced ones), sorted by name.
+pub fn tf_topic_names(bag: &Bag) -> Vec<String> {
+    let mut v: Vec<String> = bag
+        .topics
+        .iter()
+        .filter(|t| t.type_name == "tf2_msgs/msg/TFMessage")
+        .map(|t| t.name.clone())
+        .collect();
+    v.sort();
+    v
+}
+
+/// TF timing per edge (parent → child) from each transform's own `header.stamp`: `/tf` has no
+/// top-level header, so its timing is per transform.
+#[derive(Debug, Clone, Serialize)]
+pub struct TfTiming {
+    /// The TF topics read ([`tf_topic_names`]).
+    pub topics: Vec<String>,
+    /// One entry per (parent, child, static) edge, sorted.
+    pub edges: Vec<TfEdgeTiming>,
+    /// TF messages that could not be decoded (data loss); empty otherwise.
+    pub warnings: Vec<Warning>,
+}
+
+/// One TF edge's timing: the `tf` command's edge report (samples, stamp range, rate, periods,
+/// gaps, `lag_ns`) and how its lag was taken.
+#[derive(Debug, Clone, Serialize)]
+pub struct TfEdgeTiming {
+    /// The edge as `tf` reports it (flattened into this object in JSON). Its `lag_ns` is log
+    /// time − transform stamp, sim stamps first mapped to log time through `/clock`.
+    #[serde(flatten)]
+    pub edge: bagscope_tf::EdgeReport,
+    /// `direct` (stamps on the recorder's clock) or `mapped_through_clock` (sim stamps mapped
+    /// through `/clock`); None for static edges.
+    pub lag_basis: Option<bagscope_clocks::LagBasis>,
+}
+
+/// [`TfTiming`] of the bag's TF topics; None when it has none. With `map` (the `/clock` fit of
+/// a recorder on wall time), sim-stamped transforms' lags are taken on the wall clock: log time
+/// − the log time at which `/clock` read the stamp, as `clocks` does for other topics.
+pub fn tf_timing_of(
+    bag: &Bag,
+    map: Option<&bagscope_clocks::ClockMap>,
+) -> Result<Option<TfTiming>, Error> {
+    use bagscope_clocks::LagBasis;
+    let topics = tf_topic_names(bag);
+    if topics.is_empty() {
+        return Ok(None);
+    }
+    let read = read_tf(bag, &topics, &[])?;
+    let msgs = || {
+        read.events.iter().filter_map(|e| match e {
+            Event::Tf(m) => Some(m),
+            Event::Data(_) => None,
+        })
+    };
+    let tree = analyze_tree(&topics, msgs());
+    // Mapped lags of the dynamic edges whose stamps are on sim time (mostly not wall).
+    let mut mapped: std::collections::BTreeMap<(&str, &str), (usize, Vec<i64>)> =
+        std::collections::BTreeMap::new();
+    if let Some(map) = map {
+        for m in msgs().filter(|m| !m.is_static) {
+            for t in &m.transforms {
+                let key = (
+                    bagscope_tf::strip_slash(&t.parent),
+                    bagscope_tf::strip_slash(&t.child),
+                );
+                let e = mapped.entry(key).or_default();
+                if bagscope_types::is_wall_ns(t.stamp_ns) {
+                    e.0 += 1;
+                } else if let Some(at) = map.sim_to_log_ns(t.stamp_ns, Some(m.log_time_ns)) {
+                    e.1.push(m.log_time_ns.saturating_sub(at));
+                }
+            }
+        }
+    }
+    let edges = tree
+        .edges
+        .into_iter()
+        .map(|mut edge| {
+            let sim = (!edge.is_static)
+                .then(|| mapped.get(&(edge.parent.as_str(), edge.child.as_str())))
+                .flatten()
+                .filter(|(wall, lags)| lags.len() > *wall);
+            let lag_basis = if edge.is_static {
+                None
+            } else if let Some((_, lags)) = sim {
+                edge.lag_ns = bagscope_stats::NsSummary::of(lags);
+                Some(LagBasis::MappedThroughClock)
+            } else {
+                Some(LagBasis::Direct)
+            };
+            TfEdgeTiming { edge, lag_basis }
+        })
+        .collect();
+    // The open and scan warnings are the caller's own scan's; only the TF decoding is new.
+    let warnings = read
+        .warnings
+        .into_iter()
+        .filter(|w| w.code == WarningCode::Undecodable)
+        .collect();
+    Ok(Some(TfTiming {
+        topics,
+        edges,
+        warnings,
+    }))
+}

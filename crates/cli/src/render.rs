@@ -8,21 +8,79 @@ use std::io::Write;
 use bagscope::text::visible;
 use serde::Serialize;
 
+/// Set when an output given as `-` holds standard output: the command's report (text or JSON)
+/// then goes to standard error, so that standard output carries the data alone.
+static REPORT_TO_STDERR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The report's stream: stdout, or stderr once an output took stdout ([`StdoutStage`]).
+fn report_out() -> Box<dyn Write> {
+    if REPORT_TO_STDERR.load(std::sync::atomic::Ordering::Relaxed) {
+        Box::new(std::io::stderr().lock())
+    } else {
+        Box::new(std::io::stdout().lock())
+    }
+}
+
 /// Pretty JSON on stdout, newline-terminated.
 pub(crate) fn json<T: Serialize>(v: &T) -> anyhow::Result<()> {
     // Serialize first, then write: an io::Error (a closed pipe) then reaches main() as itself,
     // which serde_json's writer error would hide.
     let mut bytes = serde_json::to_vec_pretty(v)?;
     bytes.push(b'\n');
-    let mut out = std::io::stdout().lock();
+    let mut out = report_out();
     out.write_all(&bytes)?;
     out.flush()?;
     Ok(())
 }
 
+/// Whether an output argument is `-`: standard output.
+pub(crate) fn is_stdout(p: &std::path::Path) -> bool {
+    p.as_os_str() == "-"
+}
+
+/// A temporary folder standing in for standard output, for outputs written as a file (CSV,
+/// JSON lines): the command writes into it, [`StdoutStage::copy_out`] streams the file to
+/// stdout. The folder is removed when dropped (and on Ctrl-C, as every temporary). From its
+/// creation on, the command's report goes to standard error.
+pub(crate) struct StdoutStage {
+    dir: std::path::PathBuf,
+}
+
+impl StdoutStage {
+    pub(crate) fn new() -> anyhow::Result<StdoutStage> {
+        let dir = std::env::temp_dir().join(format!("bagscope-stdout-{}", std::process::id()));
+        bagscope::outfile::create_temp_dir(&dir).map_err(|e| {
+            anyhow::anyhow!("cannot create a temporary folder {}: {e}", dir.display())
+        })?;
+        REPORT_TO_STDERR.store(true, std::sync::atomic::Ordering::Relaxed);
+        Ok(StdoutStage { dir })
+    }
+
+    /// A file of that name in the folder.
+    pub(crate) fn file(&self, name: &str) -> std::path::PathBuf {
+        self.dir.join(name)
+    }
+
+    /// Streams the file `p` (one of [`StdoutStage::file`]) to standard output.
+    pub(crate) fn copy_out(&self, p: &std::path::Path) -> anyhow::Result<()> {
+        let mut f = std::fs::File::open(p)?;
+        let mut out = std::io::stdout().lock();
+        std::io::copy(&mut f, &mut out)?;
+        out.flush()?;
+        Ok(())
+    }
+}
+
+impl Drop for StdoutStage {
+    fn drop(&mut self) {
+        bagscope::outfile::discard(&self.dir);
+    }
+}
+
 /// An output path argument: any path but `-`. These outputs are files or folders (Parquet,
 /// MCAP, PNG, a report page), which standard output cannot hold: `-` is a usage error rather
-/// than a file or folder named `-`.
+/// than a file or folder named `-`. Outputs standard output can hold (CSV, JSON lines) take
+/// `-` and check it with [`is_stdout`].
 pub(crate) fn output_path(s: &str) -> Result<std::path::PathBuf, String> {
     if s == "-" {
         return Err(
@@ -244,7 +302,7 @@ pub(crate) fn terminal_text(s: &str) -> String {
 /// Control characters other than line ends are written out ([`terminal_text`]).
 pub(crate) fn print(s: &str) -> anyhow::Result<()> {
     let s = terminal_text(s);
-    let mut out = std::io::stdout().lock();
+    let mut out = report_out();
     out.write_all(s.as_bytes())?;
     out.flush()?;
     Ok(())

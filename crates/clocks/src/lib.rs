@@ -1409,6 +1409,15 @@ fn classify_axis(
     };
 
     match axis {
+        // TF carries a stamp per transform: its timing is per edge (`tf_edges`).
+        Axis::None if t.type_name.ends_with("tf2_msgs/msg/TFMessage") => warn(
+            warnings,
+            WarningCode::Headerless,
+            format!(
+                "{} has no header of its own ({}): each transform carries its stamp, timed per edge (parent -> child) in the TF edges; the topic's own rate and gaps are from log time",
+                t.topic, t.type_name
+            ),
+        ),
         Axis::None => warn(
             warnings,
             WarningCode::Headerless,

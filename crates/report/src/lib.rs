@@ -1409,6 +1409,39 @@ const CLOCK_HEAD: [&str; 8] = [
     "gaps",
 ];
 
+/// TF timing per edge (the TF topics have a stamp per transform, not a header of their own).
+fn tf_rows(r: &Report) -> Vec<Vec<String>> {
+    r.clocks
+        .tf_edges
+        .iter()
+        .map(|t| {
+            let e = &t.edge;
+            vec![
+                format!("{} → {}", e.parent, e.child),
+                if e.is_static { "yes" } else { "no" }.into(),
+                e.samples.to_string(),
+                e.rate_hz.map_or("–".into(), |r| format!("{r:.2}")),
+                opt_ms(e.lag_ns.map(|l| l.p50)),
+                opt_ms(e.lag_ns.map(|l| l.p99)),
+                e.gaps_total.to_string(),
+            ]
+        })
+        .collect()
+}
+
+const TF_HEAD: [&str; 7] = [
+    "TF edge",
+    "static",
+    "transforms",
+    "rate [Hz]",
+    "lag p50",
+    "lag p99",
+    "gaps",
+];
+
+const TF_NOTE: &str =
+    "TF timing per edge, from each transform's header.stamp (lag = log time − stamp):";
+
 fn sync_rows(e: &SyncEntry) -> Vec<Vec<String>> {
     let Some(r) = &e.report else {
         return vec![vec!["error".into(), e.error.clone().unwrap_or_default()]];
@@ -1601,6 +1634,10 @@ fn render_html(r: &Report, svgs: &BTreeMap<String, String>) -> String {
         );
     }
     table_html(&mut s, &CLOCK_HEAD, &clock_rows(r));
+    if !c.tf_edges.is_empty() {
+        let _ = writeln!(s, "<p>{}</p>", esc(TF_NOTE));
+        table_html(&mut s, &TF_HEAD, &tf_rows(r));
+    }
     s.push_str("</section>\n");
 
     s.push_str("<section id=\"lag\"><h2>Lag per topic</h2>\n");
@@ -1785,6 +1822,10 @@ fn render_md(r: &Report) -> String {
         );
     }
     table_md(&mut s, &CLOCK_HEAD, &clock_rows(r));
+    if !r.clocks.tf_edges.is_empty() {
+        let _ = writeln!(s, "{TF_NOTE}\n");
+        table_md(&mut s, &TF_HEAD, &tf_rows(r));
+    }
     s.push_str("## Lag per topic\n\n");
     figs_md(&mut s, r, "lag", "");
     s.push_str("## Synchronization\n\n");

@@ -52,6 +52,9 @@ pub struct EdgeReport {
     pub gaps_total: usize,
     /// The first gaps in stamp order, at most 20.
     pub gaps: Vec<Gap>,
+    /// TF lag: log time of the message − the transform's header stamp, over the edge's
+    /// transforms; `None` for static edges (latched: their stamp is not when they were sent).
+    pub lag_ns: Option<NsSummary>,
 }
 
 /// A structural problem of one child frame.
@@ -88,6 +91,8 @@ pub struct TreeReport {
 struct EdgeAcc {
     topics: BTreeSet<String>,
     stamps: Vec<i64>,
+    /// Log time − stamp, one per transform.
+    lags: Vec<i64>,
 }
 
 #[derive(Default)]
@@ -129,6 +134,7 @@ pub fn analyze_tree<'a>(
                 .or_default();
             e.topics.insert(topic.clone());
             e.stamps.push(t.stamp_ns);
+            e.lags.push(m.log_time_ns.saturating_sub(t.stamp_ns));
             let ch = children.entry(c.to_string()).or_default();
             ch.parents.insert(p.to_string());
             ch.topics.insert(topic.clone());
@@ -245,6 +251,11 @@ fn edge_report(parent: String, child: String, is_static: bool, acc: EdgeAcc) -> 
         gap_threshold_ns: threshold,
         gaps_total,
         gaps,
+        lag_ns: if is_static {
+            None
+        } else {
+            NsSummary::of(&acc.lags)
+        },
     }
 }
 
@@ -283,11 +294,16 @@ mod tests {
         let r = analyze_tree(&topics, &v);
         let e = r.edges.iter().find(|e| e.child == "base_link").unwrap();
         assert_eq!(e.samples, 80);
+        // Received at its stamp: no lag; static edges have none.
+        assert_eq!(e.lag_ns.as_ref().map(|l| (l.min, l.max)), Some((0, 0)));
         assert_eq!(e.gaps_total, 1);
         assert_eq!(e.gaps[0].length_ns, 21 * 20_000_000);
         assert!((e.rate_hz.unwrap() - 79.0 / 1.98).abs() < 1e-9);
         let codes: Vec<&str> = r.findings.iter().map(|f| f.code.as_str()).collect();
         assert_eq!(codes, vec!["competing_publishers", "multiple_parents"]);
-        assert!(r.edges.iter().any(|e| e.is_static && e.rate_hz.is_none()));
+        assert!(r
+            .edges
+            .iter()
+            .any(|e| e.is_static && e.rate_hz.is_none() && e.lag_ns.is_none()));
     }
 }

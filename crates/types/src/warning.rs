@@ -149,6 +149,8 @@ codes! {
     SchemaMissing => "schema_missing",
     SchemaUnknown => "schema_unknown",
     SimClockPause => "sim_clock_pause",
+    SlopFromRecommendation => "slop_from_recommendation",
+    SlopUnitSuspect => "slop_unit_suspect",
     SplitClockAxes => "split_clock_axes",
     StampFrozen => "stamp_frozen",
     StampInvalid => "stamp_invalid",

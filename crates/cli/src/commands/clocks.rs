@@ -124,5 +124,40 @@ fn text(r: &ClocksCommandReport) -> String {
         }
         s.push_str(&table(&rows));
     }
+    s.push_str(&tf_edges(&r.tf_edges));
     s
+}
+
+/// TF timing per edge: the TF topics carry a stamp per transform, not a header of their own.
+fn tf_edges(edges: &[bagscope::tf::TfEdgeTiming]) -> String {
+    if edges.is_empty() {
+        return String::new();
+    }
+    let mut rows = vec![vec![
+        "edge (parent -> child)".to_string(),
+        "static".into(),
+        "transforms".into(),
+        "rate_hz".into(),
+        "lag_p50_ms".into(),
+        "lag_p99_ms".into(),
+        "gaps".into(),
+    ]];
+    for e in edges {
+        let e = &e.edge;
+        rows.push(vec![
+            format!("{} -> {}", e.parent, e.child),
+            if e.is_static { "yes" } else { "no" }.into(),
+            e.samples.to_string(),
+            render::opt_f(e.rate_hz, 2),
+            opt_ms(e.lag_ns.map(|l| l.p50)),
+            opt_ms(e.lag_ns.map(|l| l.p99)),
+            e.gaps_total.to_string(),
+        ]);
+    }
+    format!(
+        "
+TF edges (from each transform's header.stamp; lag = log time - stamp):
+{}",
+        table(&rows)
+    )
 }

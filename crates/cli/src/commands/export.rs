@@ -13,8 +13,10 @@ pub(crate) struct Args {
     #[arg(long, value_delimiter = ',', num_args = 1..)]
     pub topics: Vec<String>,
     /// Output: OUT.parquet / OUT.csv (several topics: OUT.<topic>.parquet beside it), or a
-    /// directory (DIR/<topic>.parquet; with --timing-only DIR/timing.parquet).
-    #[arg(short = 'o', long = "output", visible_alias = "out", value_parser = crate::render::output_path)]
+    /// directory (DIR/<topic>.parquet; with --timing-only DIR/timing.parquet), or `-`: one
+    /// table as CSV on standard output (--format csv; one topic, or --timing-only), the report
+    /// then on standard error.
+    #[arg(short = 'o', long = "output", visible_alias = "out")]
     pub out: PathBuf,
     /// Field paths to keep, comma-separated (header.frame_id,position); a path keeps
     /// everything under it. Default: all fields.
@@ -23,7 +25,9 @@ pub(crate) struct Args {
     /// Arrays of numbers as one column per element (position_0, position_1, …).
     #[arg(long)]
     pub explode: bool,
-    /// One table of all topics' times (bag, topic, type, log/publish/stamp, axis, size).
+    /// One table of all topics' times (bag, topic, type, log/publish/stamp, axis, size); TF
+    /// topics get one row per transform (its stamp, parent_frame, child_frame,
+    /// transform_index).
     #[arg(long)]
     pub timing_only: bool,
     /// Format when -o is a directory.
@@ -57,13 +61,45 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
         csv_raw: a.csv_raw,
         ..Default::default()
     };
-    let r = export(&a.bag, &a.out, &o)?;
+    let r = if render::is_stdout(&a.out) {
+        to_stdout(&a.bag, &o)?
+    } else {
+        export(&a.bag, &a.out, &o)?
+    };
     if a.json {
         render::json(&r)?;
     } else {
         render::print(&text(&r))?;
     }
     Ok(if r.data_loss() { crate::EXIT_WARN } else { 0 })
+}
+
+/// `-o -`: the one CSV table written to a temporary file, then to standard output.
+fn to_stdout(bag: &std::path::Path, o: &ExportOptions) -> anyhow::Result<ExportReport> {
+    let usage = |m: &str| crate::UsageError(format!("-o -: {m}"));
+    if o.format != Format::Csv {
+        return Err(usage(
+            "standard output takes CSV only (Parquet is written as a file): add --format csv",
+        )
+        .into());
+    }
+    if !o.timing_only && o.topics.len() != 1 {
+        return Err(usage(
+            "standard output holds one table: give one topic with --topics, or --timing-only",
+        )
+        .into());
+    }
+    let stage = render::StdoutStage::new()?;
+    let file = stage.file("out.csv");
+    let mut r = export(bag, &file, o)?;
+    if r.tables.len() != 1 {
+        return Err(usage("standard output holds one table; this export makes several").into());
+    }
+    stage.copy_out(&file)?;
+    for t in &mut r.tables {
+        t.path = Some("-".into());
+    }
+    Ok(r)
 }
 
 fn text(r: &ExportReport) -> String {

@@ -20,8 +20,9 @@ pub(crate) struct Args {
     #[arg(long = "queue", alias = "queue-size", default_value_t = 10)]
     pub queue: usize,
     /// approx-py slop: seconds ('0.05', as the Python API converts it) or with a unit ('50ms').
-    #[arg(long, value_parser = parse_dur)]
-    pub slop: Option<i64>,
+    /// Without it, the slop `--recommend` would recommend is used, and said.
+    #[arg(long, value_parser = parse_slop)]
+    pub slop: Option<(i64, bool)>,
     /// approx: age penalty (default 0.1, as upstream).
     #[arg(long)]
     pub age_penalty: Option<f64>,
@@ -64,10 +65,10 @@ pub(crate) struct Args {
     #[arg(long)]
     pub pixel_budget: Option<f64>,
     /// Write one JSON line per emitted set (its members by topic and index; drops go to
-    /// --evidence-drops).
+    /// --evidence-drops); `-`: to standard output (the report then goes to standard error).
     #[arg(long)]
     pub evidence: Option<PathBuf>,
-    /// Write one JSON line per dropped message, with its reason.
+    /// Write one JSON line per dropped message, with its reason; `-`: to standard output.
     #[arg(long)]
     pub evidence_drops: Option<PathBuf>,
     /// Reject a set whose anchor is older than this when it completes (emit log time - anchor
@@ -100,6 +101,12 @@ fn parse_dur(s: &str) -> Result<i64, String> {
     parse_duration_ns(s).map_err(|e| e.to_string())
 }
 
+/// A slop and whether it was a bare number of seconds (no unit).
+fn parse_slop(s: &str) -> Result<(i64, bool), String> {
+    let unitless = s.trim().ends_with(|c: char| c.is_ascii_digit() || c == '.');
+    Ok((parse_dur(s)?, unitless))
+}
+
 fn parse_rate_config(s: &str) -> Result<RateConfig, String> {
     RateConfig::parse(s).map_err(|e| e.to_string())
 }
@@ -111,12 +118,34 @@ fn parse_topic_dur(s: &str) -> Result<(String, i64), String> {
     Ok((t.to_string(), parse_dur(d)?))
 }
 
-pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
+pub(crate) fn run(mut a: Args) -> anyhow::Result<u8> {
+    // `-`: the JSON lines go to standard output, through a temporary file.
+    let dash = |p: &Option<PathBuf>| p.as_deref().is_some_and(render::is_stdout);
+    if dash(&a.evidence) && dash(&a.evidence_drops) {
+        return Err(crate::UsageError(
+            "--evidence - and --evidence-drops -: only one of them can go to standard output"
+                .into(),
+        )
+        .into());
+    }
+    let stage = if dash(&a.evidence) || dash(&a.evidence_drops) {
+        let stage = render::StdoutStage::new()?;
+        let file = stage.file("evidence.jsonl");
+        for p in [&mut a.evidence, &mut a.evidence_drops] {
+            if dash(p) {
+                *p = Some(file.clone());
+            }
+        }
+        Some((stage, file))
+    } else {
+        None
+    };
     let o = SyncOptions {
         topics: a.topics,
         policy: a.policy,
         queue_size: a.queue,
-        slop_ns: a.slop,
+        slop_ns: a.slop.map(|(ns, _)| ns),
+        slop_unitless: a.slop.is_some_and(|(_, bare)| bare),
         age_penalty: a.age_penalty,
         max_interval_ns: a.max_interval,
         lower_bounds_ns: a.lower_bound,
@@ -139,6 +168,9 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
         tf_cache_ns: a.tf_buffer,
     };
     let r = sync(&a.bag, &o)?;
+    if let Some((stage, file)) = &stage {
+        stage.copy_out(file)?;
+    }
     if a.json {
         render::json(&r)?;
     } else {

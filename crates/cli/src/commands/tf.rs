@@ -24,7 +24,8 @@ pub(crate) struct Args {
     /// TF topics; a name ending in `tf_static` is latched static TF.
     #[arg(long, value_delimiter = ',', num_args = 1.., default_values_t = DEFAULT_TF_TOPICS.map(String::from))]
     pub tf_topics: Vec<String>,
-    /// Write one JSON line per message with its readiness, wait and reason.
+    /// Write one JSON line per message with its readiness, wait and reason; `-`: to standard
+    /// output (the report then goes to standard error).
     #[arg(long)]
     pub evidence: Option<PathBuf>,
     /// Print the report as JSON.
@@ -36,7 +37,17 @@ fn parse_dur(s: &str) -> Result<i64, String> {
     parse_duration_ns(s).map_err(|e| e.to_string())
 }
 
-pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
+pub(crate) fn run(mut a: Args) -> anyhow::Result<u8> {
+    // `-`: the JSON lines go to standard output, through a temporary file.
+    let stage = match &a.evidence {
+        Some(p) if render::is_stdout(p) => {
+            let stage = render::StdoutStage::new()?;
+            let file = stage.file("evidence.jsonl");
+            a.evidence = Some(file.clone());
+            Some((stage, file))
+        }
+        _ => None,
+    };
     let o = TfOptions {
         target_frame: a.target_frame,
         topics: a.topics,
@@ -46,6 +57,9 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
         evidence: a.evidence,
     };
     let r = tf(&a.bag, &o)?;
+    if let Some((stage, file)) = &stage {
+        stage.copy_out(file)?;
+    }
     if a.json {
         render::json(&r)?;
     } else {
