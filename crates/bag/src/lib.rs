@@ -13,6 +13,7 @@ mod filezstd;
 mod mcap_file;
 pub mod metadata;
 pub mod outfile;
+pub mod qos;
 mod scan;
 mod select;
 pub mod text;
