@@ -124,11 +124,8 @@ fn text(r: &InfoReport) -> String {
         "last_s".into(),
         "size".into(),
         "share_%".into(),
-        "mean_B".into(),
         "mean_B/s".into(),
         "peak_B/s".into(),
-        "format".into(),
-        "qos".into(),
     ]];
     for t in &r.topics {
         let rel = |v: Option<i64>| {
@@ -148,18 +145,37 @@ fn text(r: &InfoReport) -> String {
                 .map(|b| bytes(b as f64))
                 .unwrap_or_else(|| "-".into()),
             render::opt_f(t.size_share.map(|x| x * 100.0), 1),
-            render::opt_f(t.mean_message_bytes, 0),
             t.mean_bandwidth_bps
                 .map(|b| format!("{}/s", bytes(b)))
                 .unwrap_or_else(|| "-".into()),
             t.peak_bandwidth_bps
                 .map(|b| format!("{}/s", bytes(b as f64)))
                 .unwrap_or_else(|| "-".into()),
-            t.message_encoding.clone(),
-            qos(&t.offered_qos),
         ]);
     }
     s.push_str(&table(&rows));
+    // Serialization format and offered QoS, where the bag records QoS or a format other than
+    // CDR.
+    if r
+        .topics
+        .iter()
+        .any(|t| !t.offered_qos.is_empty() || t.message_encoding != "cdr")
+    {
+        let mut rows = vec![vec![
+            "topic".to_string(),
+            "format".into(),
+            "offered_qos".into(),
+        ]];
+        for t in &r.topics {
+            rows.push(vec![
+                t.topic.clone(),
+                t.message_encoding.clone(),
+                qos(&t.offered_qos),
+            ]);
+        }
+        s.push('\n');
+        s.push_str(&table(&rows));
+    }
     let images: Vec<_> = r.topics.iter().filter(|t| t.image.is_some()).collect();
     if !images.is_empty() {
         s.push_str("\nimages (raw bandwidth the format implies vs recorded):\n");
