@@ -534,8 +534,7 @@ impl McapFile {
         // The data section is not walked: its Metadata records are read where the summary
         // says they are.
         for at in std::mem::take(&mut f.metadata_offsets) {
-            let Some(len) = u64_at(&f.bytes, at + 1).and_then(|l| usize::try_from(l).ok())
-            else {
+            let Some(len) = u64_at(&f.bytes, at + 1).and_then(|l| usize::try_from(l).ok()) else {
                 continue;
             };
             let body = (at + 9)

@@ -395,9 +395,8 @@ pub fn info_of(bag: &Bag) -> InfoReport {
 /// Orders topics as `--sort` asks: by name (then type), or by count, size or rate, largest
 /// first, ties by name then type.
 pub fn sort_topics(topics: &mut [TopicInfo], sort: InfoSort) {
-    let by_name = |a: &TopicInfo, b: &TopicInfo| {
-        a.topic.cmp(&b.topic).then(a.type_name.cmp(&b.type_name))
-    };
+    let by_name =
+        |a: &TopicInfo, b: &TopicInfo| a.topic.cmp(&b.topic).then(a.type_name.cmp(&b.type_name));
     let desc_f64 = |a: Option<f64>, b: Option<f64>| {
         // None last; larger first.
         b.unwrap_or(f64::NEG_INFINITY)
@@ -413,9 +412,7 @@ pub fn sort_topics(topics: &mut [TopicInfo], sort: InfoSort) {
                 .cmp(&a.size_bytes.map(|x| x as i128).unwrap_or(-1))
                 .then(by_name(a, b))
         }),
-        InfoSort::Rate => {
-            topics.sort_by(|a, b| desc_f64(a.rate_hz, b.rate_hz).then(by_name(a, b)))
-        }
+        InfoSort::Rate => topics.sort_by(|a, b| desc_f64(a.rate_hz, b.rate_hz).then(by_name(a, b))),
     }
 }
 
@@ -772,9 +769,9 @@ fn image_bandwidths(bag: &Bag, topics: &mut [TopicInfo]) {
     for (info, img) in topics.iter_mut().zip(first) {
         let Some(img) = img else { continue };
         let bpp = bagscope_checks::encoding_info(&img.encoding).map(|(b, _)| b);
-        let expected = bpp.zip(info.rate_hz).map(|(b, r)| {
-            f64::from(img.width) * f64::from(img.height) * f64::from(b) * r
-        });
+        let expected = bpp
+            .zip(info.rate_hz)
+            .map(|(b, r)| f64::from(img.width) * f64::from(img.height) * f64::from(b) * r);
         info.image = Some(ImageBandwidth {
             width: img.width,
             height: img.height,

@@ -91,7 +91,15 @@ impl Default for TopicQos {
 
 /// The policies rosbag2 compares to decide whether publishers offered the same profile (those
 /// that decide matching; history and lifespan do not).
-fn matching_part(p: &Profile) -> (Reliability, Durability, Option<i64>, Liveliness, Option<i64>) {
+fn matching_part(
+    p: &Profile,
+) -> (
+    Reliability,
+    Durability,
+    Option<i64>,
+    Liveliness,
+    Option<i64>,
+) {
     (
         p.reliability.unwrap_or(Reliability::Reliable),
         p.durability.unwrap_or(Durability::Volatile),

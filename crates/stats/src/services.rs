@@ -184,10 +184,7 @@ mod tests {
 
     #[test]
     fn server_side_only() {
-        let e = [
-            ev(REQUEST_RECEIVED, 10, 3, 1),
-            ev(RESPONSE_SENT, 25, 3, 1),
-        ];
+        let e = [ev(REQUEST_RECEIVED, 10, 3, 1), ev(RESPONSE_SENT, 25, 3, 1)];
         let r = service_latency(&e);
         assert_eq!(r.round_trip_ns, None);
         assert_eq!(r.server_ns.unwrap().p50, 15);

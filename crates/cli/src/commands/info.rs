@@ -79,8 +79,16 @@ fn text(r: &InfoReport) -> String {
         if !f.profile.is_empty() || !f.library.is_empty() {
             s.push_str(&format!(
                 "writer:    profile {}, library {} ({})\n",
-                if f.profile.is_empty() { "-" } else { &f.profile },
-                if f.library.is_empty() { "-" } else { &f.library },
+                if f.profile.is_empty() {
+                    "-"
+                } else {
+                    &f.profile
+                },
+                if f.library.is_empty() {
+                    "-"
+                } else {
+                    &f.library
+                },
                 f.path
             ));
         }
@@ -92,7 +100,9 @@ fn text(r: &InfoReport) -> String {
             c.compression,
             bytes(c.compressed_bytes as f64),
             bytes(c.uncompressed_bytes as f64),
-            c.ratio.map(|x| format!(", ratio {x:.2}")).unwrap_or_default()
+            c.ratio
+                .map(|x| format!(", ratio {x:.2}"))
+                .unwrap_or_default()
         ));
     }
     for f in &r.files {
@@ -156,8 +166,7 @@ fn text(r: &InfoReport) -> String {
     s.push_str(&table(&rows));
     // Serialization format and offered QoS, where the bag records QoS or a format other than
     // CDR.
-    if r
-        .topics
+    if r.topics
         .iter()
         .any(|t| !t.offered_qos.is_empty() || t.message_encoding != "cdr")
     {
