@@ -684,9 +684,9 @@ impl Bag {
     /// [`Bag::topic_log_times`] with each message's payload length as stored, aligned with
     /// its log time (MCAP: the serialized message, or the compressed frame under rosbag2
     /// message compression; sqlite3: the blob's length). From the message indexes when they
-    /// are complete (no chunk decompressed: a record ends where the next message of its chunk
-    /// starts, see the crate docs); else every chunk is read. Lengths above `u32::MAX` are
-    /// given as `u32::MAX`.
+    /// are complete: a record ends where the next message of its chunk starts, and the chunks
+    /// holding a channel's first message (where writers put its definitions) are read record by
+    /// record; else every chunk is read. Lengths above `u32::MAX` are given as `u32::MAX`.
     pub fn topic_log_times_sizes(
         &self,
         topics: &[bool],
