@@ -469,6 +469,8 @@ pub(crate) struct Row<'a> {
     pub topic_id: i64,
     pub timestamp: i64,
     pub data: &'a [u8],
+    /// The payload's length as stored (`octet_length(data)`), also when `data` is not read.
+    pub len: u64,
 }
 
 /// Largest message payload read from a `.db3`: a larger one is skipped with a data-loss
@@ -482,6 +484,7 @@ struct Head {
     topic_id: i64,
     timestamp: i64,
     data: Vec<u8>,
+    len: u64,
 }
 
 /// One file's stream: its rows in order, the current head, and what was skipped.
@@ -618,6 +621,7 @@ pub(crate) fn stream(
                 topic_id: h.topic_id,
                 timestamp: h.timestamp,
                 data: &h.data,
+                len: h.len,
             });
         }
         let s = &mut streams[k];
@@ -695,6 +699,7 @@ impl FileStream<'_, '_> {
             let len = r.get::<_, Option<i64>>(4)?.unwrap_or(0).max(0) as u64;
             self.head.topic_id = t;
             self.head.timestamp = ts;
+            self.head.len = len;
             self.head.data.clear();
             let wanted = self.inline || self.data.is_some();
             if wanted && len > MAX_MESSAGE_BYTES {

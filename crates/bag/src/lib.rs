@@ -13,6 +13,7 @@ mod filezstd;
 mod mcap_file;
 pub mod metadata;
 pub mod outfile;
+pub mod qos;
 mod scan;
 mod select;
 pub mod text;
@@ -638,6 +639,7 @@ impl Bag {
             channel_topic: scan::dense_channel_topics(&self.channel_topic, &self.channel_topic_at),
             redefined: self.channel_topic_at.clone(),
             needs_payload,
+            lengths: false,
             message_compression: self.message_compression,
             stop,
         }
@@ -677,6 +679,60 @@ impl Bag {
             v[it.topic].push(it.log_time_ns);
         }
         (v, scan.warnings)
+    }
+
+    /// [`Bag::topic_log_times`] with each message's payload length as stored, aligned with
+    /// its log time (MCAP: the serialized message, or the compressed frame under rosbag2
+    /// message compression; sqlite3: the blob's length). From the message indexes when they
+    /// are complete: a record ends where the next message of its chunk starts, and the chunks
+    /// holding a channel's first message (where writers put its definitions) are read record by
+    /// record; else every chunk is read. Lengths above `u32::MAX` are given as `u32::MAX`.
+    pub fn topic_log_times_sizes(
+        &self,
+        topics: &[bool],
+    ) -> (Vec<Vec<i64>>, Vec<Vec<u32>>, Vec<Warning>) {
+        let mut wanted = topics.to_vec();
+        wanted.resize(self.topics.len(), false);
+        let n = self.topics.len();
+        let mut times = vec![Vec::new(); n];
+        let mut sizes = vec![Vec::new(); n];
+        if !self.db3_files.is_empty() {
+            let ids: Vec<Vec<i64>> = self
+                .db3_topic
+                .iter()
+                .map(|m| {
+                    m.iter()
+                        .filter(|(_, t)| wanted[**t])
+                        .map(|(id, _)| *id)
+                        .collect()
+                })
+                .collect();
+            let warnings = db3::stream(&self.db3_files, &ids, false, |row| {
+                let Some(&t) = self.db3_topic[row.file].get(&row.topic_id) else {
+                    return;
+                };
+                times[t].push(row.timestamp);
+                sizes[t].push(u32::try_from(row.len).unwrap_or(u32::MAX));
+            });
+            return (times, sizes, warnings);
+        }
+        let plan = self.plan(&wanted, false, None);
+        if let Some((t, s)) = scan::index_log_times_sizes(&self.files, &plan, n, true) {
+            return (t, s, Vec::new());
+        }
+        let mut plan = plan;
+        plan.lengths = true;
+        let out = scan::scan_files(&self.files, &plan, &|m: &RawMessage<'_>| {
+            u32::try_from(m.data.len()).unwrap_or(u32::MAX)
+        });
+        for it in out.items {
+            times[it.topic].push(it.log_time_ns);
+            sizes[it.topic].push(it.value);
+        }
+        let mut warnings = out.warnings;
+        warnings.sort();
+        warnings.dedup();
+        (times, sizes, warnings)
     }
 
     fn scan_impl<T, F>(&self, topics: &[bool], needs_payload: bool, f: F) -> Scan<T>

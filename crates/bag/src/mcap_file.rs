@@ -223,6 +223,17 @@ pub struct McapFile {
     pub(crate) loose: Vec<LooseLoc>,
     /// Number of chunks by compression name (`none`, `zstd`, `lz4`).
     pub compression_counts: BTreeMap<String, usize>,
+    /// Per compression name: the chunks' compressed and uncompressed record bytes, as their
+    /// headers (or the summary's Chunk Indexes) state them.
+    pub compression_bytes: BTreeMap<String, (u64, u64)>,
+    /// The Header record's library (the writer, e.g. `mcap-cpp ...` or `rosbag2 ...`); empty
+    /// when absent.
+    pub library: String,
+    /// The file's Metadata records (name, key/value map), in file order (rosbag2 writes one
+    /// named `rosbag2` holding its bag metadata).
+    pub metadata_records: Vec<(String, BTreeMap<String, String>)>,
+    /// Where the summary's Metadata Index records say Metadata records lie.
+    metadata_offsets: Vec<usize>,
     /// Whether a summary section was found and read.
     pub has_summary: bool,
     /// Message count from the Statistics record, when the file has one.
@@ -357,6 +368,10 @@ impl McapFile {
             chunks: Vec::new(),
             loose: Vec::new(),
             compression_counts: BTreeMap::new(),
+            compression_bytes: BTreeMap::new(),
+            library: String::new(),
+            metadata_records: Vec::new(),
+            metadata_offsets: Vec::new(),
             has_summary: false,
             stats_message_count: None,
             summary_chunk_times: BTreeMap::new(),
@@ -467,6 +482,7 @@ impl McapFile {
                     body.map(|b| mcap::read::parse_record(op::HEADER, b))
                 {
                     f.profile = h.profile;
+                    f.library = h.library;
                 }
             }
         }
@@ -510,7 +526,27 @@ impl McapFile {
             else {
                 return Ok(None);
             };
-            *f.compression_counts.entry(name).or_default() += 1;
+            *f.compression_counts.entry(name.clone()).or_default() += 1;
+            let b = f.compression_bytes.entry(name).or_default();
+            b.0 = b.0.saturating_add(c.compressed_size);
+            b.1 = b.1.saturating_add(c.uncompressed_size);
+        }
+        // The data section is not walked: its Metadata records are read where the summary
+        // says they are.
+        for at in std::mem::take(&mut f.metadata_offsets) {
+            let Some(len) = u64_at(&f.bytes, at + 1).and_then(|l| usize::try_from(l).ok()) else {
+                continue;
+            };
+            let body = (at + 9)
+                .checked_add(len)
+                .and_then(|end| f.bytes.get(at + 9..end));
+            if f.bytes.get(at) == Some(&op::METADATA) {
+                if let Some(Ok(Record::Metadata(m))) =
+                    body.map(|b| mcap::read::parse_record(op::METADATA, b))
+                {
+                    f.metadata_records.push((m.name, m.metadata));
+                }
+            }
         }
         f.summary_only = Some(SummaryIndex { chunks });
         Ok(Some(f))
@@ -649,7 +685,11 @@ impl McapFile {
                 },
                 pos,
             ),
-            Record::Header(h) => self.profile = h.profile,
+            Record::Header(h) => {
+                self.profile = h.profile;
+                self.library = h.library;
+            }
+            Record::Metadata(m) => self.metadata_records.push((m.name, m.metadata)),
             _ => {}
         }
     }
@@ -832,6 +872,12 @@ impl McapFile {
                                         .compression_counts
                                         .entry(c.name().to_string())
                                         .or_default() += 1;
+                                    let b = self
+                                        .compression_bytes
+                                        .entry(c.name().to_string())
+                                        .or_default();
+                                    b.0 = b.0.saturating_add(h.compressed_size);
+                                    b.1 = b.1.saturating_add(h.uncompressed_size);
                                     let refused = self.refuse_chunk(
                                         pos,
                                         c,
@@ -913,7 +959,7 @@ impl McapFile {
                         });
                     }
                 }
-                op::SCHEMA | op::CHANNEL | op::HEADER => {
+                op::SCHEMA | op::CHANNEL | op::HEADER | op::METADATA => {
                     // The map outlives `self`'s borrow only as a copy: definitions are small.
                     let body = self.bytes[body_start..body_end].to_vec();
                     self.add_definition(opcode, &body, Some((pos as u64, 0)), pos as u64);
@@ -1066,6 +1112,11 @@ impl McapFile {
                 break;
             }
             let body = &self.bytes[pos + 9..pos + 9 + rlen as usize];
+            if opcode == op::METADATA_INDEX {
+                if let Some(at) = u64_at(body, 0).and_then(|a| usize::try_from(a).ok()) {
+                    self.metadata_offsets.push(at);
+                }
+            }
             if opcode == op::CHUNK_INDEX {
                 // message_start_time, message_end_time, chunk_start_offset lead the record.
                 if let (Some(a), Some(b), Some(at)) =

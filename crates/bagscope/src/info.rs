@@ -1,9 +1,14 @@
 //! `bagscope info`: what is in a bag, from the message indexes where they exist.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
+use bagscope_bag::qos::{Durability, Liveliness, Reliability};
 use bagscope_bag::WarningCode;
 use bagscope_bag::{Bag, Warning};
+
+use crate::services::ServiceInfo;
 
 use crate::timefmt::human_ns;
 use crate::Error;
@@ -25,6 +30,108 @@ pub struct FileInfo {
     pub has_summary: bool,
     /// The MCAP header's profile (`ros2` for rosbag2 recordings); empty for `.db3` files.
     pub profile: String,
+    /// The MCAP header's library (the writer: `mcap-cpp ...`, `rosbag2 ...`); empty when the
+    /// file names none and for `.db3` files.
+    pub library: String,
+    /// The file's MCAP Metadata records, in file order (rosbag2 writes one named `rosbag2`
+    /// with its bag metadata); empty for `.db3` files.
+    pub metadata: Vec<MetadataRecord>,
+}
+
+/// One MCAP Metadata record.
+#[derive(Debug, Clone, Serialize)]
+pub struct MetadataRecord {
+    /// The record's name.
+    pub name: String,
+    /// Its key/value pairs, sorted by key.
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// The chunks of one compression over all files (`chunk_compression` in `info --json`).
+#[derive(Debug, Clone, Serialize)]
+pub struct CompressionInfo {
+    /// `zstd`, `lz4` or `none`.
+    pub compression: String,
+    /// Chunks using it.
+    pub chunks: usize,
+    /// Their records' bytes as stored.
+    pub compressed_bytes: u64,
+    /// Their records' bytes uncompressed, as the chunk headers state them.
+    pub uncompressed_bytes: u64,
+    /// `uncompressed_bytes / compressed_bytes`; None when nothing is stored.
+    pub ratio: Option<f64>,
+}
+
+/// One QoS profile a recorded publisher offered (`offered_qos` in `info --json`). Every policy
+/// is None where rosbag2 recorded the system default, an unknown value or nothing; durations
+/// are None when infinite.
+#[derive(Debug, Clone, Serialize)]
+pub struct QosInfo {
+    /// `reliable` or `best_effort`.
+    pub reliability: Option<Reliability>,
+    /// `volatile` or `transient_local`.
+    pub durability: Option<Durability>,
+    /// `keep_last` or `keep_all`.
+    pub history: Option<&'static str>,
+    /// History depth (None where rosbag2 recorded 0: unknown).
+    pub depth: Option<u32>,
+    /// Deadline, ns.
+    pub deadline_ns: Option<i64>,
+    /// Lifespan, ns.
+    pub lifespan_ns: Option<i64>,
+    /// `automatic`, `manual_by_node` or `manual_by_topic`.
+    pub liveliness: Option<Liveliness>,
+    /// Liveliness lease duration, ns.
+    pub liveliness_lease_ns: Option<i64>,
+}
+
+impl From<bagscope_bag::qos::Profile> for QosInfo {
+    fn from(p: bagscope_bag::qos::Profile) -> Self {
+        QosInfo {
+            reliability: p.reliability,
+            durability: p.durability,
+            history: p.keep_all.map(|a| if a { "keep_all" } else { "keep_last" }),
+            depth: p.depth,
+            deadline_ns: p.deadline_ns,
+            lifespan_ns: p.lifespan_ns,
+            liveliness: p.liveliness,
+            liveliness_lease_ns: p.lease_ns,
+        }
+    }
+}
+
+/// An image topic's raw bandwidth as its format implies, against what was recorded (`image`
+/// in `info --json`, for `sensor_msgs/msg/Image` topics; from the topic's first message).
+#[derive(Debug, Clone, Serialize)]
+pub struct ImageBandwidth {
+    /// Columns, pixels.
+    pub width: u32,
+    /// Rows, pixels.
+    pub height: u32,
+    /// Pixel encoding as recorded.
+    pub encoding: String,
+    /// Bytes per pixel of the encoding; None for an encoding bagscope does not know.
+    pub bytes_per_pixel: Option<u32>,
+    /// width × height × bytes per pixel × `rate_hz`, bytes per second; None without a rate or
+    /// a known encoding.
+    pub expected_raw_bps: Option<f64>,
+    /// The topic's `mean_bandwidth_bps` divided by `expected_raw_bps`: about 1 for raw images
+    /// (a little above: header, row padding); None where either is unknown.
+    pub recorded_over_expected: Option<f64>,
+}
+
+/// How `info` orders its topics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum InfoSort {
+    /// By name, then type (the default).
+    #[default]
+    Name,
+    /// Most messages first.
+    Count,
+    /// Most payload bytes first (topics without sizes last).
+    Size,
+    /// Highest rate first (topics without a rate last).
+    Rate,
 }
 
 /// One topic of the bag (`topics` in `info --json`, sorted by name then type).
@@ -63,6 +170,28 @@ pub struct TopicInfo {
     /// Message count `metadata.yaml` states for the topic; None for a bag without one (a bare
     /// `.mcap` file). A difference to `count` is warned about as `metadata_count_mismatch`.
     pub metadata_count: Option<u64>,
+    /// Sum of the payload lengths as stored (serialized messages; the compressed frames under
+    /// rosbag2 message compression); None with `--fast`, which reads no message.
+    pub size_bytes: Option<u64>,
+    /// `size_bytes / count`; None without messages or sizes.
+    pub mean_message_bytes: Option<f64>,
+    /// Bytes per second over the topic's own span: `mean_message_bytes × rate_hz`; None where
+    /// either is None.
+    pub mean_bandwidth_bps: Option<f64>,
+    /// Bytes per second in the busiest one second of log time: the most payload bytes whose
+    /// log times lie in one window `[t, t + 1 s)`, over every `t` (a sliding window, not fixed
+    /// one-second buckets); None without sizes.
+    pub peak_bandwidth_bps: Option<u64>,
+    /// Log time at which that busiest window starts (a message of the topic).
+    pub peak_window_start_ns: Option<i64>,
+    /// `size_bytes` over the payload bytes of all topics (0..1); None without sizes.
+    pub size_share: Option<f64>,
+    /// The QoS profiles the recorded publishers offered (`offered_qos_profiles`), one per
+    /// publisher; empty when the bag records none.
+    pub offered_qos: Vec<QosInfo>,
+    /// For `sensor_msgs/msg/Image` topics: the raw bandwidth width × height × bytes per pixel
+    /// × rate implies, against the recorded one; None for other types and with `--fast`.
+    pub image: Option<ImageBandwidth>,
 }
 
 /// `bagscope info`: what is in a bag (the CLI's `info --json`).
@@ -101,7 +230,25 @@ pub struct InfoReport {
     /// True when `--fast` answered from the files' summaries alone (the data section was not
     /// walked, so damage there is not seen: run without `--fast` to check it).
     pub summary_only: bool,
-    /// Every topic the bag declares, sorted by name then type.
+    /// True when every message's payload length was read, so the topics' sizes and bandwidths
+    /// are given (from the message index offsets where complete: no chunk is decompressed);
+    /// false with `--fast`.
+    pub sizes: bool,
+    /// Payload bytes of all topics (the sum of `size_bytes`); None without sizes.
+    pub payload_bytes: Option<u64>,
+    /// The writer's ROS distribution (`metadata.yaml`'s `ros_distro`, else the `ROS_DISTRO`
+    /// of an MCAP `rosbag2` metadata record); None when the bag does not say.
+    pub ros_distro: Option<String>,
+    /// rosbag2's storage identifier as `metadata.yaml` states it (`mcap`, `sqlite3`); None
+    /// without one.
+    pub storage_identifier: Option<String>,
+    /// Chunks by compression over all files, with their compressed and uncompressed bytes,
+    /// sorted by compression.
+    pub chunk_compression: Vec<CompressionInfo>,
+    /// Services recorded through service introspection (`*/_service_event` topics), sorted by
+    /// service: request and response counts and call latencies (None with `--fast`).
+    pub services: Vec<ServiceInfo>,
+    /// Every topic the bag declares, sorted by name then type (or as `--sort` asks).
     pub topics: Vec<TopicInfo>,
     /// What was found wrong while reading (damage, missing files, late or early topics, counts
     /// that disagree with `metadata.yaml` or the summary), sorted.
@@ -140,8 +287,11 @@ fn published_once(t: &bagscope_bag::Topic) -> bool {
 pub struct InfoOptions {
     /// Only what the summary and the message index records give without reading each entry
     /// (counts, first and last log time, rate): work grows with chunks, not messages. No
-    /// median period or gaps. Falls back to the full read where the indexes cannot answer.
+    /// median period, gaps or sizes. Falls back to the full read where the indexes cannot
+    /// answer.
     pub fast: bool,
+    /// The order of the topics.
+    pub sort: InfoSort,
 }
 
 /// A topic's arrival facts, whichever way they were read.
@@ -151,6 +301,9 @@ struct Cadence {
     last: Option<i64>,
     median_period_ns: Option<i64>,
     largest_gap: Option<(i64, i64)>,
+    /// Payload bytes, and the busiest one-second window (bytes, start).
+    size_bytes: Option<u64>,
+    peak: Option<(u64, i64)>,
 }
 
 impl Cadence {
@@ -174,9 +327,25 @@ impl Cadence {
             last,
             median_period_ns: bagscope_stats::median_in_place(times),
             largest_gap,
+            size_bytes: None,
+            peak: None,
+        }
+    }
+
+    /// [`Cadence::of_times`] with each message's payload length (aligned with `times`).
+    fn of_times_sizes(times: &mut Vec<i64>, sizes: &[u32]) -> Cadence {
+        let size: u64 = sizes.iter().map(|&b| u64::from(b)).sum();
+        let peak = bagscope_stats::peak_window_bytes(times, sizes, PEAK_WINDOW_NS);
+        Cadence {
+            size_bytes: Some(size),
+            peak,
+            ..Cadence::of_times(times)
         }
     }
 }
+
+/// The window of `peak_bandwidth_bps`: one second of log time.
+const PEAK_WINDOW_NS: i64 = 1_000_000_000;
 
 /// `bagscope info` of the bag at `path`: every message's log time is read (see
 /// [`info_with`] for `--fast`).
@@ -187,6 +356,12 @@ pub fn info(path: &std::path::Path) -> Result<InfoReport, Error> {
 /// `bagscope info` of the bag at `path` with options: with `fast`, MCAP files are opened from
 /// their summaries where those can answer (no median periods or gaps, `cadence` false).
 pub fn info_with(path: &std::path::Path, o: &InfoOptions) -> Result<InfoReport, Error> {
+    let mut r = info_opened(path, o)?;
+    sort_topics(&mut r.topics, o.sort);
+    Ok(r)
+}
+
+fn info_opened(path: &std::path::Path, o: &InfoOptions) -> Result<InfoReport, Error> {
     // --fast: the summaries alone when every file has a usable one; else the walk's indexes;
     // else the full read. Files whose summary cannot answer are walked by this same open.
     let mut bag = Bag::open_with(
@@ -217,6 +392,30 @@ pub fn info_of(bag: &Bag) -> InfoReport {
     info_from(bag, None, false)
 }
 
+/// Orders topics as `--sort` asks: by name (then type), or by count, size or rate, largest
+/// first, ties by name then type.
+pub fn sort_topics(topics: &mut [TopicInfo], sort: InfoSort) {
+    let by_name =
+        |a: &TopicInfo, b: &TopicInfo| a.topic.cmp(&b.topic).then(a.type_name.cmp(&b.type_name));
+    let desc_f64 = |a: Option<f64>, b: Option<f64>| {
+        // None last; larger first.
+        b.unwrap_or(f64::NEG_INFINITY)
+            .total_cmp(&a.unwrap_or(f64::NEG_INFINITY))
+    };
+    match sort {
+        InfoSort::Name => topics.sort_by(by_name),
+        InfoSort::Count => topics.sort_by(|a, b| b.count.cmp(&a.count).then(by_name(a, b))),
+        InfoSort::Size => topics.sort_by(|a, b| {
+            b.size_bytes
+                .map(|x| x as i128)
+                .unwrap_or(-1)
+                .cmp(&a.size_bytes.map(|x| x as i128).unwrap_or(-1))
+                .then(by_name(a, b))
+        }),
+        InfoSort::Rate => topics.sort_by(|a, b| desc_f64(a.rate_hz, b.rate_hz).then(by_name(a, b))),
+    }
+}
+
 fn info_from(
     bag: &Bag,
     spans: Option<Vec<bagscope_bag::TopicSpan>>,
@@ -233,14 +432,26 @@ fn info_from(
                     last: s.last_log_time_ns,
                     median_period_ns: None,
                     largest_gap: None,
+                    size_bytes: None,
+                    peak: None,
                 })
                 .collect(),
             Vec::new(),
         ),
         None => {
-            let (mut times, w) = bag.topic_log_times(&bag.all_topics());
-            (times.iter_mut().map(Cadence::of_times).collect(), w)
+            let (mut times, sizes, w) = bag.topic_log_times_sizes(&bag.all_topics());
+            let per_topic = times
+                .iter_mut()
+                .zip(sizes)
+                .map(|(t, s)| Cadence::of_times_sizes(t, &s))
+                .collect();
+            (per_topic, w)
         }
+    };
+    let payload_bytes: Option<u64> = if cadence {
+        Some(per_topic.iter().filter_map(|c| c.size_bytes).sum())
+    } else {
+        None
     };
     let message_count: u64 = per_topic.iter().map(|t| t.count).sum();
     let from_index = bag
@@ -313,6 +524,27 @@ fn info_from(
                 );
             }
         }
+        let mean_message_bytes = c
+            .size_bytes
+            .filter(|_| count > 0)
+            .map(|b| b as f64 / count as f64);
+        let mean_bandwidth_bps = mean_message_bytes.zip(rate_hz).map(|(m, r)| m * r);
+        let offered_qos = match t.offered_qos_profiles.as_deref() {
+            None => Vec::new(),
+            Some(y) => match bagscope_bag::qos::offered_profiles(y) {
+                Ok(v) => v.into_iter().map(QosInfo::from).collect(),
+                Err(e) => {
+                    warnings.push(
+                        Warning::new(
+                            WarningCode::QosUnreadable,
+                            format!("offered_qos_profiles cannot be read ({e})"),
+                        )
+                        .topic(&t.name),
+                    );
+                    Vec::new()
+                }
+            },
+        };
         topics.push(TopicInfo {
             topic: t.name.clone(),
             type_name: t.type_name.clone(),
@@ -327,7 +559,29 @@ fn info_from(
             largest_gap_ns,
             largest_gap_end_ns,
             metadata_count: t.metadata_count,
+            size_bytes: c.size_bytes,
+            mean_message_bytes,
+            mean_bandwidth_bps,
+            peak_bandwidth_bps: c.peak.map(|p| p.0),
+            peak_window_start_ns: c.peak.map(|p| p.1),
+            size_share: c
+                .size_bytes
+                .zip(payload_bytes)
+                .filter(|(_, all)| *all > 0)
+                .map(|(b, all)| b as f64 / all as f64),
+            offered_qos,
+            image: None,
         });
+    }
+    let (services, service_warnings) = if cadence {
+        crate::services::services(bag)
+    } else {
+        let counts: Vec<u64> = per_topic.iter().map(|c| c.count).collect();
+        (crate::services::services_listed(bag, &counts), Vec::new())
+    };
+    warnings.extend(service_warnings);
+    if cadence {
+        image_bandwidths(bag, &mut topics);
     }
     topics.sort_by(|a, b| a.topic.cmp(&b.topic).then(a.type_name.cmp(&b.type_name)));
     for f in &bag.files {
@@ -393,6 +647,15 @@ fn info_from(
                 chunk_compression: f.compression_counts.keys().cloned().collect(),
                 has_summary: f.has_summary,
                 profile: f.profile.clone(),
+                library: f.library.clone(),
+                metadata: f
+                    .metadata_records
+                    .iter()
+                    .map(|(name, m)| MetadataRecord {
+                        name: name.clone(),
+                        metadata: m.clone(),
+                    })
+                    .collect(),
             })
             // sqlite3 bags: one row per database file (no chunks, no summary).
             .chain(bag.db3_files.iter().map(|f| FileInfo {
@@ -402,6 +665,8 @@ fn info_from(
                 chunk_compression: Vec::new(),
                 has_summary: false,
                 profile: String::new(),
+                library: String::new(),
+                metadata: Vec::new(),
             }))
             .collect(),
         size_bytes: bag.size_bytes(),
@@ -415,7 +680,108 @@ fn info_from(
         from_index,
         cadence,
         summary_only,
+        sizes: cadence,
+        payload_bytes,
+        ros_distro: ros_distro(bag),
+        storage_identifier: bag
+            .metadata
+            .as_ref()
+            .map(|m| m.storage_identifier.clone())
+            .filter(|s| !s.is_empty()),
+        chunk_compression: compression_infos(bag),
+        services,
         topics,
         warnings,
+    }
+}
+
+/// `metadata.yaml`'s `ros_distro`, else the `ROS_DISTRO` of an MCAP `rosbag2` metadata record.
+fn ros_distro(bag: &Bag) -> Option<String> {
+    let from_yaml = bag
+        .metadata
+        .as_ref()
+        .and_then(|m| m.ros_distro.clone())
+        .filter(|s| !s.is_empty());
+    from_yaml.or_else(|| {
+        bag.files
+            .iter()
+            .flat_map(|f| &f.metadata_records)
+            .filter(|(name, _)| name == "rosbag2")
+            .find_map(|(_, m)| m.get("ROS_DISTRO").filter(|s| !s.is_empty()).cloned())
+    })
+}
+
+/// Chunks by compression over all files.
+fn compression_infos(bag: &Bag) -> Vec<CompressionInfo> {
+    let mut by: BTreeMap<String, (usize, u64, u64)> = BTreeMap::new();
+    for f in &bag.files {
+        for (name, &n) in &f.compression_counts {
+            let e = by.entry(name.clone()).or_default();
+            e.0 += n;
+            if let Some(&(c, u)) = f.compression_bytes.get(name) {
+                e.1 = e.1.saturating_add(c);
+                e.2 = e.2.saturating_add(u);
+            }
+        }
+    }
+    by.into_iter()
+        .map(|(compression, (chunks, c, u))| CompressionInfo {
+            compression,
+            chunks,
+            compressed_bytes: c,
+            uncompressed_bytes: u,
+            ratio: (c > 0).then(|| u as f64 / c as f64),
+        })
+        .collect()
+}
+
+/// The `image` entry of each `sensor_msgs/msg/Image` topic, from its first message (read by a
+/// walk that stops once every image topic has given one).
+fn image_bandwidths(bag: &Bag, topics: &mut [TopicInfo]) {
+    let is_image = |ty: &str| matches!(ty, "sensor_msgs/msg/Image" | "sensor_msgs/Image");
+    let wanted: Vec<bool> = bag
+        .topics
+        .iter()
+        .zip(topics.iter())
+        .map(|(t, info)| is_image(&t.type_name) && info.count > 0)
+        .collect();
+    let mut left = wanted.iter().filter(|&&w| w).count();
+    if left == 0 {
+        return;
+    }
+    let mut first: Vec<Option<bagscope_msg::types::Image>> = vec![None; bag.topics.len()];
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    // Undecodable first messages leave the entry out; `check` reports them.
+    let _ = bag.visit_until(&wanted, &stop, |m| {
+        if first[m.topic].is_some() {
+            return;
+        }
+        let Ok(mut img) = bagscope_msg::decode_typed::<bagscope_msg::types::Image>(m.data) else {
+            return;
+        };
+        img.data = Vec::new();
+        first[m.topic] = Some(img);
+        left -= 1;
+        if left == 0 {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    for (info, img) in topics.iter_mut().zip(first) {
+        let Some(img) = img else { continue };
+        let bpp = bagscope_checks::encoding_info(&img.encoding).map(|(b, _)| b);
+        let expected = bpp
+            .zip(info.rate_hz)
+            .map(|(b, r)| f64::from(img.width) * f64::from(img.height) * f64::from(b) * r);
+        info.image = Some(ImageBandwidth {
+            width: img.width,
+            height: img.height,
+            encoding: img.encoding,
+            bytes_per_pixel: bpp,
+            expected_raw_bps: expected,
+            recorded_over_expected: expected
+                .zip(info.mean_bandwidth_bps)
+                .filter(|(e, _)| *e > 0.0)
+                .map(|(e, r)| r / e),
+        });
     }
 }

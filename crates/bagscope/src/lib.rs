@@ -100,6 +100,7 @@ pub mod info;
 pub mod matching;
 pub mod recorder_events;
 pub mod series;
+pub mod services;
 pub mod sync;
 pub mod tf;
 pub mod window;
@@ -113,7 +114,7 @@ pub use bagscope_tf as tf_analysis;
 pub use bagscope_types::timefmt;
 
 pub use bagscope_bag as io;
-pub use bagscope_bag::{outfile, text, BagError};
+pub use bagscope_bag::{outfile, qos, text, BagError};
 pub use bagscope_types as types;
 pub use bagscope_types::{Axis, StampSource, Warning, WarningCode};
 

@@ -19,27 +19,8 @@ use serde::Serialize;
 use serde_yaml_ng::Value;
 
 use crate::ReplayError;
-
-/// The QoS reliability policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Reliability {
-    /// Lost samples are resent until acknowledged (matches reliable subscribers only).
-    Reliable,
-    /// Samples are sent once (matches every subscriber).
-    BestEffort,
-}
-
-/// The QoS durability policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Durability {
-    /// Late-joining subscribers get nothing sent before they joined.
-    Volatile,
-    /// Late-joining subscribers get the samples still in the history (latched topics such as
-    /// `/tf_static`).
-    TransientLocal,
-}
+use bagscope_bag::qos::{profile, Profile};
+pub use bagscope_bag::qos::{Durability, Liveliness, Reliability};
 
 /// The QoS history policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -49,19 +30,6 @@ pub enum History {
     KeepLast(u32),
     /// Keep every sample (within resource limits).
     KeepAll,
-}
-
-/// The QoS liveliness policy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Liveliness {
-    /// The middleware asserts the publisher's liveliness itself.
-    #[default]
-    Automatic,
-    /// rmw's deprecated `manual_by_node`; DDS calls it manual by participant.
-    ManualByNode,
-    /// The publisher asserts its liveliness by publishing.
-    ManualByTopic,
 }
 
 /// The QoS a replayed topic is offered with, and where it came from. Durations are `None`
@@ -121,183 +89,37 @@ impl Default for TopicQos {
     }
 }
 
-/// One recorded or overriding profile; `None` where the YAML says "system default" or nothing
-/// (durations: also where it says infinite).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-struct Profile {
-    reliability: Option<Reliability>,
-    durability: Option<Durability>,
-    keep_all: Option<bool>,
-    depth: Option<u32>,
-    deadline_ns: Option<i64>,
-    lifespan_ns: Option<i64>,
-    liveliness: Option<Liveliness>,
-    lease_ns: Option<i64>,
+/// The policies rosbag2 compares to decide whether publishers offered the same profile (those
+/// that decide matching; history and lifespan do not).
+fn matching_part(
+    p: &Profile,
+) -> (
+    Reliability,
+    Durability,
+    Option<i64>,
+    Liveliness,
+    Option<i64>,
+) {
+    (
+        p.reliability.unwrap_or(Reliability::Reliable),
+        p.durability.unwrap_or(Durability::Volatile),
+        p.deadline_ns,
+        p.liveliness.unwrap_or_default(),
+        p.lease_ns,
+    )
 }
 
-impl Profile {
-    /// The policies rosbag2 compares to decide whether publishers offered the same profile
-    /// (those that decide matching; history and lifespan do not).
-    fn matching_part(
-        &self,
-    ) -> (
-        Reliability,
-        Durability,
-        Option<i64>,
-        Liveliness,
-        Option<i64>,
-    ) {
-        (
-            self.reliability.unwrap_or(Reliability::Reliable),
-            self.durability.unwrap_or(Durability::Volatile),
-            self.deadline_ns,
-            self.liveliness.unwrap_or_default(),
-            self.lease_ns,
-        )
-    }
-}
-
-/// Enum values as lowercase text (`Reliable`, ` reliable` and `1` are all accepted).
-fn as_text(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.trim().to_ascii_lowercase()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-/// `{sec, nsec}` → ns; `None` for infinite and unspecified ({0, 0}). Infinite is rmw's
-/// {9223372036, 854775807}, and in Foxy-era bags also the middlewares' own "infinite"
-/// ({2147483647, 4294967295} from Fast DDS, {2147483647, 2147483647} from Connext), which
-/// rosbag2 maps to infinite too: any 2^31 − 1 s or more is taken as infinite.
-fn duration(key: &str, v: &Value) -> Result<Option<i64>, String> {
-    let Value::Mapping(m) = v else {
-        return Err(format!("{key}: expected {{sec, nsec}}"));
-    };
-    let part = |k: &str| -> Result<u64, String> {
-        match m.get(Value::String(k.to_string())) {
-            None => Ok(0),
-            Some(Value::Number(n)) => n
-                .as_u64()
-                .ok_or_else(|| format!("{key}.{k}: not a non-negative integer")),
-            Some(_) => Err(format!("{key}.{k}: not a number")),
-        }
-    };
-    let (sec, nsec) = (part("sec")?, part("nsec")?);
-    let ns = (sec as u128) * 1_000_000_000 + nsec as u128;
-    Ok(if ns == 0 || sec >= i32::MAX as u64 {
-        None
-    } else {
-        Some(ns as i64)
-    })
-}
-
-/// Keys a profile may have (rosbag2's own, as it writes and reads them).
-const KEYS: [&str; 9] = [
-    "history",
-    "depth",
-    "reliability",
-    "durability",
-    "deadline",
-    "lifespan",
-    "liveliness",
-    "liveliness_lease_duration",
-    "avoid_ros_namespace_conventions",
-];
-
-/// Parses one profile. `strict` (override files): an unknown key is an error, since a misspelt
-/// policy would otherwise silently take the default; recorded profiles may carry keys of a
-/// newer rosbag2, which are ignored.
-fn profile(map: &serde_yaml_ng::Mapping, strict: bool) -> Result<Profile, String> {
-    for k in map.keys().filter(|_| strict) {
-        match k.as_str() {
-            Some(k) if KEYS.contains(&k) => {}
-            _ => {
-                return Err(format!(
-                    "unknown QoS policy {:?} (known: {})",
-                    as_text(k).unwrap_or_default(),
-                    KEYS.join(", ")
-                ))
-            }
-        }
-    }
-    let raw = |k: &str| map.get(Value::String(k.to_string()));
-    let get = |k: &str| raw(k).and_then(as_text);
-    let mut p = Profile::default();
-    if let Some(r) = get("reliability") {
-        p.reliability = match r.as_str() {
-            "1" | "reliable" => Some(Reliability::Reliable),
-            "2" | "best_effort" => Some(Reliability::BestEffort),
-            "0" | "3" | "system_default" | "unknown" | "best_available" => None,
-            other => return Err(format!("reliability {other:?}")),
-        };
-    }
-    if let Some(d) = get("durability") {
-        p.durability = match d.as_str() {
-            "1" | "transient_local" => Some(Durability::TransientLocal),
-            "2" | "volatile" => Some(Durability::Volatile),
-            "0" | "3" | "system_default" | "unknown" | "best_available" => None,
-            other => return Err(format!("durability {other:?}")),
-        };
-    }
-    if let Some(h) = get("history") {
-        p.keep_all = match h.as_str() {
-            "1" | "keep_last" => Some(false),
-            "2" | "keep_all" => Some(true),
-            "0" | "3" | "system_default" | "unknown" => None,
-            other => return Err(format!("history {other:?}")),
-        };
-    }
-    if let Some(d) = get("depth") {
-        let n: u64 = d.parse().map_err(|_| format!("depth {d:?}"))?;
-        // rosbag2 records depth 0 when the publisher's depth is unknown to it.
-        if n > 0 {
-            p.depth = Some(u32::try_from(n).unwrap_or(u32::MAX));
-        }
-    }
-    if let Some(l) = get("liveliness") {
-        p.liveliness = match l.as_str() {
-            "1" | "automatic" => Some(Liveliness::Automatic),
-            "2" | "manual_by_node" => Some(Liveliness::ManualByNode),
-            "3" | "manual_by_topic" => Some(Liveliness::ManualByTopic),
-            "0" | "4" | "system_default" | "unknown" | "best_available" => None,
-            other => return Err(format!("liveliness {other:?}")),
-        };
-    }
-    if let Some(v) = raw("deadline") {
-        p.deadline_ns = duration("deadline", v)?;
-    }
-    if let Some(v) = raw("lifespan") {
-        p.lifespan_ns = duration("lifespan", v)?;
-    }
-    if let Some(v) = raw("liveliness_lease_duration") {
-        p.lease_ns = duration("liveliness_lease_duration", v)?;
-    }
-    if let Some(v) = raw("avoid_ros_namespace_conventions") {
-        if matches!(v, Value::Bool(true)) || as_text(v).as_deref() == Some("true") {
-            return Err(
-                "avoid_ros_namespace_conventions: true is not supported (topics are always \
-                 published under ROS 2 names)"
-                    .into(),
-            );
-        }
-    }
-    Ok(p)
-}
-
-impl Profile {
-    /// This profile on top of the defaults, with the given history.
-    fn to_qos(self, history: History, source: &'static str) -> TopicQos {
-        TopicQos {
-            reliability: self.reliability.unwrap_or(Reliability::Reliable),
-            durability: self.durability.unwrap_or(Durability::Volatile),
-            history,
-            deadline_ns: self.deadline_ns,
-            lifespan_ns: self.lifespan_ns,
-            liveliness: self.liveliness.unwrap_or_default(),
-            liveliness_lease_ns: self.lease_ns,
-            source,
-        }
+/// A profile on top of the defaults, with the given history.
+fn to_qos(p: Profile, history: History, source: &'static str) -> TopicQos {
+    TopicQos {
+        reliability: p.reliability.unwrap_or(Reliability::Reliable),
+        durability: p.durability.unwrap_or(Durability::Volatile),
+        history,
+        deadline_ns: p.deadline_ns,
+        lifespan_ns: p.lifespan_ns,
+        liveliness: p.liveliness.unwrap_or_default(),
+        liveliness_lease_ns: p.lease_ns,
+        source,
     }
 }
 
@@ -337,7 +159,7 @@ pub fn from_recorded(yaml: Option<&str>) -> Result<Offer, String> {
     };
     if profiles
         .iter()
-        .any(|p| p.matching_part() != first.matching_part())
+        .any(|p| matching_part(p) != matching_part(&first))
     {
         return Ok(Offer {
             qos: TopicQos::default(),
@@ -355,7 +177,7 @@ pub fn from_recorded(yaml: Option<&str>) -> Result<Offer, String> {
     } else {
         History::KeepLast(depth.unwrap_or(DEFAULT_DEPTH))
     };
-    plain(first.to_qos(history, "recorded"))
+    plain(to_qos(first, history, "recorded"))
 }
 
 /// Overrides per topic name, from the rosbag2 override file:
@@ -421,7 +243,7 @@ impl QosOverrides {
             (Some(true), _) => History::KeepAll,
             (_, d) => History::KeepLast(d.unwrap_or(DEFAULT_DEPTH)),
         };
-        p.to_qos(history, "override")
+        to_qos(*p, history, "override")
     }
 }
 

@@ -1375,6 +1375,46 @@ fn topic_rows(r: &Report) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// The services table's columns (service calls paired from introspection events).
+const SERVICE_HEAD: [&str; 8] = [
+    "service",
+    "requests",
+    "responses",
+    "calls",
+    "unanswered",
+    "round trip p50 / max [ms]",
+    "server p50 / max [ms]",
+    "unreadable events",
+];
+
+/// One row per service of `info` (its `services`), with its call latencies.
+fn service_rows(r: &Report) -> Vec<Vec<String>> {
+    let count = |v: Option<u64>| v.map_or_else(|| "–".into(), |x| x.to_string());
+    let dist = |d: Option<(i64, i64)>| {
+        d.map_or_else(
+            || "–".into(),
+            |(p50, max)| format!("{} / {}", opt_ms(Some(p50)), opt_ms(Some(max))),
+        )
+    };
+    r.info
+        .services
+        .iter()
+        .map(|sv| {
+            let l = sv.latency.as_ref();
+            vec![
+                sv.service.clone(),
+                count(sv.request_count),
+                count(sv.response_count),
+                count(l.map(|l| l.calls)),
+                count(l.map(|l| l.unanswered_requests)),
+                dist(l.and_then(|l| l.round_trip_ns).map(|d| (d.p50, d.max))),
+                dist(l.and_then(|l| l.server_ns).map(|d| (d.p50, d.max))),
+                sv.undecodable_events.to_string(),
+            ]
+        })
+        .collect()
+}
+
 fn clock_rows(r: &Report) -> Vec<Vec<String>> {
     r.clocks
         .topics
@@ -1613,6 +1653,10 @@ fn render_html(r: &Report, svgs: &BTreeMap<String, String>) -> String {
         &["topic", "type", "count", "rate [Hz]"],
         &topic_rows(r),
     );
+    if !r.info.services.is_empty() {
+        s.push_str("<h3>Services</h3>\n");
+        table_html(&mut s, &SERVICE_HEAD, &service_rows(r));
+    }
     s.push_str("</section>\n");
 
     let c = &r.clocks;
@@ -1805,6 +1849,10 @@ fn render_md(r: &Report) -> String {
         &["topic", "type", "count", "rate [Hz]"],
         &topic_rows(r),
     );
+    if !r.info.services.is_empty() {
+        s.push_str("### Services\n\n");
+        table_md(&mut s, &SERVICE_HEAD, &service_rows(r));
+    }
     let _ = writeln!(
         s,
         "## Clocks\n\nrecorder (log time) on {} time; split clock axes: {}\n",

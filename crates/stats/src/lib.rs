@@ -7,7 +7,10 @@
 
 use serde::Serialize;
 
+mod bandwidth;
+pub mod services;
 mod streamed;
+pub use bandwidth::peak_window_bytes;
 pub use streamed::{
     median_f64_range_streamed, median_f64_streamed, median_range_streamed, median_streamed,
     quantiles_streamed,
