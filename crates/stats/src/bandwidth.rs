@@ -10,25 +10,35 @@ pub fn peak_window_bytes(times_ns: &[i64], sizes: &[u32], window_ns: i64) -> Opt
         return None;
     }
     let n = times_ns.len().min(sizes.len());
-    let mut best: Option<(u64, i64)> = None;
+    if n == 0 {
+        return None;
+    }
+    let (mut best_sum, mut best_start) = (0u64, times_ns[0]);
     let (mut end, mut sum) = (0usize, 0u64);
     for start in 0..n {
-        if end < start {
-            end = start;
-            sum = 0;
+        // A window reaching past i64::MAX holds every later message.
+        match times_ns[start].checked_add(window_ns) {
+            Some(limit) => {
+                while end < n && times_ns[end] < limit {
+                    sum += u64::from(sizes[end]);
+                    end += 1;
+                }
+            }
+            None => {
+                while end < n {
+                    sum += u64::from(sizes[end]);
+                    end += 1;
+                }
+            }
         }
-        // i128: a window near the end of the i64 range must not be cut short.
-        let limit = i128::from(times_ns[start]) + i128::from(window_ns);
-        while end < n && (end == start || i128::from(times_ns[end]) < limit) {
-            sum += u64::from(sizes[end]);
-            end += 1;
+        if sum > best_sum || start == 0 {
+            best_sum = sum;
+            best_start = times_ns[start];
         }
-        if best.is_none_or(|(b, _)| sum > b) {
-            best = Some((sum, times_ns[start]));
-        }
+        // `end > start`: the window always holds its own first message.
         sum -= u64::from(sizes[start]);
     }
-    best
+    Some((best_sum, best_start))
 }
 
 #[cfg(test)]
