@@ -159,7 +159,7 @@ pub fn clocks_and_check_of(
     }
     let (part, mut times, warnings) = scan_both(bag, o);
     let check = part.finish(bag, &mut times);
-    let clocks = crate::clocks::clocks_data_from(bag, clocks_opts, times, warnings);
+    let clocks = crate::clocks::clocks_data_from(bag, clocks_opts, times, warnings)?;
     Ok((clocks, check))
 }
 

@@ -111,7 +111,7 @@ pub fn clocks_data_of(bag: &Bag, opts: &ClocksOptions) -> Result<ClocksData, Err
         bag.topic_index(c)?;
     }
     let (times, warnings) = topic_times(bag);
-    Ok(clocks_data_from(bag, opts, times, warnings))
+    clocks_data_from(bag, opts, times, warnings)
 }
 
 /// [`clocks_data_of`] from every topic's times and the warnings of the scan that read them
@@ -121,7 +121,7 @@ pub(crate) fn clocks_data_from(
     opts: &ClocksOptions,
     times: Vec<TopicTimes>,
     mut warnings: Vec<Warning>,
-) -> ClocksData {
+) -> Result<ClocksData, Error> {
     let path = bag.path.as_path();
     warnings.extend(crate::recorder_events::lost_messages(bag));
     let r = analyze(&times, opts);
@@ -155,9 +155,9 @@ pub(crate) fn clocks_data_from(
         tf_edges,
         warnings,
     };
-    ClocksData {
+    Ok(ClocksData {
         report,
         times,
         clock_map,
-    }
+    })
 }
