@@ -158,6 +158,14 @@ pub fn clocks_and_check_of(
         bag.topic_index(c)?;
     }
     let (part, mut times, warnings) = scan_both(bag, o);
+    if *clocks_opts == bagscope_clocks::ClocksOptions::default() && part.analysis_is_clocks(&times)
+    {
+        // Check's clock analysis would be clocks' own: its findings are taken from that one.
+        let (clocks, clock_warnings) =
+            crate::clocks::clocks_data_and_analysis_warnings(bag, clocks_opts, times, warnings);
+        let split = clocks.report.split;
+        return Ok((clocks, part.report(&clock_warnings, split)));
+    }
     let check = part.finish(bag, &mut times);
     let clocks = crate::clocks::clocks_data_from(bag, clocks_opts, times, warnings);
     Ok((clocks, check))
@@ -386,21 +394,37 @@ struct CheckPart {
 }
 
 impl CheckPart {
+    /// True when check's clock analysis (default options) takes exactly what `clocks`' takes
+    /// apart from publish times: every topic of `clocks_times`, in order, with the same rows.
+    /// Publish times only feed the publish-lag summaries, never a warning or `split` (their
+    /// length always matches the log times', checked here too), so the warnings and `split`
+    /// of `clocks`' analysis with default options are those check's would give.
+    fn analysis_is_clocks(&self, clocks_times: &[TopicTimes]) -> bool {
+        self.times_plan.len() == clocks_times.len()
+            && self
+                .times_plan
+                .iter()
+                .enumerate()
+                .all(|(i, p)| matches!(p, CheckTimes::SameAsClocks(ti) if *ti == i))
+            && clocks_times.iter().all(|t| {
+                t.publish_time_ns.is_empty() || t.publish_time_ns.len() == t.log_time_ns.len()
+            })
+    }
+
     /// The clock findings of the same stamps, so that `check` and `clocks` name the same codes
     /// for the same topics (frozen, zero, invalid stamps, offsets, a replay, split axes).
     /// `clocks_times` (every topic's times as `clocks` takes them) are lent to the analysis and
     /// given back unchanged.
-    fn finish(self, bag: &Bag, clocks_times: &mut [TopicTimes]) -> CheckReport {
-        let lent: Vec<Option<usize>> = self
-            .times_plan
+    fn finish(mut self, bag: &Bag, clocks_times: &mut [TopicTimes]) -> CheckReport {
+        let plan = std::mem::take(&mut self.times_plan);
+        let lent: Vec<Option<usize>> = plan
             .iter()
             .map(|p| match p {
                 CheckTimes::Own(_) => None,
                 CheckTimes::SameAsClocks(ti) => Some(*ti),
             })
             .collect();
-        let times: Vec<TopicTimes> = self
-            .times_plan
+        let times: Vec<TopicTimes> = plan
             .into_iter()
             .map(|p| match p {
                 CheckTimes::Own(t) => t,
@@ -425,9 +449,14 @@ impl CheckPart {
                 clocks_times[ti].stamp_ns = t.stamp_ns;
             }
         }
+        self.report(&clock.warnings, clock.split)
+    }
+
+    /// The report, given the warnings and split of the clock analysis of the same stamps.
+    fn report(self, clock_warnings: &[Warning], split: bool) -> CheckReport {
         let mut all = self.warnings.clone();
-        all.extend(clock.warnings.iter().cloned());
-        let verdicts = summarise(&all, &check_hits(&self.findings), clock.split);
+        all.extend(clock_warnings.iter().cloned());
+        let verdicts = summarise(&all, &check_hits(&self.findings), split);
         CheckReport {
             bag: self.bag,
             checked: self.checked,

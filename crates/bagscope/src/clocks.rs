@@ -115,13 +115,25 @@ pub(crate) fn clocks_data_from(
     bag: &Bag,
     opts: &ClocksOptions,
     times: Vec<TopicTimes>,
-    mut warnings: Vec<Warning>,
+    warnings: Vec<Warning>,
 ) -> ClocksData {
+    clocks_data_and_analysis_warnings(bag, opts, times, warnings).0
+}
+
+/// [`clocks_data_from`] and the warnings of the clock analysis alone, in its order (before
+/// bag damage and recorder events are merged in).
+pub(crate) fn clocks_data_and_analysis_warnings(
+    bag: &Bag,
+    opts: &ClocksOptions,
+    times: Vec<TopicTimes>,
+    mut warnings: Vec<Warning>,
+) -> (ClocksData, Vec<Warning>) {
     let path = bag.path.as_path();
     warnings.extend(crate::recorder_events::lost_messages(bag));
     let r = analyze(&times, opts);
     let clock_map = r.clock_map.clone();
-    warnings.extend(r.warnings.iter().cloned());
+    let analysis_warnings = r.warnings;
+    warnings.extend(analysis_warnings.iter().cloned());
     warnings.sort();
     warnings.dedup();
     let report = ClocksCommandReport {
@@ -136,9 +148,12 @@ pub(crate) fn clocks_data_from(
         sim_clock: r.sim_clock,
         warnings,
     };
-    ClocksData {
-        report,
-        times,
-        clock_map,
-    }
+    (
+        ClocksData {
+            report,
+            times,
+            clock_map,
+        },
+        analysis_warnings,
+    )
 }
