@@ -16,7 +16,7 @@ use bagscope_checks::{
 };
 use bagscope_clocks::TopicTimes;
 use bagscope_msg::types::{
-    CameraInfo, Image, JointState, JointStateView, JointTrajectory, PointCloud2,
+    CameraInfo, Image, JointState, JointStateView, JointTrajectory, NameRun, PointCloud2,
 };
 use bagscope_msg::{decode_typed, StampSource};
 
@@ -98,11 +98,18 @@ fn joint_findings(topic: &str, m: JointMeta, opts: &JointCheckOptions) -> Option
 /// unique names, each value array empty or one value a name, finite values, positions inside
 /// the limits. Such a message needs no decode.
 fn joint_view_clean(v: &JointStateView<'_>, o: &JointCheckOptions) -> bool {
-    let n = v.names.len();
+    joint_names_clean(&v.names) && joint_values_clean(v, v.names.len(), o)
+}
+
+/// True when the names are unique (at most 64 of them).
+fn joint_names_clean(names: &[&str]) -> bool {
+    let n = names.len();
     // Names are compared pairwise: joint lists are short; long ones take the full path.
-    if n > 64 || (1..n).any(|i| v.names[..i].contains(&v.names[i])) {
-        return false;
-    }
+    n <= 64 && (1..n).all(|i| !names[..i].contains(&names[i]))
+}
+
+/// The rest of [`joint_view_clean`], for `n` names already found clean.
+fn joint_values_clean(v: &JointStateView<'_>, n: usize, o: &JointCheckOptions) -> bool {
     for a in [v.position, v.velocity, v.effort] {
         if (!a.is_empty() && a.len() != n) || !a.all_finite() {
             return false;
@@ -114,6 +121,44 @@ fn joint_view_clean(v: &JointStateView<'_>, o: &JointCheckOptions) -> bool {
                 .get(*name)
                 .is_none_or(|&(lo, hi)| !(x < lo || x > hi))
         })
+}
+
+thread_local! {
+    /// Per topic index, the name run of the last JointState read on this thread whose names
+    /// were valid and unique. A run is only ever compared byte for byte, so an entry left by
+    /// another bag is harmless.
+    static CLEAN_NAMES: std::cell::RefCell<Vec<(usize, bool, Vec<u8>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// [`joint_view_clean`] of the JointState in `payload` on topic `topic` (false when it does not
+/// read). Without joint limits the names are not looked at again when their bytes equal those
+/// of the topic's last message with clean names: most topics send the same names every time.
+fn joint_payload_clean(topic: usize, payload: &[u8], o: &JointCheckOptions) -> bool {
+    if !o.limits.is_empty() {
+        return JointStateView::read(payload).is_some_and(|v| joint_view_clean(&v, o));
+    }
+    CLEAN_NAMES.with_borrow_mut(|known| {
+        if known.len() <= topic {
+            known.resize(topic + 1, (0, true, Vec::new()));
+        }
+        let (phase, le, bytes) = &known[topic];
+        let run = (!bytes.is_empty()).then_some(NameRun {
+            phase: *phase,
+            le: *le,
+            bytes,
+        });
+        let Some(r) = JointStateView::read_unless_names(payload, run) else {
+            return false;
+        };
+        if !r.names_reused {
+            if !joint_names_clean(&r.view.names) {
+                return false;
+            }
+            known[topic] = (r.names.phase, r.names.le, r.names.bytes.to_vec());
+        }
+        joint_values_clean(&r.view, r.name_count, o)
+    })
 }
 
 /// The image topic a CameraInfo topic describes: the one in the same namespace
@@ -158,6 +203,14 @@ pub fn clocks_and_check_of(
         bag.topic_index(c)?;
     }
     let (part, mut times, warnings) = scan_both(bag, o);
+    if *clocks_opts == bagscope_clocks::ClocksOptions::default() && part.analysis_is_clocks(&times)
+    {
+        // Check's clock analysis would be clocks' own: its findings are taken from that one.
+        let (clocks, clock_warnings) =
+            crate::clocks::clocks_data_and_analysis_warnings(bag, clocks_opts, times, warnings)?;
+        let split = clocks.report.split;
+        return Ok((clocks, part.report(&clock_warnings, split)));
+    }
     let check = part.finish(bag, &mut times);
     let clocks = crate::clocks::clocks_data_from(bag, clocks_opts, times, warnings)?;
     Ok((clocks, check))
@@ -386,21 +439,37 @@ struct CheckPart {
 }
 
 impl CheckPart {
+    /// True when check's clock analysis (default options) takes exactly what `clocks`' takes
+    /// apart from publish times: every topic of `clocks_times`, in order, with the same rows.
+    /// Publish times only feed the publish-lag summaries, never a warning or `split` (their
+    /// length always matches the log times', checked here too), so the warnings and `split`
+    /// of `clocks`' analysis with default options are those check's would give.
+    fn analysis_is_clocks(&self, clocks_times: &[TopicTimes]) -> bool {
+        self.times_plan.len() == clocks_times.len()
+            && self
+                .times_plan
+                .iter()
+                .enumerate()
+                .all(|(i, p)| matches!(p, CheckTimes::SameAsClocks(ti) if *ti == i))
+            && clocks_times.iter().all(|t| {
+                t.publish_time_ns.is_empty() || t.publish_time_ns.len() == t.log_time_ns.len()
+            })
+    }
+
     /// The clock findings of the same stamps, so that `check` and `clocks` name the same codes
     /// for the same topics (frozen, zero, invalid stamps, offsets, a replay, split axes).
     /// `clocks_times` (every topic's times as `clocks` takes them) are lent to the analysis and
     /// given back unchanged.
-    fn finish(self, bag: &Bag, clocks_times: &mut [TopicTimes]) -> CheckReport {
-        let lent: Vec<Option<usize>> = self
-            .times_plan
+    fn finish(mut self, bag: &Bag, clocks_times: &mut [TopicTimes]) -> CheckReport {
+        let plan = std::mem::take(&mut self.times_plan);
+        let lent: Vec<Option<usize>> = plan
             .iter()
             .map(|p| match p {
                 CheckTimes::Own(_) => None,
                 CheckTimes::SameAsClocks(ti) => Some(*ti),
             })
             .collect();
-        let times: Vec<TopicTimes> = self
-            .times_plan
+        let times: Vec<TopicTimes> = plan
             .into_iter()
             .map(|p| match p {
                 CheckTimes::Own(t) => t,
@@ -425,9 +494,14 @@ impl CheckPart {
                 clocks_times[ti].stamp_ns = t.stamp_ns;
             }
         }
+        self.report(&clock.warnings, clock.split)
+    }
+
+    /// The report, given the warnings and split of the clock analysis of the same stamps.
+    fn report(self, clock_warnings: &[Warning], split: bool) -> CheckReport {
         let mut all = self.warnings.clone();
-        all.extend(clock.warnings.iter().cloned());
-        let verdicts = summarise(&all, &check_hits(&self.findings), clock.split);
+        all.extend(clock_warnings.iter().cloned());
+        let verdicts = summarise(&all, &check_hits(&self.findings), split);
         CheckReport {
             bag: self.bag,
             checked: self.checked,
@@ -535,11 +609,7 @@ fn probe(
             Err(e) => boxed(Extra::Undecodable(e.to_string())),
         },
         // Most joint messages are clean: read in place, they need no decode and keep nothing.
-        Kind::JointState
-            if JointStateView::read(m.data).is_some_and(|v| joint_view_clean(&v, c.joint_opts)) =>
-        {
-            None
-        }
+        Kind::JointState if joint_payload_clean(m.topic, m.data, c.joint_opts) => None,
         Kind::JointState => match decode_typed::<JointState>(m.data) {
             Ok(v) => joint_findings(
                 &c.bag.topics[m.topic].name,

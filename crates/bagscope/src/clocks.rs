@@ -120,8 +120,19 @@ pub(crate) fn clocks_data_from(
     bag: &Bag,
     opts: &ClocksOptions,
     times: Vec<TopicTimes>,
-    mut warnings: Vec<Warning>,
+    warnings: Vec<Warning>,
 ) -> Result<ClocksData, Error> {
+    Ok(clocks_data_and_analysis_warnings(bag, opts, times, warnings)?.0)
+}
+
+/// [`clocks_data_from`] and the warnings of the clock analysis alone, in its order (before
+/// bag damage, recorder events and TF timing are merged in).
+pub(crate) fn clocks_data_and_analysis_warnings(
+    bag: &Bag,
+    opts: &ClocksOptions,
+    times: Vec<TopicTimes>,
+    mut warnings: Vec<Warning>,
+) -> Result<(ClocksData, Vec<Warning>), Error> {
     let path = bag.path.as_path();
     warnings.extend(crate::recorder_events::lost_messages(bag));
     let r = analyze(&times, opts);
@@ -132,7 +143,8 @@ pub(crate) fn clocks_data_from(
             .as_ref()
             .filter(|_| r.recorder_axis == bagscope_clocks::Axis::Wall),
     )?;
-    warnings.extend(r.warnings.iter().cloned());
+    let analysis_warnings = r.warnings;
+    warnings.extend(analysis_warnings.iter().cloned());
     let tf_edges = match tf {
         Some(t) => {
             warnings.extend(t.warnings);
@@ -155,9 +167,12 @@ pub(crate) fn clocks_data_from(
         tf_edges,
         warnings,
     };
-    Ok(ClocksData {
-        report,
-        times,
-        clock_map,
-    })
+    Ok((
+        ClocksData {
+            report,
+            times,
+            clock_map,
+        },
+        analysis_warnings,
+    ))
 }

@@ -89,6 +89,47 @@ fn write_bag(dir: &Path) -> PathBuf {
     w.finish().unwrap()
 }
 
+/// Every message decodes and carries a stamp (check's clock analysis then takes exactly what
+/// `clocks`' takes): joints stamped on the wall clock, one with a non-finite value; IMU stamped
+/// on a clock that starts at 0 (a split bag).
+fn write_stamped_bag(dir: &Path) -> PathBuf {
+    let path = dir.join("stamped.mcap");
+    let mut w = Rosbag2Writer::create(&path, "test", &[]).unwrap();
+    let channel = |topic: &'static str, type_name: &'static str| WriteChannel {
+        topic,
+        type_name,
+        schema_encoding: "ros2msg",
+        schema_data: Box::leak(
+            schema_text(type_name)
+                .unwrap()
+                .into_bytes()
+                .into_boxed_slice(),
+        ),
+        message_encoding: "cdr",
+        offered_qos_profiles: "",
+        type_description_hash: None,
+    };
+    let js = w
+        .add_channel(&channel("/joint_states", "sensor_msgs/msg/JointState"))
+        .unwrap();
+    let imu = w
+        .add_channel(&channel("/imu", "sensor_msgs/msg/Imu"))
+        .unwrap();
+    for i in 0..40i64 {
+        let log = T0_NS + i * 10_000_000;
+        let position = if i == 4 { vec![f64::NAN] } else { vec![0.1] };
+        let payload = joints(log - 1_000_000, &["a"], position, vec![]);
+        w.write(js, None, log, log, &payload).unwrap();
+        let m = Imu {
+            header: header(i * 10_000_000),
+            ..Default::default()
+        };
+        w.write(imu, None, log + 1, log + 1, &encode_typed(&m).unwrap())
+            .unwrap();
+    }
+    w.finish().unwrap()
+}
+
 fn joint_findings(o: &CheckOptions, bag: &Bag) -> BTreeSet<(String, usize)> {
     check_of(bag, o)
         .unwrap()
@@ -131,6 +172,7 @@ fn one_scan_gives_the_commands_own_reports() {
     let dir = tempfile::tempdir().unwrap();
     let bags = [
         write_bag(dir.path()),
+        write_stamped_bag(dir.path()),
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bags/arm_split"),
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bags/sensors"),
     ];

@@ -442,23 +442,7 @@ impl<'a> JointStateView<'a> {
         r.u32().ok()?;
         r.u32().ok()?;
         str_of(&mut r)?;
-        let n = r.count(1).ok()?;
-        let mut raw: Vec<&'a [u8]> = Vec::with_capacity(n);
-        let first = r.pos;
-        for _ in 0..n {
-            raw.push(r.string_bytes().ok()?);
-        }
-        // Names are ASCII nearly always: then so is the whole run of them with their lengths
-        // and padding, one fast check instead of one per name.
-        let names: Vec<&'a str> = if payload[first..r.pos].is_ascii() {
-            raw.iter()
-                .map(|b| std::str::from_utf8(b).unwrap_or_default())
-                .collect()
-        } else {
-            raw.iter()
-                .map(|b| std::str::from_utf8(b).ok())
-                .collect::<Option<_>>()?
-        };
+        let (names, _) = names_of(payload, &mut r)?;
         let position = f64s_of(&mut r)?;
         let velocity = f64s_of(&mut r)?;
         let effort = f64s_of(&mut r)?;
@@ -469,6 +453,119 @@ impl<'a> JointStateView<'a> {
             effort,
         })
     }
+}
+
+/// Where a JointState's names lie in its payload: the bytes from the end of `frame_id` to the
+/// end of the last name (count, lengths, padding, text), the CDR alignment they start at and
+/// the byte order. Equal runs hold the same names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NameRun<'a> {
+    /// Offset of the run's first byte from the CDR origin, modulo 8.
+    pub phase: usize,
+    /// True for little-endian CDR.
+    pub le: bool,
+    /// The run's bytes.
+    pub bytes: &'a [u8],
+}
+
+/// A [`JointStateView`] read by [`JointStateView::read_unless_names`].
+#[derive(Debug, Clone)]
+pub struct JointStateRead<'a> {
+    /// The message; `names` is empty when they were not read again.
+    pub view: JointStateView<'a>,
+    /// Number of names.
+    pub name_count: usize,
+    /// Where the names lie.
+    pub names: NameRun<'a>,
+    /// True when the run equals the one given: the names are that run's and were not read.
+    pub names_reused: bool,
+}
+
+impl<'a> JointStateView<'a> {
+    /// [`JointStateView::read`], except that when the message's names lie in a run equal to
+    /// `known` (a run an earlier successful read returned, e.g. the previous message's on the
+    /// same topic) they are not read again: they parse to the same valid names. `None` exactly
+    /// when `read` gives `None`.
+    pub fn read_unless_names(
+        payload: &'a [u8],
+        known: Option<NameRun<'_>>,
+    ) -> Option<JointStateRead<'a>> {
+        let mut r = Reader::new(payload).ok()?;
+        r.u32().ok()?;
+        r.u32().ok()?;
+        str_of(&mut r)?;
+        let start = r.pos;
+        let phase = (start - crate::decode::ENCAPSULATION_HEADER_LEN) % 8;
+        if let Some(k) = known {
+            let end = start.checked_add(k.bytes.len())?;
+            if k.phase == phase && k.le == r.le && payload.get(start..end) == Some(k.bytes) {
+                // The count, at most one per byte left, is within bounds here as it was there:
+                // its names lie inside the run.
+                let name_count = r.count(1).ok()?;
+                r.pos = end;
+                let position = f64s_of(&mut r)?;
+                let velocity = f64s_of(&mut r)?;
+                let effort = f64s_of(&mut r)?;
+                return Some(JointStateRead {
+                    view: JointStateView {
+                        names: Vec::new(),
+                        position,
+                        velocity,
+                        effort,
+                    },
+                    name_count,
+                    names: NameRun {
+                        phase,
+                        le: r.le,
+                        bytes: &payload[start..end],
+                    },
+                    names_reused: true,
+                });
+            }
+        }
+        let (names, end) = names_of(payload, &mut r)?;
+        let position = f64s_of(&mut r)?;
+        let velocity = f64s_of(&mut r)?;
+        let effort = f64s_of(&mut r)?;
+        Some(JointStateRead {
+            name_count: names.len(),
+            view: JointStateView {
+                names,
+                position,
+                velocity,
+                effort,
+            },
+            names: NameRun {
+                phase,
+                le: r.le,
+                bytes: &payload[start..end],
+            },
+            names_reused: false,
+        })
+    }
+}
+
+/// The names of a JointState (their count, then each string) as the typed decoder reads them,
+/// and the position after the last.
+fn names_of<'a>(payload: &'a [u8], r: &mut Reader<'a>) -> Option<(Vec<&'a str>, usize)> {
+    let n = r.count(1).ok()?;
+    let mut raw: Vec<&'a [u8]> = Vec::with_capacity(n);
+    let first = r.pos;
+    for _ in 0..n {
+        raw.push(r.string_bytes().ok()?);
+    }
+    // Names are ASCII nearly always: then so is the whole run of them with their lengths
+    // and padding, one fast check instead of one per name.
+    let names: Vec<&'a str> = if payload[first..r.pos].is_ascii() {
+        raw.iter()
+            .map(|b| std::str::from_utf8(b).unwrap_or_default())
+            .collect()
+    } else {
+        raw.iter()
+            .map(|b| std::str::from_utf8(b).ok())
+            .collect::<Option<_>>()?
+    };
+    Some((names, r.pos))
 }
 
 /// A CDR string as the typed decoder reads it (valid UTF-8 required).

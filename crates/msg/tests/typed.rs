@@ -327,10 +327,36 @@ fn joint_state_view_agrees_with_typed_decode() {
         velocity: vec![],
         effort: vec![0.5, 0.25, 0.125],
     };
+    let enc = encode_typed(&js).unwrap();
+    let known = JointStateView::read_unless_names(&enc, None).unwrap().names;
     let agree = |p: &[u8], what: &str| {
         let typed = decode_typed::<JointState>(p).ok();
         let view = JointStateView::read(p);
         assert_eq!(typed.is_some(), view.is_some(), "{what}");
+        // Given the full message's name run, the names are reused only when the run is there,
+        // and the rest reads exactly as `read` does.
+        for run in [None, Some(known)] {
+            let r = JointStateView::read_unless_names(p, run);
+            assert_eq!(r.is_some(), view.is_some(), "{what}");
+            if let (Some(r), Some(v)) = (r, &view) {
+                assert_eq!(r.name_count, v.names.len(), "{what}");
+                assert_eq!(r.names_reused, run == Some(r.names), "{what}");
+                if !r.names_reused {
+                    assert_eq!(r.view.names, v.names, "{what}");
+                }
+                for (a, b) in [
+                    (r.view.position, v.position),
+                    (r.view.velocity, v.velocity),
+                    (r.view.effort, v.effort),
+                ] {
+                    assert_eq!(
+                        a.iter().map(f64::to_bits).collect::<Vec<_>>(),
+                        b.iter().map(f64::to_bits).collect::<Vec<_>>(),
+                        "{what}"
+                    );
+                }
+            }
+        }
         if let (Some(t), Some(v)) = (typed, view) {
             assert_eq!(
                 v.names,
@@ -348,7 +374,6 @@ fn joint_state_view_agrees_with_typed_decode() {
             }
         }
     };
-    let enc = encode_typed(&js).unwrap();
     for n in 0..=enc.len() {
         agree(&enc[..n], &format!("truncated at {n}"));
     }
