@@ -304,7 +304,13 @@ impl PyBag {
         let path = self.path.clone();
         let r = self.call(py, move |b| {
             if fast {
-                bagscope::info::info_with(&path, &bagscope::info::InfoOptions { fast: true })
+                bagscope::info::info_with(
+                    &path,
+                    &bagscope::info::InfoOptions {
+                        fast: true,
+                        ..Default::default()
+                    },
+                )
             } else {
                 Ok(b.info())
             }
