@@ -1,0 +1,684 @@
+//! `bagscope observe`: the observation builder over a bag. Reads the contract file (YAML),
+//! reads the bag once for what the contract needs (stamps and frame ids of the anchor and
+//! members, state fields, TF, `/clock`), runs `bagscope-observe` and, with the `frames`
+//! feature, writes `observations.parquet` and `rejections.parquet`.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use bagscope_bag::{Bag, Warning, WarningCode};
+use bagscope_msg::{decode, StampSource, Value};
+use bagscope_observe::{
+    Contract, EmitAxis, GroupSpec, Input, ObserveReport, StateField, StateMode, StateSample,
+    StateSeries, StateSpec, SyncMessage,
+};
+use bagscope_sync::{parse_duration_ns, Policy};
+use bagscope_tf::{Frame, TfMessage, TfTransform};
+
+use crate::series::{locators, topic_schemas};
+use crate::Error;
+
+pub use bagscope_observe as analysis;
+
+/// A contract file read and checked, with its content hash.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadedContract {
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// First 16 hex digits of the SHA-256 of the contract as JSON with sorted keys.
+    pub policy_version: String,
+    /// The contract as the builder takes it.
+    pub contract: Contract,
+}
+
+fn bad(path: &Path, key: &str, what: impl std::fmt::Display) -> Error {
+    Error::Parameter(format!("contract {}: {key}: {what}", path.display()))
+}
+
+/// JSON text with every object's keys sorted (the canonical form hashed for
+/// `policy_version`).
+fn canonical(v: &Json, out: &mut String) {
+    match v {
+        Json::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Json::String((*k).clone()).to_string());
+                out.push(':');
+                canonical(&m[*k], out);
+            }
+            out.push('}');
+        }
+        Json::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(x, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// `policy_version` of a contract value.
+pub fn policy_version(v: &Json) -> String {
+    use sha2::Digest;
+    let mut s = String::new();
+    canonical(v, &mut s);
+    let d = sha2::Sha256::digest(s.as_bytes());
+    d.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+struct Obj<'a> {
+    path: &'a Path,
+    key: String,
+    m: &'a serde_json::Map<String, Json>,
+}
+
+impl<'a> Obj<'a> {
+    fn new(path: &'a Path, key: &str, v: &'a Json, allowed: &[&str]) -> Result<Obj<'a>, Error> {
+        let m = v
+            .as_object()
+            .ok_or_else(|| bad(path, key, "expected a mapping"))?;
+        for k in m.keys() {
+            if !allowed.contains(&k.as_str()) {
+                return Err(bad(
+                    path,
+                    &join(key, k),
+                    format!("unknown key (expected one of {})", allowed.join(", ")),
+                ));
+            }
+        }
+        Ok(Obj {
+            path,
+            key: key.to_string(),
+            m,
+        })
+    }
+
+    fn k(&self, k: &str) -> String {
+        join(&self.key, k)
+    }
+
+    fn get(&self, k: &str) -> Option<&'a Json> {
+        self.m.get(k).filter(|v| !v.is_null())
+    }
+
+    fn string(&self, k: &str) -> Result<Option<String>, Error> {
+        match self.get(k) {
+            None => Ok(None),
+            Some(Json::String(s)) if !s.trim().is_empty() => Ok(Some(s.trim().to_string())),
+            Some(_) => Err(bad(self.path, &self.k(k), "expected a non-empty string")),
+        }
+    }
+
+    fn strings(&self, k: &str) -> Result<Vec<String>, Error> {
+        match self.get(k) {
+            None => Ok(Vec::new()),
+            Some(Json::Array(a)) => a
+                .iter()
+                .enumerate()
+                .map(|(i, x)| match x {
+                    Json::String(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
+                    _ => Err(bad(
+                        self.path,
+                        &format!("{}[{i}]", self.k(k)),
+                        "expected a non-empty string",
+                    )),
+                })
+                .collect(),
+            Some(_) => Err(bad(self.path, &self.k(k), "expected a list of strings")),
+        }
+    }
+
+    fn boolean(&self, k: &str) -> Result<bool, Error> {
+        match self.get(k) {
+            None => Ok(false),
+            Some(Json::Bool(b)) => Ok(*b),
+            Some(_) => Err(bad(self.path, &self.k(k), "expected true or false")),
+        }
+    }
+
+    fn duration(&self, k: &str) -> Result<Option<i64>, Error> {
+        let s = match self.get(k) {
+            None => return Ok(None),
+            Some(Json::String(s)) => s.clone(),
+            Some(Json::Number(n)) => n.to_string(),
+            Some(_) => {
+                return Err(bad(
+                    self.path,
+                    &self.k(k),
+                    "expected a duration (15ms, 0.015, 2s)",
+                ))
+            }
+        };
+        let ns = parse_duration_ns(&s).map_err(|_| {
+            bad(
+                self.path,
+                &self.k(k),
+                format!("'{s}' is not a duration (15ms, 0.015, 2s)"),
+            )
+        })?;
+        if ns < 0 {
+            return Err(bad(self.path, &self.k(k), "must not be negative"));
+        }
+        Ok(Some(ns))
+    }
+}
+
+fn join(a: &str, b: &str) -> String {
+    if a.is_empty() {
+        b.to_string()
+    } else {
+        format!("{a}.{b}")
+    }
+}
+
+fn list<'a>(path: &Path, key: &str, v: Option<&'a Json>) -> Result<&'a [Json], Error> {
+    match v {
+        None => Ok(&[]),
+        Some(Json::Array(a)) => Ok(a),
+        Some(_) => Err(bad(path, key, "expected a list")),
+    }
+}
+
+/// Reads and checks a contract file. Every error names the file and the key that is wrong
+/// (a usage error: the CLI exits 2).
+pub fn load_contract(path: &Path) -> Result<LoadedContract, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::Parameter(format!("cannot read contract {}: {e}", path.display()))
+    })?;
+    let v: Json = serde_yaml_ng::from_str(&text)
+        .map_err(|e| Error::Parameter(format!("contract {}: not YAML: {e}", path.display())))?;
+    let contract = parse_contract(path, &v)?;
+    Ok(LoadedContract {
+        path: path.to_path_buf(),
+        policy_version: policy_version(&v),
+        contract,
+    })
+}
+
+/// The contract in `v` (`path` names the file in errors).
+pub fn parse_contract(path: &Path, v: &Json) -> Result<Contract, Error> {
+    let top = Obj::new(
+        path,
+        "",
+        v,
+        &["anchor", "members", "state", "freshness", "tf"],
+    )?;
+    let anchor = top
+        .string("anchor")?
+        .ok_or_else(|| bad(path, "anchor", "missing (the topic whose messages define observation times)"))?;
+    let mut groups = Vec::new();
+    for (i, g) in list(path, "members", top.get("members"))?.iter().enumerate() {
+        let key = format!("members[{i}]");
+        let o = Obj::new(
+            path,
+            &key,
+            g,
+            &[
+                "name",
+                "policy",
+                "topics",
+                "queue",
+                "slop",
+                "epsilon",
+                "age_penalty",
+                "max_interval",
+                "hierarchical",
+            ],
+        )?;
+        let pname = o
+            .string("policy")?
+            .ok_or_else(|| bad(path, &o.k("policy"), "missing (exact, approx, approx-py, approx-epsilon)"))?;
+        let policy = Policy::parse(&pname)
+            .ok()
+            .filter(|p| *p != Policy::Latest)
+            .ok_or_else(|| {
+                bad(
+                    path,
+                    &o.k("policy"),
+                    format!("'{pname}' is not one of exact, approx, approx-py, approx-epsilon, exact-py"),
+                )
+            })?;
+        let topics = o.strings("topics")?;
+        if topics.is_empty() {
+            return Err(bad(path, &o.k("topics"), "needs at least one topic"));
+        }
+        let queue = match o.get("queue") {
+            None => 10,
+            Some(q) => q
+                .as_u64()
+                .filter(|&q| q >= 1 && q <= 1_000_000)
+                .ok_or_else(|| bad(path, &o.k("queue"), "expected a whole number from 1"))?
+                as usize,
+        };
+        let slop_ns = o.duration("slop")?;
+        let epsilon_ns = o.duration("epsilon")?;
+        if policy == Policy::ApproxPy && slop_ns.is_none() {
+            return Err(bad(path, &o.k("slop"), "approx-py needs a slop"));
+        }
+        if policy != Policy::ApproxPy && slop_ns.is_some() {
+            return Err(bad(path, &o.k("slop"), format!("applies to approx-py only, not {policy}")));
+        }
+        if policy == Policy::ApproxEpsilon && epsilon_ns.is_none() {
+            return Err(bad(path, &o.k("epsilon"), "approx-epsilon needs an epsilon"));
+        }
+        if policy != Policy::ApproxEpsilon && epsilon_ns.is_some() {
+            return Err(bad(path, &o.k("epsilon"), format!("applies to approx-epsilon only, not {policy}")));
+        }
+        let age_penalty = match o.get("age_penalty") {
+            None => None,
+            Some(x) => Some(
+                x.as_f64()
+                    .filter(|a| a.is_finite() && *a >= 0.0 && policy == Policy::Approx)
+                    .ok_or_else(|| bad(path, &o.k("age_penalty"), "a number >= 0, for approx only"))?,
+            ),
+        };
+        let max_interval_ns = o.duration("max_interval")?;
+        if max_interval_ns.is_some() && policy != Policy::Approx {
+            return Err(bad(path, &o.k("max_interval"), "applies to approx only"));
+        }
+        let hierarchical = o.boolean("hierarchical")?;
+        if hierarchical && topics.len() < 2 {
+            return Err(bad(path, &o.k("hierarchical"), "a hierarchical group needs at least 2 topics"));
+        }
+        if topics.len() + usize::from(!hierarchical) > bagscope_sync::MAX_TOPICS {
+            return Err(bad(path, &o.k("topics"), format!("a synchronizer takes at most {} topics", bagscope_sync::MAX_TOPICS)));
+        }
+        groups.push(GroupSpec {
+            name: o.string("name")?.unwrap_or_else(|| format!("group{i}")),
+            policy,
+            topics,
+            queue,
+            slop_ns,
+            epsilon_ns,
+            age_penalty,
+            max_interval_ns,
+            hierarchical,
+        });
+    }
+    let mut state = Vec::new();
+    for (i, s) in list(path, "state", top.get("state"))?.iter().enumerate() {
+        let key = format!("state[{i}]");
+        let o = Obj::new(
+            path,
+            &key,
+            s,
+            &["topic", "mode", "max_gap", "continuous_joints", "optional"],
+        )?;
+        let topic = o
+            .string("topic")?
+            .ok_or_else(|| bad(path, &o.k("topic"), "missing"))?;
+        let mode = match o.string("mode")?.as_deref() {
+            Some("nearest") => StateMode::Nearest,
+            Some("interpolate") => StateMode::Interpolate,
+            Some("hold") => StateMode::Hold,
+            Some(m) => return Err(bad(path, &o.k("mode"), format!("'{m}' is not one of nearest, interpolate, hold"))),
+            None => return Err(bad(path, &o.k("mode"), "missing (nearest, interpolate, hold)")),
+        };
+        let max_gap_ns = o
+            .duration("max_gap")?
+            .ok_or_else(|| bad(path, &o.k("max_gap"), "missing: the largest gap beyond which the state is missing"))?;
+        state.push(StateSpec {
+            topic,
+            mode,
+            max_gap_ns,
+            continuous_joints: o.strings("continuous_joints")?,
+            optional: o.boolean("optional")?,
+        });
+    }
+    let max_age_ns = match top.get("freshness") {
+        None => None,
+        Some(f) => Obj::new(path, "freshness", f, &["max_age"])?.duration("max_age")?,
+    };
+    let (tf_target, tf_cache_ns) = match top.get("tf") {
+        None => (None, bagscope_tf::DEFAULT_CACHE_NS),
+        Some(t) => {
+            let o = Obj::new(path, "tf", t, &["target_frame", "cache"])?;
+            (
+                Some(o.string("target_frame")?.ok_or_else(|| bad(path, "tf.target_frame", "missing"))?),
+                o.duration("cache")?.unwrap_or(bagscope_tf::DEFAULT_CACHE_NS),
+            )
+        }
+    };
+    let c = Contract {
+        anchor,
+        groups,
+        state,
+        max_age_ns,
+        tf_target,
+        tf_cache_ns,
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for t in c.sync_topics().iter().chain(c.state.iter().map(|s| &s.topic)) {
+        if !seen.insert(t.clone()) {
+            return Err(bad(path, "members", format!("topic {t} is listed twice (anchor, members and state topics must differ)")));
+        }
+    }
+    Ok(c)
+}
+
+/// `bagscope observe`'s report: the builder's result, the bag and contract it came from, and
+/// what went wrong reading the bag.
+#[derive(Debug, Clone, Serialize)]
+pub struct ObserveCommandReport {
+    /// The path the bag was opened from.
+    pub bag: String,
+    /// The contract file.
+    pub contract: String,
+    /// Observations, rejections (not serialised: they go to the Parquet files), summary.
+    #[serde(flatten)]
+    pub report: ObserveReport,
+    /// Bag damage, unreadable stamps or state messages, missing TF topics; sorted.
+    pub warnings: Vec<Warning>,
+}
+
+impl ObserveCommandReport {
+    /// True when a warning says messages were lost (exit code 3).
+    pub fn data_loss(&self) -> bool {
+        self.warnings.iter().any(|w| w.data_loss)
+    }
+}
+
+enum Item {
+    Sync(Option<i64>, Frame),
+    State(Option<(i64, Vec<(String, Vec<f64>, bool)>, Option<Vec<String>>)>),
+    Tf(Option<Vec<TfTransform>>),
+    Clock(Option<i64>),
+    Bad,
+}
+
+#[derive(Clone, Copy)]
+enum Role {
+    None,
+    Sync(usize),
+    State(usize),
+    Tf(bool),
+    Clock,
+}
+
+/// The numeric fields of a decoded message, flattened (`header` left out), and its `name`
+/// list.
+fn flatten_state(v: &Value) -> (Vec<(String, Vec<f64>, bool)>, Option<Vec<String>>) {
+    fn walk(prefix: &str, v: &Value, out: &mut Vec<(String, Vec<f64>, bool)>) {
+        match v {
+            Value::Struct(s) => {
+                for (n, x) in s.iter() {
+                    if prefix.is_empty() && n == "header" {
+                        continue;
+                    }
+                    walk(&join(prefix, n), x, out);
+                }
+            }
+            Value::Array(a) => {
+                if let Some(f) = v.to_f64_vec() {
+                    out.push((prefix.to_string(), f, true));
+                } else if a.iter().all(|x| x.as_struct().is_some()) {
+                    // Arrays of messages are not state values.
+                } else {
+                    let _ = a;
+                }
+            }
+            Value::String(_) | Value::Bytes(_) => {}
+            x => {
+                if let Some(f) = x.as_f64() {
+                    out.push((prefix.to_string(), vec![f], false));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk("", v, &mut out);
+    let names = v.field("name").and_then(|n| n.as_array()).and_then(|a| {
+        a.iter()
+            .map(|x| x.as_str().map(str::to_string))
+            .collect::<Option<Vec<String>>>()
+    });
+    (out, names)
+}
+
+/// Runs the builder over an open bag.
+pub fn observe_of(bag: &Bag, lc: &LoadedContract) -> Result<ObserveCommandReport, Error> {
+    let c = &lc.contract;
+    let sync_topics = c.sync_topics();
+    let mut role = vec![Role::None; bag.topics.len()];
+    for (k, t) in sync_topics.iter().enumerate() {
+        role[bag.topic_index(t).map_err(|_| {
+            Error::Parameter(format!(
+                "contract {}: topic {t} is not in the bag {}",
+                lc.path.display(),
+                bag.path.display()
+            ))
+        })?] = Role::Sync(k);
+    }
+    for (k, s) in c.state.iter().enumerate() {
+        role[bag.topic_index(&s.topic).map_err(|_| {
+            Error::Parameter(format!(
+                "contract {}: state topic {} is not in the bag {}",
+                lc.path.display(),
+                s.topic,
+                bag.path.display()
+            ))
+        })?] = Role::State(k);
+    }
+    let mut warnings = bag.open_warnings();
+    if c.tf_target.is_some() {
+        for t in crate::tf::DEFAULT_TF_TOPICS {
+            match bag.topic_index(t) {
+                Ok(i) => role[i] = Role::Tf(bagscope_tf::is_static_topic(t)),
+                Err(_) => warnings.push(
+                    Warning::new(WarningCode::TfTopicMissing, "TF topic not in the bag: treated as empty").topic(t),
+                ),
+            }
+        }
+    }
+    if let Ok(i) = bag.topic_index("/clock") {
+        if matches!(role[i], Role::None) {
+            role[i] = Role::Clock;
+        }
+    }
+    let schemas = topic_schemas(bag);
+    let locs = locators(&schemas);
+    for (i, r) in role.iter().enumerate() {
+        if let Role::State(_) = r {
+            if let Err(e) = &schemas[i] {
+                return Err(Error::Analysis(format!(
+                    "state topic {}: no usable message definition ({e})",
+                    bag.topics[i].name
+                )));
+            }
+        }
+    }
+    let wanted: Vec<bool> = role.iter().map(|r| !matches!(r, Role::None)).collect();
+    let scan = bag.scan(&wanted, |m| match role[m.topic] {
+        Role::Sync(_) => {
+            let loc = &locs[m.topic];
+            let stamp = match loc.source() {
+                StampSource::None => Ok(None),
+                _ => loc.read_stamp_ns(m.data),
+            };
+            match stamp {
+                Ok(s) => {
+                    let frame = loc.read_frame_id(m.data).ok().flatten().unwrap_or_default();
+                    Item::Sync(s, crate::tf::shared_frame(frame))
+                }
+                Err(_) => Item::Bad,
+            }
+        }
+        Role::State(_) => Item::State(schemas[m.topic].as_ref().ok().and_then(|s| {
+            let v = decode(s, m.data).ok()?;
+            let stamp = locs[m.topic].read_stamp_ns(m.data).ok().flatten()?;
+            let (f, n) = flatten_state(&v);
+            Some((stamp, f, n))
+        })),
+        Role::Tf(_) => Item::Tf(
+            bagscope_msg::decode_typed::<bagscope_msg::types::TFMessage>(m.data)
+                .ok()
+                .map(|t| {
+                    t.transforms
+                        .into_iter()
+                        .map(|x| TfTransform {
+                            parent: crate::tf::shared_frame(x.header.frame_id),
+                            child: crate::tf::shared_frame(x.child_frame_id),
+                            stamp_ns: x.header.stamp.to_ns(),
+                        })
+                        .collect()
+                }),
+        ),
+        Role::Clock => Item::Clock(locs[m.topic].read_stamp_ns(m.data).ok().flatten()),
+        Role::None => Item::Bad,
+    });
+    warnings.extend(scan.warnings);
+    let mut messages = Vec::new();
+    let mut states: Vec<StateSeries> = c
+        .state
+        .iter()
+        .map(|s| StateSeries {
+            topic: s.topic.clone(),
+            ..Default::default()
+        })
+        .collect();
+    let mut tf: Vec<TfMessage> = Vec::new();
+    let (mut clock_log, mut clock_sim) = (Vec::new(), Vec::new());
+    let mut bad = vec![0usize; bag.topics.len()];
+    let mut names_seen: Vec<Option<bagscope_observe::Names>> = vec![None; states.len()];
+    for it in scan.items {
+        match (role[it.topic], it.value) {
+            (Role::Sync(k), Item::Sync(stamp_ns, frame_id)) => messages.push(SyncMessage {
+                topic: k,
+                stamp_ns,
+                log_time_ns: it.log_time_ns,
+                frame_id,
+            }),
+            (Role::State(k), Item::State(Some((stamp, fields, names)))) => {
+                let s = &mut states[k];
+                if s.samples.is_empty() {
+                    s.fields = fields
+                        .iter()
+                        .map(|(n, _, l)| StateField {
+                            name: n.clone(),
+                            list: *l,
+                        })
+                        .collect();
+                    s.has_names = names.is_some();
+                }
+                if fields.len() != s.fields.len()
+                    || fields.iter().zip(&s.fields).any(|(f, g)| f.0 != g.name)
+                {
+                    bad[it.topic] += 1;
+                    continue;
+                }
+                let names = names.map(|n| match &names_seen[k] {
+                    Some(prev) if prev[..] == n[..] => prev.clone(),
+                    _ => {
+                        let a: bagscope_observe::Names = n.into();
+                        names_seen[k] = Some(a.clone());
+                        a
+                    }
+                });
+                s.samples.push(StateSample {
+                    stamp_ns: stamp,
+                    log_time_ns: it.log_time_ns,
+                    values: fields.into_iter().map(|f| f.1).collect(),
+                    names,
+                });
+            }
+            (Role::Tf(is_static), Item::Tf(Some(transforms))) => tf.push(TfMessage {
+                log_time_ns: it.log_time_ns,
+                source: usize::from(is_static),
+                is_static,
+                transforms,
+            }),
+            (Role::Clock, Item::Clock(Some(s))) => {
+                clock_log.push(it.log_time_ns);
+                clock_sim.push(s);
+            }
+            (Role::Clock, _) => {}
+            _ => bad[it.topic] += 1,
+        }
+    }
+    for (i, &n) in bad.iter().enumerate() {
+        if n > 0 {
+            warnings.push(
+                Warning::new(
+                    WarningCode::Undecodable,
+                    format!("{n} message(s) whose stamp, frame id or state fields could not be read were left out"),
+                )
+                .topic(&bag.topics[i].name)
+                .loss(),
+            );
+        }
+    }
+    // Emit ages: log times onto the anchor stamps' clock.
+    let anchor_stamps: Vec<i64> = messages
+        .iter()
+        .filter(|m| m.topic == 0)
+        .filter_map(|m| m.stamp_ns)
+        .take(64)
+        .collect();
+    let first_log = messages.first().map(|m| m.log_time_ns);
+    let stamps_wall = bagscope_types::series_is_wall(&anchor_stamps).unwrap_or(true);
+    let log_wall = first_log.is_some_and(bagscope_types::is_wall_ns);
+    let map = (!stamps_wall && log_wall)
+        .then(|| {
+            bagscope_clocks::ClockMap::from_series(
+                &clock_log,
+                &clock_sim,
+                bagscope_types::Axis::Wall,
+            )
+        })
+        .flatten();
+    let mapper = |log: i64| map.as_ref().and_then(|m| m.log_to_sim_ns(log));
+    let emit_axis = if stamps_wall == log_wall || anchor_stamps.is_empty() {
+        EmitAxis::Same
+    } else if map.is_some() {
+        EmitAxis::Mapped(&mapper)
+    } else {
+        warnings.push(
+            Warning::new(
+                WarningCode::SplitClockAxes,
+                "the anchor's stamps are on sim time and log times on wall time, with no /clock to map them: emit ages are null and freshness is not checked",
+            )
+            .topic(&c.anchor),
+        );
+        EmitAxis::Unmapped
+    };
+    let report = bagscope_observe::build(&Input {
+        contract: c,
+        policy_version: &lc.policy_version,
+        messages: &messages,
+        states: &states,
+        tf: &tf,
+        emit_axis,
+    })
+    .map_err(|e| match e {
+        bagscope_observe::ObserveError::Contract(s) => {
+            Error::Parameter(format!("contract {}: {s}", lc.path.display()))
+        }
+        bagscope_observe::ObserveError::Sync(e) => Error::Sync(e),
+    })?;
+    warnings.sort();
+    warnings.dedup();
+    Ok(ObserveCommandReport {
+        bag: bag.path.display().to_string(),
+        contract: lc.path.display().to_string(),
+        report,
+        warnings,
+    })
+}
+
+/// [`observe_of`] of the bag at `path` with the contract file `contract`.
+pub fn observe(path: &Path, contract: &Path) -> Result<ObserveCommandReport, Error> {
+    let lc = load_contract(contract)?;
+    observe_of(&Bag::open(path)?, &lc)
+}
