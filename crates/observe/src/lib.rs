@@ -21,7 +21,7 @@ pub use state::{
 use std::collections::BTreeMap;
 use std::fmt;
 
-use bagscope_stats::NsSummary;
+pub use bagscope_stats::NsSummary;
 use bagscope_sync::{emulate_flushed, Arrival, DropReason, Policy, SyncConfig, SyncError};
 use bagscope_tf::{Frame, Query, TfMessage};
 use serde::{Serialize, Serializer};
@@ -684,10 +684,10 @@ pub fn build(input: &Input) -> Result<ObserveReport, ObserveError> {
                 bad[owner[q]] = true;
             }
         }
-        for k in 0..cands.len() {
+        for (k, cand) in cands.iter().enumerate() {
             if bad[k] && alive[k] {
                 alive[k] = false;
-                reject_cand(&mut ctx, &cands[k].members, cands[k].a, Reason::FrameUnavailable);
+                reject_cand(&mut ctx, &cand.members, cand.a, Reason::FrameUnavailable);
             }
         }
     }

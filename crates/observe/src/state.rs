@@ -133,8 +133,8 @@ pub fn slerp(a: [f64; 4], b: [f64; 4], u: f64) -> [f64; 4] {
         (((1.0 - u) * th).sin() / s, (u * th).sin() / s)
     };
     let mut q = [0.0; 4];
-    for i in 0..4 {
-        q[i] = wa * a[i] + wb * b[i];
+    for ((qi, ai), bi) in q.iter_mut().zip(&a).zip(&b) {
+        *qi = wa * ai + wb * bi;
     }
     let n = q.iter().map(|v| v * v).sum::<f64>().sqrt();
     if n > 0.0 && n.is_finite() {
@@ -153,7 +153,6 @@ pub(crate) struct Prepared<'a> {
     by_epoch: Vec<Vec<usize>>,
     /// Field indices (x, y, z, w) of orientation / rotation quaternions.
     quats: Vec<[usize; 4]>,
-    in_quat: Vec<bool>,
     position: Option<usize>,
 }
 
@@ -182,7 +181,6 @@ impl<'a> Prepared<'a> {
                 .position(|f| f.name == n && !f.list)
         };
         let mut quats = Vec::new();
-        let mut in_quat = vec![false; series.fields.len()];
         for f in &series.fields {
             let Some(p) = f.name.strip_suffix(".x") else {
                 continue;
@@ -198,9 +196,6 @@ impl<'a> Prepared<'a> {
                 find(&format!("{p}.w")),
             ) {
                 quats.push([x, y, z, w]);
-                for i in [x, y, z, w] {
-                    in_quat[i] = true;
-                }
             }
         }
         let position = series.fields.iter().position(|f| f.name == "position" && f.list);
@@ -209,7 +204,6 @@ impl<'a> Prepared<'a> {
             spec,
             by_epoch,
             quats,
-            in_quat,
             position,
         }
     }
@@ -352,7 +346,6 @@ impl<'a> Prepared<'a> {
                 }
             }
         }
-        debug_assert!(self.in_quat.len() == self.series.fields.len());
         out
     }
 
