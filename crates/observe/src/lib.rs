@@ -422,7 +422,10 @@ fn run_flat(ctx: &mut Ctx, g: &GroupSpec, topics: &[usize]) -> Result<GroupResul
     };
     for s in out.sets.iter() {
         let a = ids[s.member_arrivals[0]];
-        let members: Vec<u32> = s.member_arrivals[1..].iter().map(|&x| ids[x] as u32).collect();
+        let members: Vec<u32> = s.member_arrivals[1..]
+            .iter()
+            .map(|&x| ids[x] as u32)
+            .collect();
         res.by_anchor[ctx.index[a] as usize] = Some((members, s.emit_arrival_ns));
     }
     for d in out.drops.iter() {
@@ -627,8 +630,8 @@ pub fn build(input: &Input) -> Result<ObserveReport, ObserveError> {
                 });
             }
             Some(g) => {
-                let r = results[g].anchor_reason[ai]
-                    .unwrap_or(Reason::Sync(DropReason::NeverMatched));
+                let r =
+                    results[g].anchor_reason[ai].unwrap_or(Reason::Sync(DropReason::NeverMatched));
                 ctx.set_reason(aid, r);
                 for res in &results {
                     if let Some((m, _)) = &res.by_anchor[ai] {
@@ -860,7 +863,9 @@ pub fn build(input: &Input) -> Result<ObserveReport, ObserveError> {
         .map(|e| EpochSummary {
             epoch: e as u32,
             start_log_time_ns: if e == 0 {
-                ctx.anchors.first().map_or(0, |&a| msgs[a as usize].log_time_ns)
+                ctx.anchors
+                    .first()
+                    .map_or(0, |&a| msgs[a as usize].log_time_ns)
             } else {
                 msgs[ctx.flush[e - 1]].log_time_ns
             },

@@ -174,12 +174,7 @@ impl<'a> Prepared<'a> {
         for v in &mut by_epoch {
             v.sort_by_key(|&i| series.samples[i].stamp_ns);
         }
-        let find = |n: &str| {
-            series
-                .fields
-                .iter()
-                .position(|f| f.name == n && !f.list)
-        };
+        let find = |n: &str| series.fields.iter().position(|f| f.name == n && !f.list);
         let mut quats = Vec::new();
         for f in &series.fields {
             let Some(p) = f.name.strip_suffix(".x") else {
@@ -198,7 +193,10 @@ impl<'a> Prepared<'a> {
                 quats.push([x, y, z, w]);
             }
         }
-        let position = series.fields.iter().position(|f| f.name == "position" && f.list);
+        let position = series
+            .fields
+            .iter()
+            .position(|f| f.name == "position" && f.list);
         Prepared {
             series,
             spec,
@@ -294,7 +292,12 @@ impl<'a> Prepared<'a> {
 
     /// Linear interpolation of every field between `a` and `b` at `stamp`; `b`'s list
     /// elements are matched to `a`'s by name when both carry names.
-    pub(crate) fn interpolate(&self, a: &StateSample, b: &StateSample, stamp: i64) -> Vec<Vec<f64>> {
+    pub(crate) fn interpolate(
+        &self,
+        a: &StateSample,
+        b: &StateSample,
+        stamp: i64,
+    ) -> Vec<Vec<f64>> {
         let span = b.stamp_ns.saturating_sub(a.stamp_ns);
         let u = if span <= 0 {
             0.0
@@ -303,11 +306,9 @@ impl<'a> Prepared<'a> {
         };
         // b's element for a's element i of a list field.
         let remap: Option<Vec<Option<usize>>> = match (&a.names, &b.names) {
-            (Some(na), Some(nb)) if na != nb => Some(
-                na.iter()
-                    .map(|n| nb.iter().position(|m| m == n))
-                    .collect(),
-            ),
+            (Some(na), Some(nb)) if na != nb => {
+                Some(na.iter().map(|n| nb.iter().position(|m| m == n)).collect())
+            }
             _ => None,
         };
         let mut out: Vec<Vec<f64>> = Vec::with_capacity(a.values.len());
@@ -369,9 +370,10 @@ impl<'a> Prepared<'a> {
                         };
                         let mut d = x - y;
                         if angle_field {
-                            let is_c = m.names.as_ref().and_then(|nm| nm.get(i)).is_some_and(|nm| {
-                                self.spec.continuous_joints.iter().any(|c| c == nm)
-                            });
+                            let is_c =
+                                m.names.as_ref().and_then(|nm| nm.get(i)).is_some_and(|nm| {
+                                    self.spec.continuous_joints.iter().any(|c| c == nm)
+                                });
                             if is_c {
                                 d = wrap_angle(d);
                             }
@@ -431,8 +433,15 @@ mod tests {
         let (v, _) = p.lookup(0, 5, 0).unwrap();
         assert!((v.values[0][0] - 2.0).abs() < 1e-12);
         // Through π, not through 0.
-        assert!((v.values[0][1].abs() - PI).abs() < 1e-9, "{}", v.values[0][1]);
-        assert_eq!((v.before_stamp_ns, v.after_stamp_ns, v.gap_ns), (Some(0), Some(10), Some(10)));
+        assert!(
+            (v.values[0][1].abs() - PI).abs() < 1e-9,
+            "{}",
+            v.values[0][1]
+        );
+        assert_eq!(
+            (v.before_stamp_ns, v.after_stamp_ns, v.gap_ns),
+            (Some(0), Some(10), Some(10))
+        );
         assert_eq!(v.online_wait_ns, Some(12));
         // Outside the span, or a bracket wider than max_gap: unavailable.
         assert!(p.lookup(0, 11, 0).is_none());
@@ -445,7 +454,10 @@ mod tests {
         let s = series(vec![(0, vec![1.0, 0.0]), (10, vec![3.0, 0.0])]);
         let sh = spec(StateMode::Hold);
         let (v, used) = Prepared::new(&s, &sh).lookup(0, 9, 0).unwrap();
-        assert_eq!((v.values[0][0], v.hold_age_ns, used), (1.0, Some(9), Some(0)));
+        assert_eq!(
+            (v.values[0][0], v.hold_age_ns, used),
+            (1.0, Some(9), Some(0))
+        );
         let sn = spec(StateMode::Nearest);
         let (v, _) = Prepared::new(&s, &sn).lookup(0, 6, 0).unwrap();
         assert_eq!(v.values[0][0], 3.0);

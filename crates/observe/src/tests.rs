@@ -80,7 +80,8 @@ fn every_frame_observed_and_ids_stable() {
     // The set completes when the last member (head, received 10 ms after its stamp) arrives.
     assert_eq!(o.emit_age_ns, Some(10 * MS + 2 * MS + 1));
     assert_eq!(run(&c, &m), r);
-    let ids: std::collections::BTreeSet<_> = r.observations.iter().map(|o| &o.observation_id).collect();
+    let ids: std::collections::BTreeSet<_> =
+        r.observations.iter().map(|o| &o.observation_id).collect();
     assert_eq!(ids.len(), 30);
 }
 
@@ -104,13 +105,19 @@ fn a_clock_jump_flushes_and_warms_up() {
     let c = contract(vec![group(&["/left", "/right"], false)]);
     let r = run(&c, &m);
     assert_eq!(r.summary.epochs.len(), 2);
-    assert!(r.observations.iter().all(|o| o.clock_epoch == u32::from(o.anchor_index >= 15)));
+    assert!(r
+        .observations
+        .iter()
+        .all(|o| o.clock_epoch == u32::from(o.anchor_index >= 15)));
     // No set pairs across the jump: the right frame of instant 15 (stamped 3 ms early, on the
     // new clock) arrives before the head's jump is seen, is held at the flush and dropped;
     // the head's and left frames 15 then wait for a right frame in vain (warm-up).
     assert_eq!(r.summary.observations, 29);
-    let why: Vec<(usize, usize, Reason)> =
-        r.rejections.iter().map(|x| (x.topic, x.index, x.reason)).collect();
+    let why: Vec<(usize, usize, Reason)> = r
+        .rejections
+        .iter()
+        .map(|x| (x.topic, x.index, x.reason))
+        .collect();
     assert_eq!(why.len(), 3, "{why:?}");
     assert_eq!(why[2], (2, 15, Reason::Sync(DropReason::ClockEpochChanged)));
     assert_eq!((why[0].0, why[0].1, why[1].0, why[1].1), (0, 15, 1, 15));
@@ -122,7 +129,10 @@ fn a_clock_jump_flushes_and_warms_up() {
     m2.retain(|x| !(x.topic == 0 && x.stamp_ns == Some(100_000 * MS + 14 * 33_333_333)));
     let r2 = run(&c, &m2);
     assert_eq!(
-        r2.summary.drops.get(&Reason::Sync(DropReason::ClockEpochChanged)).copied(),
+        r2.summary
+            .drops
+            .get(&Reason::Sync(DropReason::ClockEpochChanged))
+            .copied(),
         Some(3),
         "{:?}",
         r2.summary.drops
@@ -184,7 +194,10 @@ fn freshness_and_state_gates_reject_whole_sets() {
         let want = (o.anchor_stamp_ns - 100_000 * MS) as f64 * 1e-9 * 0.5;
         assert!((v.values[0][0] - want).abs() < 1e-12);
         let after = v.after_stamp_ns.unwrap();
-        assert_eq!(v.online_wait_ns, Some((after + 2 * MS - (o.anchor_log_time_ns)).max(0)));
+        assert_eq!(
+            v.online_wait_ns,
+            Some((after + 2 * MS - (o.anchor_log_time_ns)).max(0))
+        );
     }
     assert!(r.summary.state[0].interpolation_error_rms.unwrap() < 1e-12);
 }

@@ -161,7 +161,11 @@ mod tests {
         assert_eq!(sets[1].members.as_slice(), [3, 1]);
         assert_eq!(sets[1].member_arrivals.as_slice(), [5, 4]);
         assert_eq!(sets[1].emit_after_arrival, 5);
-        let drops: Vec<_> = out.drops.iter().map(|d| (d.topic, d.index, d.reason)).collect();
+        let drops: Vec<_> = out
+            .drops
+            .iter()
+            .map(|d| (d.topic, d.index, d.reason))
+            .collect();
         assert_eq!(
             drops,
             [
