@@ -194,9 +194,8 @@ fn list<'a>(path: &Path, key: &str, v: Option<&'a Json>) -> Result<&'a [Json], E
 /// Reads and checks a contract file. Every error names the file and the key that is wrong
 /// (a usage error: the CLI exits 2).
 pub fn load_contract(path: &Path) -> Result<LoadedContract, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Error::Parameter(format!("cannot read contract {}: {e}", path.display()))
-    })?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::Parameter(format!("cannot read contract {}: {e}", path.display())))?;
     let v: Json = serde_yaml_ng::from_str(&text)
         .map_err(|e| Error::Parameter(format!("contract {}: not YAML: {e}", path.display())))?;
     let contract = parse_contract(path, &v)?;
@@ -215,11 +214,18 @@ pub fn parse_contract(path: &Path, v: &Json) -> Result<Contract, Error> {
         v,
         &["anchor", "members", "state", "freshness", "tf"],
     )?;
-    let anchor = top
-        .string("anchor")?
-        .ok_or_else(|| bad(path, "anchor", "missing (the topic whose messages define observation times)"))?;
+    let anchor = top.string("anchor")?.ok_or_else(|| {
+        bad(
+            path,
+            "anchor",
+            "missing (the topic whose messages define observation times)",
+        )
+    })?;
     let mut groups = Vec::new();
-    for (i, g) in list(path, "members", top.get("members"))?.iter().enumerate() {
+    for (i, g) in list(path, "members", top.get("members"))?
+        .iter()
+        .enumerate()
+    {
         let key = format!("members[{i}]");
         let o = Obj::new(
             path,
@@ -237,9 +243,13 @@ pub fn parse_contract(path: &Path, v: &Json) -> Result<Contract, Error> {
                 "hierarchical",
             ],
         )?;
-        let pname = o
-            .string("policy")?
-            .ok_or_else(|| bad(path, &o.k("policy"), "missing (exact, approx, approx-py, approx-epsilon)"))?;
+        let pname = o.string("policy")?.ok_or_else(|| {
+            bad(
+                path,
+                &o.k("policy"),
+                "missing (exact, approx, approx-py, approx-epsilon)",
+            )
+        })?;
         let policy = Policy::parse(&pname)
             .ok()
             .filter(|p| *p != Policy::Latest)
@@ -258,7 +268,7 @@ pub fn parse_contract(path: &Path, v: &Json) -> Result<Contract, Error> {
             None => 10,
             Some(q) => q
                 .as_u64()
-                .filter(|&q| q >= 1 && q <= 1_000_000)
+                .filter(|q| (1..=1_000_000).contains(q))
                 .ok_or_else(|| bad(path, &o.k("queue"), "expected a whole number from 1"))?
                 as usize,
         };
@@ -268,20 +278,34 @@ pub fn parse_contract(path: &Path, v: &Json) -> Result<Contract, Error> {
             return Err(bad(path, &o.k("slop"), "approx-py needs a slop"));
         }
         if policy != Policy::ApproxPy && slop_ns.is_some() {
-            return Err(bad(path, &o.k("slop"), format!("applies to approx-py only, not {policy}")));
+            return Err(bad(
+                path,
+                &o.k("slop"),
+                format!("applies to approx-py only, not {policy}"),
+            ));
         }
         if policy == Policy::ApproxEpsilon && epsilon_ns.is_none() {
-            return Err(bad(path, &o.k("epsilon"), "approx-epsilon needs an epsilon"));
+            return Err(bad(
+                path,
+                &o.k("epsilon"),
+                "approx-epsilon needs an epsilon",
+            ));
         }
         if policy != Policy::ApproxEpsilon && epsilon_ns.is_some() {
-            return Err(bad(path, &o.k("epsilon"), format!("applies to approx-epsilon only, not {policy}")));
+            return Err(bad(
+                path,
+                &o.k("epsilon"),
+                format!("applies to approx-epsilon only, not {policy}"),
+            ));
         }
         let age_penalty = match o.get("age_penalty") {
             None => None,
             Some(x) => Some(
                 x.as_f64()
                     .filter(|a| a.is_finite() && *a >= 0.0 && policy == Policy::Approx)
-                    .ok_or_else(|| bad(path, &o.k("age_penalty"), "a number >= 0, for approx only"))?,
+                    .ok_or_else(|| {
+                        bad(path, &o.k("age_penalty"), "a number >= 0, for approx only")
+                    })?,
             ),
         };
         let max_interval_ns = o.duration("max_interval")?;
@@ -290,10 +314,21 @@ pub fn parse_contract(path: &Path, v: &Json) -> Result<Contract, Error> {
         }
         let hierarchical = o.boolean("hierarchical")?;
         if hierarchical && topics.len() < 2 {
-            return Err(bad(path, &o.k("hierarchical"), "a hierarchical group needs at least 2 topics"));
+            return Err(bad(
+                path,
+                &o.k("hierarchical"),
+                "a hierarchical group needs at least 2 topics",
+            ));
         }
         if topics.len() + usize::from(!hierarchical) > bagscope_sync::MAX_TOPICS {
-            return Err(bad(path, &o.k("topics"), format!("a synchronizer takes at most {} topics", bagscope_sync::MAX_TOPICS)));
+            return Err(bad(
+                path,
+                &o.k("topics"),
+                format!(
+                    "a synchronizer takes at most {} topics",
+                    bagscope_sync::MAX_TOPICS
+                ),
+            ));
         }
         groups.push(GroupSpec {
             name: o.string("name")?.unwrap_or_else(|| format!("group{i}")),
@@ -323,12 +358,28 @@ pub fn parse_contract(path: &Path, v: &Json) -> Result<Contract, Error> {
             Some("nearest") => StateMode::Nearest,
             Some("interpolate") => StateMode::Interpolate,
             Some("hold") => StateMode::Hold,
-            Some(m) => return Err(bad(path, &o.k("mode"), format!("'{m}' is not one of nearest, interpolate, hold"))),
-            None => return Err(bad(path, &o.k("mode"), "missing (nearest, interpolate, hold)")),
+            Some(m) => {
+                return Err(bad(
+                    path,
+                    &o.k("mode"),
+                    format!("'{m}' is not one of nearest, interpolate, hold"),
+                ))
+            }
+            None => {
+                return Err(bad(
+                    path,
+                    &o.k("mode"),
+                    "missing (nearest, interpolate, hold)",
+                ))
+            }
         };
-        let max_gap_ns = o
-            .duration("max_gap")?
-            .ok_or_else(|| bad(path, &o.k("max_gap"), "missing: the largest gap beyond which the state is missing"))?;
+        let max_gap_ns = o.duration("max_gap")?.ok_or_else(|| {
+            bad(
+                path,
+                &o.k("max_gap"),
+                "missing: the largest gap beyond which the state is missing",
+            )
+        })?;
         state.push(StateSpec {
             topic,
             mode,
@@ -346,8 +397,12 @@ pub fn parse_contract(path: &Path, v: &Json) -> Result<Contract, Error> {
         Some(t) => {
             let o = Obj::new(path, "tf", t, &["target_frame", "cache"])?;
             (
-                Some(o.string("target_frame")?.ok_or_else(|| bad(path, "tf.target_frame", "missing"))?),
-                o.duration("cache")?.unwrap_or(bagscope_tf::DEFAULT_CACHE_NS),
+                Some(
+                    o.string("target_frame")?
+                        .ok_or_else(|| bad(path, "tf.target_frame", "missing"))?,
+                ),
+                o.duration("cache")?
+                    .unwrap_or(bagscope_tf::DEFAULT_CACHE_NS),
             )
         }
     };
@@ -360,9 +415,17 @@ pub fn parse_contract(path: &Path, v: &Json) -> Result<Contract, Error> {
         tf_cache_ns,
     };
     let mut seen = std::collections::BTreeSet::new();
-    for t in c.sync_topics().iter().chain(c.state.iter().map(|s| &s.topic)) {
+    for t in c
+        .sync_topics()
+        .iter()
+        .chain(c.state.iter().map(|s| &s.topic))
+    {
         if !seen.insert(t.clone()) {
-            return Err(bad(path, "members", format!("topic {t} is listed twice (anchor, members and state topics must differ)")));
+            return Err(bad(
+                path,
+                "members",
+                format!("topic {t} is listed twice (anchor, members and state topics must differ)"),
+            ));
         }
     }
     Ok(c)
@@ -390,9 +453,13 @@ impl ObserveCommandReport {
     }
 }
 
+/// A state message as read: its stamp, its numeric fields (path, values, is a list) and its
+/// `name` list.
+type StateItem = (i64, Vec<(String, Vec<f64>, bool)>, Option<Vec<String>>);
+
 enum Item {
     Sync(Option<i64>, Frame),
-    State(Option<(i64, Vec<(String, Vec<f64>, bool)>, Option<Vec<String>>)>),
+    State(Option<StateItem>),
     Tf(Option<Vec<TfTransform>>),
     Clock(Option<i64>),
     Bad,
@@ -420,13 +487,10 @@ fn flatten_state(v: &Value) -> (Vec<(String, Vec<f64>, bool)>, Option<Vec<String
                     walk(&join(prefix, n), x, out);
                 }
             }
-            Value::Array(a) => {
+            // Arrays of numbers are list fields; arrays of strings or messages are not state.
+            Value::Array(_) => {
                 if let Some(f) = v.to_f64_vec() {
                     out.push((prefix.to_string(), f, true));
-                } else if a.iter().all(|x| x.as_struct().is_some()) {
-                    // Arrays of messages are not state values.
-                } else {
-                    let _ = a;
                 }
             }
             Value::String(_) | Value::Bytes(_) => {}
@@ -477,7 +541,11 @@ pub fn observe_of(bag: &Bag, lc: &LoadedContract) -> Result<ObserveCommandReport
             match bag.topic_index(t) {
                 Ok(i) => role[i] = Role::Tf(bagscope_tf::is_static_topic(t)),
                 Err(_) => warnings.push(
-                    Warning::new(WarningCode::TfTopicMissing, "TF topic not in the bag: treated as empty").topic(t),
+                    Warning::new(
+                        WarningCode::TfTopicMissing,
+                        "TF topic not in the bag: treated as empty",
+                    )
+                    .topic(t),
                 ),
             }
         }
@@ -681,4 +749,546 @@ pub fn observe_of(bag: &Bag, lc: &LoadedContract) -> Result<ObserveCommandReport
 pub fn observe(path: &Path, contract: &Path) -> Result<ObserveCommandReport, Error> {
     let lc = load_contract(contract)?;
     observe_of(&Bag::open(path)?, &lc)
+}
+
+/// The files `observe` wrote.
+#[cfg(feature = "frames")]
+#[derive(Debug, Clone, Serialize)]
+pub struct WrittenTables {
+    /// `OUT/observations.parquet`.
+    pub observations: String,
+    /// `OUT/rejections.parquet`.
+    pub rejections: String,
+    /// Column names of the observation table, in order.
+    pub columns: Vec<String>,
+}
+
+#[cfg(feature = "frames")]
+fn state_of(o: &bagscope_observe::Observation, s: usize) -> Option<&bagscope_observe::StateValue> {
+    o.state.get(s).and_then(|x| x.as_ref())
+}
+
+/// The observation table's columns (docs/observe.md explains them).
+#[cfg(feature = "frames")]
+pub fn observation_columns(r: &ObserveReport) -> Vec<(String, bagscope_frames::Col)> {
+    use bagscope_frames::Col;
+    let obs = &r.observations;
+    let n = obs.len();
+    let i64s = |f: &dyn Fn(&bagscope_observe::Observation) -> Option<i64>| {
+        Col::I64(obs.iter().map(f).collect())
+    };
+    let constant = |s: &str| Col::Dict {
+        dict: vec![s.to_string()],
+        idx: vec![0; n],
+    };
+    let mut cols: Vec<(String, Col)> = vec![
+        (
+            "observation_id".into(),
+            Col::Str(obs.iter().map(|o| Some(o.observation_id.clone())).collect()),
+        ),
+        ("policy_version".into(), constant(&r.policy_version)),
+        ("anchor_topic".into(), constant(&r.anchor_topic)),
+        (
+            "anchor_index".into(),
+            i64s(&|o| Some(o.anchor_index as i64)),
+        ),
+        ("anchor_stamp_ns".into(), i64s(&|o| Some(o.anchor_stamp_ns))),
+        (
+            "anchor_log_time_ns".into(),
+            i64s(&|o| Some(o.anchor_log_time_ns)),
+        ),
+        (
+            "anchor_frame_id".into(),
+            Col::Str(
+                obs.iter()
+                    .map(|o| Some(o.anchor_frame_id.to_string()))
+                    .collect(),
+            ),
+        ),
+        ("clock_epoch".into(), i64s(&|o| Some(o.clock_epoch as i64))),
+        (
+            "emit_log_time_ns".into(),
+            i64s(&|o| Some(o.emit_log_time_ns)),
+        ),
+        ("emit_age_ns".into(), i64s(&|o| o.emit_age_ns)),
+        ("span_ns".into(), i64s(&|o| Some(o.span_ns))),
+        ("decision".into(), constant("accepted")),
+    ];
+    for g in &r.groups {
+        let p = &g.name;
+        cols.push((format!("{p}.policy"), constant(g.policy.cli_name())));
+        cols.push((
+            format!("{p}.queue_size"),
+            Col::I64(vec![Some(g.queue as i64); n]),
+        ));
+        cols.push((format!("{p}.slop_ns"), Col::I64(vec![g.slop_ns; n])));
+        cols.push((format!("{p}.epsilon_ns"), Col::I64(vec![g.epsilon_ns; n])));
+        cols.push((
+            format!("{p}.hierarchical"),
+            Col::Bool(vec![Some(g.hierarchical); n]),
+        ));
+    }
+    for (k, t) in r.member_topics.iter().enumerate() {
+        let m = |o: &bagscope_observe::Observation| o.members.get(k).cloned();
+        cols.push((
+            format!("{t}.index"),
+            i64s(&|o| m(o).map(|x| x.index as i64)),
+        ));
+        cols.push((
+            format!("{t}.stamp_ns"),
+            i64s(&|o| m(o).and_then(|x| x.stamp_ns)),
+        ));
+        cols.push((
+            format!("{t}.offset_ns"),
+            i64s(&|o| m(o).and_then(|x| x.offset_ns)),
+        ));
+        cols.push((
+            format!("{t}.frame_id"),
+            Col::Str(
+                obs.iter()
+                    .map(|o| m(o).map(|x| x.frame_id.to_string()))
+                    .collect(),
+            ),
+        ));
+        cols.push((
+            format!("{t}.log_time_ns"),
+            i64s(&|o| m(o).map(|x| x.log_time_ns)),
+        ));
+    }
+    for (s, t) in r.state_topics.iter().enumerate() {
+        if r.state_has_names.get(s).copied().unwrap_or(false) {
+            cols.push((
+                format!("{t}.name"),
+                Col::StrList(
+                    obs.iter()
+                        .map(|o| {
+                            state_of(o, s)
+                                .and_then(|x| x.names.as_ref())
+                                .map(|n| n.to_vec())
+                        })
+                        .collect(),
+                ),
+            ));
+        }
+        for (f, field) in r.state_fields[s].iter().enumerate() {
+            let name = format!("{t}.{}", field.name);
+            if field.list {
+                cols.push((
+                    name,
+                    Col::F64List(
+                        obs.iter()
+                            .map(|o| state_of(o, s).and_then(|x| x.values.get(f).cloned()))
+                            .collect(),
+                    ),
+                ));
+            } else {
+                cols.push((
+                    name,
+                    Col::F64(
+                        obs.iter()
+                            .map(|o| {
+                                state_of(o, s)
+                                    .and_then(|x| x.values.get(f))
+                                    .and_then(|x| x.first().copied())
+                            })
+                            .collect(),
+                    ),
+                ));
+            }
+        }
+        cols.push((
+            format!("{t}.before_stamp_ns"),
+            i64s(&|o| state_of(o, s).and_then(|x| x.before_stamp_ns)),
+        ));
+        cols.push((
+            format!("{t}.after_stamp_ns"),
+            i64s(&|o| state_of(o, s).and_then(|x| x.after_stamp_ns)),
+        ));
+        cols.push((
+            format!("{t}.gap_ns"),
+            i64s(&|o| state_of(o, s).and_then(|x| x.gap_ns)),
+        ));
+        let mode = r
+            .summary
+            .state
+            .get(s)
+            .map_or(StateMode::Nearest, |x| x.mode);
+        if mode == StateMode::Hold {
+            cols.push((
+                format!("{t}.hold_age_ns"),
+                i64s(&|o| state_of(o, s).and_then(|x| x.hold_age_ns)),
+            ));
+            cols.push((
+                format!("{t}.reuse_count"),
+                i64s(&|o| state_of(o, s).and_then(|x| x.reuse_count).map(i64::from)),
+            ));
+        } else {
+            cols.push((
+                format!("{t}.online_wait_ns"),
+                i64s(&|o| state_of(o, s).and_then(|x| x.online_wait_ns)),
+            ));
+        }
+    }
+    cols
+}
+
+/// The rejection table's columns: `topic`, `index`, `stamp_ns`, `reason`, `log_time_ns`.
+#[cfg(feature = "frames")]
+pub fn rejection_columns(r: &ObserveReport) -> Vec<(String, bagscope_frames::Col)> {
+    use bagscope_frames::Col;
+    let rj = &r.rejections;
+    let mut reasons: Vec<&'static str> = rj.iter().map(|x| x.reason.as_str()).collect();
+    reasons.sort_unstable();
+    reasons.dedup();
+    vec![
+        (
+            "topic".into(),
+            Col::Dict {
+                dict: r.topics.clone(),
+                idx: rj.iter().map(|x| x.topic as u32).collect(),
+            },
+        ),
+        (
+            "index".into(),
+            Col::I64(rj.iter().map(|x| Some(x.index as i64)).collect()),
+        ),
+        (
+            "stamp_ns".into(),
+            Col::I64(rj.iter().map(|x| x.stamp_ns).collect()),
+        ),
+        (
+            "reason".into(),
+            Col::Dict {
+                idx: rj
+                    .iter()
+                    .map(|x| reasons.binary_search(&x.reason.as_str()).unwrap_or(0) as u32)
+                    .collect(),
+                dict: reasons.iter().map(|s| s.to_string()).collect(),
+            },
+        ),
+        (
+            "log_time_ns".into(),
+            Col::I64(rj.iter().map(|x| Some(x.log_time_ns)).collect()),
+        ),
+    ]
+}
+
+/// Writes `OUT/observations.parquet` and `OUT/rejections.parquet` (each written to a
+/// temporary name and renamed; same bag and contract give the same bytes).
+#[cfg(feature = "frames")]
+pub fn write_tables(
+    bag: &Bag,
+    r: &ObserveCommandReport,
+    out: &Path,
+) -> Result<WrittenTables, Error> {
+    use bagscope_frames::{frame, Format, TableWriter};
+    let obs_path = out.join("observations.parquet");
+    let rej_path = out.join("rejections.parquet");
+    crate::refuse_bag_files(bag, &[obs_path.as_path(), rej_path.as_path()])?;
+    let cols = observation_columns(&r.report);
+    let names: Vec<String> = cols.iter().map(|(n, _)| n.clone()).collect();
+    for (path, cols) in [(&obs_path, cols), (&rej_path, rejection_columns(&r.report))] {
+        let df = frame(cols)?;
+        let mut w = TableWriter::new(path, Format::Parquet);
+        if df.height() > 0 {
+            w.write(&df)?;
+        }
+        w.finish(&df)?;
+    }
+    Ok(WrittenTables {
+        observations: obs_path.display().to_string(),
+        rejections: rej_path.display().to_string(),
+        columns: names,
+    })
+}
+
+/// One contract's line of `observe --compare`.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareRow {
+    /// The contract file.
+    pub contract: String,
+    /// Its content hash.
+    pub policy_version: String,
+    /// Anchor messages.
+    pub anchors: usize,
+    /// Observations emitted.
+    pub observations: usize,
+    /// Messages in no observation, by reason.
+    pub drops: std::collections::BTreeMap<String, usize>,
+    /// Span p50 / p99, ns.
+    pub span_ns: [Option<i64>; 2],
+    /// Emit age p50 / p99, ns.
+    pub emit_age_ns: [Option<i64>; 2],
+    /// State gap p50 / p99, ns.
+    pub gap_ns: [Option<i64>; 2],
+    /// Online wait p50 / p99, ns.
+    pub online_wait_ns: [Option<i64>; 2],
+    /// Largest held-out interpolation RMS error over the interpolated state topics.
+    pub interpolation_error_rms: Option<f64>,
+}
+
+impl CompareRow {
+    /// The row of one report.
+    pub fn of(r: &ObserveCommandReport) -> CompareRow {
+        let s = &r.report.summary;
+        let q = |x: &Option<bagscope_stats::NsSummary>| [x.map(|v| v.p50), x.map(|v| v.p99)];
+        CompareRow {
+            contract: r.contract.clone(),
+            policy_version: r.report.policy_version.clone(),
+            anchors: s.anchors,
+            observations: s.observations,
+            drops: s
+                .drops
+                .iter()
+                .map(|(k, v)| (k.as_str().to_string(), *v))
+                .collect(),
+            span_ns: q(&s.span_ns),
+            emit_age_ns: q(&s.emit_age_ns),
+            gap_ns: q(&s.gap_ns),
+            online_wait_ns: q(&s.online_wait_ns),
+            interpolation_error_rms: s
+                .state
+                .iter()
+                .filter_map(|x| x.interpolation_error_rms)
+                .reduce(f64::max),
+        }
+    }
+}
+
+/// What `--layout lerobot` wrote.
+#[cfg(feature = "frames")]
+#[derive(Debug, Clone, Serialize)]
+pub struct LeRobotLayout {
+    /// The episode's data file.
+    pub data: String,
+    /// `meta/info.json`, `meta/episodes.jsonl`, `meta/tasks.jsonl`.
+    pub meta: Vec<String>,
+    /// Frames written (observations).
+    pub frames: usize,
+    /// Frames per second written into `info.json` (the anchor's median rate, rounded).
+    pub fps: u32,
+}
+
+/// The values of one state topic at one observation as a flat vector: its `position` list
+/// when it has one (joint states), else every numeric field in order.
+#[cfg(feature = "frames")]
+fn flat_state(
+    r: &ObserveReport,
+    s: usize,
+    o: &bagscope_observe::Observation,
+) -> Option<(Vec<f64>, Vec<String>)> {
+    let v = o.state.get(s)?.as_ref()?;
+    let fields = &r.state_fields[s];
+    if let Some(p) = fields.iter().position(|f| f.name == "position" && f.list) {
+        let names = v.names.as_ref().map(|n| n.to_vec()).unwrap_or_else(|| {
+            (0..v.values[p].len())
+                .map(|i| format!("position_{i}"))
+                .collect()
+        });
+        return Some((v.values[p].clone(), names));
+    }
+    let mut vals = Vec::new();
+    let mut names = Vec::new();
+    for (f, field) in fields.iter().enumerate() {
+        for (i, x) in v.values[f].iter().enumerate() {
+            vals.push(*x);
+            names.push(if field.list {
+                format!("{}_{i}", field.name)
+            } else {
+                field.name.clone()
+            });
+        }
+    }
+    Some((vals, names))
+}
+
+/// Writes the observations in the LeRobot dataset layout (v2.0: one episode,
+/// `data/chunk-000/episode_000000.parquet` with `observation.state`, `action`, `timestamp`,
+/// `frame_index`, `episode_index`, `index`, `task_index`; `meta/info.json`,
+/// `meta/episodes.jsonl`, `meta/tasks.jsonl`). `observation.state` concatenates the state
+/// topics other than `action_topic`; `action` is `action_topic`'s value (a state entry of the
+/// contract, sampled by its mode). Member images are referenced (`TOPIC#INDEX` strings in
+/// `observation.images.<topic>`), not copied.
+#[cfg(feature = "frames")]
+pub fn write_lerobot(
+    bag: &Bag,
+    r: &ObserveCommandReport,
+    out: &Path,
+    action_topic: &str,
+    task: &str,
+) -> Result<LeRobotLayout, Error> {
+    use bagscope_frames::{frame, Col, Format, TableWriter};
+    let rep = &r.report;
+    let a = rep
+        .state_topics
+        .iter()
+        .position(|t| t == action_topic)
+        .ok_or_else(|| {
+            Error::Parameter(format!(
+                "--action {action_topic}: not a state topic of the contract (add it under state:, e.g. with mode: hold)"
+            ))
+        })?;
+    let data = out.join("data/chunk-000/episode_000000.parquet");
+    let info = out.join("meta/info.json");
+    let episodes = out.join("meta/episodes.jsonl");
+    let tasks = out.join("meta/tasks.jsonl");
+    crate::refuse_bag_files(
+        bag,
+        &[
+            data.as_path(),
+            info.as_path(),
+            episodes.as_path(),
+            tasks.as_path(),
+        ],
+    )?;
+    let obs = &rep.observations;
+    let mut state = Vec::with_capacity(obs.len());
+    let mut action = Vec::with_capacity(obs.len());
+    let (mut state_names, mut action_names) = (Vec::new(), Vec::new());
+    for o in obs {
+        let mut v = Vec::new();
+        let mut names = Vec::new();
+        for s in 0..rep.state_topics.len() {
+            if s == a {
+                continue;
+            }
+            if let Some((x, n)) = flat_state(rep, s, o) {
+                v.extend(x);
+                names.extend(
+                    n.into_iter()
+                        .map(|n| format!("{}.{n}", rep.state_topics[s])),
+                );
+            }
+        }
+        if state_names.is_empty() {
+            state_names = names;
+        }
+        state.push(Some(v));
+        let act = flat_state(rep, a, o);
+        if action_names.is_empty() {
+            if let Some((_, n)) = &act {
+                action_names = n.clone();
+            }
+        }
+        action.push(act.map(|x| x.0));
+    }
+    let t0 = obs.first().map_or(0, |o| o.anchor_stamp_ns);
+    let mut periods: Vec<i64> = obs
+        .windows(2)
+        .map(|w| w[1].anchor_stamp_ns - w[0].anchor_stamp_ns)
+        .filter(|&d| d > 0)
+        .collect();
+    let fps = bagscope_stats::median_in_place(&mut periods)
+        .map_or(0, |p| (1e9 / p as f64).round() as u32);
+    let n = obs.len();
+    let mut cols: Vec<(String, Col)> = vec![
+        ("observation.state".into(), Col::F64List(state)),
+        ("action".into(), Col::F64List(action)),
+        (
+            "timestamp".into(),
+            Col::F64(
+                obs.iter()
+                    .map(|o| Some((o.anchor_stamp_ns - t0) as f64 / 1e9))
+                    .collect(),
+            ),
+        ),
+        (
+            "frame_index".into(),
+            Col::I64((0..n as i64).map(Some).collect()),
+        ),
+        ("episode_index".into(), Col::I64(vec![Some(0); n])),
+        ("index".into(), Col::I64((0..n as i64).map(Some).collect())),
+        ("task_index".into(), Col::I64(vec![Some(0); n])),
+    ];
+    let mut image_features = serde_json::Map::new();
+    for (k, t) in std::iter::once(&rep.anchor_topic)
+        .chain(&rep.member_topics)
+        .enumerate()
+    {
+        let name = format!(
+            "observation.images.{}",
+            t.trim_start_matches('/').replace('/', ".")
+        );
+        cols.push((
+            name.clone(),
+            Col::Str(
+                obs.iter()
+                    .map(|o| {
+                        let idx = if k == 0 {
+                            o.anchor_index
+                        } else {
+                            o.members[k - 1].index
+                        };
+                        Some(format!("{t}#{idx}"))
+                    })
+                    .collect(),
+            ),
+        ));
+        image_features.insert(
+            name,
+            serde_json::json!({"dtype": "string", "shape": [1], "names": null}),
+        );
+    }
+    let df = frame(cols)?;
+    let mut w = TableWriter::new(&data, Format::Parquet);
+    if df.height() > 0 {
+        w.write(&df)?;
+    }
+    w.finish(&df)?;
+    let mut features = serde_json::json!({
+        "observation.state": {"dtype": "float64", "shape": [state_names.len()], "names": state_names},
+        "action": {"dtype": "float64", "shape": [action_names.len()], "names": action_names},
+        "timestamp": {"dtype": "float64", "shape": [1], "names": null},
+        "frame_index": {"dtype": "int64", "shape": [1], "names": null},
+        "episode_index": {"dtype": "int64", "shape": [1], "names": null},
+        "index": {"dtype": "int64", "shape": [1], "names": null},
+        "task_index": {"dtype": "int64", "shape": [1], "names": null},
+    });
+    if let Some(m) = features.as_object_mut() {
+        m.extend(image_features);
+    }
+    let info_v = serde_json::json!({
+        "codebase_version": "v2.0",
+        "robot_type": null,
+        "total_episodes": 1,
+        "total_frames": n,
+        "total_tasks": 1,
+        "total_videos": 0,
+        "total_chunks": 1,
+        "chunks_size": 1000,
+        "fps": fps,
+        "splits": {"train": "0:1"},
+        "data_path": "data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet",
+        "video_path": null,
+        "features": features,
+    });
+    let io =
+        |p: &Path, e: std::io::Error| Error::Analysis(format!("cannot write {}: {e}", p.display()));
+    let meta = out.join("meta");
+    std::fs::create_dir_all(&meta).map_err(|e| io(&meta, e))?;
+    for (p, text) in [
+        (&info, format!("{:#}\n", info_v)),
+        (
+            &episodes,
+            format!(
+                "{}\n",
+                serde_json::json!({"episode_index": 0, "tasks": [task], "length": n})
+            ),
+        ),
+        (
+            &tasks,
+            format!("{}\n", serde_json::json!({"task_index": 0, "task": task})),
+        ),
+    ] {
+        std::fs::write(p, text).map_err(|e| io(p, e))?;
+    }
+    Ok(LeRobotLayout {
+        data: data.display().to_string(),
+        meta: [&info, &episodes, &tasks]
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+        frames: n,
+        fps,
+    })
 }
