@@ -881,8 +881,8 @@ pub fn build(input: &Input) -> Result<ObserveReport, ObserveError> {
     for o in &observations {
         epochs[o.clock_epoch as usize].observations += 1;
     }
-    for i in 0..msgs.len() {
-        if ctx.reason[i] == Some(Reason::Sync(DropReason::ClockEpochChanged)) && !in_obs[i] {
+    for (i, (reason, &used)) in ctx.reason.iter().zip(&in_obs).enumerate() {
+        if *reason == Some(Reason::Sync(DropReason::ClockEpochChanged)) && !used {
             // Held when the epoch it arrived in ended.
             let e = ctx.flush.partition_point(|&f| f <= i);
             epochs[e.min(n_epochs - 1)].flushed += 1;
