@@ -455,7 +455,10 @@ impl ObserveCommandReport {
 
 /// A state message as read: its stamp, its numeric fields (path, values, is a list) and its
 /// `name` list.
-type StateItem = (i64, Vec<(String, Vec<f64>, bool)>, Option<Vec<String>>);
+type StateItem = (i64, Vec<StateFieldValues>, Option<Vec<String>>);
+
+/// One numeric field of a state message: its path, its values, whether it is a list.
+type StateFieldValues = (String, Vec<f64>, bool);
 
 enum Item {
     Sync(Option<i64>, Frame),
@@ -476,8 +479,8 @@ enum Role {
 
 /// The numeric fields of a decoded message, flattened (`header` left out), and its `name`
 /// list.
-fn flatten_state(v: &Value) -> (Vec<(String, Vec<f64>, bool)>, Option<Vec<String>>) {
-    fn walk(prefix: &str, v: &Value, out: &mut Vec<(String, Vec<f64>, bool)>) {
+fn flatten_state(v: &Value) -> (Vec<StateFieldValues>, Option<Vec<String>>) {
+    fn walk(prefix: &str, v: &Value, out: &mut Vec<StateFieldValues>) {
         match v {
             Value::Struct(s) => {
                 for (n, x) in s.iter() {
