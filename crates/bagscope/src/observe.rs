@@ -1295,3 +1295,66 @@ pub fn write_lerobot(
         fps,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The facade reads the synthetic observation bag and the builder's rows match its truth
+    /// (the CLI's end-to-end tests read the same through the Parquet files).
+    #[test]
+    fn synth_bag_gives_the_analytic_state_and_the_dropped_frame() {
+        let d = tempfile::tempdir().unwrap();
+        let o = bagscope_synth::ObserveSynth {
+            drop_left_frame: Some(10),
+            ..Default::default()
+        };
+        let truth = bagscope_synth::write_observe(d.path(), "obs", &o).unwrap();
+        let c = d.path().join("c.yaml");
+        std::fs::write(
+            &c,
+            "anchor: /camera/head/image_raw\nmembers:\n  - name: wrists\n    policy: approx-py\n    topics: [/camera/left/image_raw, /camera/right/image_raw]\n    queue: 5\n    slop: 15ms\nstate:\n  - topic: /joint_states\n    mode: interpolate\n    max_gap: 20ms\n    continuous_joints: [wrist_roll]\n",
+        )
+        .unwrap();
+        let r = observe(&d.path().join("obs"), &c).unwrap();
+        assert!(!r.data_loss());
+        let rep = &r.report;
+        assert_eq!(rep.summary.observations, 59);
+        let lost: Vec<(usize, usize)> = rep.rejections.iter().map(|x| (x.topic, x.index)).collect();
+        assert_eq!(lost, [(0, 10), (2, 10)]);
+        for ob in &rep.observations {
+            let s = ob.anchor_stamp_ns;
+            let want = truth.joints.position((s - truth.origin_ns) as f64 / 1e9);
+            let v = ob.state[0].as_ref().unwrap();
+            let p = rep.state_fields[0]
+                .iter()
+                .position(|f| f.name == "position")
+                .unwrap();
+            for (g, w) in v.values[p].iter().zip(&want) {
+                assert!(
+                    (g - w).abs() < 1e-9,
+                    "anchor {}: {g} vs {w}",
+                    ob.anchor_index
+                );
+            }
+            assert_eq!(ob.emit_age_ns, Some(10_500_000));
+            assert_eq!(&*ob.members[0].frame_id, "left_camera");
+        }
+        // Comments and key order do not change the policy version.
+        let a = load_contract(&c).unwrap();
+        let c2 = d.path().join("c2.yaml");
+        let text = std::fs::read_to_string(&c).unwrap();
+        std::fs::write(&c2, format!("# a comment\n{text}")).unwrap();
+        assert_eq!(load_contract(&c2).unwrap().policy_version, a.policy_version);
+        assert_eq!(a.policy_version.len(), 16);
+        // A wrong key names the file and the key.
+        std::fs::write(&c2, text.replace("slop: 15ms", "slop: 15 parsecs")).unwrap();
+        let e = load_contract(&c2).unwrap_err();
+        assert!(e.is_usage());
+        let msg = e.to_string();
+        assert!(
+            msg.contains("c2.yaml") && msg.contains("members[0].slop"),
+            "{msg}"
+        );
+    }
+}
