@@ -98,6 +98,7 @@ pub mod findings;
 pub mod hist;
 pub mod info;
 pub mod matching;
+pub mod observe;
 pub mod recorder_events;
 pub mod series;
 pub mod services;

@@ -97,7 +97,7 @@ enum Item {
 /// The frame id as a shared string: the one this thread made last time for the same name
 /// (a bag repeats a few frame names in every message), so messages hold a pointer each, not a
 /// copy of the name.
-fn shared_frame(name: String) -> Frame {
+pub(crate) fn shared_frame(name: String) -> Frame {
     use std::collections::HashMap;
     thread_local! {
         static SEEN: std::cell::RefCell<HashMap<String, Frame>> = std::cell::RefCell::new(HashMap::new());

@@ -65,6 +65,11 @@ enum Command {
     /// timing table and a summary table; resumable.
     #[cfg(feature = "export")]
     Batch(commands::batch::Args),
+    /// Observations for learning: at each anchor message the member topics joined by
+    /// message_filters policies, state sampled at its stamp, freshness and TF gates; every row
+    /// with its pairing evidence, every rejected message with its reason (Parquet).
+    #[cfg(feature = "export")]
+    Observe(commands::observe::Args),
     /// Publish a bag onto a live ROS 2 graph (pure-Rust DDS, no ROS install) at the recorded
     /// intervals, paced by the monotonic clock or a simulator's /clock; reports its timing error.
     #[cfg(feature = "play")]
@@ -101,6 +106,8 @@ fn main() -> ExitCode {
         Command::Export(a) => commands::export::run(a),
         #[cfg(feature = "export")]
         Command::Batch(a) => commands::batch::run(a),
+        #[cfg(feature = "export")]
+        Command::Observe(a) => commands::observe::run(a),
         Command::Convert(a) => commands::convert::run(a),
         #[cfg(feature = "play")]
         Command::Play(a) => commands::play::run(a),

@@ -92,6 +92,10 @@ pub enum Col {
     Bool(Vec<Option<bool>>),
     /// Strings; `None` is null.
     Str(Vec<Option<String>>),
+    /// Lists of floats (a joint state's positions); `None` is null.
+    F64List(Vec<Option<Vec<f64>>>),
+    /// Lists of strings (a joint state's names); `None` is null.
+    StrList(Vec<Option<Vec<String>>>),
     /// Strings repeated over many rows (topic, type, axis): indices into `dict`, so a row costs
     /// 4 bytes instead of a `String`. An index out of range is null.
     Dict {
@@ -111,6 +115,8 @@ impl Col {
             Col::F64(v) => v.len(),
             Col::Bool(v) => v.len(),
             Col::Str(v) => v.len(),
+            Col::F64List(v) => v.len(),
+            Col::StrList(v) => v.len(),
             Col::Dict { idx, .. } => idx.len(),
         }
     }
@@ -128,6 +134,42 @@ impl Col {
             Col::F64(v) => Column::new(name, v),
             Col::Bool(v) => Column::new(name, v),
             Col::Str(v) => Column::new(name, v),
+            Col::F64List(v) => {
+                let n: usize = v.iter().map(|x| x.as_ref().map_or(0, Vec::len)).sum();
+                let mut b = polars::chunked_array::builder::get_list_builder(
+                    &DataType::Float64,
+                    n,
+                    v.len(),
+                    name.clone(),
+                );
+                for x in &v {
+                    match x {
+                        Some(x) => b
+                            .append_series(&Series::new(PlSmallStr::EMPTY, x.as_slice()))
+                            .expect("a Float64 series appended to a Float64 list builder"),
+                        None => b.append_null(),
+                    }
+                }
+                b.finish().with_name(name).into_column()
+            }
+            Col::StrList(v) => {
+                let n: usize = v.iter().map(|x| x.as_ref().map_or(0, Vec::len)).sum();
+                let mut b = polars::chunked_array::builder::get_list_builder(
+                    &DataType::String,
+                    n,
+                    v.len(),
+                    name.clone(),
+                );
+                for x in &v {
+                    match x {
+                        Some(x) => b
+                            .append_series(&Series::new(PlSmallStr::EMPTY, x.as_slice()))
+                            .expect("a String series appended to a String list builder"),
+                        None => b.append_null(),
+                    }
+                }
+                b.finish().with_name(name).into_column()
+            }
             Col::Dict { dict, idx } => {
                 let ca: StringChunked = idx
                     .iter()
@@ -498,4 +540,47 @@ mod tests {
         drop(w);
         assert!(!outfile::temp_path(&out2, ".tmp").exists() && !out2.exists());
     }
+}
+
+/// A cell read back from a table as JSON (numbers, strings, booleans, lists, null).
+fn cell_json(v: AnyValue<'_>) -> serde_json::Value {
+    use serde_json::Value as J;
+    match v {
+        AnyValue::Null => J::Null,
+        AnyValue::Boolean(b) => J::Bool(b),
+        AnyValue::String(s) => J::String(s.to_string()),
+        AnyValue::StringOwned(s) => J::String(s.to_string()),
+        AnyValue::Int8(x) => J::from(x),
+        AnyValue::Int16(x) => J::from(x),
+        AnyValue::Int32(x) => J::from(x),
+        AnyValue::Int64(x) => J::from(x),
+        AnyValue::UInt8(x) => J::from(x),
+        AnyValue::UInt16(x) => J::from(x),
+        AnyValue::UInt32(x) => J::from(x),
+        AnyValue::UInt64(x) => J::from(x),
+        AnyValue::Float32(x) => serde_json::Number::from_f64(x as f64).map_or(J::Null, J::Number),
+        AnyValue::Float64(x) => serde_json::Number::from_f64(x).map_or(J::Null, J::Number),
+        AnyValue::List(s) => J::Array(s.iter().map(cell_json).collect()),
+        other => J::String(other.to_string()),
+    }
+}
+
+/// A Parquet file read back as column names and rows of JSON cells (small tables: tests and
+/// checks of what a command wrote).
+pub fn read_parquet_rows(path: &Path) -> Result<(Vec<String>, Vec<Vec<serde_json::Value>>)> {
+    let file = File::open(path).map_err(|source| FramesError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let df = ParquetReader::new(file).finish()?;
+    let names = column_names(&df);
+    let cols = df.columns();
+    let rows = (0..df.height())
+        .map(|i| {
+            cols.iter()
+                .map(|c| c.get(i).map_or(serde_json::Value::Null, cell_json))
+                .collect()
+        })
+        .collect();
+    Ok((names, rows))
 }

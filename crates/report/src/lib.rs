@@ -8,6 +8,8 @@
 //! It sits above the `bagscope` library (it lays out that library's reports), so the library's
 //! `batch --report` receives the page writer as a function ([`batch_page`]).
 
+mod observations;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -643,7 +645,11 @@ pub struct ReportOptions {
     pub out_dir: Option<PathBuf>,
     /// Command/response pairs to match; default: every JointTrajectory → JointState pair.
     pub pairs: Vec<(String, String)>,
+    /// An `observe` contract: the page gains an "Observations" section.
+    pub contract: Option<PathBuf>,
 }
+
+pub use observations::ObservationsEntry;
 
 /// One synchronizer emulated on a sensor pair (`sync` in `report.json`).
 #[derive(Debug, Clone, Serialize)]
@@ -792,7 +798,11 @@ pub struct Report {
     pub check_error: Option<String>,
     /// Every warning of every underlying report, deduplicated and sorted.
     pub warnings: Vec<Warning>,
-    /// The page's sections, in order ([`SECTIONS`]).
+    /// `observe`'s summary under the contract given (`report --contract`); absent without.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observations: Option<ObservationsEntry>,
+    /// The page's sections, in order ([`SECTIONS`], with `observations` before `warnings`
+    /// when a contract was given).
     pub sections: Vec<String>,
     /// The figures drawn, in page order.
     pub plots: Vec<PlotRef>,
@@ -916,6 +926,11 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
         .out_dir
         .clone()
         .unwrap_or_else(|| Path::new("reports").join(&name));
+    // A contract is checked before any work (a wrong one is a usage error).
+    let contract = match &o.contract {
+        Some(c) => Some(bagscope::observe::load_contract(c)?),
+        None => None,
+    };
     let info_r = info(path)?;
     // Pairs asked for must name topics of the bag (a typo is a usage error, not a quiet skip).
     for (c, r) in &o.pairs {
@@ -990,6 +1005,9 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
         }
     }
 
+    let observations = contract
+        .as_ref()
+        .map(|c| observations::observations(path, c));
     let (check_r, check_error): (Option<CheckReport>, Option<String>) = (Some(check_r), None);
 
     let mut warnings: Vec<Warning> = info_r.warnings.clone();
@@ -1089,7 +1107,14 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
         check: check_r,
         check_error,
         warnings,
-        sections: SECTIONS.iter().map(|s| s.to_string()).collect(),
+        sections: SECTIONS
+            .iter()
+            .flat_map(|s| match (*s, &observations) {
+                ("warnings", Some(_)) => vec!["observations".to_string(), s.to_string()],
+                _ => vec![s.to_string()],
+            })
+            .collect(),
+        observations,
         unplotted_topics,
         plots: plots
             .iter()
@@ -1773,6 +1798,7 @@ fn render_html(r: &Report, svgs: &BTreeMap<String, String>) -> String {
     }
     s.push_str("</section>\n");
 
+    observations_html(&mut s, r);
     s.push_str("<section id=\"warnings\"><h2>Warnings</h2>\n");
     if r.warnings.is_empty() {
         s.push_str("<p>None.</p>\n");
@@ -1937,6 +1963,7 @@ fn render_md(r: &Report) -> String {
             let _ = writeln!(s, "error: {}\n", md_escape(e.as_deref().unwrap_or("")));
         }
     }
+    observations_md(&mut s, r);
     s.push_str("## Warnings\n\n");
     if r.warnings.is_empty() {
         s.push_str("None.\n");
@@ -1948,6 +1975,57 @@ fn render_md(r: &Report) -> String {
         );
     }
     s
+}
+
+/// The "Observations" section (only with a contract).
+fn observations_html(s: &mut String, r: &Report) {
+    let Some(o) = &r.observations else { return };
+    let _ = writeln!(
+        s,
+        "<section id=\"observations\"><h2>Observations</h2><p>contract {} (policy_version {})</p>",
+        esc(&o.contract),
+        esc(&o.policy_version)
+    );
+    match (&o.summary, &o.error) {
+        (Some(sum), _) => {
+            let (a, b) = observations::rows(sum);
+            table_html(s, &["quantity", "p50", "p99"], &a);
+            if !b.is_empty() {
+                table_html(s, &["reason", "messages", "anchors"], &b);
+            }
+        }
+        (None, e) => {
+            let _ = writeln!(
+                s,
+                "<p class=\"err\">{}</p>",
+                esc(e.as_deref().unwrap_or(""))
+            );
+        }
+    }
+    s.push_str("</section>\n");
+}
+
+/// The "Observations" section in Markdown (only with a contract).
+fn observations_md(s: &mut String, r: &Report) {
+    let Some(o) = &r.observations else { return };
+    let _ = writeln!(
+        s,
+        "## Observations\n\ncontract {} (policy_version {})\n",
+        md_escape(&o.contract),
+        o.policy_version
+    );
+    match (&o.summary, &o.error) {
+        (Some(sum), _) => {
+            let (a, b) = observations::rows(sum);
+            table_md(s, &["quantity", "p50", "p99"], &a);
+            if !b.is_empty() {
+                table_md(s, &["reason", "messages", "anchors"], &b);
+            }
+        }
+        (None, e) => {
+            let _ = writeln!(s, "error: {}\n", md_escape(e.as_deref().unwrap_or("")));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ mod cpp_latest;
 mod diagnose;
 mod drops;
 mod duration;
+mod epochs;
 mod freshness;
 mod py_approx;
 mod py_exact;
@@ -43,6 +44,7 @@ use std::fmt;
 pub use diagnose::{diagnose, DiagnoseHints, Diagnosis, DiagnosisKind};
 pub use drops::DropList;
 pub use duration::{parse_duration_ns, seconds_to_ns};
+pub use epochs::emulate_flushed;
 pub use freshness::{apply_freshness, FreshnessConfig, FreshnessReport, RejectedSet, SetRejection};
 pub use recommend::{
     recommend, CurvePoint, NoRecommendation, NoRecommendationCode, RecommendInput, RecommendRule,

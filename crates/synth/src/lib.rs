@@ -3,6 +3,7 @@
 
 pub mod arm;
 pub mod epoch;
+pub mod observe;
 pub mod perf;
 pub mod sensors;
 pub mod suite;
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 pub use arm::{ArmOptions, ArmTruth, ClockMode, ResponseKind};
 pub use epoch::{EpochOptions, EpochTruth};
+pub use observe::{write_observe, ObserveSynth, ObserveTruth};
 pub use sensors::{SensorOptions, SensorTruth};
 pub use tf::{TfSynth, TfTruth};
 

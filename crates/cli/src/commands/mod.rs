@@ -9,6 +9,8 @@ pub(crate) mod export;
 pub(crate) mod hist;
 pub(crate) mod info;
 pub(crate) mod matching;
+#[cfg(feature = "export")]
+pub(crate) mod observe;
 #[cfg(feature = "play")]
 pub(crate) mod play;
 pub(crate) mod report;

@@ -16,6 +16,10 @@ pub(crate) struct Args {
     /// JointTrajectory -> JointState pair).
     #[arg(long = "pair", value_parser = parse_pair)]
     pub pairs: Vec<(String, String)>,
+    /// An `observe` contract (docs/observe.md): the page gains an "Observations" section with
+    /// its summary and drops.
+    #[arg(long)]
+    pub contract: Option<PathBuf>,
     /// Print report.json's content instead of the summary.
     #[arg(long)]
     pub json: bool,
@@ -33,6 +37,7 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     let o = ReportOptions {
         out_dir: a.out,
         pairs: a.pairs,
+        contract: a.contract,
     };
     let r = report(&a.bag, &o).with_context(|| format!("report on {}", a.bag.display()))?;
     if a.json {

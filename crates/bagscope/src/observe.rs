@@ -1,0 +1,1360 @@
+//! `bagscope observe`: the observation builder over a bag. Reads the contract file (YAML),
+//! reads the bag once for what the contract needs (stamps and frame ids of the anchor and
+//! members, state fields, TF, `/clock`), runs `bagscope-observe` and, with the `frames`
+//! feature, writes `observations.parquet` and `rejections.parquet`.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use bagscope_bag::{Bag, Warning, WarningCode};
+use bagscope_msg::{decode, StampSource, Value};
+use bagscope_observe::{
+    Contract, EmitAxis, GroupSpec, Input, ObserveReport, StateField, StateMode, StateSample,
+    StateSeries, StateSpec, SyncMessage,
+};
+use bagscope_sync::{parse_duration_ns, Policy};
+use bagscope_tf::{Frame, TfMessage, TfTransform};
+
+use crate::series::{locators, topic_schemas};
+use crate::Error;
+
+pub use bagscope_observe as analysis;
+
+/// A contract file read and checked, with its content hash.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadedContract {
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// First 16 hex digits of the SHA-256 of the contract as JSON with sorted keys.
+    pub policy_version: String,
+    /// The contract as the builder takes it.
+    pub contract: Contract,
+}
+
+fn bad(path: &Path, key: &str, what: impl std::fmt::Display) -> Error {
+    Error::Parameter(format!("contract {}: {key}: {what}", path.display()))
+}
+
+/// JSON text with every object's keys sorted (the canonical form hashed for
+/// `policy_version`).
+fn canonical(v: &Json, out: &mut String) {
+    match v {
+        Json::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Json::String((*k).clone()).to_string());
+                out.push(':');
+                canonical(&m[*k], out);
+            }
+            out.push('}');
+        }
+        Json::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(x, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// `policy_version` of a contract value.
+pub fn policy_version(v: &Json) -> String {
+    use sha2::Digest;
+    let mut s = String::new();
+    canonical(v, &mut s);
+    let d = sha2::Sha256::digest(s.as_bytes());
+    d.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+struct Obj<'a> {
+    path: &'a Path,
+    key: String,
+    m: &'a serde_json::Map<String, Json>,
+}
+
+impl<'a> Obj<'a> {
+    fn new(path: &'a Path, key: &str, v: &'a Json, allowed: &[&str]) -> Result<Obj<'a>, Error> {
+        let m = v
+            .as_object()
+            .ok_or_else(|| bad(path, key, "expected a mapping"))?;
+        for k in m.keys() {
+            if !allowed.contains(&k.as_str()) {
+                return Err(bad(
+                    path,
+                    &join(key, k),
+                    format!("unknown key (expected one of {})", allowed.join(", ")),
+                ));
+            }
+        }
+        Ok(Obj {
+            path,
+            key: key.to_string(),
+            m,
+        })
+    }
+
+    fn k(&self, k: &str) -> String {
+        join(&self.key, k)
+    }
+
+    fn get(&self, k: &str) -> Option<&'a Json> {
+        self.m.get(k).filter(|v| !v.is_null())
+    }
+
+    fn string(&self, k: &str) -> Result<Option<String>, Error> {
+        match self.get(k) {
+            None => Ok(None),
+            Some(Json::String(s)) if !s.trim().is_empty() => Ok(Some(s.trim().to_string())),
+            Some(_) => Err(bad(self.path, &self.k(k), "expected a non-empty string")),
+        }
+    }
+
+    fn strings(&self, k: &str) -> Result<Vec<String>, Error> {
+        match self.get(k) {
+            None => Ok(Vec::new()),
+            Some(Json::Array(a)) => a
+                .iter()
+                .enumerate()
+                .map(|(i, x)| match x {
+                    Json::String(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
+                    _ => Err(bad(
+                        self.path,
+                        &format!("{}[{i}]", self.k(k)),
+                        "expected a non-empty string",
+                    )),
+                })
+                .collect(),
+            Some(_) => Err(bad(self.path, &self.k(k), "expected a list of strings")),
+        }
+    }
+
+    fn boolean(&self, k: &str) -> Result<bool, Error> {
+        match self.get(k) {
+            None => Ok(false),
+            Some(Json::Bool(b)) => Ok(*b),
+            Some(_) => Err(bad(self.path, &self.k(k), "expected true or false")),
+        }
+    }
+
+    fn duration(&self, k: &str) -> Result<Option<i64>, Error> {
+        let s = match self.get(k) {
+            None => return Ok(None),
+            Some(Json::String(s)) => s.clone(),
+            Some(Json::Number(n)) => n.to_string(),
+            Some(_) => {
+                return Err(bad(
+                    self.path,
+                    &self.k(k),
+                    "expected a duration (15ms, 0.015, 2s)",
+                ))
+            }
+        };
+        let ns = parse_duration_ns(&s).map_err(|_| {
+            bad(
+                self.path,
+                &self.k(k),
+                format!("'{s}' is not a duration (15ms, 0.015, 2s)"),
+            )
+        })?;
+        if ns < 0 {
+            return Err(bad(self.path, &self.k(k), "must not be negative"));
+        }
+        Ok(Some(ns))
+    }
+}
+
+fn join(a: &str, b: &str) -> String {
+    if a.is_empty() {
+        b.to_string()
+    } else {
+        format!("{a}.{b}")
+    }
+}
+
+fn list<'a>(path: &Path, key: &str, v: Option<&'a Json>) -> Result<&'a [Json], Error> {
+    match v {
+        None => Ok(&[]),
+        Some(Json::Array(a)) => Ok(a),
+        Some(_) => Err(bad(path, key, "expected a list")),
+    }
+}
+
+/// Reads and checks a contract file. Every error names the file and the key that is wrong
+/// (a usage error: the CLI exits 2).
+pub fn load_contract(path: &Path) -> Result<LoadedContract, Error> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::Parameter(format!("cannot read contract {}: {e}", path.display())))?;
+    let v: Json = serde_yaml_ng::from_str(&text)
+        .map_err(|e| Error::Parameter(format!("contract {}: not YAML: {e}", path.display())))?;
+    let contract = parse_contract(path, &v)?;
+    Ok(LoadedContract {
+        path: path.to_path_buf(),
+        policy_version: policy_version(&v),
+        contract,
+    })
+}
+
+/// The contract in `v` (`path` names the file in errors).
+pub fn parse_contract(path: &Path, v: &Json) -> Result<Contract, Error> {
+    let top = Obj::new(
+        path,
+        "",
+        v,
+        &["anchor", "members", "state", "freshness", "tf"],
+    )?;
+    let anchor = top.string("anchor")?.ok_or_else(|| {
+        bad(
+            path,
+            "anchor",
+            "missing (the topic whose messages define observation times)",
+        )
+    })?;
+    let mut groups = Vec::new();
+    for (i, g) in list(path, "members", top.get("members"))?
+        .iter()
+        .enumerate()
+    {
+        let key = format!("members[{i}]");
+        let o = Obj::new(
+            path,
+            &key,
+            g,
+            &[
+                "name",
+                "policy",
+                "topics",
+                "queue",
+                "slop",
+                "epsilon",
+                "age_penalty",
+                "max_interval",
+                "hierarchical",
+            ],
+        )?;
+        let pname = o.string("policy")?.ok_or_else(|| {
+            bad(
+                path,
+                &o.k("policy"),
+                "missing (exact, approx, approx-py, approx-epsilon)",
+            )
+        })?;
+        let policy = Policy::parse(&pname)
+            .ok()
+            .filter(|p| *p != Policy::Latest)
+            .ok_or_else(|| {
+                bad(
+                    path,
+                    &o.k("policy"),
+                    format!("'{pname}' is not one of exact, approx, approx-py, approx-epsilon, exact-py"),
+                )
+            })?;
+        let topics = o.strings("topics")?;
+        if topics.is_empty() {
+            return Err(bad(path, &o.k("topics"), "needs at least one topic"));
+        }
+        let queue = match o.get("queue") {
+            None => 10,
+            Some(q) => q
+                .as_u64()
+                .filter(|q| (1..=1_000_000).contains(q))
+                .ok_or_else(|| bad(path, &o.k("queue"), "expected a whole number from 1"))?
+                as usize,
+        };
+        let slop_ns = o.duration("slop")?;
+        let epsilon_ns = o.duration("epsilon")?;
+        if policy == Policy::ApproxPy && slop_ns.is_none() {
+            return Err(bad(path, &o.k("slop"), "approx-py needs a slop"));
+        }
+        if policy != Policy::ApproxPy && slop_ns.is_some() {
+            return Err(bad(
+                path,
+                &o.k("slop"),
+                format!("applies to approx-py only, not {policy}"),
+            ));
+        }
+        if policy == Policy::ApproxEpsilon && epsilon_ns.is_none() {
+            return Err(bad(
+                path,
+                &o.k("epsilon"),
+                "approx-epsilon needs an epsilon",
+            ));
+        }
+        if policy != Policy::ApproxEpsilon && epsilon_ns.is_some() {
+            return Err(bad(
+                path,
+                &o.k("epsilon"),
+                format!("applies to approx-epsilon only, not {policy}"),
+            ));
+        }
+        let age_penalty = match o.get("age_penalty") {
+            None => None,
+            Some(x) => Some(
+                x.as_f64()
+                    .filter(|a| a.is_finite() && *a >= 0.0 && policy == Policy::Approx)
+                    .ok_or_else(|| {
+                        bad(path, &o.k("age_penalty"), "a number >= 0, for approx only")
+                    })?,
+            ),
+        };
+        let max_interval_ns = o.duration("max_interval")?;
+        if max_interval_ns.is_some() && policy != Policy::Approx {
+            return Err(bad(path, &o.k("max_interval"), "applies to approx only"));
+        }
+        let hierarchical = o.boolean("hierarchical")?;
+        if hierarchical && topics.len() < 2 {
+            return Err(bad(
+                path,
+                &o.k("hierarchical"),
+                "a hierarchical group needs at least 2 topics",
+            ));
+        }
+        if topics.len() + usize::from(!hierarchical) > bagscope_sync::MAX_TOPICS {
+            return Err(bad(
+                path,
+                &o.k("topics"),
+                format!(
+                    "a synchronizer takes at most {} topics",
+                    bagscope_sync::MAX_TOPICS
+                ),
+            ));
+        }
+        groups.push(GroupSpec {
+            name: o.string("name")?.unwrap_or_else(|| format!("group{i}")),
+            policy,
+            topics,
+            queue,
+            slop_ns,
+            epsilon_ns,
+            age_penalty,
+            max_interval_ns,
+            hierarchical,
+        });
+    }
+    let mut state = Vec::new();
+    for (i, s) in list(path, "state", top.get("state"))?.iter().enumerate() {
+        let key = format!("state[{i}]");
+        let o = Obj::new(
+            path,
+            &key,
+            s,
+            &["topic", "mode", "max_gap", "continuous_joints", "optional"],
+        )?;
+        let topic = o
+            .string("topic")?
+            .ok_or_else(|| bad(path, &o.k("topic"), "missing"))?;
+        let mode = match o.string("mode")?.as_deref() {
+            Some("nearest") => StateMode::Nearest,
+            Some("interpolate") => StateMode::Interpolate,
+            Some("hold") => StateMode::Hold,
+            Some(m) => {
+                return Err(bad(
+                    path,
+                    &o.k("mode"),
+                    format!("'{m}' is not one of nearest, interpolate, hold"),
+                ))
+            }
+            None => {
+                return Err(bad(
+                    path,
+                    &o.k("mode"),
+                    "missing (nearest, interpolate, hold)",
+                ))
+            }
+        };
+        let max_gap_ns = o.duration("max_gap")?.ok_or_else(|| {
+            bad(
+                path,
+                &o.k("max_gap"),
+                "missing: the largest gap beyond which the state is missing",
+            )
+        })?;
+        state.push(StateSpec {
+            topic,
+            mode,
+            max_gap_ns,
+            continuous_joints: o.strings("continuous_joints")?,
+            optional: o.boolean("optional")?,
+        });
+    }
+    let max_age_ns = match top.get("freshness") {
+        None => None,
+        Some(f) => Obj::new(path, "freshness", f, &["max_age"])?.duration("max_age")?,
+    };
+    let (tf_target, tf_cache_ns) = match top.get("tf") {
+        None => (None, bagscope_tf::DEFAULT_CACHE_NS),
+        Some(t) => {
+            let o = Obj::new(path, "tf", t, &["target_frame", "cache"])?;
+            (
+                Some(
+                    o.string("target_frame")?
+                        .ok_or_else(|| bad(path, "tf.target_frame", "missing"))?,
+                ),
+                o.duration("cache")?
+                    .unwrap_or(bagscope_tf::DEFAULT_CACHE_NS),
+            )
+        }
+    };
+    let c = Contract {
+        anchor,
+        groups,
+        state,
+        max_age_ns,
+        tf_target,
+        tf_cache_ns,
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for t in c
+        .sync_topics()
+        .iter()
+        .chain(c.state.iter().map(|s| &s.topic))
+    {
+        if !seen.insert(t.clone()) {
+            return Err(bad(
+                path,
+                "members",
+                format!("topic {t} is listed twice (anchor, members and state topics must differ)"),
+            ));
+        }
+    }
+    Ok(c)
+}
+
+/// `bagscope observe`'s report: the builder's result, the bag and contract it came from, and
+/// what went wrong reading the bag.
+#[derive(Debug, Clone, Serialize)]
+pub struct ObserveCommandReport {
+    /// The path the bag was opened from.
+    pub bag: String,
+    /// The contract file.
+    pub contract: String,
+    /// Observations, rejections (not serialised: they go to the Parquet files), summary.
+    #[serde(flatten)]
+    pub report: ObserveReport,
+    /// Bag damage, unreadable stamps or state messages, missing TF topics; sorted.
+    pub warnings: Vec<Warning>,
+}
+
+impl ObserveCommandReport {
+    /// True when a warning says messages were lost (exit code 3).
+    pub fn data_loss(&self) -> bool {
+        self.warnings.iter().any(|w| w.data_loss)
+    }
+}
+
+/// A state message as read: its stamp, its numeric fields (path, values, is a list) and its
+/// `name` list.
+type StateItem = (i64, Vec<StateFieldValues>, Option<Vec<String>>);
+
+/// One numeric field of a state message: its path, its values, whether it is a list.
+type StateFieldValues = (String, Vec<f64>, bool);
+
+enum Item {
+    Sync(Option<i64>, Frame),
+    State(Option<StateItem>),
+    Tf(Option<Vec<TfTransform>>),
+    Clock(Option<i64>),
+    Bad,
+}
+
+#[derive(Clone, Copy)]
+enum Role {
+    None,
+    Sync(usize),
+    State(usize),
+    Tf(bool),
+    Clock,
+}
+
+/// The numeric fields of a decoded message, flattened (`header` left out), and its `name`
+/// list.
+fn flatten_state(v: &Value) -> (Vec<StateFieldValues>, Option<Vec<String>>) {
+    fn walk(prefix: &str, v: &Value, out: &mut Vec<StateFieldValues>) {
+        match v {
+            Value::Struct(s) => {
+                for (n, x) in s.iter() {
+                    if prefix.is_empty() && n == "header" {
+                        continue;
+                    }
+                    walk(&join(prefix, n), x, out);
+                }
+            }
+            // Arrays of numbers are list fields; arrays of strings or messages are not state.
+            Value::Array(_) => {
+                if let Some(f) = v.to_f64_vec() {
+                    out.push((prefix.to_string(), f, true));
+                }
+            }
+            Value::String(_) | Value::Bytes(_) => {}
+            x => {
+                if let Some(f) = x.as_f64() {
+                    out.push((prefix.to_string(), vec![f], false));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk("", v, &mut out);
+    let names = v.field("name").and_then(|n| n.as_array()).and_then(|a| {
+        a.iter()
+            .map(|x| x.as_str().map(str::to_string))
+            .collect::<Option<Vec<String>>>()
+    });
+    (out, names)
+}
+
+/// Runs the builder over an open bag.
+pub fn observe_of(bag: &Bag, lc: &LoadedContract) -> Result<ObserveCommandReport, Error> {
+    let c = &lc.contract;
+    let sync_topics = c.sync_topics();
+    let mut role = vec![Role::None; bag.topics.len()];
+    for (k, t) in sync_topics.iter().enumerate() {
+        role[bag.topic_index(t).map_err(|_| {
+            Error::Parameter(format!(
+                "contract {}: topic {t} is not in the bag {}",
+                lc.path.display(),
+                bag.path.display()
+            ))
+        })?] = Role::Sync(k);
+    }
+    for (k, s) in c.state.iter().enumerate() {
+        role[bag.topic_index(&s.topic).map_err(|_| {
+            Error::Parameter(format!(
+                "contract {}: state topic {} is not in the bag {}",
+                lc.path.display(),
+                s.topic,
+                bag.path.display()
+            ))
+        })?] = Role::State(k);
+    }
+    let mut warnings = bag.open_warnings();
+    if c.tf_target.is_some() {
+        for t in crate::tf::DEFAULT_TF_TOPICS {
+            match bag.topic_index(t) {
+                Ok(i) => role[i] = Role::Tf(bagscope_tf::is_static_topic(t)),
+                Err(_) => warnings.push(
+                    Warning::new(
+                        WarningCode::TfTopicMissing,
+                        "TF topic not in the bag: treated as empty",
+                    )
+                    .topic(t),
+                ),
+            }
+        }
+    }
+    if let Ok(i) = bag.topic_index("/clock") {
+        if matches!(role[i], Role::None) {
+            role[i] = Role::Clock;
+        }
+    }
+    let schemas = topic_schemas(bag);
+    let locs = locators(&schemas);
+    for (i, r) in role.iter().enumerate() {
+        if let Role::State(_) = r {
+            if let Err(e) = &schemas[i] {
+                return Err(Error::Analysis(format!(
+                    "state topic {}: no usable message definition ({e})",
+                    bag.topics[i].name
+                )));
+            }
+        }
+    }
+    let wanted: Vec<bool> = role.iter().map(|r| !matches!(r, Role::None)).collect();
+    let scan = bag.scan(&wanted, |m| match role[m.topic] {
+        Role::Sync(_) => {
+            let loc = &locs[m.topic];
+            let stamp = match loc.source() {
+                StampSource::None => Ok(None),
+                _ => loc.read_stamp_ns(m.data),
+            };
+            match stamp {
+                Ok(s) => {
+                    let frame = loc.read_frame_id(m.data).ok().flatten().unwrap_or_default();
+                    Item::Sync(s, crate::tf::shared_frame(frame))
+                }
+                Err(_) => Item::Bad,
+            }
+        }
+        Role::State(_) => Item::State(schemas[m.topic].as_ref().ok().and_then(|s| {
+            let v = decode(s, m.data).ok()?;
+            let stamp = locs[m.topic].read_stamp_ns(m.data).ok().flatten()?;
+            let (f, n) = flatten_state(&v);
+            Some((stamp, f, n))
+        })),
+        Role::Tf(_) => Item::Tf(
+            bagscope_msg::decode_typed::<bagscope_msg::types::TFMessage>(m.data)
+                .ok()
+                .map(|t| {
+                    t.transforms
+                        .into_iter()
+                        .map(|x| TfTransform {
+                            parent: crate::tf::shared_frame(x.header.frame_id),
+                            child: crate::tf::shared_frame(x.child_frame_id),
+                            stamp_ns: x.header.stamp.to_ns(),
+                        })
+                        .collect()
+                }),
+        ),
+        Role::Clock => Item::Clock(locs[m.topic].read_stamp_ns(m.data).ok().flatten()),
+        Role::None => Item::Bad,
+    });
+    warnings.extend(scan.warnings);
+    let mut messages = Vec::new();
+    let mut states: Vec<StateSeries> = c
+        .state
+        .iter()
+        .map(|s| StateSeries {
+            topic: s.topic.clone(),
+            ..Default::default()
+        })
+        .collect();
+    let mut tf: Vec<TfMessage> = Vec::new();
+    let (mut clock_log, mut clock_sim) = (Vec::new(), Vec::new());
+    let mut bad = vec![0usize; bag.topics.len()];
+    let mut names_seen: Vec<Option<bagscope_observe::Names>> = vec![None; states.len()];
+    for it in scan.items {
+        match (role[it.topic], it.value) {
+            (Role::Sync(k), Item::Sync(stamp_ns, frame_id)) => messages.push(SyncMessage {
+                topic: k,
+                stamp_ns,
+                log_time_ns: it.log_time_ns,
+                frame_id,
+            }),
+            (Role::State(k), Item::State(Some((stamp, fields, names)))) => {
+                let s = &mut states[k];
+                if s.samples.is_empty() {
+                    s.fields = fields
+                        .iter()
+                        .map(|(n, _, l)| StateField {
+                            name: n.clone(),
+                            list: *l,
+                        })
+                        .collect();
+                    s.has_names = names.is_some();
+                }
+                if fields.len() != s.fields.len()
+                    || fields.iter().zip(&s.fields).any(|(f, g)| f.0 != g.name)
+                {
+                    bad[it.topic] += 1;
+                    continue;
+                }
+                let names = names.map(|n| match &names_seen[k] {
+                    Some(prev) if prev[..] == n[..] => prev.clone(),
+                    _ => {
+                        let a: bagscope_observe::Names = n.into();
+                        names_seen[k] = Some(a.clone());
+                        a
+                    }
+                });
+                s.samples.push(StateSample {
+                    stamp_ns: stamp,
+                    log_time_ns: it.log_time_ns,
+                    values: fields.into_iter().map(|f| f.1).collect(),
+                    names,
+                });
+            }
+            (Role::Tf(is_static), Item::Tf(Some(transforms))) => tf.push(TfMessage {
+                log_time_ns: it.log_time_ns,
+                source: usize::from(is_static),
+                is_static,
+                transforms,
+            }),
+            (Role::Clock, Item::Clock(Some(s))) => {
+                clock_log.push(it.log_time_ns);
+                clock_sim.push(s);
+            }
+            (Role::Clock, _) => {}
+            _ => bad[it.topic] += 1,
+        }
+    }
+    for (i, &n) in bad.iter().enumerate() {
+        if n > 0 {
+            warnings.push(
+                Warning::new(
+                    WarningCode::Undecodable,
+                    format!("{n} message(s) whose stamp, frame id or state fields could not be read were left out"),
+                )
+                .topic(&bag.topics[i].name)
+                .loss(),
+            );
+        }
+    }
+    // Emit ages: log times onto the anchor stamps' clock.
+    let anchor_stamps: Vec<i64> = messages
+        .iter()
+        .filter(|m| m.topic == 0)
+        .filter_map(|m| m.stamp_ns)
+        .take(64)
+        .collect();
+    let first_log = messages.first().map(|m| m.log_time_ns);
+    let stamps_wall = bagscope_types::series_is_wall(&anchor_stamps).unwrap_or(true);
+    let log_wall = first_log.is_some_and(bagscope_types::is_wall_ns);
+    let map = (!stamps_wall && log_wall)
+        .then(|| {
+            bagscope_clocks::ClockMap::from_series(
+                &clock_log,
+                &clock_sim,
+                bagscope_types::Axis::Wall,
+            )
+        })
+        .flatten();
+    let mapper = |log: i64| map.as_ref().and_then(|m| m.log_to_sim_ns(log));
+    let emit_axis = if stamps_wall == log_wall || anchor_stamps.is_empty() {
+        EmitAxis::Same
+    } else if map.is_some() {
+        EmitAxis::Mapped(&mapper)
+    } else {
+        warnings.push(
+            Warning::new(
+                WarningCode::SplitClockAxes,
+                "the anchor's stamps are on sim time and log times on wall time, with no /clock to map them: emit ages are null and freshness is not checked",
+            )
+            .topic(&c.anchor),
+        );
+        EmitAxis::Unmapped
+    };
+    let report = bagscope_observe::build(&Input {
+        contract: c,
+        policy_version: &lc.policy_version,
+        messages: &messages,
+        states: &states,
+        tf: &tf,
+        emit_axis,
+    })
+    .map_err(|e| match e {
+        bagscope_observe::ObserveError::Contract(s) => {
+            Error::Parameter(format!("contract {}: {s}", lc.path.display()))
+        }
+        bagscope_observe::ObserveError::Sync(e) => Error::Sync(e),
+    })?;
+    warnings.sort();
+    warnings.dedup();
+    Ok(ObserveCommandReport {
+        bag: bag.path.display().to_string(),
+        contract: lc.path.display().to_string(),
+        report,
+        warnings,
+    })
+}
+
+/// [`observe_of`] of the bag at `path` with the contract file `contract`.
+pub fn observe(path: &Path, contract: &Path) -> Result<ObserveCommandReport, Error> {
+    let lc = load_contract(contract)?;
+    observe_of(&Bag::open(path)?, &lc)
+}
+
+/// The files `observe` wrote.
+#[cfg(feature = "frames")]
+#[derive(Debug, Clone, Serialize)]
+pub struct WrittenTables {
+    /// `OUT/observations.parquet`.
+    pub observations: String,
+    /// `OUT/rejections.parquet`.
+    pub rejections: String,
+    /// Column names of the observation table, in order.
+    pub columns: Vec<String>,
+}
+
+#[cfg(feature = "frames")]
+fn state_of(o: &bagscope_observe::Observation, s: usize) -> Option<&bagscope_observe::StateValue> {
+    o.state.get(s).and_then(|x| x.as_ref())
+}
+
+/// The observation table's columns (docs/observe.md explains them).
+#[cfg(feature = "frames")]
+pub fn observation_columns(r: &ObserveReport) -> Vec<(String, bagscope_frames::Col)> {
+    use bagscope_frames::Col;
+    let obs = &r.observations;
+    let n = obs.len();
+    let i64s = |f: &dyn Fn(&bagscope_observe::Observation) -> Option<i64>| {
+        Col::I64(obs.iter().map(f).collect())
+    };
+    let constant = |s: &str| Col::Dict {
+        dict: vec![s.to_string()],
+        idx: vec![0; n],
+    };
+    let mut cols: Vec<(String, Col)> = vec![
+        (
+            "observation_id".into(),
+            Col::Str(obs.iter().map(|o| Some(o.observation_id.clone())).collect()),
+        ),
+        ("policy_version".into(), constant(&r.policy_version)),
+        ("anchor_topic".into(), constant(&r.anchor_topic)),
+        (
+            "anchor_index".into(),
+            i64s(&|o| Some(o.anchor_index as i64)),
+        ),
+        ("anchor_stamp_ns".into(), i64s(&|o| Some(o.anchor_stamp_ns))),
+        (
+            "anchor_log_time_ns".into(),
+            i64s(&|o| Some(o.anchor_log_time_ns)),
+        ),
+        (
+            "anchor_frame_id".into(),
+            Col::Str(
+                obs.iter()
+                    .map(|o| Some(o.anchor_frame_id.to_string()))
+                    .collect(),
+            ),
+        ),
+        ("clock_epoch".into(), i64s(&|o| Some(o.clock_epoch as i64))),
+        (
+            "emit_log_time_ns".into(),
+            i64s(&|o| Some(o.emit_log_time_ns)),
+        ),
+        ("emit_age_ns".into(), i64s(&|o| o.emit_age_ns)),
+        ("span_ns".into(), i64s(&|o| Some(o.span_ns))),
+        ("decision".into(), constant("accepted")),
+    ];
+    for g in &r.groups {
+        let p = &g.name;
+        cols.push((format!("{p}.policy"), constant(g.policy.cli_name())));
+        cols.push((
+            format!("{p}.queue_size"),
+            Col::I64(vec![Some(g.queue as i64); n]),
+        ));
+        cols.push((format!("{p}.slop_ns"), Col::I64(vec![g.slop_ns; n])));
+        cols.push((format!("{p}.epsilon_ns"), Col::I64(vec![g.epsilon_ns; n])));
+        cols.push((
+            format!("{p}.hierarchical"),
+            Col::Bool(vec![Some(g.hierarchical); n]),
+        ));
+    }
+    for (k, t) in r.member_topics.iter().enumerate() {
+        let m = |o: &bagscope_observe::Observation| o.members.get(k).cloned();
+        cols.push((
+            format!("{t}.index"),
+            i64s(&|o| m(o).map(|x| x.index as i64)),
+        ));
+        cols.push((
+            format!("{t}.stamp_ns"),
+            i64s(&|o| m(o).and_then(|x| x.stamp_ns)),
+        ));
+        cols.push((
+            format!("{t}.offset_ns"),
+            i64s(&|o| m(o).and_then(|x| x.offset_ns)),
+        ));
+        cols.push((
+            format!("{t}.frame_id"),
+            Col::Str(
+                obs.iter()
+                    .map(|o| m(o).map(|x| x.frame_id.to_string()))
+                    .collect(),
+            ),
+        ));
+        cols.push((
+            format!("{t}.log_time_ns"),
+            i64s(&|o| m(o).map(|x| x.log_time_ns)),
+        ));
+    }
+    for (s, t) in r.state_topics.iter().enumerate() {
+        if r.state_has_names.get(s).copied().unwrap_or(false) {
+            cols.push((
+                format!("{t}.name"),
+                Col::StrList(
+                    obs.iter()
+                        .map(|o| {
+                            state_of(o, s)
+                                .and_then(|x| x.names.as_ref())
+                                .map(|n| n.to_vec())
+                        })
+                        .collect(),
+                ),
+            ));
+        }
+        for (f, field) in r.state_fields[s].iter().enumerate() {
+            let name = format!("{t}.{}", field.name);
+            if field.list {
+                cols.push((
+                    name,
+                    Col::F64List(
+                        obs.iter()
+                            .map(|o| state_of(o, s).and_then(|x| x.values.get(f).cloned()))
+                            .collect(),
+                    ),
+                ));
+            } else {
+                cols.push((
+                    name,
+                    Col::F64(
+                        obs.iter()
+                            .map(|o| {
+                                state_of(o, s)
+                                    .and_then(|x| x.values.get(f))
+                                    .and_then(|x| x.first().copied())
+                            })
+                            .collect(),
+                    ),
+                ));
+            }
+        }
+        cols.push((
+            format!("{t}.before_stamp_ns"),
+            i64s(&|o| state_of(o, s).and_then(|x| x.before_stamp_ns)),
+        ));
+        cols.push((
+            format!("{t}.after_stamp_ns"),
+            i64s(&|o| state_of(o, s).and_then(|x| x.after_stamp_ns)),
+        ));
+        cols.push((
+            format!("{t}.gap_ns"),
+            i64s(&|o| state_of(o, s).and_then(|x| x.gap_ns)),
+        ));
+        let mode = r
+            .summary
+            .state
+            .get(s)
+            .map_or(StateMode::Nearest, |x| x.mode);
+        if mode == StateMode::Hold {
+            cols.push((
+                format!("{t}.hold_age_ns"),
+                i64s(&|o| state_of(o, s).and_then(|x| x.hold_age_ns)),
+            ));
+            cols.push((
+                format!("{t}.reuse_count"),
+                i64s(&|o| state_of(o, s).and_then(|x| x.reuse_count).map(i64::from)),
+            ));
+        } else {
+            cols.push((
+                format!("{t}.online_wait_ns"),
+                i64s(&|o| state_of(o, s).and_then(|x| x.online_wait_ns)),
+            ));
+        }
+    }
+    cols
+}
+
+/// The rejection table's columns: `topic`, `index`, `stamp_ns`, `reason`, `log_time_ns`.
+#[cfg(feature = "frames")]
+pub fn rejection_columns(r: &ObserveReport) -> Vec<(String, bagscope_frames::Col)> {
+    use bagscope_frames::Col;
+    let rj = &r.rejections;
+    let mut reasons: Vec<&'static str> = rj.iter().map(|x| x.reason.as_str()).collect();
+    reasons.sort_unstable();
+    reasons.dedup();
+    vec![
+        (
+            "topic".into(),
+            Col::Dict {
+                dict: r.topics.clone(),
+                idx: rj.iter().map(|x| x.topic as u32).collect(),
+            },
+        ),
+        (
+            "index".into(),
+            Col::I64(rj.iter().map(|x| Some(x.index as i64)).collect()),
+        ),
+        (
+            "stamp_ns".into(),
+            Col::I64(rj.iter().map(|x| x.stamp_ns).collect()),
+        ),
+        (
+            "reason".into(),
+            Col::Dict {
+                idx: rj
+                    .iter()
+                    .map(|x| reasons.binary_search(&x.reason.as_str()).unwrap_or(0) as u32)
+                    .collect(),
+                dict: reasons.iter().map(|s| s.to_string()).collect(),
+            },
+        ),
+        (
+            "log_time_ns".into(),
+            Col::I64(rj.iter().map(|x| Some(x.log_time_ns)).collect()),
+        ),
+    ]
+}
+
+/// Writes `OUT/observations.parquet` and `OUT/rejections.parquet` (each written to a
+/// temporary name and renamed; same bag and contract give the same bytes).
+#[cfg(feature = "frames")]
+pub fn write_tables(
+    bag: &Bag,
+    r: &ObserveCommandReport,
+    out: &Path,
+) -> Result<WrittenTables, Error> {
+    use bagscope_frames::{frame, Format, TableWriter};
+    let obs_path = out.join("observations.parquet");
+    let rej_path = out.join("rejections.parquet");
+    crate::refuse_bag_files(bag, &[obs_path.as_path(), rej_path.as_path()])?;
+    let cols = observation_columns(&r.report);
+    let names: Vec<String> = cols.iter().map(|(n, _)| n.clone()).collect();
+    for (path, cols) in [(&obs_path, cols), (&rej_path, rejection_columns(&r.report))] {
+        let df = frame(cols)?;
+        let mut w = TableWriter::new(path, Format::Parquet);
+        if df.height() > 0 {
+            w.write(&df)?;
+        }
+        w.finish(&df)?;
+    }
+    Ok(WrittenTables {
+        observations: obs_path.display().to_string(),
+        rejections: rej_path.display().to_string(),
+        columns: names,
+    })
+}
+
+/// One contract's line of `observe --compare`.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareRow {
+    /// The contract file.
+    pub contract: String,
+    /// Its content hash.
+    pub policy_version: String,
+    /// Anchor messages.
+    pub anchors: usize,
+    /// Observations emitted.
+    pub observations: usize,
+    /// Messages in no observation, by reason.
+    pub drops: std::collections::BTreeMap<String, usize>,
+    /// Span p50 / p99, ns.
+    pub span_ns: [Option<i64>; 2],
+    /// Emit age p50 / p99, ns.
+    pub emit_age_ns: [Option<i64>; 2],
+    /// State gap p50 / p99, ns.
+    pub gap_ns: [Option<i64>; 2],
+    /// Online wait p50 / p99, ns.
+    pub online_wait_ns: [Option<i64>; 2],
+    /// Largest held-out interpolation RMS error over the interpolated state topics.
+    pub interpolation_error_rms: Option<f64>,
+}
+
+impl CompareRow {
+    /// The row of one report.
+    pub fn of(r: &ObserveCommandReport) -> CompareRow {
+        let s = &r.report.summary;
+        let q = |x: &Option<bagscope_stats::NsSummary>| [x.map(|v| v.p50), x.map(|v| v.p99)];
+        CompareRow {
+            contract: r.contract.clone(),
+            policy_version: r.report.policy_version.clone(),
+            anchors: s.anchors,
+            observations: s.observations,
+            drops: s
+                .drops
+                .iter()
+                .map(|(k, v)| (k.as_str().to_string(), *v))
+                .collect(),
+            span_ns: q(&s.span_ns),
+            emit_age_ns: q(&s.emit_age_ns),
+            gap_ns: q(&s.gap_ns),
+            online_wait_ns: q(&s.online_wait_ns),
+            interpolation_error_rms: s
+                .state
+                .iter()
+                .filter_map(|x| x.interpolation_error_rms)
+                .reduce(f64::max),
+        }
+    }
+}
+
+/// What `--layout lerobot` wrote.
+#[cfg(feature = "frames")]
+#[derive(Debug, Clone, Serialize)]
+pub struct LeRobotLayout {
+    /// The episode's data file.
+    pub data: String,
+    /// `meta/info.json`, `meta/episodes.jsonl`, `meta/tasks.jsonl`.
+    pub meta: Vec<String>,
+    /// Frames written (observations).
+    pub frames: usize,
+    /// Frames per second written into `info.json` (the anchor's median rate, rounded).
+    pub fps: u32,
+}
+
+/// The values of one state topic at one observation as a flat vector: its `position` list
+/// when it has one (joint states), else every numeric field in order.
+#[cfg(feature = "frames")]
+fn flat_state(
+    r: &ObserveReport,
+    s: usize,
+    o: &bagscope_observe::Observation,
+) -> Option<(Vec<f64>, Vec<String>)> {
+    let v = o.state.get(s)?.as_ref()?;
+    let fields = &r.state_fields[s];
+    if let Some(p) = fields.iter().position(|f| f.name == "position" && f.list) {
+        let names = v.names.as_ref().map(|n| n.to_vec()).unwrap_or_else(|| {
+            (0..v.values[p].len())
+                .map(|i| format!("position_{i}"))
+                .collect()
+        });
+        return Some((v.values[p].clone(), names));
+    }
+    let mut vals = Vec::new();
+    let mut names = Vec::new();
+    for (f, field) in fields.iter().enumerate() {
+        for (i, x) in v.values[f].iter().enumerate() {
+            vals.push(*x);
+            names.push(if field.list {
+                format!("{}_{i}", field.name)
+            } else {
+                field.name.clone()
+            });
+        }
+    }
+    Some((vals, names))
+}
+
+/// Writes the observations in the LeRobot dataset layout (v2.0: one episode,
+/// `data/chunk-000/episode_000000.parquet` with `observation.state`, `action`, `timestamp`,
+/// `frame_index`, `episode_index`, `index`, `task_index`; `meta/info.json`,
+/// `meta/episodes.jsonl`, `meta/tasks.jsonl`). `observation.state` concatenates the state
+/// topics other than `action_topic`; `action` is `action_topic`'s value (a state entry of the
+/// contract, sampled by its mode). Member images are referenced (`TOPIC#INDEX` strings in
+/// `observation.images.<topic>`), not copied.
+#[cfg(feature = "frames")]
+pub fn write_lerobot(
+    bag: &Bag,
+    r: &ObserveCommandReport,
+    out: &Path,
+    action_topic: &str,
+    task: &str,
+) -> Result<LeRobotLayout, Error> {
+    use bagscope_frames::{frame, Col, Format, TableWriter};
+    let rep = &r.report;
+    let a = rep
+        .state_topics
+        .iter()
+        .position(|t| t == action_topic)
+        .ok_or_else(|| {
+            Error::Parameter(format!(
+                "--action {action_topic}: not a state topic of the contract (add it under state:, e.g. with mode: hold)"
+            ))
+        })?;
+    let data = out.join("data/chunk-000/episode_000000.parquet");
+    let info = out.join("meta/info.json");
+    let episodes = out.join("meta/episodes.jsonl");
+    let tasks = out.join("meta/tasks.jsonl");
+    crate::refuse_bag_files(
+        bag,
+        &[
+            data.as_path(),
+            info.as_path(),
+            episodes.as_path(),
+            tasks.as_path(),
+        ],
+    )?;
+    let obs = &rep.observations;
+    let mut state = Vec::with_capacity(obs.len());
+    let mut action = Vec::with_capacity(obs.len());
+    let (mut state_names, mut action_names) = (Vec::new(), Vec::new());
+    for o in obs {
+        let mut v = Vec::new();
+        let mut names = Vec::new();
+        for s in 0..rep.state_topics.len() {
+            if s == a {
+                continue;
+            }
+            if let Some((x, n)) = flat_state(rep, s, o) {
+                v.extend(x);
+                names.extend(
+                    n.into_iter()
+                        .map(|n| format!("{}.{n}", rep.state_topics[s])),
+                );
+            }
+        }
+        if state_names.is_empty() {
+            state_names = names;
+        }
+        state.push(Some(v));
+        let act = flat_state(rep, a, o);
+        if action_names.is_empty() {
+            if let Some((_, n)) = &act {
+                action_names = n.clone();
+            }
+        }
+        action.push(act.map(|x| x.0));
+    }
+    let t0 = obs.first().map_or(0, |o| o.anchor_stamp_ns);
+    let mut periods: Vec<i64> = obs
+        .windows(2)
+        .map(|w| w[1].anchor_stamp_ns - w[0].anchor_stamp_ns)
+        .filter(|&d| d > 0)
+        .collect();
+    let fps = bagscope_stats::median_in_place(&mut periods)
+        .map_or(0, |p| (1e9 / p as f64).round() as u32);
+    let n = obs.len();
+    let mut cols: Vec<(String, Col)> = vec![
+        ("observation.state".into(), Col::F64List(state)),
+        ("action".into(), Col::F64List(action)),
+        (
+            "timestamp".into(),
+            Col::F64(
+                obs.iter()
+                    .map(|o| Some((o.anchor_stamp_ns - t0) as f64 / 1e9))
+                    .collect(),
+            ),
+        ),
+        (
+            "frame_index".into(),
+            Col::I64((0..n as i64).map(Some).collect()),
+        ),
+        ("episode_index".into(), Col::I64(vec![Some(0); n])),
+        ("index".into(), Col::I64((0..n as i64).map(Some).collect())),
+        ("task_index".into(), Col::I64(vec![Some(0); n])),
+    ];
+    let mut image_features = serde_json::Map::new();
+    for (k, t) in std::iter::once(&rep.anchor_topic)
+        .chain(&rep.member_topics)
+        .enumerate()
+    {
+        let name = format!(
+            "observation.images.{}",
+            t.trim_start_matches('/').replace('/', ".")
+        );
+        cols.push((
+            name.clone(),
+            Col::Str(
+                obs.iter()
+                    .map(|o| {
+                        let idx = if k == 0 {
+                            o.anchor_index
+                        } else {
+                            o.members[k - 1].index
+                        };
+                        Some(format!("{t}#{idx}"))
+                    })
+                    .collect(),
+            ),
+        ));
+        image_features.insert(
+            name,
+            serde_json::json!({"dtype": "string", "shape": [1], "names": null}),
+        );
+    }
+    let df = frame(cols)?;
+    let mut w = TableWriter::new(&data, Format::Parquet);
+    if df.height() > 0 {
+        w.write(&df)?;
+    }
+    w.finish(&df)?;
+    let mut features = serde_json::json!({
+        "observation.state": {"dtype": "float64", "shape": [state_names.len()], "names": state_names},
+        "action": {"dtype": "float64", "shape": [action_names.len()], "names": action_names},
+        "timestamp": {"dtype": "float64", "shape": [1], "names": null},
+        "frame_index": {"dtype": "int64", "shape": [1], "names": null},
+        "episode_index": {"dtype": "int64", "shape": [1], "names": null},
+        "index": {"dtype": "int64", "shape": [1], "names": null},
+        "task_index": {"dtype": "int64", "shape": [1], "names": null},
+    });
+    if let Some(m) = features.as_object_mut() {
+        m.extend(image_features);
+    }
+    let info_v = serde_json::json!({
+        "codebase_version": "v2.0",
+        "robot_type": null,
+        "total_episodes": 1,
+        "total_frames": n,
+        "total_tasks": 1,
+        "total_videos": 0,
+        "total_chunks": 1,
+        "chunks_size": 1000,
+        "fps": fps,
+        "splits": {"train": "0:1"},
+        "data_path": "data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet",
+        "video_path": null,
+        "features": features,
+    });
+    let io =
+        |p: &Path, e: std::io::Error| Error::Analysis(format!("cannot write {}: {e}", p.display()));
+    let meta = out.join("meta");
+    std::fs::create_dir_all(&meta).map_err(|e| io(&meta, e))?;
+    for (p, text) in [
+        (&info, format!("{:#}\n", info_v)),
+        (
+            &episodes,
+            format!(
+                "{}\n",
+                serde_json::json!({"episode_index": 0, "tasks": [task], "length": n})
+            ),
+        ),
+        (
+            &tasks,
+            format!("{}\n", serde_json::json!({"task_index": 0, "task": task})),
+        ),
+    ] {
+        std::fs::write(p, text).map_err(|e| io(p, e))?;
+    }
+    Ok(LeRobotLayout {
+        data: data.display().to_string(),
+        meta: [&info, &episodes, &tasks]
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+        frames: n,
+        fps,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The facade reads the synthetic observation bag and the builder's rows match its truth
+    /// (the CLI's end-to-end tests read the same through the Parquet files).
+    #[test]
+    fn synth_bag_gives_the_analytic_state_and_the_dropped_frame() {
+        let d = tempfile::tempdir().unwrap();
+        let o = bagscope_synth::ObserveSynth {
+            drop_left_frame: Some(10),
+            ..Default::default()
+        };
+        let truth = bagscope_synth::write_observe(d.path(), "obs", &o).unwrap();
+        let c = d.path().join("c.yaml");
+        std::fs::write(
+            &c,
+            "anchor: /camera/head/image_raw\nmembers:\n  - name: wrists\n    policy: approx-py\n    topics: [/camera/left/image_raw, /camera/right/image_raw]\n    queue: 5\n    slop: 15ms\nstate:\n  - topic: /joint_states\n    mode: interpolate\n    max_gap: 20ms\n    continuous_joints: [wrist_roll]\n",
+        )
+        .unwrap();
+        let r = observe(&d.path().join("obs"), &c).unwrap();
+        assert!(!r.data_loss());
+        let rep = &r.report;
+        assert_eq!(rep.summary.observations, 59);
+        let lost: Vec<(usize, usize)> = rep.rejections.iter().map(|x| (x.topic, x.index)).collect();
+        assert_eq!(lost, [(0, 10), (2, 10)]);
+        for ob in &rep.observations {
+            let s = ob.anchor_stamp_ns;
+            let want = truth.joints.position((s - truth.origin_ns) as f64 / 1e9);
+            let v = ob.state[0].as_ref().unwrap();
+            let p = rep.state_fields[0]
+                .iter()
+                .position(|f| f.name == "position")
+                .unwrap();
+            for (g, w) in v.values[p].iter().zip(&want) {
+                assert!(
+                    (g - w).abs() < 1e-9,
+                    "anchor {}: {g} vs {w}",
+                    ob.anchor_index
+                );
+            }
+            assert_eq!(ob.emit_age_ns, Some(10_500_000));
+            assert_eq!(&*ob.members[0].frame_id, "left_camera");
+        }
+        // Comments and key order do not change the policy version.
+        let a = load_contract(&c).unwrap();
+        let c2 = d.path().join("c2.yaml");
+        let text = std::fs::read_to_string(&c).unwrap();
+        std::fs::write(&c2, format!("# a comment\n{text}")).unwrap();
+        assert_eq!(load_contract(&c2).unwrap().policy_version, a.policy_version);
+        assert_eq!(a.policy_version.len(), 16);
+        // A wrong key names the file and the key.
+        std::fs::write(&c2, text.replace("slop: 15ms", "slop: 15 parsecs")).unwrap();
+        let e = load_contract(&c2).unwrap_err();
+        assert!(e.is_usage());
+        let msg = e.to_string();
+        assert!(
+            msg.contains("c2.yaml") && msg.contains("members[0].slop"),
+            "{msg}"
+        );
+    }
+}

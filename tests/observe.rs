@@ -1,0 +1,625 @@
+//! `bagscope observe`: observations checked against synthetic bags with known truth (the
+//! analytic joint state, a dropped wrist frame, a simulator reset, a TF gap, an angle crossing
+//! ±π), read back from the Parquet files it writes; byte-identical reruns; an MCAP bag and its
+//! `.db3` form give the same observations; contract errors exit 2.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use bagscope_synth::{write_observe, ObserveSynth, ObserveTruth};
+use serde_json::Value;
+
+mod common;
+use common::{root, run, tempdir};
+
+const MS: i64 = 1_000_000;
+const HEAD: &str = "/camera/head/image_raw";
+const LEFT: &str = "/camera/left/image_raw";
+const RIGHT: &str = "/camera/right/image_raw";
+
+fn contract(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(format!("{name}.yaml"));
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn wrists(hierarchical: bool, extra: &str) -> String {
+    format!(
+        "anchor: {HEAD}\nmembers:\n  - name: wrists\n    policy: approx-py\n    topics: [{LEFT}, {RIGHT}]\n    queue: 5\n    slop: 15ms\n    hierarchical: {hierarchical}\nstate:\n  - topic: /joint_states\n    mode: interpolate\n    max_gap: 20ms\n    continuous_joints: [wrist_roll]\n{extra}"
+    )
+}
+
+/// A table read back: rows as column name -> value.
+fn table(p: &Path) -> Vec<BTreeMap<String, Value>> {
+    let (names, rows) = bagscope::frames::read_parquet_rows(p).unwrap();
+    rows.into_iter()
+        .map(|r| names.iter().cloned().zip(r).collect())
+        .collect()
+}
+
+struct Run {
+    code: i32,
+    json: Value,
+    obs: Vec<BTreeMap<String, Value>>,
+    rej: Vec<BTreeMap<String, Value>>,
+    out: PathBuf,
+}
+
+fn observe(bag: &Path, c: &Path, out: &Path) -> Run {
+    let (code, stdout, stderr) = run(&[
+        "observe",
+        bag.to_str().unwrap(),
+        "--contract",
+        c.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(code == 0 || code == 3, "exit {code}: {stderr}");
+    Run {
+        code,
+        json: serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}")),
+        obs: table(&out.join("observations.parquet")),
+        rej: table(&out.join("rejections.parquet")),
+        out: out.to_path_buf(),
+    }
+}
+
+fn synth(dir: &Path, name: &str, o: &ObserveSynth) -> (PathBuf, ObserveTruth) {
+    let t = write_observe(dir, name, o).unwrap();
+    (dir.join(name), t)
+}
+
+fn i(v: &Value) -> i64 {
+    v.as_i64().unwrap_or_else(|| panic!("not an integer: {v}"))
+}
+
+#[test]
+fn interpolated_state_is_the_analytic_state_and_angles_go_the_short_way() {
+    let d = tempdir("observe-state");
+    let (bag, truth) = synth(&d, "obs", &ObserveSynth::default());
+    let c = contract(&d, "c", &wrists(false, ""));
+    let r = observe(&bag, &c, &d.join("out"));
+    assert_eq!(r.code, 0);
+    assert_eq!(r.json["observations"], 60);
+    assert_eq!(r.obs.len(), 60);
+    assert!(r.rej.is_empty(), "{:?}", r.rej);
+    // The stable columns.
+    for col in [
+        "observation_id",
+        "policy_version",
+        "anchor_topic",
+        "anchor_index",
+        "anchor_stamp_ns",
+        "clock_epoch",
+        "emit_log_time_ns",
+        "emit_age_ns",
+        "span_ns",
+        "/camera/left/image_raw.index",
+        "/camera/left/image_raw.stamp_ns",
+        "/camera/left/image_raw.offset_ns",
+        "/camera/left/image_raw.frame_id",
+        "/joint_states.position",
+        "/joint_states.name",
+        "/joint_states.before_stamp_ns",
+        "/joint_states.after_stamp_ns",
+        "/joint_states.gap_ns",
+        "/joint_states.online_wait_ns",
+    ] {
+        assert!(
+            r.obs[0].contains_key(col),
+            "no column {col}: {:?}",
+            r.obs[0].keys()
+        );
+    }
+    let mut crossed = false;
+    for (k, o) in r.obs.iter().enumerate() {
+        assert_eq!(i(&o["anchor_index"]), k as i64);
+        let s = i(&o["anchor_stamp_ns"]);
+        assert_eq!(s, truth.head_stamps_ns[k]);
+        let want = truth.joints.position((s - truth.origin_ns) as f64 / 1e9);
+        let got: Vec<f64> = o["/joint_states.position"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() < 1e-9, "frame {k}: {got:?} vs {want:?}");
+        }
+        assert_eq!(o["/joint_states.name"][2], "wrist_roll");
+        let (b, a) = (
+            i(&o["/joint_states.before_stamp_ns"]),
+            i(&o["/joint_states.after_stamp_ns"]),
+        );
+        assert!(b <= s && s <= a && a - b == 10 * MS, "frame {k}");
+        assert_eq!(i(&o["/joint_states.gap_ns"]), a - b);
+        // Online wait: the later sample is received 2 ms after its stamp, the head frame
+        // 10 ms after its own: the share of the state period not yet covered by that lag.
+        assert_eq!(
+            i(&o["/joint_states.online_wait_ns"]),
+            (a + 2 * MS - (s + 10 * MS)).max(0),
+            "frame {k}"
+        );
+        assert_eq!(i(&o["/camera/left/image_raw.offset_ns"]), 2 * MS);
+        assert_eq!(i(&o["/camera/right/image_raw.offset_ns"]), -3 * MS);
+        assert_eq!(i(&o["span_ns"]), 5 * MS);
+        assert_eq!(i(&o["emit_age_ns"]), 10 * MS + 500_000);
+        assert_eq!(o["/camera/left/image_raw.frame_id"], "left_camera");
+        // Samples bracketing +π: the straight line between them would pass through 0.
+        let (pb, pa) = (
+            truth.joints.position((b - truth.origin_ns) as f64 / 1e9)[2],
+            truth.joints.position((a - truth.origin_ns) as f64 / 1e9)[2],
+        );
+        if pb > 3.0 && pa < -3.0 {
+            crossed = true;
+            assert!(
+                got[2].abs() > 3.0,
+                "frame {k}: {} went the long way",
+                got[2]
+            );
+        }
+    }
+    assert!(crossed, "no anchor between samples on both sides of +pi");
+    let s = &r.json["summary"];
+    assert!(s["state"][0]["interpolation_error_rms"].as_f64().unwrap() < 1e-9);
+    assert_eq!(s["emit_age_axis"], "same");
+
+    // Byte-identical on a second run.
+    let r2 = observe(&bag, &c, &d.join("out2"));
+    for f in ["observations.parquet", "rejections.parquet"] {
+        assert_eq!(
+            std::fs::read(r.out.join(f)).unwrap(),
+            std::fs::read(r2.out.join(f)).unwrap(),
+            "{f} differs between runs"
+        );
+    }
+}
+
+#[test]
+fn a_dropped_wrist_frame_costs_exactly_one_observation() {
+    let d = tempdir("observe-drop");
+    let (bag, _) = synth(
+        &d,
+        "obs",
+        &ObserveSynth {
+            drop_left_frame: Some(10),
+            ..Default::default()
+        },
+    );
+    for hier in [false, true] {
+        let c = contract(&d, &format!("c{hier}"), &wrists(hier, ""));
+        let r = observe(&bag, &c, &d.join(format!("out{hier}")));
+        assert_eq!(r.obs.len(), 59, "hierarchical {hier}");
+        assert!(r.obs.iter().all(|o| i(&o["anchor_index"]) != 10));
+        let lost: Vec<(String, i64)> = r
+            .rej
+            .iter()
+            .map(|x| (x["topic"].as_str().unwrap().to_string(), i(&x["index"])))
+            .collect();
+        // The head frame and the right frame of that instant; no other message lost.
+        assert_eq!(
+            lost,
+            [(HEAD.to_string(), 10), (RIGHT.to_string(), 10)],
+            "hierarchical {hier}"
+        );
+        for x in &r.rej {
+            assert!(x["reason"].as_str().is_some_and(|s| !s.is_empty()));
+        }
+    }
+}
+
+#[test]
+fn a_clock_jump_is_flushed_and_warmed_up() {
+    let d = tempdir("observe-jump");
+    let (bag, truth) = synth(
+        &d,
+        "obs",
+        &ObserveSynth {
+            sim: true,
+            reset_at_frame: Some(30),
+            ..Default::default()
+        },
+    );
+    let c = contract(&d, "c", &wrists(false, ""));
+    let r = observe(&bag, &c, &d.join("out"));
+    let s = &r.json["summary"];
+    assert_eq!(s["epochs"].as_array().unwrap().len(), 2);
+    // The right frame of instant 30, stamped on the new clock but received before the head's
+    // jump is seen, is held at the flush; the head and left frames 30 then have no partner.
+    assert_eq!(s["epochs"][0]["flushed"], 1);
+    assert_eq!(s["epochs"][1]["warmup_anchors"], 1);
+    assert_eq!(s["drops"]["clock_epoch_changed"], 1);
+    assert_eq!(r.obs.len(), 59);
+    let lost: Vec<(String, i64, String)> = r
+        .rej
+        .iter()
+        .map(|x| {
+            (
+                x["topic"].as_str().unwrap().to_string(),
+                i(&x["index"]),
+                x["reason"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(lost.len(), 3, "{lost:?}");
+    assert_eq!(
+        lost[2],
+        (RIGHT.to_string(), 30, "clock_epoch_changed".to_string())
+    );
+    for o in &r.obs {
+        let k = i(&o["anchor_index"]);
+        assert_eq!(i(&o["clock_epoch"]), i64::from(k >= 30));
+        // Stamps on sim time, log times on wall: emit ages go through /clock.
+        let age = i(&o["emit_age_ns"]);
+        assert!(
+            (age - 10 * MS - 500_000).abs() < 10_000,
+            "frame {k}: emit age {age}"
+        );
+        // State is looked up on the anchor's own epoch.
+        let st = i(&o["anchor_stamp_ns"]);
+        let t0 = if k >= 30 { 200 * MS } else { truth.origin_ns };
+        let want = truth.joints.position((st - t0) as f64 / 1e9);
+        let got = o["/joint_states.position"][0].as_f64().unwrap();
+        assert!((got - want[0]).abs() < 1e-9, "frame {k}");
+    }
+    assert_eq!(s["emit_age_axis"], "clock");
+}
+
+#[test]
+fn a_tf_gap_rejects_exactly_the_anchors_inside_it() {
+    let d = tempdir("observe-tf");
+    let (bag, truth) = synth(
+        &d,
+        "obs",
+        &ObserveSynth {
+            tf_gap_s: Some((0.5, 0.6)),
+            ..Default::default()
+        },
+    );
+    assert!(
+        truth.frame_unavailable_frames.len() >= 2,
+        "{:?}",
+        truth.frame_unavailable_frames
+    );
+    let c = contract(&d, "c", &wrists(false, "tf: {target_frame: base_link}\n"));
+    let r = observe(&bag, &c, &d.join("out"));
+    let mut rejected: Vec<i64> = r
+        .rej
+        .iter()
+        .filter(|x| x["topic"] == HEAD)
+        .map(|x| {
+            assert_eq!(x["reason"], "frame_unavailable");
+            i(&x["index"])
+        })
+        .collect();
+    rejected.sort();
+    let want: Vec<i64> = truth
+        .frame_unavailable_frames
+        .iter()
+        .map(|&k| k as i64)
+        .collect();
+    assert_eq!(rejected, want);
+    // The whole set goes: its wrist frames carry the same reason.
+    assert_eq!(r.rej.len(), 3 * want.len());
+    assert!(r.rej.iter().all(|x| x["reason"] == "frame_unavailable"));
+    assert_eq!(r.obs.len(), 60 - want.len());
+}
+
+#[test]
+fn freshness_hold_and_compare() {
+    let d = tempdir("observe-compare");
+    let (bag, _) = synth(&d, "obs", &ObserveSynth::default());
+    let stale = contract(&d, "stale", &wrists(false, "freshness: {max_age: 10ms}\n"));
+    let r = observe(&bag, &stale, &d.join("stale"));
+    // Every set completes 10.5 ms after the head's stamp.
+    assert_eq!(r.obs.len(), 0);
+    assert_eq!(r.json["drops"]["stale_at_emit"], 180);
+    let hold = contract(
+        &d,
+        "hold",
+        &format!(
+            "anchor: {HEAD}\nstate:\n  - topic: /joint_states\n    mode: hold\n    max_gap: 15ms\n"
+        ),
+    );
+    let r = observe(&bag, &hold, &d.join("hold"));
+    assert_eq!(r.obs.len(), 60);
+    for o in &r.obs {
+        let age = i(&o["/joint_states.hold_age_ns"]);
+        assert!((0..10 * MS).contains(&age));
+        assert_eq!(i(&o["/joint_states.reuse_count"]), 0);
+        assert_eq!(i(&o["emit_age_ns"]), 10 * MS);
+    }
+    let hier = contract(&d, "hier", &wrists(true, ""));
+    let flat = contract(&d, "flat", &wrists(false, ""));
+    let (code, out, err) = run(&[
+        "observe",
+        bag.to_str().unwrap(),
+        "--compare",
+        flat.to_str().unwrap(),
+        hier.to_str().unwrap(),
+        hold.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<Value> = serde_json::from_str(&out).unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[0]["observations"], 60);
+    assert_eq!(rows[2]["observations"], 60);
+    assert!(rows[0]["policy_version"] != rows[1]["policy_version"]);
+    let (code, text, _) = run(&[
+        "observe",
+        bag.to_str().unwrap(),
+        "--compare",
+        flat.to_str().unwrap(),
+        hold.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("flat.yaml") && text.contains("hold.yaml"),
+        "{text}"
+    );
+}
+
+#[test]
+fn policy_version_ignores_comments_and_key_order() {
+    let d = tempdir("observe-version");
+    let (bag, _) = synth(
+        &d,
+        "obs",
+        &ObserveSynth {
+            frames: 5,
+            ..Default::default()
+        },
+    );
+    let a = contract(
+        &d,
+        "a",
+        &format!("anchor: {HEAD}\nfreshness: {{max_age: 100ms}}\n"),
+    );
+    let b = contract(
+        &d,
+        "b",
+        &format!("# comment\nfreshness:\n  max_age: 100ms\nanchor: {HEAD}\n"),
+    );
+    let c = contract(
+        &d,
+        "c",
+        &format!("anchor: {HEAD}\nfreshness: {{max_age: 101ms}}\n"),
+    );
+    let v = |p: &Path, o: &str| {
+        observe(&bag, p, &d.join(o)).json["policy_version"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (va, vb, vc) = (v(&a, "a"), v(&b, "b"), v(&c, "c"));
+    assert_eq!(va.len(), 16);
+    assert_eq!(va, vb);
+    assert_ne!(va, vc);
+}
+
+#[test]
+fn contract_errors_exit_2_naming_file_and_key() {
+    let d = tempdir("observe-bad");
+    let (bag, _) = synth(
+        &d,
+        "obs",
+        &ObserveSynth {
+            frames: 5,
+            ..Default::default()
+        },
+    );
+    for (name, text, key) in [
+        (
+            "unknown",
+            format!("anchor: {HEAD}\nfreshnes: {{max_age: 1s}}\n"),
+            "freshnes",
+        ),
+        (
+            "duration",
+            wrists(false, "").replace("15ms", "15 parsecs"),
+            "members[0].slop",
+        ),
+        ("noanchor", "members: []\n".to_string(), "anchor"),
+        (
+            "policy",
+            wrists(false, "").replace("approx-py", "latest"),
+            "members[0].policy",
+        ),
+        (
+            "mode",
+            wrists(false, "").replace("interpolate", "spline"),
+            "state[0].mode",
+        ),
+        ("missing", format!("anchor: /nope\n"), "/nope"),
+        ("yaml", "anchor: [\n".to_string(), "not YAML"),
+    ] {
+        let c = contract(&d, name, &text);
+        let (code, _, err) = run(&[
+            "observe",
+            bag.to_str().unwrap(),
+            "--contract",
+            c.to_str().unwrap(),
+            "-o",
+            d.join("o").to_str().unwrap(),
+        ]);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(err.contains(&format!("{name}.yaml")), "{name}: {err}");
+        assert!(err.contains(key), "{name}: {err}");
+    }
+}
+
+/// An MCAP bag and its `.db3` rewrite (tests/data/db3, made by make_fixtures.py) give the same
+/// observations, byte for byte.
+#[test]
+fn mcap_and_db3_forms_give_identical_observations() {
+    let Some(shared) = common::shared_path("bags", "arm_real") else {
+        return;
+    };
+    let d = tempdir("observe-db3");
+    let c = contract(
+        &d,
+        "c",
+        "anchor: /arm_cmd\nstate:\n  - topic: /joint_states\n    mode: interpolate\n    max_gap: 50ms\n",
+    );
+    let a = observe(&shared.join("arm_real"), &c, &d.join("mcap"));
+    let b = observe(&root().join("tests/data/db3/arm_real"), &c, &d.join("db3"));
+    assert!(a.obs.len() > 100, "{}", a.obs.len());
+    for f in ["observations.parquet", "rejections.parquet"] {
+        assert_eq!(
+            std::fs::read(a.out.join(f)).unwrap(),
+            std::fs::read(b.out.join(f)).unwrap(),
+            "{f}: MCAP and db3 differ"
+        );
+    }
+}
+
+/// `--layout lerobot`: the data file has LeRobot's columns and the meta files its keys
+/// (checked against the documented v2.0 layout; the `lerobot` package is not installed here).
+#[test]
+fn lerobot_layout_has_the_documented_files_and_columns() {
+    let d = tempdir("observe-lerobot");
+    let (bag, truth) = synth(&d, "obs", &ObserveSynth::default());
+    let c = contract(
+        &d,
+        "c",
+        &wrists(
+            false,
+            "  - topic: /joint_commands\n    mode: hold\n    max_gap: 40ms\n",
+        ),
+    );
+    let out = d.join("out");
+    let (code, stdout, err) = run(&[
+        "observe",
+        bag.to_str().unwrap(),
+        "--contract",
+        c.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--layout",
+        "lerobot",
+        "--action",
+        "/joint_commands",
+        "--task",
+        "reach",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let j: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(j["lerobot"]["fps"], 30);
+    let l = out.join("lerobot");
+    let rows = table(&l.join("data/chunk-000/episode_000000.parquet"));
+    assert_eq!(rows.len(), 60);
+    for (k, r) in rows.iter().enumerate() {
+        for col in ["frame_index", "index"] {
+            assert_eq!(i(&r[col]), k as i64);
+        }
+        assert_eq!(i(&r["episode_index"]), 0);
+        assert_eq!(i(&r["task_index"]), 0);
+        let ts = r["timestamp"].as_f64().unwrap();
+        assert!((ts - k as f64 / 30.0).abs() < 1e-6);
+        let st = r["observation.state"].as_array().unwrap();
+        assert_eq!(st.len(), 3);
+        let want = truth
+            .joints
+            .position((truth.head_stamps_ns[k] - truth.origin_ns) as f64 / 1e9);
+        assert!((st[0].as_f64().unwrap() - want[0]).abs() < 1e-9);
+        assert_eq!(r["action"].as_array().unwrap().len(), 3);
+        assert_eq!(
+            r["observation.images.camera.head.image_raw"],
+            format!("{HEAD}#{k}")
+        );
+    }
+    let info: Value =
+        serde_json::from_str(&std::fs::read_to_string(l.join("meta/info.json")).unwrap()).unwrap();
+    for key in [
+        "codebase_version",
+        "fps",
+        "total_episodes",
+        "total_frames",
+        "total_tasks",
+        "chunks_size",
+        "data_path",
+        "splits",
+        "features",
+    ] {
+        assert!(info.get(key).is_some(), "info.json has no {key}");
+    }
+    assert_eq!(info["total_frames"], 60);
+    assert_eq!(info["features"]["observation.state"]["shape"][0], 3);
+    let ep = std::fs::read_to_string(l.join("meta/episodes.jsonl")).unwrap();
+    let ep: Value = serde_json::from_str(ep.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (ep["episode_index"].clone(), ep["length"].clone()),
+        (Value::from(0), Value::from(60))
+    );
+    let tasks = std::fs::read_to_string(l.join("meta/tasks.jsonl")).unwrap();
+    assert!(tasks.contains("\"task\":\"reach\""), "{tasks}");
+}
+
+/// `report --contract` adds the "Observations" section: the summary table and the drops.
+#[test]
+fn report_gains_an_observations_section_with_a_contract() {
+    let d = tempdir("observe-report");
+    let (bag, _) = synth(
+        &d,
+        "obs",
+        &ObserveSynth {
+            drop_left_frame: Some(3),
+            frames: 20,
+            ..Default::default()
+        },
+    );
+    let c = contract(&d, "c", &wrists(false, ""));
+    let out = d.join("rep");
+    let (code, _, err) = run(&[
+        "report",
+        bag.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--contract",
+        c.to_str().unwrap(),
+    ]);
+    assert!(code == 0 || code == 3, "{err}");
+    let j: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(j["observations"]["summary"]["observations"], 19);
+    let secs: Vec<&str> = j["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert_eq!(&secs[secs.len() - 2..], ["observations", "warnings"]);
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("<section id=\"observations\">"));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("## Observations") && md.contains("19 of 20 anchors"),
+        "{md}"
+    );
+    // Without a contract the page is as before.
+    let (code, _, _) = run(&[
+        "report",
+        bag.to_str().unwrap(),
+        "-o",
+        d.join("plain").to_str().unwrap(),
+    ]);
+    assert!(code == 0 || code == 3);
+    let j: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("plain/report.json")).unwrap())
+            .unwrap();
+    assert!(j.get("observations").is_none());
+    // A bad contract is a usage error before any work.
+    let bad = contract(&d, "bad", "anchor: 3\n");
+    let (code, _, err) = run(&[
+        "report",
+        bag.to_str().unwrap(),
+        "-o",
+        d.join("bad").to_str().unwrap(),
+        "--contract",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+}
