@@ -432,7 +432,7 @@ fn contract_errors_exit_2_naming_file_and_key() {
             wrists(false, "").replace("interpolate", "spline"),
             "state[0].mode",
         ),
-        ("missing", format!("anchor: /nope\n"), "/nope"),
+        ("missing", "anchor: /nope\n".to_string(), "/nope"),
         ("yaml", "anchor: [\n".to_string(), "not YAML"),
     ] {
         let c = contract(&d, name, &text);

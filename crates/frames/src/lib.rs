@@ -453,6 +453,49 @@ pub fn column_names(df: &DataFrame) -> Vec<String> {
         .collect()
 }
 
+/// A cell read back from a table as JSON (numbers, strings, booleans, lists, null).
+fn cell_json(v: AnyValue<'_>) -> serde_json::Value {
+    use serde_json::Value as J;
+    match v {
+        AnyValue::Null => J::Null,
+        AnyValue::Boolean(b) => J::Bool(b),
+        AnyValue::String(s) => J::String(s.to_string()),
+        AnyValue::StringOwned(s) => J::String(s.to_string()),
+        AnyValue::Int8(x) => J::from(x),
+        AnyValue::Int16(x) => J::from(x),
+        AnyValue::Int32(x) => J::from(x),
+        AnyValue::Int64(x) => J::from(x),
+        AnyValue::UInt8(x) => J::from(x),
+        AnyValue::UInt16(x) => J::from(x),
+        AnyValue::UInt32(x) => J::from(x),
+        AnyValue::UInt64(x) => J::from(x),
+        AnyValue::Float32(x) => serde_json::Number::from_f64(x as f64).map_or(J::Null, J::Number),
+        AnyValue::Float64(x) => serde_json::Number::from_f64(x).map_or(J::Null, J::Number),
+        AnyValue::List(s) => J::Array(s.iter().map(cell_json).collect()),
+        other => J::String(other.to_string()),
+    }
+}
+
+/// A Parquet file read back as column names and rows of JSON cells (small tables: tests and
+/// checks of what a command wrote).
+pub fn read_parquet_rows(path: &Path) -> Result<(Vec<String>, Vec<Vec<serde_json::Value>>)> {
+    let file = File::open(path).map_err(|source| FramesError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let df = ParquetReader::new(file).finish()?;
+    let names = column_names(&df);
+    let cols = df.columns();
+    let rows = (0..df.height())
+        .map(|i| {
+            cols.iter()
+                .map(|c| c.get(i).map_or(serde_json::Value::Null, cell_json))
+                .collect()
+        })
+        .collect();
+    Ok((names, rows))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -540,47 +583,4 @@ mod tests {
         drop(w);
         assert!(!outfile::temp_path(&out2, ".tmp").exists() && !out2.exists());
     }
-}
-
-/// A cell read back from a table as JSON (numbers, strings, booleans, lists, null).
-fn cell_json(v: AnyValue<'_>) -> serde_json::Value {
-    use serde_json::Value as J;
-    match v {
-        AnyValue::Null => J::Null,
-        AnyValue::Boolean(b) => J::Bool(b),
-        AnyValue::String(s) => J::String(s.to_string()),
-        AnyValue::StringOwned(s) => J::String(s.to_string()),
-        AnyValue::Int8(x) => J::from(x),
-        AnyValue::Int16(x) => J::from(x),
-        AnyValue::Int32(x) => J::from(x),
-        AnyValue::Int64(x) => J::from(x),
-        AnyValue::UInt8(x) => J::from(x),
-        AnyValue::UInt16(x) => J::from(x),
-        AnyValue::UInt32(x) => J::from(x),
-        AnyValue::UInt64(x) => J::from(x),
-        AnyValue::Float32(x) => serde_json::Number::from_f64(x as f64).map_or(J::Null, J::Number),
-        AnyValue::Float64(x) => serde_json::Number::from_f64(x).map_or(J::Null, J::Number),
-        AnyValue::List(s) => J::Array(s.iter().map(cell_json).collect()),
-        other => J::String(other.to_string()),
-    }
-}
-
-/// A Parquet file read back as column names and rows of JSON cells (small tables: tests and
-/// checks of what a command wrote).
-pub fn read_parquet_rows(path: &Path) -> Result<(Vec<String>, Vec<Vec<serde_json::Value>>)> {
-    let file = File::open(path).map_err(|source| FramesError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let df = ParquetReader::new(file).finish()?;
-    let names = column_names(&df);
-    let cols = df.columns();
-    let rows = (0..df.height())
-        .map(|i| {
-            cols.iter()
-                .map(|c| c.get(i).map_or(serde_json::Value::Null, cell_json))
-                .collect()
-        })
-        .collect();
-    Ok((names, rows))
 }
