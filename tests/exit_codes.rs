@@ -112,7 +112,7 @@ fn help_and_version_exit_0_and_list_every_command() {
     // Every subcommand in --help is covered by a test in this file.
     let covered = [
         "info", "clocks", "sync", "match", "compare", "check", "convert", "synth", "tf", "hist",
-        "report", "export", "batch", "play", "echo", "help",
+        "report", "export", "batch", "play", "echo", "observe", "help",
     ];
     let listed: Vec<&str> = o
         .stdout
@@ -832,6 +832,46 @@ fn tf_contract() {
         "--json",
     ]);
     assert!(matches!(o.code, 0 | 3), "tf: exit {} {}", o.code, o.stderr);
+}
+
+#[test]
+fn observe_contract() {
+    let contract = format!("{}/../../docs/observe-arm.yaml", env!("CARGO_MANIFEST_DIR"));
+    let out = tempdir("observe");
+    let o_dir = out.join("obs");
+    let o = run(&[
+        "observe",
+        NOPE,
+        "--contract",
+        &contract,
+        "-o",
+        o_dir.to_str().unwrap(),
+    ]);
+    assert_error(&o, &[NOPE], "observe on a missing path");
+    let o = run(&[
+        "observe",
+        &bag("arm_wall"),
+        "--contract",
+        NOPE,
+        "-o",
+        o_dir.to_str().unwrap(),
+    ]);
+    assert_ne!(o.code, 0, "observe with a missing contract: {}", o.stderr);
+    assert!(o.stderr.contains(NOPE), "names the contract: {}", o.stderr);
+    let o = run(&[
+        "observe",
+        &bag("arm_wall"),
+        "--contract",
+        &contract,
+        "-o",
+        o_dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_code(&o, 0, "observe arm_wall with the documented contract");
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).expect("observe --json");
+    assert!(v["observations"].as_u64().unwrap_or(0) > 0, "{}", o.stdout);
+    assert!(o_dir.join("observations.parquet").is_file());
+    assert!(o_dir.join("rejections.parquet").is_file());
 }
 
 #[test]

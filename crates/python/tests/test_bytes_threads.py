@@ -140,7 +140,7 @@ def test_a_signal_stops_a_long_call(tmp: Path, cli_bin: Path) -> None:
     import subprocess
 
     subprocess.run(
-        [str(cli_bin), "synth", "perf", "-o", str(tmp), "--messages", "100000"],
+        [str(cli_bin), "synth", "perf", "-o", str(tmp), "--messages", "400000"],
         check=True,
         capture_output=True,
     )
