@@ -16,9 +16,7 @@
 use std::path::Path;
 
 use bagscope_msg::encode_typed;
-use bagscope_msg::types::{
-    Clock, Header, Image, JointState, TFMessage, Time, Transform, TransformStamped,
-};
+use bagscope_msg::types::{Clock, Header, Image, JointState, Time};
 use serde::Serialize;
 
 use crate::writer::{write_rosbag2, Message, TopicSpec};
@@ -134,22 +132,6 @@ fn image(stamp: i64, frame: &str) -> Result<Vec<u8>, SynthError> {
         is_bigendian: 0,
         step: 2,
         data: vec![1, 2],
-    })?)
-}
-
-fn tf(edges: &[(&str, &str)], stamp: i64) -> Result<Vec<u8>, SynthError> {
-    Ok(encode_typed(&TFMessage {
-        transforms: edges
-            .iter()
-            .map(|(p, c)| TransformStamped {
-                header: Header {
-                    stamp: Time::from_ns(stamp),
-                    frame_id: (*p).into(),
-                },
-                child_frame_id: (*c).into(),
-                transform: Transform::default(),
-            })
-            .collect(),
     })?)
 }
 
@@ -277,7 +259,7 @@ pub fn write_observe(dir: &Path, name: &str, o: &ObserveSynth) -> Result<Observe
     push(
         5,
         WALL_START_NS - 100 * MS,
-        tf(
+        crate::tf::tf_msg(
             &[("base_link", "left_camera"), ("base_link", "right_camera")],
             stamp_of(WALL_START_NS),
         )?,
@@ -291,7 +273,11 @@ pub fn write_observe(dir: &Path, name: &str, o: &ObserveSynth) -> Result<Observe
         let s = stamp_of(wall);
         let rel = wall - WALL_START_NS;
         if !gap.is_some_and(|(a, b)| rel >= a && rel < b) {
-            push(4, wall + MS, tf(&[("base_link", "head_camera")], s)?);
+            push(
+                4,
+                wall + MS,
+                crate::tf::tf_msg(&[("base_link", "head_camera")], s)?,
+            );
             ticks.push((s, wall + MS, epoch_of(wall)));
         }
         wall += 5 * MS;

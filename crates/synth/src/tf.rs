@@ -58,7 +58,7 @@ pub struct TfTruth {
     pub messages: u64,
 }
 
-fn tf_msg(edges: &[(&str, &str)], stamp: i64) -> Result<Vec<u8>, SynthError> {
+pub(crate) fn tf_msg(edges: &[(&str, &str)], stamp: i64) -> Result<Vec<u8>, SynthError> {
     Ok(encode_typed(&TFMessage {
         transforms: edges
             .iter()
