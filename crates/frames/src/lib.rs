@@ -134,42 +134,8 @@ impl Col {
             Col::F64(v) => Column::new(name, v),
             Col::Bool(v) => Column::new(name, v),
             Col::Str(v) => Column::new(name, v),
-            Col::F64List(v) => {
-                let n: usize = v.iter().map(|x| x.as_ref().map_or(0, Vec::len)).sum();
-                let mut b = polars::chunked_array::builder::get_list_builder(
-                    &DataType::Float64,
-                    n,
-                    v.len(),
-                    name.clone(),
-                );
-                for x in &v {
-                    match x {
-                        Some(x) => b
-                            .append_series(&Series::new(PlSmallStr::EMPTY, x.as_slice()))
-                            .expect("a Float64 series appended to a Float64 list builder"),
-                        None => b.append_null(),
-                    }
-                }
-                b.finish().with_name(name).into_column()
-            }
-            Col::StrList(v) => {
-                let n: usize = v.iter().map(|x| x.as_ref().map_or(0, Vec::len)).sum();
-                let mut b = polars::chunked_array::builder::get_list_builder(
-                    &DataType::String,
-                    n,
-                    v.len(),
-                    name.clone(),
-                );
-                for x in &v {
-                    match x {
-                        Some(x) => b
-                            .append_series(&Series::new(PlSmallStr::EMPTY, x.as_slice()))
-                            .expect("a String series appended to a String list builder"),
-                        None => b.append_null(),
-                    }
-                }
-                b.finish().with_name(name).into_column()
-            }
+            Col::F64List(v) => list_column(name, DataType::Float64, &v),
+            Col::StrList(v) => list_column(name, DataType::String, &v),
             Col::Dict { dict, idx } => {
                 let ca: StringChunked = idx
                     .iter()
@@ -179,6 +145,25 @@ impl Col {
             }
         }
     }
+}
+
+/// A list column of `dtype` from one optional list per row (`None` is null).
+fn list_column<T>(name: PlSmallStr, dtype: DataType, rows: &[Option<Vec<T>>]) -> Column
+where
+    Series: for<'a> NamedFrom<&'a [T], [T]>,
+{
+    let n: usize = rows.iter().map(|x| x.as_ref().map_or(0, Vec::len)).sum();
+    let mut b =
+        polars::chunked_array::builder::get_list_builder(&dtype, n, rows.len(), name.clone());
+    for x in rows {
+        match x {
+            Some(x) => b
+                .append_series(&Series::new(PlSmallStr::EMPTY, x.as_slice()))
+                .expect("a series of the list's own type appended to its list builder"),
+            None => b.append_null(),
+        }
+    }
+    b.finish().with_name(name).into_column()
 }
 
 /// Builds a DataFrame from named columns of equal length.
