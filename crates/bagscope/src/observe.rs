@@ -977,21 +977,48 @@ pub fn rejection_columns(r: &ObserveReport) -> Vec<(String, bagscope_frames::Col
 }
 
 /// Writes `OUT/observations.parquet` and `OUT/rejections.parquet` (each written to a
-/// temporary name and renamed; same bag and contract give the same bytes).
+/// temporary name and renamed; same bag and contract give the same bytes). With `with_fields`,
+/// the observation table also holds the anchor's and every member's message fields, flattened
+/// as `export` flattens them and named `T.<field>` ([`member_fields`]); messages whose fields
+/// could not be decoded are null there and counted in a warning added to `r`.
 #[cfg(feature = "frames")]
 pub fn write_tables(
     bag: &Bag,
-    r: &ObserveCommandReport,
+    r: &mut ObserveCommandReport,
     out: &Path,
+    with_fields: bool,
 ) -> Result<WrittenTables, Error> {
     use bagscope_frames::{frame, Format, TableWriter};
     let obs_path = out.join("observations.parquet");
     let rej_path = out.join("rejections.parquet");
     crate::refuse_bag_files(bag, &[obs_path.as_path(), rej_path.as_path()])?;
     let cols = observation_columns(&r.report);
-    let names: Vec<String> = cols.iter().map(|(n, _)| n.clone()).collect();
-    for (path, cols) in [(&obs_path, cols), (&rej_path, rejection_columns(&r.report))] {
-        let df = frame(cols)?;
+    let obs_df = if with_fields {
+        let (mut parts, rows, warnings) = member_fields(bag, &r.report)?;
+        r.warnings.extend(warnings);
+        r.warnings.sort();
+        r.warnings.dedup();
+        let refs: Vec<Vec<Option<&Value>>> = rows
+            .iter()
+            .map(|col| col.iter().map(Option::as_ref).collect())
+            .collect();
+        let mut p: Vec<(
+            &mut bagscope_frames::message::MessageColumns,
+            &[Option<&Value>],
+        )> = parts
+            .iter_mut()
+            .zip(&refs)
+            .map(|(m, v)| (m, &v[..]))
+            .collect();
+        bagscope_frames::message::frame_with_messages(cols, &mut p)?
+    } else {
+        frame(cols)?
+    };
+    let names = bagscope_frames::column_names(&obs_df);
+    for (path, df) in [
+        (&obs_path, obs_df),
+        (&rej_path, frame(rejection_columns(&r.report))?),
+    ] {
         let mut w = TableWriter::new(path, Format::Parquet);
         if df.height() > 0 {
             w.write(&df)?;
@@ -1003,6 +1030,101 @@ pub fn write_tables(
         rejections: rej_path.display().to_string(),
         columns: names,
     })
+}
+
+/// Flattened message columns of one topic and its decoded message per observation.
+#[cfg(feature = "frames")]
+type MemberFields = (
+    Vec<bagscope_frames::message::MessageColumns>,
+    Vec<Vec<Option<Value>>>,
+    Vec<Warning>,
+);
+
+/// The anchor's and each member topic's messages of every observation, decoded (a second
+/// read of those topics only), with their columns as `export` flattens them (lists as list
+/// columns, byte arrays binary, arrays of messages JSON) named `T.<field>`. Messages are
+/// matched by per-topic index, counted as the builder counts them (messages whose stamp could
+/// not be read do not count).
+#[cfg(feature = "frames")]
+pub fn member_fields(bag: &Bag, r: &ObserveReport) -> Result<MemberFields, Error> {
+    use bagscope_frames::message::MessageColumns;
+    use std::collections::{HashMap, HashSet};
+    let topics: Vec<&String> = std::iter::once(&r.anchor_topic)
+        .chain(&r.member_topics)
+        .collect();
+    let schemas = topic_schemas(bag);
+    let locs = locators(&schemas);
+    let mut parts = Vec::with_capacity(topics.len());
+    // Per bag topic: its position in `topics`, and the log times of the messages wanted.
+    let mut slot: Vec<Option<usize>> = vec![None; bag.topics.len()];
+    let mut want_log: Vec<HashSet<i64>> = vec![HashSet::new(); bag.topics.len()];
+    // Per position in `topics`: message index -> observation row.
+    let mut row_of: Vec<HashMap<usize, usize>> = vec![HashMap::new(); topics.len()];
+    for (k, t) in topics.iter().enumerate() {
+        let i = bag.topic_index(t)?;
+        let schema = schemas[i].as_ref().map_err(|e| {
+            Error::Analysis(format!(
+                "--with-fields: topic {t} has no usable message definition ({e})"
+            ))
+        })?;
+        parts.push(MessageColumns::new(schema, &[], false, false)?.prefixed(t));
+        slot[i] = Some(k);
+        for (row, o) in r.observations.iter().enumerate() {
+            let (index, log) = if k == 0 {
+                (o.anchor_index, o.anchor_log_time_ns)
+            } else {
+                let m = &o.members[k - 1];
+                (m.index, m.log_time_ns)
+            };
+            want_log[i].insert(log);
+            row_of[k].insert(index, row);
+        }
+    }
+    let wanted: Vec<bool> = slot.iter().map(Option::is_some).collect();
+    let scan = bag.scan(&wanted, |m| {
+        let loc = &locs[m.topic];
+        let counted =
+            matches!(loc.source(), StampSource::None) || loc.read_stamp_ns(m.data).is_ok();
+        let value = (counted && want_log[m.topic].contains(&m.log_time_ns)).then(|| {
+            schemas[m.topic]
+                .as_ref()
+                .ok()
+                .and_then(|s| decode(s, m.data).ok())
+        });
+        (counted, value)
+    });
+    let mut rows: Vec<Vec<Option<Value>>> = (0..topics.len())
+        .map(|_| (0..r.observations.len()).map(|_| None).collect())
+        .collect();
+    let mut next = vec![0usize; topics.len()];
+    let mut failed = vec![0usize; topics.len()];
+    for it in scan.items {
+        let (Some(k), (true, value)) = (slot[it.topic], it.value) else {
+            continue;
+        };
+        let index = next[k];
+        next[k] += 1;
+        if let Some(&row) = row_of[k].get(&index) {
+            match value {
+                Some(Some(v)) => rows[k][row] = Some(v),
+                _ => failed[k] += 1,
+            }
+        }
+    }
+    let mut warnings = scan.warnings;
+    for (k, &n) in failed.iter().enumerate() {
+        if n > 0 {
+            warnings.push(
+                Warning::new(
+                    WarningCode::Undecodable,
+                    format!("{n} observation member message(s) whose fields could not be decoded: their field columns are null"),
+                )
+                .topic(topics[k])
+                .loss(),
+            );
+        }
+    }
+    Ok((parts, rows, warnings))
 }
 
 /// One contract's line of `observe --compare`.

@@ -206,19 +206,15 @@ impl MessageColumns {
         base: Vec<(String, crate::Col)>,
         rows: &[Option<&Value>],
     ) -> Result<DataFrame> {
-        let height = rows.len();
-        let mut columns: Vec<Column> = Vec::new();
-        for (n, c) in base {
-            if c.len() != height {
-                return Err(FramesError::Usage(format!(
-                    "column {n} has {} rows, expected {height}",
-                    c.len()
-                )));
-            }
-            columns.push(c.into_column(&n));
+        frame_with_messages(base, &mut [(self, rows)])
+    }
+
+    /// The same columns with their names under `prefix` (`/camera/left/image_raw.height`).
+    pub fn prefixed(mut self, prefix: &str) -> MessageColumns {
+        for l in &mut self.leaves {
+            l.name = format!("{prefix}.{}", l.name);
         }
-        columns.extend(self.columns(rows)?);
-        Ok(DataFrame::new(height, columns)?)
+        self
     }
 
     /// Whether an exploded column still waits for its width (fixed by the first row group).
@@ -325,6 +321,39 @@ impl MessageColumns {
         }
         Ok(out)
     }
+}
+
+/// A row group: the `base` columns followed by the columns of each message part, every part
+/// over the same rows (a `None` row is null in every column of its part).
+pub fn frame_with_messages(
+    base: Vec<(String, crate::Col)>,
+    parts: &mut [(&mut MessageColumns, &[Option<&Value>])],
+) -> Result<DataFrame> {
+    let height = parts
+        .first()
+        .map(|p| p.1.len())
+        .or_else(|| base.first().map(|(_, c)| c.len()))
+        .unwrap_or(0);
+    let mut columns: Vec<Column> = Vec::new();
+    for (n, c) in base {
+        if c.len() != height {
+            return Err(FramesError::Usage(format!(
+                "column {n} has {} rows, expected {height}",
+                c.len()
+            )));
+        }
+        columns.push(c.into_column(&n));
+    }
+    for (mc, rows) in parts.iter_mut() {
+        if rows.len() != height {
+            return Err(FramesError::Usage(format!(
+                "{} message rows, expected {height}",
+                rows.len()
+            )));
+        }
+        columns.extend(mc.columns(rows)?);
+    }
+    Ok(DataFrame::new(height, columns)?)
 }
 
 fn at<'a>(v: &'a Value, path: &[String]) -> Option<&'a Value> {

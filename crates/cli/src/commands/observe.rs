@@ -31,6 +31,11 @@ pub(crate) struct Args {
     /// With --layout lerobot: the task description written to meta/tasks.jsonl.
     #[arg(long, default_value = "")]
     pub task: String,
+    /// Also copy the anchor's and every member's message fields into observations.parquet,
+    /// flattened as `export` flattens them and named `TOPIC.<field>` (`/camera/left/image_raw.height`);
+    /// without it members are referenced by topic and index only.
+    #[arg(long, conflicts_with = "compare")]
+    pub with_fields: bool,
     /// Print the summary (or the comparison) as JSON.
     #[arg(long)]
     pub json: bool,
@@ -64,8 +69,8 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     };
     let lc = load_contract(&contract)?;
     let bag = bagscope::io::Bag::open(&a.bag)?;
-    let r = observe_of(&bag, &lc)?;
-    let written = write_tables(&bag, &r, &out)?;
+    let mut r = observe_of(&bag, &lc)?;
+    let written = write_tables(&bag, &mut r, &out, a.with_fields)?;
     let lerobot = match (&a.layout, &a.action) {
         (Some(_), Some(act)) => Some(write_lerobot(&bag, &r, &out.join("lerobot"), act, &a.task)?),
         _ => None,
