@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use bagscope_synth::{write_observe, ObserveSynth, ObserveTruth};
+use common::Tmp;
 use serde_json::Value;
 
 mod common;
@@ -16,12 +17,6 @@ const MS: i64 = 1_000_000;
 const HEAD: &str = "/camera/head/image_raw";
 const LEFT: &str = "/camera/left/image_raw";
 const RIGHT: &str = "/camera/right/image_raw";
-
-fn contract(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let p = dir.join(format!("{name}.yaml"));
-    std::fs::write(&p, text).unwrap();
-    p
-}
 
 fn wrists(hierarchical: bool, extra: &str) -> String {
     format!(
@@ -45,8 +40,71 @@ struct Run {
     out: PathBuf,
 }
 
-fn observe(bag: &Path, c: &Path, out: &Path) -> Run {
-    let (code, stdout, stderr) = run(&[
+/// A scenario written into a fresh temporary folder, with its truth.
+struct Case {
+    d: Tmp,
+    bag: PathBuf,
+    truth: ObserveTruth,
+}
+
+/// The `observe` scenario `o` as the bag `obs` in a fresh folder `bagscope-observe-<tag>-…`.
+fn case(tag: &str, o: ObserveSynth) -> Case {
+    let d = tempdir(&format!("observe-{tag}"));
+    let truth = write_observe(&d, "obs", &o).unwrap();
+    Case {
+        bag: d.join("obs"),
+        d,
+        truth,
+    }
+}
+
+/// [`case`] with only `frames` head frames and the defaults otherwise.
+fn short_case(tag: &str, frames: u32) -> Case {
+    case(
+        tag,
+        ObserveSynth {
+            frames,
+            ..Default::default()
+        },
+    )
+}
+
+impl Case {
+    /// Writes the contract `NAME.yaml` into the case's folder.
+    fn contract(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.d.join(format!("{name}.yaml"));
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    /// `bagscope observe BAG --contract C -o DIR/OUT EXTRA...`: (exit code, stdout, stderr).
+    fn run(&self, c: &Path, out: &str, extra: &[&str]) -> (i32, String, String) {
+        let out = self.d.join(out);
+        let mut args = vec![
+            "observe",
+            self.bag.to_str().unwrap(),
+            "--contract",
+            c.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        run(&args)
+    }
+
+    /// [`Case::run`] with `--json`, its tables read back.
+    fn observe(&self, c: &Path, out: &str) -> Run {
+        self.observe_with(c, out, &[])
+    }
+
+    fn observe_with(&self, c: &Path, out: &str, extra: &[&str]) -> Run {
+        observe(&self.bag, c, &self.d.join(out), extra)
+    }
+}
+
+/// `bagscope observe BAG --contract C -o OUT EXTRA... --json`, its tables read back.
+fn observe(bag: &Path, c: &Path, out: &Path, extra: &[&str]) -> Run {
+    let mut args = vec![
         "observe",
         bag.to_str().unwrap(),
         "--contract",
@@ -54,7 +112,9 @@ fn observe(bag: &Path, c: &Path, out: &Path) -> Run {
         "-o",
         out.to_str().unwrap(),
         "--json",
-    ]);
+    ];
+    args.extend(extra);
+    let (code, stdout, stderr) = run(&args);
     assert!(code == 0 || code == 3, "exit {code}: {stderr}");
     Run {
         code,
@@ -65,10 +125,18 @@ fn observe(bag: &Path, c: &Path, out: &Path) -> Run {
     }
 }
 
-fn synth(dir: &Path, name: &str, o: &ObserveSynth) -> (PathBuf, ObserveTruth) {
-    let t = write_observe(dir, name, o).unwrap();
-    (dir.join(name), t)
-}
+/// The joint commands as a `hold` state entry (the `action` of the LeRobot layout).
+const COMMANDS: &str = "  - topic: /joint_commands\n    mode: hold\n    max_gap: 40ms\n";
+
+const LEROBOT_ARGS: [&str; 7] = [
+    "--layout",
+    "lerobot",
+    "--action",
+    "/joint_commands",
+    "--task",
+    "reach",
+    "--json",
+];
 
 fn i(v: &Value) -> i64 {
     v.as_i64().unwrap_or_else(|| panic!("not an integer: {v}"))
@@ -76,10 +144,10 @@ fn i(v: &Value) -> i64 {
 
 #[test]
 fn interpolated_state_is_the_analytic_state_and_angles_go_the_short_way() {
-    let d = tempdir("observe-state");
-    let (bag, truth) = synth(&d, "obs", &ObserveSynth::default());
-    let c = contract(&d, "c", &wrists(false, ""));
-    let r = observe(&bag, &c, &d.join("out"));
+    let k = case("state", ObserveSynth::default());
+    let truth = &k.truth;
+    let c = k.contract("c", &wrists(false, ""));
+    let r = k.observe(&c, "out");
     assert_eq!(r.code, 0);
     assert_eq!(r.json["observations"], 60);
     assert_eq!(r.obs.len(), 60);
@@ -166,7 +234,7 @@ fn interpolated_state_is_the_analytic_state_and_angles_go_the_short_way() {
     assert_eq!(s["emit_age_axis"], "same");
 
     // Byte-identical on a second run.
-    let r2 = observe(&bag, &c, &d.join("out2"));
+    let r2 = k.observe(&c, "out2");
     for f in ["observations.parquet", "rejections.parquet"] {
         assert_eq!(
             std::fs::read(r.out.join(f)).unwrap(),
@@ -178,18 +246,16 @@ fn interpolated_state_is_the_analytic_state_and_angles_go_the_short_way() {
 
 #[test]
 fn a_dropped_wrist_frame_costs_exactly_one_observation() {
-    let d = tempdir("observe-drop");
-    let (bag, _) = synth(
-        &d,
-        "obs",
-        &ObserveSynth {
+    let k = case(
+        "drop",
+        ObserveSynth {
             drop_left_frame: Some(10),
             ..Default::default()
         },
     );
     for hier in [false, true] {
-        let c = contract(&d, &format!("c{hier}"), &wrists(hier, ""));
-        let r = observe(&bag, &c, &d.join(format!("out{hier}")));
+        let c = k.contract(&format!("c{hier}"), &wrists(hier, ""));
+        let r = k.observe(&c, &format!("out{hier}"));
         assert_eq!(r.obs.len(), 59, "hierarchical {hier}");
         assert!(r.obs.iter().all(|o| i(&o["anchor_index"]) != 10));
         let lost: Vec<(String, i64)> = r
@@ -211,18 +277,17 @@ fn a_dropped_wrist_frame_costs_exactly_one_observation() {
 
 #[test]
 fn a_clock_jump_is_flushed_and_warmed_up() {
-    let d = tempdir("observe-jump");
-    let (bag, truth) = synth(
-        &d,
-        "obs",
-        &ObserveSynth {
+    let k = case(
+        "jump",
+        ObserveSynth {
             sim: true,
             reset_at_frame: Some(30),
             ..Default::default()
         },
     );
-    let c = contract(&d, "c", &wrists(false, ""));
-    let r = observe(&bag, &c, &d.join("out"));
+    let truth = &k.truth;
+    let c = k.contract("c", &wrists(false, ""));
+    let r = k.observe(&c, "out");
     let s = &r.json["summary"];
     assert_eq!(s["epochs"].as_array().unwrap().len(), 2);
     // The right frame of instant 30, stamped on the new clock but received before the head's
@@ -268,22 +333,21 @@ fn a_clock_jump_is_flushed_and_warmed_up() {
 
 #[test]
 fn a_tf_gap_rejects_exactly_the_anchors_inside_it() {
-    let d = tempdir("observe-tf");
-    let (bag, truth) = synth(
-        &d,
-        "obs",
-        &ObserveSynth {
+    let k = case(
+        "tf",
+        ObserveSynth {
             tf_gap_s: Some((0.5, 0.6)),
             ..Default::default()
         },
     );
+    let truth = &k.truth;
     assert!(
         truth.frame_unavailable_frames.len() >= 2,
         "{:?}",
         truth.frame_unavailable_frames
     );
-    let c = contract(&d, "c", &wrists(false, "tf: {target_frame: base_link}\n"));
-    let r = observe(&bag, &c, &d.join("out"));
+    let c = k.contract("c", &wrists(false, "tf: {target_frame: base_link}\n"));
+    let r = k.observe(&c, "out");
     let mut rejected: Vec<i64> = r
         .rej
         .iter()
@@ -308,21 +372,20 @@ fn a_tf_gap_rejects_exactly_the_anchors_inside_it() {
 
 #[test]
 fn freshness_hold_and_compare() {
-    let d = tempdir("observe-compare");
-    let (bag, _) = synth(&d, "obs", &ObserveSynth::default());
-    let stale = contract(&d, "stale", &wrists(false, "freshness: {max_age: 10ms}\n"));
-    let r = observe(&bag, &stale, &d.join("stale"));
+    let k = case("compare", ObserveSynth::default());
+    let bag = &k.bag;
+    let stale = k.contract("stale", &wrists(false, "freshness: {max_age: 10ms}\n"));
+    let r = k.observe(&stale, "stale");
     // Every set completes 10.5 ms after the head's stamp.
     assert_eq!(r.obs.len(), 0);
     assert_eq!(r.json["drops"]["stale_at_emit"], 180);
-    let hold = contract(
-        &d,
+    let hold = k.contract(
         "hold",
         &format!(
             "anchor: {HEAD}\nstate:\n  - topic: /joint_states\n    mode: hold\n    max_gap: 15ms\n"
         ),
     );
-    let r = observe(&bag, &hold, &d.join("hold"));
+    let r = k.observe(&hold, "hold");
     assert_eq!(r.obs.len(), 60);
     for o in &r.obs {
         let age = i(&o["/joint_states.hold_age_ns"]);
@@ -330,8 +393,8 @@ fn freshness_hold_and_compare() {
         assert_eq!(i(&o["/joint_states.reuse_count"]), 0);
         assert_eq!(i(&o["emit_age_ns"]), 10 * MS);
     }
-    let hier = contract(&d, "hier", &wrists(true, ""));
-    let flat = contract(&d, "flat", &wrists(false, ""));
+    let hier = k.contract("hier", &wrists(true, ""));
+    let flat = k.contract("flat", &wrists(false, ""));
     let (code, out, err) = run(&[
         "observe",
         bag.to_str().unwrap(),
@@ -363,32 +426,21 @@ fn freshness_hold_and_compare() {
 
 #[test]
 fn policy_version_ignores_comments_and_key_order() {
-    let d = tempdir("observe-version");
-    let (bag, _) = synth(
-        &d,
-        "obs",
-        &ObserveSynth {
-            frames: 5,
-            ..Default::default()
-        },
-    );
-    let a = contract(
-        &d,
+    let k = short_case("version", 5);
+    let a = k.contract(
         "a",
         &format!("anchor: {HEAD}\nfreshness: {{max_age: 100ms}}\n"),
     );
-    let b = contract(
-        &d,
+    let b = k.contract(
         "b",
         &format!("# comment\nfreshness:\n  max_age: 100ms\nanchor: {HEAD}\n"),
     );
-    let c = contract(
-        &d,
+    let c = k.contract(
         "c",
         &format!("anchor: {HEAD}\nfreshness: {{max_age: 101ms}}\n"),
     );
     let v = |p: &Path, o: &str| {
-        observe(&bag, p, &d.join(o)).json["policy_version"]
+        k.observe(p, o).json["policy_version"]
             .as_str()
             .unwrap()
             .to_string()
@@ -401,15 +453,7 @@ fn policy_version_ignores_comments_and_key_order() {
 
 #[test]
 fn contract_errors_exit_2_naming_file_and_key() {
-    let d = tempdir("observe-bad");
-    let (bag, _) = synth(
-        &d,
-        "obs",
-        &ObserveSynth {
-            frames: 5,
-            ..Default::default()
-        },
-    );
+    let k = short_case("bad", 5);
     for (name, text, key) in [
         (
             "unknown",
@@ -435,15 +479,8 @@ fn contract_errors_exit_2_naming_file_and_key() {
         ("missing", "anchor: /nope\n".to_string(), "/nope"),
         ("yaml", "anchor: [\n".to_string(), "not YAML"),
     ] {
-        let c = contract(&d, name, &text);
-        let (code, _, err) = run(&[
-            "observe",
-            bag.to_str().unwrap(),
-            "--contract",
-            c.to_str().unwrap(),
-            "-o",
-            d.join("o").to_str().unwrap(),
-        ]);
+        let c = k.contract(name, &text);
+        let (code, _, err) = k.run(&c, "o", &[]);
         assert_eq!(code, 2, "{name}: {err}");
         assert!(err.contains(&format!("{name}.yaml")), "{name}: {err}");
         assert!(err.contains(key), "{name}: {err}");
@@ -458,13 +495,19 @@ fn mcap_and_db3_forms_give_identical_observations() {
         return;
     };
     let d = tempdir("observe-db3");
-    let c = contract(
-        &d,
-        "c",
+    let c = d.join("c.yaml");
+    std::fs::write(
+        &c,
         "anchor: /arm_cmd\nstate:\n  - topic: /joint_states\n    mode: interpolate\n    max_gap: 50ms\n",
+    )
+    .unwrap();
+    let a = observe(&shared.join("arm_real"), &c, &d.join("mcap"), &[]);
+    let b = observe(
+        &root().join("tests/data/db3/arm_real"),
+        &c,
+        &d.join("db3"),
+        &[],
     );
-    let a = observe(&shared.join("arm_real"), &c, &d.join("mcap"));
-    let b = observe(&root().join("tests/data/db3/arm_real"), &c, &d.join("db3"));
     assert!(a.obs.len() > 100, "{}", a.obs.len());
     for f in ["observations.parquet", "rejections.parquet"] {
         assert_eq!(
@@ -479,32 +522,11 @@ fn mcap_and_db3_forms_give_identical_observations() {
 /// (checked against the documented v2.0 layout; the `lerobot` package is not installed here).
 #[test]
 fn lerobot_layout_has_the_documented_files_and_columns() {
-    let d = tempdir("observe-lerobot");
-    let (bag, truth) = synth(&d, "obs", &ObserveSynth::default());
-    let c = contract(
-        &d,
-        "c",
-        &wrists(
-            false,
-            "  - topic: /joint_commands\n    mode: hold\n    max_gap: 40ms\n",
-        ),
-    );
-    let out = d.join("out");
-    let (code, stdout, err) = run(&[
-        "observe",
-        bag.to_str().unwrap(),
-        "--contract",
-        c.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--layout",
-        "lerobot",
-        "--action",
-        "/joint_commands",
-        "--task",
-        "reach",
-        "--json",
-    ]);
+    let k = case("lerobot", ObserveSynth::default());
+    let truth = &k.truth;
+    let c = k.contract("c", &wrists(false, COMMANDS));
+    let out = k.d.join("out");
+    let (code, stdout, err) = k.run(&c, "out", &LEROBOT_ARGS);
     assert_eq!(code, 0, "{err}");
     let j: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(j["lerobot"]["fps"], 30);
@@ -561,17 +583,16 @@ fn lerobot_layout_has_the_documented_files_and_columns() {
 /// `report --contract` adds the "Observations" section: the summary table and the drops.
 #[test]
 fn report_gains_an_observations_section_with_a_contract() {
-    let d = tempdir("observe-report");
-    let (bag, _) = synth(
-        &d,
-        "obs",
-        &ObserveSynth {
+    let k = case(
+        "report",
+        ObserveSynth {
             drop_left_frame: Some(3),
             frames: 20,
             ..Default::default()
         },
     );
-    let c = contract(&d, "c", &wrists(false, ""));
+    let (d, bag) = (&k.d, &k.bag);
+    let c = k.contract("c", &wrists(false, ""));
     let out = d.join("rep");
     let (code, _, err) = run(&[
         "report",
@@ -612,7 +633,7 @@ fn report_gains_an_observations_section_with_a_contract() {
             .unwrap();
     assert!(j.get("observations").is_none());
     // A bad contract is a usage error before any work.
-    let bad = contract(&d, "bad", "anchor: 3\n");
+    let bad = k.contract("bad", "anchor: 3\n");
     let (code, _, err) = run(&[
         "report",
         bag.to_str().unwrap(),
@@ -622,4 +643,82 @@ fn report_gains_an_observations_section_with_a_contract() {
         bad.to_str().unwrap(),
     ]);
     assert_eq!(code, 2, "{err}");
+}
+
+/// `--with-fields`: the anchor's and each member's message fields in the observation row,
+/// named `T.<field>`; checked against the generator's stamps and frame ids and, field by field,
+/// against `export`'s Parquet of the same topic at the row of the observation's index. Without
+/// the flag nothing changes: the other columns are the same, and the rejections file too.
+#[test]
+fn with_fields_copies_member_fields_as_export_flattens_them() {
+    let k = case(
+        "fields",
+        ObserveSynth {
+            drop_left_frame: Some(10),
+            ..Default::default()
+        },
+    );
+    let c = k.contract("c", &wrists(false, ""));
+    let plain = k.observe(&c, "plain");
+    let r = k.observe_with(&c, "fields", &["--with-fields"]);
+    assert_eq!(r.code, 0);
+    assert_eq!(r.obs.len(), 59);
+    assert_eq!(r.obs.len(), plain.obs.len());
+    for (p, f) in plain.obs.iter().zip(&r.obs) {
+        for (col, v) in p {
+            assert_eq!(&f[col], v, "{col}");
+        }
+    }
+    assert_eq!(
+        std::fs::read(plain.out.join("rejections.parquet")).unwrap(),
+        std::fs::read(r.out.join("rejections.parquet")).unwrap()
+    );
+    let reference = ["index", "stamp_ns", "offset_ns", "frame_id", "log_time_ns"];
+    for (t, index_col, offset_ns, frame) in [
+        (HEAD, "anchor_index".to_string(), 0, "head_camera"),
+        (LEFT, format!("{LEFT}.index"), 2 * MS, "left_camera"),
+        (RIGHT, format!("{RIGHT}.index"), -3 * MS, "right_camera"),
+    ] {
+        let file = k.d.join(format!("export{}.parquet", t.replace('/', "_")));
+        let (code, _, err) = run(&[
+            "export",
+            k.bag.to_str().unwrap(),
+            "--topics",
+            t,
+            "-o",
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let exported = table(&file);
+        let prefix = format!("{t}.");
+        let fields: Vec<&str> = r.obs[0]
+            .keys()
+            .filter_map(|c| c.strip_prefix(&prefix))
+            .filter(|f| !reference.contains(f))
+            .collect();
+        for f in [
+            "header.stamp.sec",
+            "header.frame_id",
+            "height",
+            "encoding",
+            "data",
+        ] {
+            assert!(fields.contains(&f), "{t}: no field {f} in {fields:?}");
+        }
+        for o in &r.obs {
+            let index = i(&o[&index_col]) as usize;
+            for f in &fields {
+                assert_eq!(
+                    o[&format!("{prefix}{f}")],
+                    exported[index][*f],
+                    "{t}.{f} at index {index}"
+                );
+            }
+            let stamp = k.truth.head_stamps_ns[i(&o["anchor_index"]) as usize] + offset_ns;
+            let sec = i(&o[&format!("{prefix}header.stamp.sec")]);
+            let nanosec = i(&o[&format!("{prefix}header.stamp.nanosec")]);
+            assert_eq!(sec * 1_000_000_000 + nanosec, stamp, "{t} at index {index}");
+            assert_eq!(o[&format!("{prefix}header.frame_id")], frame);
+        }
+    }
 }
