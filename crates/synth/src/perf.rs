@@ -17,7 +17,8 @@ use rand_distr::{Distribution, Normal};
 
 use bagscope_msg::encode_typed;
 use bagscope_msg::types::{
-    Header, Imu, JointState, Quaternion, TFMessage, Time, Transform, TransformStamped, Vector3,
+    Header, Image, Imu, JointState, Quaternion, TFMessage, Time, Transform, TransformStamped,
+    Vector3,
 };
 
 use crate::arm::WALL_START_NS;
@@ -153,6 +154,141 @@ pub fn generate(dir: &Path, messages: u64) -> Result<PathBuf, SynthError> {
         while pending.peek().is_some_and(|p| p.0 .0 < nominal - 20_000) {
             w.write(&take(pending.pop().expect("peeked")))?;
         }
+    }
+    while let Some(p) = pending.pop() {
+        w.write(&take(p))?;
+    }
+    w.finish()
+}
+
+/// Topics of the observation benchmark bag: the anchor, three camera members, the state,
+/// then the traffic the contract does not name.
+pub const OBSERVE_TOPICS: [(&str, &str); 7] = [
+    ("/camera/head/image_raw", "sensor_msgs/msg/Image"),
+    ("/camera/left/image_raw", "sensor_msgs/msg/Image"),
+    ("/camera/right/image_raw", "sensor_msgs/msg/Image"),
+    ("/camera/wrist/image_raw", "sensor_msgs/msg/Image"),
+    ("/joint_states", "sensor_msgs/msg/JointState"),
+    ("/imu", "sensor_msgs/msg/Imu"),
+    ("/tf", "tf2_msgs/msg/TFMessage"),
+];
+
+/// Writes `messages` messages into `dir/perf_observe/perf_observe.mcap`: the benchmark of
+/// `observe` (a 30 Hz head camera as the anchor, three cameras stamped −3 to +2 ms from it
+/// as members, 500 Hz joint states, and IMU and TF at 1 kHz each as the rest of the traffic;
+/// 8×8 mono8 images), in zstd chunks, streamed in bounded memory, in log-time order.
+pub fn generate_observe(dir: &Path, messages: u64) -> Result<PathBuf, SynthError> {
+    let topics = OBSERVE_TOPICS.map(|(n, t)| TopicSpec {
+        name: n.into(),
+        type_name: t.into(),
+    });
+    let mut w = BagWriter::create(
+        &dir.join("perf_observe"),
+        "perf_observe",
+        &topics,
+        true,
+        4 << 20,
+    )?;
+    let names: Vec<String> = (1..=6).map(|i| format!("joint_{i}")).collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(2);
+    let unit = Normal::new(0.0, 1.0).expect("a valid normal distribution");
+    let mut noise = |sd: f64| sd * unit.sample(&mut rng);
+    // (camera, stamp offset from the head's, receive delay), ns.
+    const CAMERAS: [(&str, i64, i64); 4] = [
+        ("head_camera", 0, 10_000_000),
+        ("left_camera", 2_000_000, 8_500_000),
+        ("right_camera", -3_000_000, 9_000_000),
+        ("wrist_camera", 1_000_000, 9_500_000),
+    ];
+    let mut pending: BinaryHeap<Pending> = BinaryHeap::new();
+    let mut seq = 0u64;
+    let mut pushed = 0u64;
+    let mut frame = 0i64;
+    let mut tick = 0i64;
+    while pushed < messages {
+        let nominal = WALL_START_NS + tick * 1_000_000;
+        let x = tick as f64 * 1e-3;
+        let header = |s: i64, frame: &str| Header {
+            stamp: Time::from_ns(s),
+            frame_id: frame.into(),
+        };
+        let mut out: Vec<(usize, i64, Vec<u8>)> = Vec::new(); // (topic, log, payload)
+        let head = WALL_START_NS + frame * 100_000_000 / 3;
+        if head <= nominal {
+            for (c, (name, offset, delay)) in CAMERAS.iter().enumerate() {
+                let s = head + offset;
+                let img = Image {
+                    header: header(s, name),
+                    height: 8,
+                    width: 8,
+                    encoding: "mono8".into(),
+                    is_bigendian: 0,
+                    step: 8,
+                    data: (0..64)
+                        .map(|i| (frame as u8).wrapping_add(i as u8 * 3 + c as u8))
+                        .collect(),
+                };
+                out.push((c, s + delay, encode_typed(&img)?));
+            }
+            frame += 1;
+        }
+        if tick % 2 == 0 {
+            let js = JointState {
+                header: header(nominal, "base_link"),
+                name: names.clone(),
+                position: (0..6).map(|j| (x + j as f64).sin() + noise(1e-4)).collect(),
+                velocity: (0..6).map(|j| (x + j as f64).cos()).collect(),
+                effort: (0..6).map(|_| 5.0 + noise(0.5)).collect(),
+            };
+            out.push((4, nominal + 300_000, encode_typed(&js)?));
+        }
+        let q = yaw(0.1 * x);
+        let imu = Imu {
+            header: header(nominal, "imu_link"),
+            orientation: q,
+            orientation_covariance: [0.0; 9],
+            angular_velocity: Vector3 {
+                x: noise(0.01),
+                y: noise(0.01),
+                z: 0.1 + noise(0.01),
+            },
+            angular_velocity_covariance: [0.0; 9],
+            linear_acceleration: Vector3 {
+                x: noise(0.05),
+                y: noise(0.05),
+                z: 9.81 + noise(0.05),
+            },
+            linear_acceleration_covariance: [0.0; 9],
+        };
+        out.push((5, nominal + 200_000, encode_typed(&imu)?));
+        let tf = TFMessage {
+            transforms: vec![TransformStamped {
+                header: header(nominal, "odom"),
+                child_frame_id: "base_link".into(),
+                transform: Transform {
+                    translation: Vector3 {
+                        x: 0.5 * x,
+                        y: 0.2 * (0.1 * x).sin(),
+                        z: 0.0,
+                    },
+                    rotation: yaw(0.1 * x),
+                },
+            }],
+        };
+        out.push((6, nominal + 250_000, encode_typed(&tf)?));
+        for (topic, log, data) in out {
+            if pushed == messages {
+                break;
+            }
+            pending.push(Reverse((log, seq, topic, log, data)));
+            seq += 1;
+            pushed += 1;
+        }
+        // Every later message is received after this tick's nominal time.
+        while pending.peek().is_some_and(|p| p.0 .0 < nominal) {
+            w.write(&take(pending.pop().expect("peeked")))?;
+        }
+        tick += 1;
     }
     while let Some(p) = pending.pop() {
         w.write(&take(p))?;

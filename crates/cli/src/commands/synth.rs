@@ -5,7 +5,8 @@ use bagscope_synth as synth;
 #[derive(clap::Args)]
 pub(crate) struct Args {
     /// Scenario to write: arm_wall, arm_sim, arm_split, arm_ack, sensors, sensors_bimodal,
-    /// sim_reset, or `all`; with TF: arm_tf, sensors_tf; `perf`: the benchmark bag (--messages N).
+    /// sim_reset, or `all`; with TF: arm_tf, sensors_tf; `perf`: the benchmark bag (--messages N);
+    /// `perf_observe`: observe's benchmark bag (4 cameras at 30 Hz, 500 Hz state, --messages N).
     /// Not needed with --suite.
     #[arg(required_unless_present = "suite")]
     pub scenario: Option<String>,
@@ -66,7 +67,7 @@ pub(crate) struct Args {
     /// sim_reset: wall seconds from the start to the simulator's reset (9.5).
     #[arg(long, value_name = "SEC", help_heading = "Scenario parameters")]
     pub reset_at: Option<f64>,
-    /// For the `perf` scenario (the benchmark bag): how many messages to write.
+    /// For the `perf` and `perf_observe` scenarios (benchmark bags): how many messages to write.
     #[arg(long, default_value_t = 3_000_000)]
     pub messages: u64,
     /// Print what was written as JSON.
@@ -106,11 +107,15 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
         bimodal_offset_s: a.bimodal_offset,
         reset_at_s: a.reset_at,
     };
-    if scenario == "perf" {
+    if scenario == "perf" || scenario == "perf_observe" {
         if ov.changes_scenario() {
-            anyhow::bail!("the perf bag takes --messages, not scenario parameters");
+            anyhow::bail!("the {scenario} bag takes --messages, not scenario parameters");
         }
-        let p = synth::perf::generate(out, a.messages)?;
+        let p = if scenario == "perf" {
+            synth::perf::generate(out, a.messages)?
+        } else {
+            synth::perf::generate_observe(out, a.messages)?
+        };
         crate::render::print(&format!("wrote {}\n", p.display()))?;
         return Ok(0);
     }
