@@ -519,7 +519,8 @@ fn mcap_and_db3_forms_give_identical_observations() {
 }
 
 /// `--layout lerobot`: the data file has LeRobot's columns and the meta files its keys
-/// (checked against the documented v2.0 layout; the `lerobot` package is not installed here).
+/// (checked against the documented v2.0 layout: `lerobot` 0.4, the release on PyPI, loads only
+/// its v3.0 layout and refuses v2.x, so it cannot read this one back).
 #[test]
 fn lerobot_layout_has_the_documented_files_and_columns() {
     let k = case("lerobot", ObserveSynth::default());
