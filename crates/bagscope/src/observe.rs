@@ -1059,7 +1059,8 @@ pub fn member_fields(bag: &Bag, r: &ObserveReport) -> Result<MemberFields, Error
     let mut slot: Vec<Option<usize>> = vec![None; bag.topics.len()];
     let mut want_log: Vec<HashSet<i64>> = vec![HashSet::new(); bag.topics.len()];
     // Per position in `topics`: message index -> observation row.
-    let mut row_of: Vec<HashMap<usize, usize>> = vec![HashMap::new(); topics.len()];
+    // A message may be a member of several observations (a bundle or state reused).
+    let mut row_of: Vec<HashMap<usize, Vec<usize>>> = vec![HashMap::new(); topics.len()];
     for (k, t) in topics.iter().enumerate() {
         let i = bag.topic_index(t)?;
         let schema = schemas[i].as_ref().map_err(|e| {
@@ -1077,7 +1078,7 @@ pub fn member_fields(bag: &Bag, r: &ObserveReport) -> Result<MemberFields, Error
                 (m.index, m.log_time_ns)
             };
             want_log[i].insert(log);
-            row_of[k].insert(index, row);
+            row_of[k].entry(index).or_default().push(row);
         }
     }
     let wanted: Vec<bool> = slot.iter().map(Option::is_some).collect();
@@ -1104,9 +1105,13 @@ pub fn member_fields(bag: &Bag, r: &ObserveReport) -> Result<MemberFields, Error
         };
         let index = next[k];
         next[k] += 1;
-        if let Some(&row) = row_of[k].get(&index) {
+        if let Some(obs_rows) = row_of[k].get(&index) {
             match value {
-                Some(Some(v)) => rows[k][row] = Some(v),
+                Some(Some(v)) => {
+                    for &row in obs_rows {
+                        rows[k][row] = Some(v.clone());
+                    }
+                }
                 _ => failed[k] += 1,
             }
         }

@@ -353,6 +353,17 @@ pub fn frame_with_messages(
         }
         columns.extend(mc.columns(rows)?);
     }
+    // A message field flattened to the name of a base column (a top-level field `index` of
+    // topic T beside the base column `T.index`) is refused by name, not by polars' generic error.
+    let mut seen = std::collections::HashSet::new();
+    for c in &columns {
+        if !seen.insert(c.name().as_str()) {
+            return Err(FramesError::Usage(format!(
+                "two columns would be named {}: a message field flattens to the name of another column",
+                c.name()
+            )));
+        }
+    }
     Ok(DataFrame::new(height, columns)?)
 }
 
@@ -467,4 +478,26 @@ fn list_column(name: PlSmallStr, p: Prim, cells: &[Option<&Value>]) -> Result<Co
         }
     }
     Ok(b.finish().with_name(name).into_column())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bagscope_msg::schema::parse_ros2msg;
+
+    #[test]
+    fn a_field_flattened_onto_a_base_column_name_is_refused_by_name() {
+        let schema = parse_ros2msg("pkg/msg/Odd", "int64 index\nfloat64 value\n").unwrap();
+        let mut mc = MessageColumns::new(&schema, &[], false, false)
+            .unwrap()
+            .prefixed("/t");
+        let base = vec![("/t.index".to_string(), crate::Col::I64(vec![Some(1)]))];
+        let rows: Vec<Option<&Value>> = vec![None];
+        let err = frame_with_messages(base.clone(), &mut [(&mut mc, &rows[..])]).unwrap_err();
+        assert!(err.to_string().contains("/t.index"), "{err}");
+        // Without the clash the same columns make a frame.
+        let base = vec![("/t.other".to_string(), crate::Col::I64(vec![Some(1)]))];
+        let df = frame_with_messages(base, &mut [(&mut mc, &rows[..])]).unwrap();
+        assert_eq!(df.width(), 3);
+    }
 }
