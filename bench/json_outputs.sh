@@ -2,6 +2,9 @@
 # Writes the --json output of every analysis command on every bag of bags/, ../shared/bags and
 # ../shared/corpus/ros2{,-more} into OUT_DIR (one file per bag and command), so that two builds can be
 # compared with `diff -r`: a refactor or a speed-up must leave every output byte-identical.
+# `export` is included: every topic's table as Parquet (default and `--explode`) and as CSV;
+# the Parquet files are read back and written as JSON rows (by pyarrow, from $PYTHON, default
+# python3; skipped with a note when pyarrow is missing), so data is compared, not file bytes.
 #
 #   bench/json_outputs.sh [--bin PATH] OUT_DIR
 #   diff -r before/ after/ && echo identical
@@ -42,6 +45,59 @@ run() { # name bag args...
   "$BIN" "$@" --json >"$OUT/$key.$name.json" 2>/dev/null
   echo "exit $?" >>"$OUT/$key.$name.json"
 }
+PYTHON=${PYTHON:-python3}
+have_pyarrow=1
+"$PYTHON" -c 'import pyarrow.parquet' 2>/dev/null || {
+  have_pyarrow=0
+  echo "note: no pyarrow in $PYTHON: export tables are compared as CSV only"
+}
+# Parquet files read back as one JSON line per row (NaN and infinities as strings).
+dump_parquet() { # FILE... -> FILE.rows.json beside each
+  "$PYTHON" - "$@" <<'PY'
+import json, math, sys
+import pyarrow.parquet as pq
+def clean(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return repr(v)
+    if isinstance(v, bytes):
+        return v.hex()
+    if isinstance(v, list):
+        return [clean(x) for x in v]
+    return v
+for f in sys.argv[1:]:
+    t = pq.read_table(f)
+    with open(f + ".rows.json", "w") as out:
+        out.write(json.dumps([str(x) for x in t.schema]) + "\n")
+        for row in t.to_pylist():
+            out.write(json.dumps({k: clean(v) for k, v in row.items()}) + "\n")
+PY
+}
+# export of every topic: --json (output folder replaced by OUT), then the tables as data.
+export_tables() { # bag
+  local bag=$1 key tmp variant
+  key=$(echo "$bag" | sed 's#^\.\./##; s#[/ ]#_#g')
+  tmp="$OUT/.export"
+  for variant in parquet explode csv; do
+    rm -rf "$tmp"
+    case $variant in
+      parquet) "$BIN" export "$bag" -o "$tmp" --json ;;
+      explode) "$BIN" export "$bag" -o "$tmp" --explode --json ;;
+      csv) "$BIN" export "$bag" -o "$tmp" --format csv --json ;;
+    esac 2>/dev/null | sed "s#$tmp#OUT#g" >"$OUT/$key.export-$variant.json"
+    echo "exit ${PIPESTATUS[0]}" >>"$OUT/$key.export-$variant.json"
+    [ -d "$tmp" ] || continue
+    if [ "$variant" = csv ]; then
+      for f in "$tmp"/*.csv; do [ -f "$f" ] && cp "$f" "$OUT/$key.export-csv.$(basename "$f")"; done
+    elif [ "$have_pyarrow" = 1 ]; then
+      mapfile -t files < <(find "$tmp" -name '*.parquet' | sort)
+      if [ "${#files[@]}" -gt 0 ]; then
+        dump_parquet "${files[@]}"
+        for f in "${files[@]}"; do cp "$f.rows.json" "$OUT/$key.export-$variant.$(basename "$f").json"; done
+      fi
+    fi
+  done
+  rm -rf "$tmp"
+}
 for b in "${bags[@]}"; do
   run info "$b" info "$b"
   run info-fast "$b" info "$b" --fast
@@ -63,6 +119,7 @@ PY
       run sync-recommend "$b" sync "$b" --topics "$pair" --recommend
     fi
   fi
+  export_tables "$b"
   rm -rf "$OUT/.report" && "$BIN" report "$b" -o "$OUT/.report" >/dev/null 2>&1
   key=$(echo "$b" | sed 's#^\.\./##; s#[/ ]#_#g')
   if [ -f "$OUT/.report/report.json" ]; then cp "$OUT/.report/report.json" "$OUT/$key.report.json"; fi

@@ -32,8 +32,9 @@ use bagscope_clocks::ClocksOptions;
 use bagscope_frames::polars::prelude::DataFrame;
 use bagscope_frames::{frame, Col, Format, TableWriter};
 
-use crate::export::{export, sanitize, ExportOptions};
+use crate::export::{export_known, sanitize, ExportOptions, KnownClocks};
 use crate::Error;
+use bagscope_bag::Bag;
 
 /// Writes one bag's report page into a folder and says whether it met data loss. `batch` takes
 /// the page writer as a function because the page is laid out by `bagscope-report`, which is
@@ -398,16 +399,31 @@ fn process(job: &BagJob, o: &BatchOptions) -> Result<Option<String>, String> {
     // longer matches it afterwards, so the next run redoes it.
     let _ = std::fs::remove_file(&out.source);
     let source = SourceRecord::of(&job.path);
-    let info = crate::info::info(&job.path).map_err(|e| e.to_string())?;
-    let clocks =
-        crate::clocks::clocks(&job.path, &ClocksOptions::default()).map_err(|e| e.to_string())?;
+    // One open for all three, and one scan of every topic's times for both `clocks` and the
+    // timing table's clock axes: what `info`, `clocks` and `export` of the path would give.
+    let bag = Bag::open(&job.path).map_err(|e| Error::from(e).to_string())?;
+    let info = crate::info::info_of(&bag);
+    let (times, scan_warnings) = crate::clocks::topic_times(&bag);
+    let clocks = crate::clocks::clocks_data_from(
+        &bag,
+        &ClocksOptions::default(),
+        times,
+        scan_warnings.clone(),
+    )
+    .map_err(|e| e.to_string())?
+    .report;
     let eo = ExportOptions {
         timing_only: true,
         bag_column: false,
         bag_name: Some(job.name.clone()),
         ..Default::default()
     };
-    let ex = export(&job.path, &out.timing, &eo).map_err(|e| e.to_string())?;
+    let known = KnownClocks {
+        topics: &clocks.topics,
+        scan_warnings,
+    };
+    let ex = export_known(&bag, &out.timing, &eo, Some(known)).map_err(|e| e.to_string())?;
+    drop(bag);
     let as_json = |w: &[bagscope_bag::Warning]| serde_json::to_value(w).unwrap_or(Json::Null);
     let mut loss = first_loss(&as_json(&info.warnings))
         .or_else(|| first_loss(&as_json(&clocks.warnings)))

@@ -28,7 +28,8 @@ use bagscope_clocks::{analyze, ClocksOptions};
 use bagscope_frames::message::MessageColumns;
 use bagscope_frames::polars::prelude::DataFrame;
 use bagscope_frames::{frame, Col, Format, Sink, TableWriter};
-use bagscope_msg::{MessageSchema, StampLocator, Value};
+use bagscope_msg::{MessageSchema, StampLocator};
+use rayon::prelude::*;
 
 use crate::clocks::topic_times_of;
 use crate::series::{locators, topic_schemas};
@@ -120,6 +121,25 @@ pub fn export(path: &Path, out: &Path, o: &ExportOptions) -> Result<ExportReport
 
 /// [`export`] of an open bag.
 pub fn export_of(bag: &Bag, out: &Path, o: &ExportOptions) -> Result<ExportReport, Error> {
+    export_known(bag, out, o, None)
+}
+
+/// The clock analysis of a bag that an export can take instead of computing its own (`batch`
+/// has just run `clocks` on the same bag): every topic's clock, and the warnings of the scan
+/// that read their times. Used only where the export's own analysis would read the same
+/// topics (every topic of the bag is exported).
+pub(crate) struct KnownClocks<'a> {
+    pub topics: &'a [bagscope_clocks::TopicClock],
+    pub scan_warnings: Vec<Warning>,
+}
+
+/// [`export_of`], with the clock analysis given where it applies.
+pub(crate) fn export_known(
+    bag: &Bag,
+    out: &Path,
+    o: &ExportOptions,
+    known: Option<KnownClocks<'_>>,
+) -> Result<ExportReport, Error> {
     let plan = plan(bag, o)?;
     let (format, paths) = output_paths(out, &plan, o)?;
     let tmps: Vec<PathBuf> = paths
@@ -132,7 +152,7 @@ pub fn export_of(bag: &Bag, out: &Path, o: &ExportOptions) -> Result<ExportRepor
         .iter()
         .map(|p| Sink::File(TableWriter::new(p, format).raw_csv(o.csv_raw)))
         .collect();
-    let (report, _) = run(bag, o, &plan, sinks, format)?;
+    let (report, _) = run(bag, o, &plan, sinks, format, known)?;
     Ok(report)
 }
 
@@ -148,7 +168,14 @@ pub fn timing_frame_of(bag: &Bag, o: &ExportOptions) -> Result<(DataFrame, Expor
         ..o.clone()
     };
     let plan = plan(bag, &o)?;
-    let (report, mut frames) = run(bag, &o, &plan, vec![Sink::Memory(None)], Format::Parquet)?;
+    let (report, mut frames) = run(
+        bag,
+        &o,
+        &plan,
+        vec![Sink::Memory(None)],
+        Format::Parquet,
+        None,
+    )?;
     let df = frames.pop().flatten().unwrap_or_default();
     Ok((df, report))
 }
@@ -173,7 +200,7 @@ pub fn topic_frames_of(
     };
     let plan = plan(bag, &o)?;
     let sinks = plan.tables.iter().map(|_| Sink::Memory(None)).collect();
-    let (report, frames) = run(bag, &o, &plan, sinks, Format::Parquet)?;
+    let (report, frames) = run(bag, &o, &plan, sinks, Format::Parquet, None)?;
     let out = plan
         .tables
         .iter()
@@ -508,7 +535,6 @@ fn message_df(
     cols: &mut MessageColumns,
     axis: &str,
     rows: &[Row<MsgRow>],
-    values: &[Option<Value>],
 ) -> Result<DataFrame, Error> {
     let base = vec![
         (
@@ -531,8 +557,7 @@ fn message_df(
             },
         ),
     ];
-    let values: Vec<Option<&Value>> = values.iter().map(Option::as_ref).collect();
-    Ok(cols.frame(base, &values)?)
+    Ok(cols.frame(base)?)
 }
 
 type Frames = Vec<Option<DataFrame>>;
@@ -543,8 +568,9 @@ fn run(
     plan: &Plan,
     mut sinks: Vec<Sink>,
     format: Format,
+    known: Option<KnownClocks<'_>>,
 ) -> Result<(ExportReport, Frames), Error> {
-    let (meta, mut warnings) = topic_meta(bag, plan);
+    let (meta, mut warnings) = topic_meta(bag, plan, known);
     let schemas = topic_schemas(bag);
     let locs: Vec<StampLocator> = locators(&schemas);
     let text_nested = format == Format::Csv;
@@ -582,45 +608,40 @@ fn run(
                 buf,
                 cols,
                 axis,
-                schema,
                 topic,
+                ..
             } => {
                 let rows = buf.take(all);
                 if rows.is_empty() {
                     return Ok(());
                 }
-                // Decoded value trees are several times the size of the columns built from
-                // them: decode and convert a few thousand rows at a time.
-                const PART: usize = 4096;
-                let decode = |part: &[Row<MsgRow>], count: bool| -> Vec<Option<Value>> {
-                    part.iter()
-                        .map(|r| {
-                            let s = schema.as_ref()?;
-                            bagscope_msg::decode(s, &r.data.payload)
-                                .map_err(|_| {
-                                    if let Ok(mut e) = decode_errors.lock() {
-                                        *e.entry(*topic).or_default() += u64::from(count);
-                                    }
-                                })
-                                .ok()
-                        })
-                        .collect()
-                };
-                if cols.widths_pending() {
-                    // The first row group fixes exploded widths over all its rows.
-                    for part in rows.chunks(PART) {
-                        let values = decode(part, false);
-                        let refs: Vec<Option<&Value>> = values.iter().map(Option::as_ref).collect();
-                        cols.observe_widths(&refs);
+                // Decoded straight into columns, in parts on every core, joined in row order.
+                let part = rows
+                    .len()
+                    .div_ceil(2 * rayon::current_num_threads())
+                    .max(4096);
+                let parts: Vec<(MessageColumns, u64)> = rows
+                    .par_chunks(part)
+                    .map(|p| {
+                        let mut c = cols.fork();
+                        let mut bad = 0u64;
+                        for r in p {
+                            bad += u64::from(c.push(&r.data.payload).is_err());
+                        }
+                        (c, bad)
+                    })
+                    .collect();
+                let mut bad = 0;
+                for (c, b) in parts {
+                    cols.append(c);
+                    bad += b;
+                }
+                if bad > 0 {
+                    if let Ok(mut e) = decode_errors.lock() {
+                        *e.entry(*topic).or_default() += bad;
                     }
-                    cols.fix_widths();
                 }
-                let mut parts = Vec::with_capacity(rows.len().div_ceil(PART));
-                for part in rows.chunks(PART) {
-                    let values = decode(part, true);
-                    parts.push(message_df(cols, axis, part, &values)?);
-                }
-                bagscope_frames::concat_rows(parts)?
+                message_df(cols, axis, &rows)?
             }
         };
         sink.write(df)?;
@@ -796,7 +817,7 @@ where
         };
         let empty = match table {
             Table::Timing(_) => timing_df(f.bag_name, f.bag_column, f.meta, &[])?,
-            Table::Message { cols, axis, .. } => message_df(cols, axis, &[], &[])?,
+            Table::Message { cols, axis, .. } => message_df(cols, axis, &[])?,
         };
         let columns = bagscope_frames::column_names(&empty);
         let (rows, df) = sink.finish(empty)?;
@@ -813,8 +834,9 @@ where
 
 /// Pass 1 of an export: the clock axis of every exported topic, as `bagscope clocks` computes
 /// it, from the times of the exported topics plus any clock topic (`/clock` decides sim) — not
-/// of the whole bag, which would cost 24 bytes for every message of every other topic.
-fn topic_meta(bag: &Bag, plan: &Plan) -> (TopicMeta, Vec<Warning>) {
+/// of the whole bag, which would cost 24 bytes for every message of every other topic. When
+/// that is every topic and the analysis is `known`, it is taken from there.
+fn topic_meta(bag: &Bag, plan: &Plan, known: Option<KnownClocks<'_>>) -> (TopicMeta, Vec<Warning>) {
     let mut axis_topics = vec![false; bag.topics.len()];
     for t in plan.tables.iter().flatten() {
         axis_topics[*t] = true;
@@ -824,13 +846,18 @@ fn topic_meta(bag: &Bag, plan: &Plan) -> (TopicMeta, Vec<Warning>) {
             axis_topics[i] = true;
         }
     }
-    let (times, warnings) = topic_times_of(bag, &axis_topics);
-    let clocks = analyze(&times, &ClocksOptions::default());
-    drop(times);
+    let computed;
+    let (topics, warnings) = match known {
+        Some(k) if axis_topics.iter().all(|&a| a) => (k.topics, k.scan_warnings),
+        _ => {
+            let (times, warnings) = topic_times_of(bag, &axis_topics);
+            computed = analyze(&times, &ClocksOptions::default());
+            (computed.topics.as_slice(), warnings)
+        }
+    };
     let axis_of = |ti: usize| -> String {
         let t = &bag.topics[ti];
-        clocks
-            .topics
+        topics
             .iter()
             .find(|c| c.topic == t.name && c.type_name == t.type_name)
             .map(|c| c.axis.name().to_string())

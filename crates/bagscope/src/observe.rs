@@ -994,22 +994,11 @@ pub fn write_tables(
     crate::refuse_bag_files(bag, &[obs_path.as_path(), rej_path.as_path()])?;
     let cols = observation_columns(&r.report);
     let obs_df = if with_fields {
-        let (mut parts, rows, warnings) = member_fields(bag, &r.report)?;
+        let (mut parts, warnings) = member_fields(bag, &r.report)?;
         r.warnings.extend(warnings);
         r.warnings.sort();
         r.warnings.dedup();
-        let refs: Vec<Vec<Option<&Value>>> = rows
-            .iter()
-            .map(|col| col.iter().map(Option::as_ref).collect())
-            .collect();
-        let mut p: Vec<(
-            &mut bagscope_frames::message::MessageColumns,
-            &[Option<&Value>],
-        )> = parts
-            .iter_mut()
-            .zip(&refs)
-            .map(|(m, v)| (m, &v[..]))
-            .collect();
+        let mut p: Vec<&mut bagscope_frames::message::MessageColumns> = parts.iter_mut().collect();
         bagscope_frames::message::frame_with_messages(cols, &mut p)?
     } else {
         frame(cols)?
@@ -1032,19 +1021,15 @@ pub fn write_tables(
     })
 }
 
-/// Flattened message columns of one topic and its decoded message per observation.
+/// Per topic (anchor, then members), its message fields over the observations' rows.
 #[cfg(feature = "frames")]
-type MemberFields = (
-    Vec<bagscope_frames::message::MessageColumns>,
-    Vec<Vec<Option<Value>>>,
-    Vec<Warning>,
-);
+type MemberFields = (Vec<bagscope_frames::message::MessageColumns>, Vec<Warning>);
 
-/// The anchor's and each member topic's messages of every observation, decoded (a second
-/// read of those topics only), with their columns as `export` flattens them (lists as list
-/// columns, byte arrays binary, arrays of messages JSON) named `T.<field>`. Messages are
-/// matched by per-topic index, counted as the builder counts them (messages whose stamp could
-/// not be read do not count).
+/// The anchor's and each member topic's messages of every observation (a second read of those
+/// topics only), decoded into columns as `export` flattens them (lists as list columns, byte
+/// arrays binary, arrays of messages JSON) named `T.<field>`, one row per observation.
+/// Messages are matched by per-topic index, counted as the builder counts them (messages whose
+/// stamp could not be read do not count); a message may be a member of several observations.
 #[cfg(feature = "frames")]
 pub fn member_fields(bag: &Bag, r: &ObserveReport) -> Result<MemberFields, Error> {
     use bagscope_frames::message::MessageColumns;
@@ -1058,9 +1043,8 @@ pub fn member_fields(bag: &Bag, r: &ObserveReport) -> Result<MemberFields, Error
     // Per bag topic: its position in `topics`, and the log times of the messages wanted.
     let mut slot: Vec<Option<usize>> = vec![None; bag.topics.len()];
     let mut want_log: Vec<HashSet<i64>> = vec![HashSet::new(); bag.topics.len()];
-    // Per position in `topics`: message index -> observation row.
-    // A message may be a member of several observations (a bundle or state reused).
-    let mut row_of: Vec<HashMap<usize, Vec<usize>>> = vec![HashMap::new(); topics.len()];
+    // Per position in `topics`: message index -> the observation rows holding it.
+    let mut rows_of: Vec<HashMap<usize, Vec<usize>>> = vec![HashMap::new(); topics.len()];
     for (k, t) in topics.iter().enumerate() {
         let i = bag.topic_index(t)?;
         let schema = schemas[i].as_ref().map_err(|e| {
@@ -1078,7 +1062,7 @@ pub fn member_fields(bag: &Bag, r: &ObserveReport) -> Result<MemberFields, Error
                 (m.index, m.log_time_ns)
             };
             want_log[i].insert(log);
-            row_of[k].entry(index).or_default().push(row);
+            rows_of[k].entry(index).or_default().push(row);
         }
     }
     let wanted: Vec<bool> = slot.iter().map(Option::is_some).collect();
@@ -1086,50 +1070,52 @@ pub fn member_fields(bag: &Bag, r: &ObserveReport) -> Result<MemberFields, Error
         let loc = &locs[m.topic];
         let counted =
             matches!(loc.source(), StampSource::None) || loc.read_stamp_ns(m.data).is_ok();
-        let value = (counted && want_log[m.topic].contains(&m.log_time_ns)).then(|| {
-            schemas[m.topic]
-                .as_ref()
-                .ok()
-                .and_then(|s| decode(s, m.data).ok())
-        });
-        (counted, value)
+        let payload =
+            (counted && want_log[m.topic].contains(&m.log_time_ns)).then(|| m.data.to_vec());
+        (counted, payload)
     });
-    let mut rows: Vec<Vec<Option<Value>>> = (0..topics.len())
-        .map(|_| (0..r.observations.len()).map(|_| None).collect())
+    // Per position in `topics`: the payload of each observation row.
+    let mut payloads: Vec<Vec<Option<std::sync::Arc<[u8]>>>> = (0..topics.len())
+        .map(|_| vec![None; r.observations.len()])
         .collect();
     let mut next = vec![0usize; topics.len()];
-    let mut failed = vec![0usize; topics.len()];
     for it in scan.items {
-        let (Some(k), (true, value)) = (slot[it.topic], it.value) else {
+        let (Some(k), (true, payload)) = (slot[it.topic], it.value) else {
             continue;
         };
         let index = next[k];
         next[k] += 1;
-        if let Some(obs_rows) = row_of[k].get(&index) {
-            match value {
-                Some(Some(v)) => {
-                    for &row in obs_rows {
-                        rows[k][row] = Some(v.clone());
-                    }
-                }
-                _ => failed[k] += 1,
+        if let (Some(obs_rows), Some(data)) = (rows_of[k].get(&index), payload) {
+            let data: std::sync::Arc<[u8]> = data.into();
+            for &row in obs_rows {
+                payloads[k][row] = Some(data.clone());
             }
         }
     }
     let mut warnings = scan.warnings;
-    for (k, &n) in failed.iter().enumerate() {
-        if n > 0 {
+    for (k, (mc, rows)) in parts.iter_mut().zip(&payloads).enumerate() {
+        let mut failed = 0usize;
+        for row in rows {
+            match row {
+                Some(data) => failed += usize::from(mc.push(data).is_err()),
+                None => {
+                    failed += 1;
+                    mc.push_null();
+                }
+            }
+        }
+        if failed > 0 {
             warnings.push(
                 Warning::new(
                     WarningCode::Undecodable,
-                    format!("{n} observation member message(s) whose fields could not be decoded: their field columns are null"),
+                    format!("{failed} observation member message(s) whose fields could not be decoded: their field columns are null"),
                 )
                 .topic(topics[k])
                 .loss(),
             );
         }
     }
-    Ok((parts, rows, warnings))
+    Ok((parts, warnings))
 }
 
 /// One contract's line of `observe --compare`.

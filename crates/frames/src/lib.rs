@@ -416,20 +416,6 @@ impl Sink {
     }
 }
 
-/// The rows of `parts` (same columns) as one frame in one chunk per column: a row group built
-/// in parts is still written as one row group.
-pub fn concat_rows(parts: Vec<DataFrame>) -> Result<DataFrame> {
-    let mut it = parts.into_iter();
-    let Some(mut df) = it.next() else {
-        return Ok(DataFrame::empty());
-    };
-    for p in it {
-        df.vstack_mut_owned(p)?;
-    }
-    df.rechunk_mut();
-    Ok(df)
-}
-
 /// Column names of a frame, in order.
 pub fn column_names(df: &DataFrame) -> Vec<String> {
     df.get_column_names()

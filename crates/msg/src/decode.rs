@@ -371,6 +371,35 @@ impl<'s, 'a> Decoder<'s, 'a> {
     }
 }
 
+/// One field (`base`, `array`) decoded into a value tree from `r`'s position, as [`decode`]
+/// would at `path` (the field names leading to it, which count towards the nesting limit and
+/// name the field in errors); `r` is left after it.
+pub(crate) fn decode_field_at(
+    schema: &MessageSchema,
+    r: &mut Reader<'_>,
+    path: &[String],
+    base: &BaseType,
+    array: ArrayKind,
+) -> Result<Value, DecodeError> {
+    let mut d = Decoder {
+        schema,
+        r: r.clone(),
+        path: path.iter().map(|p| Seg::Field(p)).collect(),
+    };
+    let v = d.decode_field(base, array)?;
+    r.pos = d.r.pos;
+    Ok(v)
+}
+
+/// The error [`decode`] gives for a low-level failure at `path`.
+pub(crate) fn error_at(path: &[String], (offset, kind): (usize, DecodeErrorKind)) -> DecodeError {
+    DecodeError {
+        offset,
+        path: path.join("."),
+        kind,
+    }
+}
+
 /// Decode a whole CDR payload (encapsulation header included) against
 /// `schema`. Trailing bytes after the message (middleware padding) are ignored.
 pub fn decode(schema: &MessageSchema, payload: &[u8]) -> Result<Value, DecodeError> {

@@ -4,6 +4,7 @@
 //!   events) into a [`schema::MessageSchema`]; built-in definitions for common
 //!   types.
 //! * [`decode()`]: schema-driven CDR decoder producing a [`value::Value`] tree.
+//! * [`leaves`]: the same decoding straight into per-field columns (no value tree).
 //! * [`service_event`]: a service event's `info` (kind, stamp, client, sequence number).
 //! * [`stamp`]: read just the timestamp (`header.stamp`, `stamp`, `clock`).
 //! * [`types`]: typed serde structs with [`types::decode_typed`] /
@@ -14,6 +15,7 @@
 mod cdr_de;
 pub mod decode;
 pub mod error;
+pub mod leaves;
 pub mod schema;
 pub mod service_event;
 pub mod stamp;
