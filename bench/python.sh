@@ -18,6 +18,8 @@
 #    variants), alternated FLEET_RUNS times (default 2), in bags per second per core.
 #
 # The Python is BAGSCOPE_PYTHON (default target/py-venv/bin/python: pyarrow and Ray).
+# PACKAGE=installed uses the bagscope package installed in it (`pip install ./crates/python`,
+# a release build) instead of building the extension.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-3000000}
@@ -30,14 +32,19 @@ py=${BAGSCOPE_PYTHON:-target/py-venv/bin/python}
 mkdir -p "$work"
 command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)"; exit 1; }
 
-cargo build --release -q -p bagscope-cli -p bagscope-python
+if [ "${PACKAGE:-}" = installed ]; then
+  # The package as `pip install ./crates/python` put it into BAGSCOPE_PYTHON's environment.
+  cargo build --release -q -p bagscope-cli
+else
+  cargo build --release -q -p bagscope-cli -p bagscope-python
+  pkg="$work/pkg"
+  rm -rf "$pkg" && mkdir -p "$pkg/bagscope"
+  cp crates/python/python/bagscope/*.py crates/python/python/bagscope/*.pyi \
+    crates/python/python/bagscope/py.typed "$pkg/bagscope/"
+  cp "$target/release/lib_bagscope.so" "$pkg/bagscope/_bagscope.abi3.so"
+  export PYTHONPATH="$PWD/$pkg"
+fi
 bin=$target/release/bagscope
-pkg="$work/pkg"
-rm -rf "$pkg" && mkdir -p "$pkg/bagscope"
-cp crates/python/python/bagscope/*.py crates/python/python/bagscope/*.pyi \
-  crates/python/python/bagscope/py.typed "$pkg/bagscope/"
-cp "$target/release/lib_bagscope.so" "$pkg/bagscope/_bagscope.abi3.so"
-export PYTHONPATH="$PWD/$pkg"
 
 rvenv="$work/rosbags-venv"
 if [ ! -x "$rvenv/bin/python" ]; then

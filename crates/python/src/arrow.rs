@@ -131,11 +131,9 @@ fn keys_array(k: NullableKeys) -> PrimitiveArray<u32> {
     PrimitiveArray::<u32>::new(ArrowDataType::UInt32, k.keys.into(), bitmap(k.valid))
 }
 
-/// The timing table's fields and arrays in the facade's column order, then `lag_ns` (log time
-/// − header stamp, null without a stamp); the row count.
-pub(crate) fn timing_arrays(
-    c: TimingColumns,
-) -> Result<(Vec<Field>, Vec<Box<dyn Array>>, usize), String> {
+/// The timing table: its arrays in the facade's column order, then `lag_ns` (log time − header
+/// stamp, null without a stamp).
+pub(crate) fn timing_table(c: TimingColumns, report: Option<Py<PyAny>>) -> Result<Table, String> {
     let len = c.len();
     let lag = NullableI64 {
         values: c
@@ -194,7 +192,7 @@ pub(crate) fn timing_arrays(
         fields.push(Field::new(name.into(), a.dtype().clone(), true));
         arrays.push(a);
     }
-    Ok((fields, arrays, len))
+    Ok(Table::from_arrays(fields, arrays, len, report))
 }
 
 /// The frame as a stream of struct arrays, one per chunk, over the frame's own buffers.

@@ -542,9 +542,8 @@ impl PyBag {
         };
         let (cols, report) = self.call(py, move |b| b.timing_columns(&o))?;
         let report = to_py(py, &report)?;
-        let (fields, arrays, len) = arrow::timing_arrays(cols)
-            .map_err(|e| raise(py, "BagError", format!("timing table: {e}"), None))?;
-        Ok(Table::from_arrays(fields, arrays, len, Some(report)))
+        arrow::timing_table(cols, Some(report))
+            .map_err(|e| raise(py, "BagError", format!("timing table: {e}"), None))
     }
 
     /// The messages of `topic` with their fields flattened into columns, as `bagscope export`
