@@ -266,34 +266,13 @@ pub fn timing_columns_of(
     });
     let size_bytes = walk.expand(|t, i, _| cols[t].values[2][i]);
     drop(cols);
-    let (parent, child, transform_index) = if tf.iter().any(Option::is_some) {
-        (
-            nullable_keys(walk.expand(|t, i, k| tf_row(t, i, k).map_or(NULL, |r| r.1))),
-            nullable_keys(walk.expand(|t, i, k| tf_row(t, i, k).map_or(NULL, |r| r.2))),
-            nullable(walk.expand(|t, i, k| {
-                tf_row(t, i, k)
-                    .filter(|r| r.1 != NULL)
-                    .map_or(NULL, |_| k as i64)
-            })),
-        )
-    } else {
-        // No TF rows: all null, in zeroed memory that is never written.
-        let n = walk.n_rows;
-        (
-            NullableKeys {
-                keys: vec![0; n],
-                valid: Some(vec![false; n]),
-            },
-            NullableKeys {
-                keys: vec![0; n],
-                valid: Some(vec![false; n]),
-            },
-            NullableI64 {
-                values: vec![0; n],
-                valid: Some(vec![false; n]),
-            },
-        )
-    };
+    let parent = walk.expand(|t, i, k| tf_row(t, i, k).map_or(NULL, |r| r.1));
+    let child = walk.expand(|t, i, k| tf_row(t, i, k).map_or(NULL, |r| r.2));
+    let transform_index = walk.expand(|t, i, k| {
+        tf_row(t, i, k)
+            .filter(|r| r.1 != NULL)
+            .map_or(NULL, |_| k as i64)
+    });
     drop(tf);
     drop(extra);
 
@@ -310,9 +289,9 @@ pub fn timing_columns_of(
         publish_time_ns: nullable(publish),
         header_stamp_ns: nullable(stamp),
         size_bytes,
-        parent_frame: parent,
-        child_frame: child,
-        transform_index,
+        parent_frame: nullable_keys(parent),
+        child_frame: nullable_keys(child),
+        transform_index: nullable(transform_index),
     };
     warnings.sort();
     warnings.dedup();
