@@ -34,21 +34,6 @@ if [ ! -x "$work/venv/bin/python" ]; then
 fi
 py="$work/venv/bin/python"
 
-cat > "$work/rosbags_stamps.py" <<'PY'
-import sys
-from pathlib import Path
-from rosbags.highlevel import AnyReader
-n = 0
-with AnyReader([Path(sys.argv[1])]) as r:
-    for conn, t, raw in r.messages():
-        m = r.deserialize(raw, conn.msgtype)
-        h = getattr(m, 'header', None)
-        if h is None and getattr(m, 'transforms', None):
-            h = m.transforms[0].header
-        if h is not None:
-            n += h.stamp.sec
-print(n)
-PY
 cat > "$work/mcap_raw.py" <<'PY'
 import sys
 from mcap.reader import make_reader
@@ -115,7 +100,7 @@ run "bagscope info --fast" "$bin" info "$mcapf" --fast --json
 run "bagscope clocks (stamp scan)" "$bin" clocks "$mcapf" --json
 run "bagscope sync approx-py" "$bin" sync "$mcapf" --topics /joint_states,/imu --policy approx-py --slop 1ms --queue 5 --json
 run "python mcap raw iteration" "$py" "$work/mcap_raw.py" "$mcapf"
-run "rosbags stamp extraction" "$py" "$work/rosbags_stamps.py" "$bag"
+run "rosbags stamp extraction" "$py" bench/rosbags_stamps.py "$bag"
 run "mcap-ros2-support decode" "$py" "$work/mcap_ros2_decode.py" "$mcapf"
 run "bagscope export /joint_states" "$bin" export "$mcapf" --topics /joint_states -o "$work/js_bagscope.parquet"
 run "rosbags-dataframe /joint_states" "$py" "$work/rosbags_df.py" "$bag" /joint_states "$work/js_rosbags.parquet"

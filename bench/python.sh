@@ -1,33 +1,60 @@
 #!/usr/bin/env bash
-# The Python package against the CLI, on the same bags.
+# The Python package against the CLI and against rosbags, on the same bags.
 #
-#   bench/python.sh [MESSAGES]      (default 3000000; RUNS=3 repetitions, medians reported)
+#   bench/python.sh [MESSAGES]      (default 3000000; RUNS=3 rounds, medians reported)
 #
-# 1. builds the CLI and the extension (release; the extension into target/py-venv, see
-#    .ci/run for the venv),
-# 2. writes the benchmark bag (`bagscope synth perf`, as bench/peers.sh),
-# 3. times `bag.timing()` (pyarrow table of every message) against `bagscope clocks` and
-#    `bagscope export --timing-only`, with wall time and peak memory,
-# 4. times Ray (`bagscope.ray.read_bags`, 2 CPUs) against `bagscope batch --jobs 2` over BAGS
-#    small bags (default 200; `bagscope synth` variants), in bags per second per core.
+# 1. builds the CLI and the extension in one release build (`cargo build --release -p
+#    bagscope-cli -p bagscope-python`: polars compiled once, with the CLI's features; a
+#    `maturin develop --release` resolves features for the extension alone and compiles polars
+#    again) and puts the extension with the package's modules in $work/pkg (PYTHONPATH), as
+#    tests/python.rs does;
+# 2. writes the benchmark bag (`bagscope synth perf`, as bench/peers.sh);
+# 3. times `pa.table(bag.timing())` against `bagscope clocks` and `bagscope export
+#    --timing-only`, the commands alternated in each round: wall time, CPU time (user + sys) and
+#    peak memory (max RSS) of each; then rosbags' stamp extraction (bench/rosbags_stamps.py, in
+#    a venv of its own) once;
+# 4. times Ray (`bagscope.ray.read_bags`, 2 CPUs, workers started before the clock runs)
+#    against `bagscope batch --jobs 2` over BAGS small bags (default 200; `bagscope synth`
+#    variants), alternated FLEET_RUNS times (default 2), in bags per second per core.
+#
+# The Python is BAGSCOPE_PYTHON (default target/py-venv/bin/python: pyarrow and Ray).
+# PACKAGE=installed uses the bagscope package installed in it (`pip install ./crates/python`,
+# a release build) instead of building the extension.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-3000000}
 RUNS=${RUNS:-3}
 BAGS=${BAGS:-200}
-work=${BENCH_DIR:-target/bench-python}
+FLEET_RUNS=${FLEET_RUNS:-2}
+target=${CARGO_TARGET_DIR:-target}
+work=${BENCH_DIR:-$target/bench-python}
 py=${BAGSCOPE_PYTHON:-target/py-venv/bin/python}
 mkdir -p "$work"
+command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)"; exit 1; }
 
-cargo build --release -q -p bagscope-cli
-VIRTUAL_ENV="$PWD/target/py-venv" PATH="$PWD/target/py-venv/bin:$PATH" \
-  maturin develop --release -q -m crates/python/Cargo.toml
-bin=target/release/bagscope
+if [ "${PACKAGE:-}" = installed ]; then
+  # The package as `pip install ./crates/python` put it into BAGSCOPE_PYTHON's environment.
+  cargo build --release -q -p bagscope-cli
+else
+  cargo build --release -q -p bagscope-cli -p bagscope-python
+  pkg="$work/pkg"
+  rm -rf "$pkg" && mkdir -p "$pkg/bagscope"
+  cp crates/python/python/bagscope/*.py crates/python/python/bagscope/*.pyi \
+    crates/python/python/bagscope/py.typed "$pkg/bagscope/"
+  cp "$target/release/lib_bagscope.so" "$pkg/bagscope/_bagscope.abi3.so"
+  export PYTHONPATH="$PWD/$pkg"
+fi
+bin=$target/release/bagscope
+
+rvenv="$work/rosbags-venv"
+if [ ! -x "$rvenv/bin/python" ]; then
+  python3 -m venv "$rvenv"
+  "$rvenv/bin/pip" install -q --only-binary=:all: rosbags==0.11.9
+fi
 
 bag="$work/perf_$N/perf"
 [ -f "$bag/perf.mcap" ] || "$bin" synth perf -o "$work/perf_$N" --messages "$N" >/dev/null
 mcapf="$bag/perf.mcap"
-du -h "$mcapf"
 
 cat > "$work/timing.py" <<'PY'
 import sys, pyarrow as pa, bagscope
@@ -35,31 +62,53 @@ t = pa.table(bagscope.open(sys.argv[1]).timing())
 assert t.num_rows > 0
 PY
 
-results=()
-run() {
+# measure NAME CMD...: one run; appends "NAME wall cpu peak_kb" to $work/runs.txt.
+measure() {
   local name=$1; shift
-  local times=() mem=0
-  for _ in $(seq "$RUNS"); do
-    local t0 t1
-    t0=$(date +%s%N)
-    /usr/bin/time -o "$work/time.txt" -f '%e %M' "$@" >/dev/null 2>/dev/null || true
-    t1=$(date +%s%N)
-    times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", (b - a) / 1e9 }')")
-    local m; m=$(tail -n 1 "$work/time.txt"); m=${m#* }
-    [ "$m" -gt "$mem" ] && mem=$m
-  done
-  local med
-  med=$(printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-  results+=("$name|$med|$mem")
-  printf '  %-40s %8.4f s  %8d KB\n' "$name" "$med" "$mem"
+  local t0 t1
+  t0=$(date +%s%N)
+  /usr/bin/time -o "$work/time.txt" -f '%U %S %M' "$@" >/dev/null 2>"$work/stderr.txt" \
+    || { echo "$name failed:"; cat "$work/stderr.txt"; exit 1; }
+  t1=$(date +%s%N)
+  read -r u s m < <(tail -n 1 "$work/time.txt")
+  awk -v n="$name" -v a="$t0" -v b="$t1" -v u="$u" -v s="$s" -v m="$m" \
+    'BEGIN { printf "%s|%.3f|%.2f|%d\n", n, (b - a) / 1e9, u + s, m }' >> "$work/runs.txt"
 }
 
-command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)"; exit 1; }
-echo "runs: $RUNS, messages: $N, cores: $(nproc), $(date -u +%Y-%m-%d)"
-run "bagscope clocks" "$bin" clocks "$mcapf" --json
-run "bagscope export --timing-only" "$bin" export "$mcapf" --timing-only -o "$work/t.parquet"
-run "python: pa.table(bag.timing())" "$py" "$work/timing.py" "$mcapf"
-run "python: import bagscope, pyarrow" "$py" -c "import bagscope, pyarrow"
+# Medians of wall and CPU, the largest peak, per name, in first-seen order.
+summary() {
+  awk -F'|' '
+    !($1 in seen) { seen[$1] = 1; order[++k] = $1 }
+    { n[$1]++; w[$1, n[$1]] = $2; c[$1, n[$1]] = $3; if ($4 > m[$1]) m[$1] = $4 }
+    function med(name, arr,   i, j, t, v, cnt) {
+      cnt = n[name]
+      for (i = 1; i <= cnt; i++) v[i] = arr[name, i]
+      for (i = 1; i <= cnt; i++) for (j = i + 1; j <= cnt; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+      return v[int((cnt + 1) / 2)]
+    }
+    END {
+      printf "| %-34s | %9s | %9s | %9s | %4s |\n", "command", "wall s", "CPU s", "peak MB", "runs"
+      printf "|%s|%s|%s|%s|%s|\n", "---", "---:", "---:", "---:", "---:"
+      for (i = 1; i <= k; i++) {
+        x = order[i]
+        printf "| %-34s | %9.3f | %9.2f | %9.0f | %4d |\n", x, med(x, w), med(x, c), m[x] / 1024, n[x]
+      }
+    }' "$work/runs.txt"
+}
+
+echo "date: $(date -u +%Y-%m-%dT%H:%MZ), cores: $(nproc), messages: $N, rounds: $RUNS"
+echo "bag: $(du -h "$mcapf" | cut -f1) ($mcapf)"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+rm -f "$work/runs.txt"
+measure "import bagscope, pyarrow" "$py" -c "import bagscope, pyarrow"
+for _ in $(seq "$RUNS"); do
+  measure "bagscope clocks --json" "$bin" clocks "$mcapf" --json
+  measure "python: pa.table(bag.timing())" "$py" "$work/timing.py" "$mcapf"
+  measure "bagscope export --timing-only" "$bin" export "$mcapf" --timing-only -o "$work/t.parquet"
+done
+measure "rosbags stamp extraction" "$rvenv/bin/python" bench/rosbags_stamps.py "$bag"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+summary
 
 fleet="$work/fleet_$BAGS"
 if [ ! -d "$fleet" ]; then
@@ -75,17 +124,24 @@ if [ ! -d "$fleet" ]; then
   ls "$fleet" | sort | tail -n +"$((BAGS + 1))" | while read -r f; do rm "$fleet/$f"; done
 fi
 cat > "$work/ray_fleet.py" <<'PY'
-import glob, sys, time, ray, bagscope.ray
+import glob, os, sys, time, ray, bagscope.ray
+runs = int(sys.argv[2])
 ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
 paths = sorted(glob.glob(sys.argv[1] + "/*.mcap"))
 bagscope.ray.read_bags(paths[:4]).materialize()  # workers started and imported
-t0 = time.monotonic()
-n = bagscope.ray.read_bags(paths).count()
-dt = time.monotonic() - t0
-print(f"ray: {len(paths)} bags, {n} rows, {dt:.2f} s, {len(paths) / dt / 2:.1f} bags/s/core")
+for _ in range(runs):
+    # Alternated with `bagscope batch` by the shell: it runs between these (see below).
+    t0 = time.monotonic()
+    n = bagscope.ray.read_bags(paths).count()
+    dt = time.monotonic() - t0
+    print(f"ray: {len(paths)} bags, {n} rows, {dt:.2f} s, {len(paths) / dt / 2:.2f} bags/s/core", flush=True)
+    if _ + 1 < runs:
+        os.system(sys.argv[3])
 PY
-t0=$(date +%s%N)
-"$bin" batch "$fleet" -o "$work/batch_out" --jobs 2 --force >/dev/null 2>&1 || true
-t1=$(date +%s%N)
-awk -v a="$t0" -v b="$t1" -v n="$BAGS" 'BEGIN { d = (b - a) / 1e9; printf "batch: %d bags, %.2f s, %.1f bags/s/core\n", n, d, n / d / 2 }'
-"$py" "$work/ray_fleet.py" "$fleet"
+batch_cmd="t0=\$(date +%s%N); '$bin' batch '$fleet' -o '$work/batch_out' --jobs 2 --force >/dev/null 2>&1; \
+t1=\$(date +%s%N); awk -v a=\$t0 -v b=\$t1 -v n=$BAGS 'BEGIN { d = (b - a) / 1e9; printf \"batch: %d bags, %.2f s, %.2f bags/s/core\\n\", n, d, n / d / 2 }'"
+echo "fleet: $BAGS bags ($(du -sh "$fleet" | cut -f1)), load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+bash -c "$batch_cmd"
+"$py" "$work/ray_fleet.py" "$fleet" "$FLEET_RUNS" "$batch_cmd"
+bash -c "$batch_cmd"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

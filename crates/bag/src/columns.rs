@@ -131,6 +131,59 @@ struct SlotSink<'s, const K: usize> {
     overflow: bool,
 }
 
+/// Bits of a file-order key below the job number: the message's byte offset in its chunk
+/// (or, for messages outside chunks, in its file).
+const ORDER_OFFSET_BITS: u32 = 40;
+
+/// A message's position in file order: its job (chunks and loose messages in file order), then
+/// its offset in that job's bytes.
+fn order_key(job: usize, offset: u64) -> i64 {
+    let offset = offset.min((1 << ORDER_OFFSET_BITS) - 1);
+    ((job as i64) << ORDER_OFFSET_BITS) | offset as i64
+}
+
+/// A sink that replaces the last value of each row with the message's [`order_key`].
+struct Ordered<'a, S> {
+    inner: &'a mut S,
+    job: usize,
+}
+
+impl<S: Sink<[i64; K]>, const K: usize> Sink<[i64; K]> for Ordered<'_, S> {
+    fn put(&mut self, offset: u64, mut it: Item<[i64; K]>) {
+        if let Some(last) = it.value.last_mut() {
+            *last = order_key(self.job, offset);
+        }
+        self.inner.put(offset, it);
+    }
+}
+
+/// Runs one job into `out`, through [`Ordered`] when `ordered`.
+#[allow(clippy::too_many_arguments)]
+fn run_into<const K: usize, F, S>(
+    files: &[McapFile],
+    plan: &ScanPlan<'_>,
+    f: &F,
+    dec: &mut crate::scan::Decoder,
+    jobs: &[Job],
+    ji: usize,
+    out: &mut S,
+    ordered: bool,
+) -> Vec<Warning>
+where
+    F: Fn(&RawMessage<'_>) -> [i64; K] + Sync,
+    S: Sink<[i64; K]>,
+{
+    if ordered {
+        let mut o = Ordered {
+            inner: out,
+            job: ji,
+        };
+        run_job(files, plan, f, dec, &jobs[ji], &mut o)
+    } else {
+        run_job(files, plan, f, dec, &jobs[ji], out)
+    }
+}
+
 impl<const K: usize> SlotSink<'_, K> {
     fn write(&mut self, topic: usize, log: i64, values: [i64; K]) {
         // Few topics per chunk: a linear search beats a map.
@@ -190,20 +243,25 @@ fn indexed_counts(
     Some(counts)
 }
 
+/// The column scan of MCAP files. With `ordered`, the last value of each row is replaced by
+/// the message's position in file order (an increasing key: chunks in file order, records in
+/// chunk order), the order [`crate::Bag::visit`] walks them in.
 pub(crate) fn scan_files_columns<const K: usize, F>(
     files: &[McapFile],
     plan: &ScanPlan<'_>,
     n_topics: usize,
     f: &F,
+    ordered: bool,
 ) -> (Vec<Columns<K>>, Vec<Warning>)
 where
     F: Fn(&RawMessage<'_>) -> [i64; K] + Sync,
 {
-    if let Some(out) = try_scan(files, plan, n_topics, f, true) {
+    if let Some(out) = try_scan(files, plan, n_topics, f, true, ordered) {
         return out;
     }
     // An index undercounted its chunk: count every job by scanning it instead.
-    try_scan(files, plan, n_topics, f, false).expect("counts from the scan itself always fit")
+    try_scan(files, plan, n_topics, f, false, ordered)
+        .expect("counts from the scan itself always fit")
 }
 
 /// `None` when a chunk held more messages of a topic than its index said.
@@ -213,6 +271,7 @@ fn try_scan<const K: usize, F>(
     n_topics: usize,
     f: &F,
     trust_indexes: bool,
+    ordered: bool,
 ) -> Option<(Vec<Columns<K>>, Vec<Warning>)>
 where
     F: Fn(&RawMessage<'_>) -> [i64; K] + Sync,
@@ -231,14 +290,14 @@ where
         })
         .collect();
     // Jobs without counts first, into pieces: their lengths are their counts.
-    let mut scanned: Vec<Option<Prescanned<K>>> = jobs
+    let mut scanned: Vec<Option<Prescanned<K>>> = counted
         .par_iter()
-        .zip(&counted)
-        .map(|(job, c)| {
+        .enumerate()
+        .map(|(ji, c)| {
             c.is_none().then(|| {
                 with_decoder(|dec| {
                     let mut p = TopicParts(Vec::new());
-                    let w = run_job(files, plan, f, dec, job, &mut p);
+                    let w = run_into(files, plan, f, dec, &jobs, ji, &mut p, ordered);
                     (p, w)
                 })
             })
@@ -297,11 +356,11 @@ where
         });
     }
 
-    let warnings: Vec<Vec<Warning>> = jobs
-        .par_iter()
-        .zip(sinks.par_iter_mut())
+    let warnings: Vec<Vec<Warning>> = sinks
+        .par_iter_mut()
+        .enumerate()
         .zip(scanned.par_iter_mut())
-        .map(|((job, sink), pre)| match pre.take() {
+        .map(|((ji, sink), pre)| match pre.take() {
             Some((pieces, w)) => {
                 for (t, v) in pieces.0 {
                     for (log, values) in v {
@@ -310,7 +369,7 @@ where
                 }
                 w
             }
-            None => with_decoder(|dec| run_job(files, plan, f, dec, job, sink)),
+            None => with_decoder(|dec| run_into(files, plan, f, dec, &jobs, ji, sink, ordered)),
         })
         .collect();
     if sinks.iter().any(|s| s.overflow) {

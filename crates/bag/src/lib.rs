@@ -598,16 +598,50 @@ impl Bag {
     where
         F: Fn(&RawMessage<'_>) -> [i64; K] + Sync,
     {
+        self.scan_columns_impl(topics, f, false)
+    }
+
+    /// [`Bag::scan_columns`] whose last value (`K` ≥ 1; what `f` returns there is replaced) is
+    /// each message's position in the order [`Bag::visit`] walks the bag: keys that increase
+    /// along that walk, so rows of different topics with equal log times can be put in that
+    /// order.
+    pub fn scan_columns_in_file_order<const K: usize, F>(
+        &self,
+        topics: &[bool],
+        f: F,
+    ) -> (Vec<Columns<K>>, Vec<Warning>)
+    where
+        F: Fn(&RawMessage<'_>) -> [i64; K] + Sync,
+    {
+        self.scan_columns_impl(topics, f, true)
+    }
+
+    fn scan_columns_impl<const K: usize, F>(
+        &self,
+        topics: &[bool],
+        f: F,
+        ordered: bool,
+    ) -> (Vec<Columns<K>>, Vec<Warning>)
+    where
+        F: Fn(&RawMessage<'_>) -> [i64; K] + Sync,
+    {
         let mut wanted = topics.to_vec();
         wanted.resize(self.topics.len(), false);
         if !self.db3_files.is_empty() {
+            // Rows come in the walk's own order: their position in it is the key.
             let scan = self.scan(&wanted, f);
             let mut v: Vec<Columns<K>> =
                 (0..self.topics.len()).map(|_| Columns::default()).collect();
-            for it in scan.items {
+            for (i, it) in scan.items.into_iter().enumerate() {
                 let c = &mut v[it.topic];
                 c.log_time_ns.push(it.log_time_ns);
-                for (col, x) in c.values.iter_mut().zip(it.value) {
+                let mut value = it.value;
+                if ordered {
+                    if let Some(last) = value.last_mut() {
+                        *last = i as i64;
+                    }
+                }
+                for (col, x) in c.values.iter_mut().zip(value) {
                     col.push(x);
                 }
             }
@@ -615,7 +649,7 @@ impl Bag {
         }
         let plan = self.plan(&wanted, true, None);
         let (v, mut warnings) =
-            columns::scan_files_columns(&self.files, &plan, self.topics.len(), &f);
+            columns::scan_files_columns(&self.files, &plan, self.topics.len(), &f, ordered);
         warnings.sort();
         warnings.dedup();
         (v, warnings)

@@ -230,17 +230,17 @@ pub fn sanitize(name: &str) -> String {
 }
 
 /// Which bag topics go into which table.
-struct Plan {
+pub(crate) struct Plan {
     /// Per table, the bag topic indices it holds (one for message tables).
-    tables: Vec<Vec<usize>>,
+    pub(crate) tables: Vec<Vec<usize>>,
     /// Per bag topic: its table, if exported.
     table_of: Vec<Option<usize>>,
     /// Per table, its topic name (message tables).
     names: Vec<String>,
-    bag_name: String,
+    pub(crate) bag_name: String,
 }
 
-fn plan(bag: &Bag, o: &ExportOptions) -> Result<Plan, Error> {
+pub(crate) fn plan(bag: &Bag, o: &ExportOptions) -> Result<Plan, Error> {
     let mut wanted: Vec<usize> = if o.topics.is_empty() {
         (0..bag.topics.len()).collect()
     } else {
@@ -391,15 +391,15 @@ struct TimingRow {
 }
 
 /// One transform of a `tf2_msgs/msg/TFMessage`, as a timing row describes it.
-struct TfPart {
-    parent: String,
-    child: String,
-    index: u32,
+pub(crate) struct TfPart {
+    pub(crate) parent: String,
+    pub(crate) child: String,
+    pub(crate) index: u32,
 }
 
 /// The rows of one TF message: (stamp, transform) for each transform, in message order; one
 /// row with neither for a message with none or one that cannot be decoded.
-fn tf_rows(data: &[u8]) -> Vec<(Option<i64>, Option<Box<TfPart>>)> {
+pub(crate) fn tf_rows(data: &[u8]) -> Vec<(Option<i64>, Option<Box<TfPart>>)> {
     match bagscope_msg::decode_typed::<bagscope_msg::types::TFMessage>(data) {
         Ok(m) if !m.transforms.is_empty() => m
             .transforms
@@ -852,21 +852,14 @@ fn topic_meta(bag: &Bag, plan: &Plan, known: Option<KnownClocks<'_>>) -> (TopicM
         _ => {
             let (times, warnings) = topic_times_of(bag, &axis_topics);
             computed = analyze(&times, &ClocksOptions::default());
+            drop(times);
             (computed.topics.as_slice(), warnings)
         }
-    };
-    let axis_of = |ti: usize| -> String {
-        let t = &bag.topics[ti];
-        topics
-            .iter()
-            .find(|c| c.topic == t.name && c.type_name == t.type_name)
-            .map(|c| c.axis.name().to_string())
-            .unwrap_or_else(|| "none".into())
     };
     let meta = TopicMeta {
         names: bag.topics.iter().map(|t| t.name.clone()).collect(),
         types: bag.topics.iter().map(|t| t.type_name.clone()).collect(),
-        axes: (0..bag.topics.len()).map(axis_of).collect(),
+        axes: axis_names(bag, topics),
     };
     (meta, warnings)
 }
@@ -916,6 +909,36 @@ fn make_tables(
     }
 
     Ok(tables)
+}
+
+/// Each bag topic's `clock_axis` value: its axis in the clocks analysis `topics`, `none` for a
+/// topic the analysis did not see.
+pub(crate) fn axis_names(bag: &Bag, topics: &[bagscope_clocks::TopicClock]) -> Vec<String> {
+    bag.topics
+        .iter()
+        .map(|t| {
+            topics
+                .iter()
+                .find(|c| c.topic == t.name && c.type_name == t.type_name)
+                .map(|c| c.axis.name().to_string())
+                .unwrap_or_else(|| "none".into())
+        })
+        .collect()
+}
+
+/// The timing table's column names, in order (with or without the `bag` column).
+pub(crate) fn timing_column_names(with_bag: bool) -> Result<Vec<String>, Error> {
+    let meta = TopicMeta {
+        names: Vec::new(),
+        types: Vec::new(),
+        axes: Vec::new(),
+    };
+    Ok(bagscope_frames::column_names(&timing_df(
+        "",
+        with_bag,
+        &meta,
+        &[],
+    )?))
 }
 
 #[cfg(test)]

@@ -138,3 +138,16 @@ impl Bag {
         crate::export::export_of(&self.inner, out, opts)
     }
 }
+
+#[cfg(feature = "frames")]
+impl Bag {
+    /// [`Bag::timing`] as columns, from the column scan `clocks` reads (one parallel pass, no
+    /// per-row buffering): the same rows and values, for callers that build their own arrays
+    /// (the Python package's Arrow tables).
+    pub fn timing_columns(
+        &self,
+        opts: &crate::export::ExportOptions,
+    ) -> Result<(crate::timing::TimingColumns, crate::export::ExportReport), Error> {
+        crate::timing::timing_columns_of(&self.inner, opts)
+    }
+}

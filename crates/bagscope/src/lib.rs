@@ -104,6 +104,8 @@ pub mod series;
 pub mod services;
 pub mod sync;
 pub mod tf;
+#[cfg(feature = "frames")]
+pub mod timing;
 pub mod window;
 pub use bagscope_checks as check_rules;
 pub use bagscope_clocks as clock_analysis;

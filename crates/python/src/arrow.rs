@@ -5,10 +5,16 @@
 //! struct array over the frame's own chunks: the consumer (pyarrow, polars, DuckDB) imports
 //! the column buffers themselves, nothing is copied. Strings and binaries are Arrow's view
 //! types (`string_view`, `binary_view`), the layout polars keeps them in.
+//!
+//! The timing table is built as Arrow arrays directly ([`timing_arrays`]) from the facade's
+//! columns, without a frame: the vectors become the arrays' buffers, and its string columns
+//! are dictionaries whose keys `topic`, `type` and `clock_axis` share.
 
 use bagscope::frames::polars::prelude::{CompatLevel, DataFrame};
-use polars_arrow::array::{Array, StructArray};
-use polars_arrow::datatypes::{ArrowDataType, Field};
+use bagscope::timing::{NullableI64, NullableKeys, TimingColumns};
+use polars_arrow::array::{Array, DictionaryArray, PrimitiveArray, StructArray, Utf8Array};
+use polars_arrow::bitmap::Bitmap;
+use polars_arrow::datatypes::{ArrowDataType, Field, IntegerType};
 use polars_arrow::ffi::{export_iterator, ArrowArrayStream};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyList};
@@ -22,8 +28,18 @@ const STREAM_NAME: &std::ffi::CStr = c"arrow_array_stream";
 /// copying the columns. A table can be read any number of times.
 #[pyclass(frozen, module = "bagscope")]
 pub(crate) struct Table {
-    df: DataFrame,
+    data: Data,
     report: Option<Py<PyAny>>,
+}
+
+/// A table's columns: a polars frame, or Arrow arrays of equal length.
+enum Data {
+    Frame(DataFrame),
+    Arrays {
+        fields: Vec<Field>,
+        arrays: Vec<Box<dyn Array>>,
+        len: usize,
+    },
 }
 
 impl Table {
@@ -32,8 +48,151 @@ impl Table {
         df: DataFrame,
         report: Option<Py<PyAny>>,
     ) -> PyResult<Table> {
-        Ok(Table { df, report })
+        Ok(Table {
+            data: Data::Frame(df),
+            report,
+        })
     }
+
+    /// A table of `len` rows over `arrays` (one per field).
+    pub(crate) fn from_arrays(
+        fields: Vec<Field>,
+        arrays: Vec<Box<dyn Array>>,
+        len: usize,
+        report: Option<Py<PyAny>>,
+    ) -> Table {
+        Table {
+            data: Data::Arrays {
+                fields,
+                arrays,
+                len,
+            },
+            report,
+        }
+    }
+
+    fn height(&self) -> usize {
+        match &self.data {
+            Data::Frame(df) => df.height(),
+            Data::Arrays { len, .. } => *len,
+        }
+    }
+
+    fn names(&self) -> Vec<String> {
+        match &self.data {
+            Data::Frame(df) => df
+                .get_column_names()
+                .iter()
+                .map(|n| n.to_string())
+                .collect(),
+            Data::Arrays { fields, .. } => fields.iter().map(|f| f.name.to_string()).collect(),
+        }
+    }
+}
+
+/// A stream of one struct array over `arrays` (cloning an array shares its buffers).
+fn stream_arrays(
+    fields: &[Field],
+    arrays: &[Box<dyn Array>],
+    len: usize,
+) -> Result<ArrowArrayStream, String> {
+    let dtype = ArrowDataType::Struct(fields.to_vec());
+    let a = StructArray::try_new(dtype.clone(), len, arrays.to_vec(), None)
+        .map_err(|e| e.to_string())?;
+    let field = Field::new("".into(), dtype, false);
+    Ok(export_iterator(
+        Box::new(std::iter::once(Ok(a.boxed()))),
+        field,
+    ))
+}
+
+fn bitmap(valid: Option<Vec<bool>>) -> Option<Bitmap> {
+    valid.map(|v| v.into_iter().collect())
+}
+
+fn i64_array(c: NullableI64) -> Box<dyn Array> {
+    PrimitiveArray::<i64>::new(ArrowDataType::Int64, c.values.into(), bitmap(c.valid)).boxed()
+}
+
+/// A dictionary array of `keys` into `names` (strings as `large_string`).
+fn dictionary(keys: PrimitiveArray<u32>, names: &[String]) -> Result<Box<dyn Array>, String> {
+    let values = Utf8Array::<i64>::from_slice(names).boxed();
+    let dtype = ArrowDataType::Dictionary(
+        IntegerType::UInt32,
+        Box::new(ArrowDataType::LargeUtf8),
+        false,
+    );
+    Ok(DictionaryArray::<u32>::try_new(dtype, keys, values)
+        .map_err(|e| e.to_string())?
+        .boxed())
+}
+
+fn keys_array(k: NullableKeys) -> PrimitiveArray<u32> {
+    PrimitiveArray::<u32>::new(ArrowDataType::UInt32, k.keys.into(), bitmap(k.valid))
+}
+
+/// The timing table: its arrays in the facade's column order, then `lag_ns` (log time − header
+/// stamp, null without a stamp).
+pub(crate) fn timing_table(c: TimingColumns, report: Option<Py<PyAny>>) -> Result<Table, String> {
+    let len = c.len();
+    let lag = NullableI64 {
+        values: c
+            .log_time_ns
+            .iter()
+            .zip(&c.header_stamp_ns.values)
+            .map(|(l, s)| l.wrapping_sub(*s))
+            .collect(),
+        valid: c.header_stamp_ns.valid.clone(),
+    };
+    let mut lag = Some(lag);
+    let topic_keys = PrimitiveArray::<u32>::from_vec(c.topic_key);
+    let mut parent = Some(c.parent_frame);
+    let mut child = Some(c.child_frame);
+    let mut publish = Some(c.publish_time_ns);
+    let mut stamp = Some(c.header_stamp_ns);
+    let mut index = Some(c.transform_index);
+    let mut log = Some(c.log_time_ns);
+    let mut size = Some(c.size_bytes);
+    let mut fields = Vec::new();
+    let mut arrays: Vec<Box<dyn Array>> = Vec::new();
+    let taken = |name: &str| format!("column {name} twice");
+    for name in c.column_names.iter().map(String::as_str).chain(["lag_ns"]) {
+        let a: Box<dyn Array> = match name {
+            "bag" => {
+                let Some(bag) = &c.bag_name else {
+                    return Err("a bag column without a bag name".into());
+                };
+                // Zeroed keys: pages never written are not resident.
+                let keys = PrimitiveArray::<u32>::from_vec(vec![0u32; len]);
+                dictionary(keys, std::slice::from_ref(bag))?
+            }
+            "topic" => dictionary(topic_keys.clone(), &c.topic_names)?,
+            "type" => dictionary(topic_keys.clone(), &c.type_names)?,
+            "clock_axis" => dictionary(topic_keys.clone(), &c.axis_names)?,
+            "parent_frame" => dictionary(
+                keys_array(parent.take().ok_or_else(|| taken(name))?),
+                &c.frame_names,
+            )?,
+            "child_frame" => dictionary(
+                keys_array(child.take().ok_or_else(|| taken(name))?),
+                &c.frame_names,
+            )?,
+            "log_time_ns" => {
+                PrimitiveArray::<i64>::from_vec(log.take().ok_or_else(|| taken(name))?).boxed()
+            }
+            "size_bytes" => {
+                PrimitiveArray::<i64>::from_vec(size.take().ok_or_else(|| taken(name))?).boxed()
+            }
+            "publish_time_ns" => i64_array(publish.take().ok_or_else(|| taken(name))?),
+            "header_stamp_ns" => i64_array(stamp.take().ok_or_else(|| taken(name))?),
+            "transform_index" => i64_array(index.take().ok_or_else(|| taken(name))?),
+            "lag_ns" => i64_array(lag.take().ok_or_else(|| taken(name))?),
+            other => return Err(format!("no array for the timing column {other}")),
+        };
+        fields.push(Field::new(name.into(), a.dtype().clone(), true));
+        arrays.push(a);
+    }
+    Ok(Table::from_arrays(fields, arrays, len, report))
 }
 
 /// The frame as a stream of struct arrays, one per chunk, over the frame's own buffers.
@@ -80,8 +239,15 @@ impl Table {
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let _ = requested_schema;
-        let s = stream(&self.df)
-            .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("arrow export: {e}")))?;
+        let s = match &self.data {
+            Data::Frame(df) => stream(df),
+            Data::Arrays {
+                fields,
+                arrays,
+                len,
+            } => stream_arrays(fields, arrays, *len),
+        }
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("arrow export: {e}")))?;
         // The capsule owns the stream: dropping it releases the stream unless a consumer took
         // it (and set its `release` to null), as the interface specifies.
         PyCapsule::new_with_value(py, s, STREAM_NAME)
@@ -90,13 +256,13 @@ impl Table {
     /// Number of rows.
     #[getter]
     fn num_rows(&self) -> usize {
-        self.df.height()
+        self.height()
     }
 
     /// Column names, in order.
     #[getter]
     fn column_names<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        PyList::new(py, self.df.get_column_names().iter().map(|n| n.as_str()))
+        PyList::new(py, self.names())
     }
 
     /// What the scan that built the table reported (`export --json`'s report: the bag, the
@@ -128,20 +294,15 @@ impl Table {
     }
 
     fn __len__(&self) -> usize {
-        self.df.height()
+        self.height()
     }
 
     fn __repr__(&self) -> String {
         format!(
             "<bagscope.Table {} rows x {} columns: {}>",
-            self.df.height(),
-            self.df.width(),
-            self.df
-                .get_column_names()
-                .iter()
-                .map(|n| n.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            self.height(),
+            self.names().len(),
+            self.names().join(", ")
         )
     }
 }

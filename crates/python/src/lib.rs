@@ -15,7 +15,6 @@ use std::time::Duration;
 use bagscope::check::CheckOptions;
 use bagscope::clock_analysis::ClocksOptions;
 use bagscope::export::ExportOptions;
-use bagscope::frames::polars::prelude::DataFrame;
 use bagscope::match_analysis::{MatchOptions, ResponseKind};
 use bagscope::matching::{Align, MatchArgs};
 use bagscope::sync::SyncOptions;
@@ -533,16 +532,18 @@ impl PyBag {
 
     /// One row per message of `topics` (all topics when None): the table `bagscope export
     /// --timing-only` writes (bag, topic, type, log_time_ns, publish_time_ns, header_stamp_ns,
-    /// clock_axis, size_bytes) and `lag_ns` (log time − header stamp), as an Arrow table.
+    /// clock_axis, size_bytes, ...) and `lag_ns` (log time − header stamp), as an Arrow table.
+    /// String columns are dictionary-encoded.
     #[pyo3(signature = (topics = None))]
     fn timing(&self, py: Python<'_>, topics: Option<Vec<String>>) -> PyResult<Table> {
         let o = ExportOptions {
             topics: topics.unwrap_or_default(),
             ..Default::default()
         };
-        let (df, report) = self.call(py, move |b| b.timing(&o))?;
-        let df = with_lag(df).map_err(|e| raise(py, "BagError", format!("lag_ns: {e}"), None))?;
-        Table::new(py, df, Some(to_py(py, &report)?))
+        let (cols, report) = self.call(py, move |b| b.timing_columns(&o))?;
+        let report = to_py(py, &report)?;
+        arrow::timing_table(cols, Some(report))
+            .map_err(|e| raise(py, "BagError", format!("timing table: {e}"), None))
     }
 
     /// The messages of `topic` with their fields flattened into columns, as `bagscope export`
@@ -582,28 +583,6 @@ impl PyBag {
     fn __repr__(&self) -> String {
         format!("<bagscope.Bag {:?}>", self.path.display().to_string())
     }
-}
-
-/// The timing table with `lag_ns` = `log_time_ns` − `header_stamp_ns` (null without a stamp)
-/// appended.
-fn with_lag(mut df: DataFrame) -> Result<DataFrame, String> {
-    if df.width() == 0 {
-        return Ok(df);
-    }
-    let e = |e: bagscope::frames::polars::prelude::PolarsError| e.to_string();
-    let log = df
-        .column("log_time_ns")
-        .map_err(e)?
-        .as_materialized_series()
-        .clone();
-    let stamp = df
-        .column("header_stamp_ns")
-        .map_err(e)?
-        .as_materialized_series()
-        .clone();
-    let lag = (&log - &stamp).map_err(e)?.with_name("lag_ns".into());
-    df.with_column(lag.into()).map_err(e)?;
-    Ok(df)
 }
 
 /// The name `bagscope batch` gives a bag found directly in an input folder (or given itself):

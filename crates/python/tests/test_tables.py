@@ -13,7 +13,8 @@ import pytest
 
 import bagscope
 from bagscope._rows import _plain
-from conftest import ROOT, run_cli
+from conftest import ROOT, cli_json, run_cli, shared
+from test_bytes_threads import make_db3
 
 SENSORS = ROOT / "bags" / "sensors"
 
@@ -40,6 +41,40 @@ def test_timing_is_the_timing_export_plus_lag(tmp: Path) -> None:
     assert lag == [None if s is None else l - s for l, s in zip(log, stamp)]
     assert t.report["tables"][0]["rows"] == got.num_rows
     assert t.data_loss is False
+
+
+def test_timing_equals_the_export_on_every_kind_of_bag(tmp: Path) -> None:
+    """The table and its report against `export --timing-only` (Parquet and --json): shipped
+    bags, TF with several transforms per message, the benchmark bag's mix, a truncated file, a
+    .db3 file, and the shared bags when present."""
+    bags = [p for p in sorted((ROOT / "bags").iterdir()) if p.is_dir()]
+    for sc in ["arm_tf", "sensors_tf"]:
+        run_cli("synth", sc, "-o", str(tmp / "synth"), "--duration", "6")
+        bags.append(tmp / "synth" / sc)
+    run_cli("synth", "perf", "-o", str(tmp / "perf"), "--messages", "30000")
+    bags.append(tmp / "perf" / "perf" / "perf.mcap")
+    whole = (ROOT / "bags" / "arm_wall" / "arm_wall.mcap").read_bytes()
+    (tmp / "cut.mcap").write_bytes(whole[: len(whole) // 2])
+    bags.append(tmp / "cut.mcap")
+    bags.append(make_db3(tmp / "talk.db3"))
+    s = shared()
+    if s is not None:
+        bags += sorted(p for p in (s / "bags").iterdir() if p.suffix == ".mcap")
+    tf_rows = 0
+    for i, bag in enumerate(bags):
+        t = bagscope.open(bag).timing()
+        got = pa.table(t)
+        out = tmp / f"timing{i}.parquet"
+        report = cli_json("export", str(bag), "--timing-only", "-o", str(out))
+        want = pq.read_table(out)
+        assert plain(got.drop_columns(["lag_ns"])).equals(plain(want)), bag
+        assert t.report["warnings"] == report["warnings"], bag
+        for k in ["topics", "rows", "columns"]:
+            assert t.report["tables"][0][k] == report["tables"][0][k], (bag, k)
+        assert t.data_loss == any(w["data_loss"] for w in report["warnings"])
+        tf_rows += sum(1 for x in got.column("transform_index").to_pylist() if x is not None and x > 0)
+    # Messages with several transforms were among them (one row each).
+    assert tf_rows > 0
 
 
 def test_timing_of_some_topics() -> None:

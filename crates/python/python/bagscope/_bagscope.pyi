@@ -124,7 +124,9 @@ class Bag:
     ) -> Report:
         """``bagscope match --json``: command → response delay and tracking error."""
     def timing(self, topics: Optional[Sequence[str]] = None) -> Table:
-        """One row per message: ``export --timing-only``'s columns and ``lag_ns``."""
+        """One row per message: ``export --timing-only``'s columns and ``lag_ns``; the string
+        columns (``bag``, ``topic``, ``type``, ``clock_axis``, ``parent_frame``,
+        ``child_frame``) dictionary-encoded."""
     def messages(
         self, topic: str, fields: Optional[Sequence[str]] = None, explode: bool = False
     ) -> Table:

@@ -1,0 +1,471 @@
+//! The timing table (`export --timing-only`) in memory, as columns: from the column scan
+//! `clocks` reads (one parallel pass, each message's times written straight into per-topic
+//! arrays), not from export's row-by-row walk. Same rows, values and order as the export: one
+//! row per message (per transform on TF topics), sorted by (log time, file order); the clock
+//! axes from the same analysis, on the times this scan read.
+//!
+//! Memory: the per-topic arrays of the scan (40 bytes a message), then the table's columns
+//! gathered from them one at a time (each source array freed once gathered). String columns
+//! are dictionary keys: one `u32` a row, shared by `topic`, `type` and `clock_axis`.
+
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::atomic::AtomicUsize;
+use std::sync::Mutex;
+
+use bagscope_bag::{Bag, Columns};
+use bagscope_clocks::{analyze, ClocksOptions};
+use bagscope_msg::StampSource;
+
+use crate::export::{ExportOptions, ExportReport, ExportedTable};
+use crate::series::{locators, series_of_columns, stamp_values, topic_schemas};
+use crate::Error;
+
+/// A column of `i64` with nulls: `valid` is `None` when no value is null.
+#[derive(Debug, Clone, Default)]
+pub struct NullableI64 {
+    /// The values; a null row's value is 0.
+    pub values: Vec<i64>,
+    /// Per row, whether it has a value (`None`: every row has one).
+    pub valid: Option<Vec<bool>>,
+}
+
+/// A string column as keys into a dictionary, with nulls.
+#[derive(Debug, Clone, Default)]
+pub struct NullableKeys {
+    /// Per row, the index of its string; a null row's key is 0.
+    pub keys: Vec<u32>,
+    /// Per row, whether it has a value (`None`: every row has one).
+    pub valid: Option<Vec<bool>>,
+}
+
+/// The timing table as columns. `topic`, `type` and `clock_axis` share the keys `topic_key`
+/// (a bag topic's index) into `topic_names`, `type_names` and `axis_names`; `parent_frame` and
+/// `child_frame` are keys into `frame_names`.
+#[derive(Debug, Clone, Default)]
+pub struct TimingColumns {
+    /// The table's column names, in export's order.
+    pub column_names: Vec<String>,
+    /// The `bag` column's value on every row (`None`: the table has no `bag` column).
+    pub bag_name: Option<String>,
+    /// Per bag topic: its name, message type and clock axis (`wall`, `sim`, ..., `none`).
+    pub topic_names: Vec<String>,
+    /// See `topic_names`.
+    pub type_names: Vec<String>,
+    /// See `topic_names`.
+    pub axis_names: Vec<String>,
+    /// The frame names `parent_frame` and `child_frame` index.
+    pub frame_names: Vec<String>,
+    /// Per row, its bag topic's index.
+    pub topic_key: Vec<u32>,
+    /// Per row: log time, ns.
+    pub log_time_ns: Vec<i64>,
+    /// Per row: publish time, ns (null when the storage has none).
+    pub publish_time_ns: NullableI64,
+    /// Per row: header stamp (a TF row: its transform's), ns; null without one.
+    pub header_stamp_ns: NullableI64,
+    /// Per row: the message's serialised size.
+    pub size_bytes: Vec<i64>,
+    /// TF rows: the transform's parent frame; null otherwise.
+    pub parent_frame: NullableKeys,
+    /// TF rows: the transform's child frame; null otherwise.
+    pub child_frame: NullableKeys,
+    /// TF rows: the transform's index in its message; null otherwise.
+    pub transform_index: NullableI64,
+}
+
+impl TimingColumns {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.log_time_ns.len()
+    }
+
+    /// True when the table has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.log_time_ns.is_empty()
+    }
+}
+
+/// A value no time, size or key takes: a null while the columns are gathered.
+const NULL: i64 = i64::MIN;
+/// A stamp the scan could not read ([`stamp_values`]' other sentinel): null in the table.
+const UNREADABLE: i64 = i64::MIN + 1;
+
+/// The TF part of a TF topic's message: its first row's stamp, parent and child (keys into the
+/// frame names, [`NULL`] for a message without transforms), its row count, and where its
+/// further rows are (an index into the extra rows, or -1).
+type TfValues = [i64; 5];
+
+/// Per transform of a message: (stamp, parent key, child key), keys [`NULL`] for a message
+/// whose row describes no transform.
+type TfRow = (i64, i64, i64);
+
+/// Frame names seen by the TF scan, each given a key once.
+#[derive(Default)]
+struct Frames {
+    keys: HashMap<String, i64>,
+    names: Vec<String>,
+}
+
+impl Frames {
+    fn key(&mut self, name: String) -> i64 {
+        if let Some(&k) = self.keys.get(&name) {
+            return k;
+        }
+        let k = self.names.len() as i64;
+        self.names.push(name.clone());
+        self.keys.insert(name, k);
+        k
+    }
+}
+
+/// The timing table of the exported topics of `o` (all when empty), as `export --timing-only`
+/// writes it, and the report the export gives.
+pub fn timing_columns_of(
+    bag: &Bag,
+    o: &ExportOptions,
+) -> Result<(TimingColumns, ExportReport), Error> {
+    let o = ExportOptions {
+        timing_only: true,
+        ..o.clone()
+    };
+    let plan = crate::export::plan(bag, &o)?;
+    let exported_list: Vec<usize> = plan.tables.first().cloned().unwrap_or_default();
+    let n_topics = bag.topics.len();
+    let mut exported = vec![false; n_topics];
+    for &t in &exported_list {
+        exported[t] = true;
+    }
+    // The clock axes are those of the exported topics plus any clock topic, as export's.
+    let axis_topics: Vec<bool> = bag
+        .topics
+        .iter()
+        .enumerate()
+        .map(|(i, t)| exported[i] || t.type_name == "rosgraph_msgs/msg/Clock")
+        .collect();
+    let is_tf: Vec<bool> = bag
+        .topics
+        .iter()
+        .enumerate()
+        .map(|(i, t)| exported[i] && t.type_name == "tf2_msgs/msg/TFMessage")
+        .collect();
+
+    let schemas = topic_schemas(bag);
+    let locs = locators(&schemas);
+    let invalid: Vec<AtomicUsize> = bag.topics.iter().map(|_| AtomicUsize::new(0)).collect();
+    // [publish, stamp, size, file order]
+    let (mut cols, scan_warnings) = bag.scan_columns_in_file_order(&axis_topics, |m| {
+        let [publish, stamp] = stamp_values(&locs[m.topic], m, &invalid[m.topic]);
+        let size = i64::from(u32::try_from(m.data.len()).unwrap_or(u32::MAX));
+        [publish, stamp, size, 0]
+    });
+
+    // The clock analysis reads the same arrays: moved into its series and back, copied only
+    // for topics whose series leave rows out (unreadable stamps) or mix missing publish times.
+    let mut lent = vec![false; n_topics];
+    let series_cols: Vec<Columns<2>> = cols
+        .iter_mut()
+        .enumerate()
+        .map(|(i, c)| {
+            let [publish, stamp, _, _] = &mut c.values;
+            let source = locs[i].source();
+            let bad = stamp
+                .iter()
+                .any(|&s| s == UNREADABLE || (s == NULL && source != StampSource::None));
+            let some_missing = publish.contains(&NULL);
+            let mixed = some_missing && publish.iter().any(|&p| p != NULL);
+            if bad || mixed {
+                Columns {
+                    log_time_ns: c.log_time_ns.clone(),
+                    values: [publish.clone(), stamp.clone()],
+                }
+            } else {
+                lent[i] = true;
+                Columns {
+                    log_time_ns: std::mem::take(&mut c.log_time_ns),
+                    values: [std::mem::take(publish), std::mem::take(stamp)],
+                }
+            }
+        })
+        .collect();
+    let (series, mut warnings) = series_of_columns(
+        bag,
+        &axis_topics,
+        &schemas,
+        &locs,
+        series_cols,
+        &invalid,
+        scan_warnings,
+    );
+    let times = crate::clocks::times_of_series(series);
+    let axis_names = {
+        let r = analyze(&times, &ClocksOptions::default());
+        crate::export::axis_names(bag, &r.topics)
+    };
+    for (i, t) in times.into_iter().enumerate() {
+        if lent[i] {
+            // An empty array stands for all null (storage without publish times, a type
+            // without a stamp).
+            let c = &mut cols[i];
+            c.log_time_ns = t.log_time_ns;
+            c.values[0] = t.publish_time_ns;
+            c.values[1] = t.stamp_ns;
+        }
+    }
+    for (i, c) in cols.iter_mut().enumerate() {
+        if !exported[i] {
+            *c = Columns::default();
+        }
+    }
+
+    let TfRead {
+        values: tf,
+        extra,
+        frame_names,
+    } = tf_values(bag, &is_tf, &cols);
+
+    // Merge the topics by (log time, file order): the order of the rows.
+    let seq = merge_order(&cols);
+    for c in &mut cols {
+        c.values[3] = Vec::new();
+    }
+    // Rows per message: one, or one per transform on TF topics.
+    let counts: Vec<Option<&[i64]>> = tf.iter().map(|v| v.as_ref().map(|v| &v[3][..])).collect();
+    let walk = Walk {
+        seq: &seq,
+        counts: &counts,
+        n_rows: {
+            let mut n = 0usize;
+            let mut at = vec![0usize; n_topics];
+            for &t in &seq {
+                let t = t as usize;
+                n += rows_of(&counts, t, at[t]);
+                at[t] += 1;
+            }
+            n
+        },
+    };
+    // A TF row's (stamp, parent, child): its message's first, or one of its further rows.
+    let tf_row = |t: usize, i: usize, k: usize| -> Option<TfRow> {
+        let v = tf[t].as_ref()?;
+        if k == 0 {
+            Some((v[0][i], v[1][i], v[2][i]))
+        } else {
+            extra.get(v[4][i] as usize)?.get(k).copied()
+        }
+    };
+
+    let topic_key: Vec<u32> = walk.expand(|t, _, _| t as u32);
+    let log_time_ns = walk.expand(|t, i, _| cols[t].log_time_ns[i]);
+    let publish = walk.expand(|t, i, _| cols[t].values[0].get(i).copied().unwrap_or(NULL));
+    let stamp = walk.expand(|t, i, k| match tf_row(t, i, k) {
+        Some((s, _, _)) => s,
+        None => match cols[t].values[1].get(i).copied().unwrap_or(NULL) {
+            UNREADABLE => NULL,
+            s => s,
+        },
+    });
+    let size_bytes = walk.expand(|t, i, _| cols[t].values[2][i]);
+    drop(cols);
+    let parent = walk.expand(|t, i, k| tf_row(t, i, k).map_or(NULL, |r| r.1));
+    let child = walk.expand(|t, i, k| tf_row(t, i, k).map_or(NULL, |r| r.2));
+    let transform_index = walk.expand(|t, i, k| {
+        tf_row(t, i, k)
+            .filter(|r| r.1 != NULL)
+            .map_or(NULL, |_| k as i64)
+    });
+    drop(tf);
+    drop(extra);
+
+    let column_names = crate::export::timing_column_names(o.bag_column)?;
+    let table = TimingColumns {
+        column_names: column_names.clone(),
+        bag_name: o.bag_column.then(|| plan.bag_name.clone()),
+        topic_names: bag.topics.iter().map(|t| t.name.clone()).collect(),
+        type_names: bag.topics.iter().map(|t| t.type_name.clone()).collect(),
+        axis_names,
+        frame_names,
+        topic_key,
+        log_time_ns,
+        publish_time_ns: nullable(publish),
+        header_stamp_ns: nullable(stamp),
+        size_bytes,
+        parent_frame: nullable_keys(parent),
+        child_frame: nullable_keys(child),
+        transform_index: nullable(transform_index),
+    };
+    warnings.sort();
+    warnings.dedup();
+    let report = ExportReport {
+        bag: bag.path.display().to_string(),
+        tables: vec![ExportedTable {
+            path: None,
+            topics: exported_list
+                .iter()
+                .map(|&t| bag.topics[t].name.clone())
+                .collect(),
+            rows: table.len() as u64,
+            columns: column_names,
+        }],
+        warnings,
+    };
+    Ok((table, report))
+}
+
+/// What the TF scan read: per TF topic (None for the others) its messages' [`TfValues`] as
+/// columns aligned with the topic's arrays in `cols`; the rows of messages with more than one
+/// transform (indexed by the last value); the frame names.
+struct TfRead {
+    values: Vec<Option<[Vec<i64>; 5]>>,
+    extra: Vec<Vec<TfRow>>,
+    frame_names: Vec<String>,
+}
+
+/// Reads the transforms of the TF topics (`is_tf`). A topic whose second read does not line up
+/// with the first (`cols`) keeps no TF values: one row per message, as for a message that
+/// does not decode.
+fn tf_values(bag: &Bag, is_tf: &[bool], cols: &[Columns<4>]) -> TfRead {
+    let mut values: Vec<Option<[Vec<i64>; 5]>> = (0..is_tf.len()).map(|_| None).collect();
+    if !is_tf.iter().any(|&b| b) {
+        return TfRead {
+            values,
+            extra: Vec::new(),
+            frame_names: Vec::new(),
+        };
+    }
+    let frames = Mutex::new(Frames::default());
+    let extra: Mutex<Vec<Vec<TfRow>>> = Mutex::new(Vec::new());
+    // Its damage was reported by the first scan, which read the same messages.
+    let (tf_cols, _) = bag.scan_columns(is_tf, |m| -> TfValues {
+        let rows = crate::export::tf_rows(m.data);
+        let rows: Vec<TfRow> = match frames.lock() {
+            Ok(mut f) => rows
+                .into_iter()
+                .map(|(stamp, part)| {
+                    let stamp = stamp.unwrap_or(NULL);
+                    match part {
+                        Some(p) => {
+                            let p = *p;
+                            (stamp, f.key(p.parent), f.key(p.child))
+                        }
+                        None => (stamp, NULL, NULL),
+                    }
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        let (s, p, c) = rows.first().copied().unwrap_or((NULL, NULL, NULL));
+        let n = rows.len().max(1) as i64;
+        let at = match extra.lock() {
+            Ok(mut e) if rows.len() > 1 => {
+                e.push(rows);
+                (e.len() - 1) as i64
+            }
+            _ => -1,
+        };
+        [s, p, c, n, at]
+    });
+    for (i, c) in tf_cols.into_iter().enumerate() {
+        if is_tf[i] && c.log_time_ns == cols[i].log_time_ns {
+            values[i] = Some(c.values);
+        }
+    }
+    TfRead {
+        values,
+        extra: extra.into_inner().unwrap_or_default(),
+        frame_names: frames.into_inner().map(|f| f.names).unwrap_or_default(),
+    }
+}
+
+/// Rows of a message of topic `t`: one, or its transform count (at least one) on TF topics.
+fn rows_of(counts: &[Option<&[i64]>], t: usize, i: usize) -> usize {
+    match counts[t] {
+        Some(c) => c[i].max(1) as usize,
+        None => 1,
+    }
+}
+
+/// The walk over the merged messages that gathers each column.
+struct Walk<'a> {
+    /// Each message's topic, in row order.
+    seq: &'a [u32],
+    /// Per topic, its messages' row counts (TF topics).
+    counts: &'a [Option<&'a [i64]>],
+    n_rows: usize,
+}
+
+impl Walk<'_> {
+    /// A column of the table: `value(topic, message index in its topic, row of the message)`
+    /// for every row.
+    fn expand<T>(&self, value: impl Fn(usize, usize, usize) -> T) -> Vec<T> {
+        let mut out = Vec::with_capacity(self.n_rows);
+        let mut at = vec![0usize; self.counts.len()];
+        for &t in self.seq {
+            let t = t as usize;
+            let i = at[t];
+            at[t] += 1;
+            for k in 0..rows_of(self.counts, t, i) {
+                out.push(value(t, i, k));
+            }
+        }
+        out
+    }
+}
+
+/// The order of the rows: each message's topic, merged by (log time, file order) from the
+/// per-topic arrays (each already in that order).
+fn merge_order(cols: &[Columns<4>]) -> Vec<u32> {
+    use std::cmp::Reverse;
+    let total: usize = cols.iter().map(Columns::len).sum();
+    let mut out = Vec::with_capacity(total);
+    let key = |t: usize, i: usize| (cols[t].log_time_ns[i], cols[t].values[3][i]);
+    let mut at = vec![0usize; cols.len()];
+    let mut heap: BinaryHeap<Reverse<((i64, i64), usize)>> = cols
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !c.is_empty())
+        .map(|(t, _)| Reverse((key(t, 0), t)))
+        .collect();
+    while let Some(Reverse((_, t))) = heap.pop() {
+        // A run of one topic is taken without going through the heap.
+        let next = heap.peek().map(|Reverse(k)| k.0);
+        loop {
+            out.push(t as u32);
+            at[t] += 1;
+            if at[t] >= cols[t].len() {
+                break;
+            }
+            let k = key(t, at[t]);
+            if next.is_some_and(|n| k > n) {
+                heap.push(Reverse((k, t)));
+                break;
+            }
+        }
+    }
+    out
+}
+
+fn nullable(values: Vec<i64>) -> NullableI64 {
+    let valid = values
+        .contains(&NULL)
+        .then(|| values.iter().map(|&v| v != NULL).collect::<Vec<bool>>());
+    let mut values = values;
+    if valid.is_some() {
+        for v in &mut values {
+            if *v == NULL {
+                *v = 0;
+            }
+        }
+    }
+    NullableI64 { values, valid }
+}
+
+fn nullable_keys(values: Vec<i64>) -> NullableKeys {
+    let valid = values
+        .contains(&NULL)
+        .then(|| values.iter().map(|&v| v != NULL).collect::<Vec<bool>>());
+    let keys = values
+        .iter()
+        .map(|&v| u32::try_from(v).unwrap_or(0))
+        .collect();
+    NullableKeys { keys, valid }
+}
