@@ -109,6 +109,40 @@ pub fn scan_series(bag: &Bag, wanted: &[bool]) -> (Vec<TopicSeries>, Vec<Warning
     )
 }
 
+/// [`scan_series`] that also reads the wanted TF topics' transforms for `clocks`' TF timing
+/// (None: they are read by the timing itself, see [`crate::tf::TfCollector::new`]).
+pub(crate) fn scan_series_and_tf(
+    bag: &Bag,
+    wanted: &[bool],
+) -> (
+    Vec<TopicSeries>,
+    Vec<Warning>,
+    Option<crate::tf::TfCollected>,
+) {
+    let schemas = topic_schemas(bag);
+    let locs = locators(&schemas);
+    let invalid: Vec<AtomicUsize> = bag.topics.iter().map(|_| AtomicUsize::new(0)).collect();
+    let tf = crate::tf::TfCollector::new(bag, &locs, wanted);
+    let (mut columns, scan_warnings) = bag.scan_columns(wanted, |m| {
+        let mut v = stamp_values(&locs[m.topic], m, &invalid[m.topic]);
+        if let Some(x) = tf.as_ref().and_then(|t| t.read(m)) {
+            v[1] = x;
+        }
+        v
+    });
+    let tf = tf.and_then(|t| t.finish(bag, &mut columns, 1));
+    let (series, warnings) = series_of_columns(
+        bag,
+        wanted,
+        &schemas,
+        &locs,
+        columns,
+        &invalid,
+        scan_warnings,
+    );
+    (series, warnings, tf)
+}
+
 /// The series of a scan that read [`stamp_values`] of every message of the wanted topics.
 pub(crate) fn series_of_columns(
     bag: &Bag,
