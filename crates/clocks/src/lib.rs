@@ -1590,6 +1590,12 @@ pub fn analyze(topics: &[TopicTimes], opts: &ClocksOptions) -> ClocksReport {
     analyze_sorted(&sorted, opts)
 }
 
+/// [`analyze`] of topics held elsewhere (no copy of their times).
+pub fn analyze_refs(topics: &[&TopicTimes], opts: &ClocksOptions) -> ClocksReport {
+    let sorted = sorted_topics(topics.iter().copied());
+    analyze_sorted(&sorted, opts)
+}
+
 /// [`analyze`] of `topics`, and [`analyze`] of the topics `keep` selects (`keep[i]` for
 /// `topics[i]`; missing entries are false).
 ///
