@@ -427,8 +427,12 @@ fn prepare(bag: &Bag, a: &MatchArgs, times: Option<&[TopicTimes]>) -> Result<Pre
             )));
         }
     }
-    let (recorder_axis, [cmd_time, resp_time]) =
-        clock_axes(bag, [ci, ri], find_clock(bag, a.clock_topic.as_deref()), times);
+    let (recorder_axis, [cmd_time, resp_time]) = clock_axes(
+        bag,
+        [ci, ri],
+        find_clock(bag, a.clock_topic.as_deref()),
+        times,
+    );
     let (cmd_stamped, resp_stamped) = (cmd.stamped, resp.stamped);
     let mut cmd = cmd.series;
     let mut resp = resp.series;

@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
 use rayon::prelude::*;
+use serde::Serialize;
 
 use bagscope_bag::outfile;
 use bagscope_bag::text::{file_stem_for_topic, md_escape, visible};
