@@ -92,21 +92,8 @@ pub(crate) fn stamp_values(
 /// Scans the wanted topics once and returns their series (indexed like `bag.topics`; topics
 /// not wanted are left empty) plus the bag's warnings (open + scan + schema problems).
 pub fn scan_series(bag: &Bag, wanted: &[bool]) -> (Vec<TopicSeries>, Vec<Warning>) {
-    let schemas = topic_schemas(bag);
-    let locs = locators(&schemas);
-    let invalid: Vec<AtomicUsize> = bag.topics.iter().map(|_| AtomicUsize::new(0)).collect();
-    let (columns, scan_warnings) = bag.scan_columns(wanted, |m| {
-        stamp_values(&locs[m.topic], m, &invalid[m.topic])
-    });
-    series_of_columns(
-        bag,
-        wanted,
-        &schemas,
-        &locs,
-        columns,
-        &invalid,
-        scan_warnings,
-    )
+    let (series, warnings, _) = scan(bag, wanted, false);
+    (series, warnings)
 }
 
 /// [`scan_series`] that also reads the wanted TF topics' transforms for `clocks`' TF timing
@@ -119,12 +106,27 @@ pub(crate) fn scan_series_and_tf(
     Vec<Warning>,
     Option<crate::tf::TfCollected>,
 ) {
+    scan(bag, wanted, true)
+}
+
+fn scan(
+    bag: &Bag,
+    wanted: &[bool],
+    with_tf: bool,
+) -> (
+    Vec<TopicSeries>,
+    Vec<Warning>,
+    Option<crate::tf::TfCollected>,
+) {
     let schemas = topic_schemas(bag);
     let locs = locators(&schemas);
     let invalid: Vec<AtomicUsize> = bag.topics.iter().map(|_| AtomicUsize::new(0)).collect();
-    let tf = crate::tf::TfCollector::new(bag, &locs, wanted);
+    let tf = with_tf
+        .then(|| crate::tf::TfCollector::new(bag, &locs, wanted))
+        .flatten();
     let (mut columns, scan_warnings) = bag.scan_columns(wanted, |m| {
         let mut v = stamp_values(&locs[m.topic], m, &invalid[m.topic]);
+        // A TF topic has no stamp: its stamp column holds where its transforms are.
         if let Some(x) = tf.as_ref().and_then(|t| t.read(m)) {
             v[1] = x;
         }
