@@ -187,7 +187,7 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
 
 /// [`check`] of an open bag.
 pub fn check_of(bag: &Bag, o: &CheckOptions) -> Result<CheckReport, Error> {
-    let (part, mut times, _) = scan_both(bag, o);
+    let (part, mut times, _, _) = scan_both(bag, o, false);
     Ok(part.finish(bag, &mut times))
 }
 
@@ -202,17 +202,25 @@ pub fn clocks_and_check_of(
     if let Some(c) = &clocks_opts.clock_topic {
         bag.topic_index(c)?;
     }
-    let (part, mut times, warnings) = scan_both(bag, o);
-    if *clocks_opts == bagscope_clocks::ClocksOptions::default() && part.analysis_is_clocks(&times)
-    {
-        // Check's clock analysis would be clocks' own: its findings are taken from that one.
-        let (clocks, clock_warnings) =
-            crate::clocks::clocks_data_and_analysis_warnings(bag, clocks_opts, times, warnings)?;
-        let split = clocks.report.split;
-        return Ok((clocks, part.report(&clock_warnings, split)));
+    let (part, mut times, warnings, tf) = scan_both(bag, o, true);
+    if *clocks_opts == bagscope_clocks::ClocksOptions::default() {
+        if let Some(keep) = part.analysis_within_clocks(&times) {
+            // Check's clock analysis is of some of clocks' topics with the same rows: made from
+            // clocks' per-topic analyses.
+            let (clocks, verdict) = crate::clocks::clocks_data_and_subset(
+                bag,
+                clocks_opts,
+                times,
+                warnings,
+                tf,
+                Some(&keep),
+            )?;
+            let v = verdict.expect("asked for");
+            return Ok((clocks, part.report(&v.warnings, v.split)));
+        }
     }
     let check = part.finish(bag, &mut times);
-    let clocks = crate::clocks::clocks_data_from(bag, clocks_opts, times, warnings)?;
+    let clocks = crate::clocks::clocks_data_from(bag, clocks_opts, times, warnings, tf)?;
     Ok((clocks, check))
 }
 
@@ -226,8 +234,18 @@ const TAKEN_EXTRA: i64 = -3;
 
 /// One scan of every topic: each message's publish time, stamp (as `clocks` reads them) and
 /// what its contract checks need. Returns `check`'s results up to its clock analysis, every
-/// topic's times as `clocks` takes them, and the warnings `clocks` reports with them.
-fn scan_both(bag: &Bag, o: &CheckOptions) -> (CheckPart, Vec<TopicTimes>, Vec<Warning>) {
+/// topic's times as `clocks` takes them, the warnings `clocks` reports with them, and (with
+/// `with_tf`) the TF messages for `clocks`' TF timing.
+fn scan_both(
+    bag: &Bag,
+    o: &CheckOptions,
+    with_tf: bool,
+) -> (
+    CheckPart,
+    Vec<TopicTimes>,
+    Vec<Warning>,
+    Option<crate::tf::TfCollected>,
+) {
     let kinds: Vec<Kind> = bag.topics.iter().map(|t| kind_of(&t.type_name)).collect();
     let schemas = topic_schemas(bag);
     let locs = locators(&schemas);
@@ -244,7 +262,12 @@ fn scan_both(bag: &Bag, o: &CheckOptions) -> (CheckPart, Vec<TopicTimes>, Vec<Wa
     // to one shared list, and the row keeps its index there.
     let extras: Mutex<Vec<Option<Extra>>> = Mutex::new(Vec::new());
     let wanted = bag.all_topics();
-    let (cols, scan_warnings) = bag.scan_columns(&wanted, |m| {
+    let tf = if with_tf {
+        crate::tf::TfCollector::new(bag, &locs, &wanted)
+    } else {
+        None
+    };
+    let (mut cols, scan_warnings) = bag.scan_columns(&wanted, |m| {
         let [publish, stamp] = stamp_values(&locs[m.topic], m, &invalid[m.topic]);
         let read = (stamp != NO_STAMP_READ && stamp != UNREADABLE).then_some(stamp);
         let extra = match probe(&ctx, m, read) {
@@ -255,14 +278,16 @@ fn scan_both(bag: &Bag, o: &CheckOptions) -> (CheckPart, Vec<TopicTimes>, Vec<Wa
                 (v.len() - 1) as i64
             }
         };
+        // A TF topic has no stamp: its stamp column holds where its transforms are.
+        let stamp = tf.as_ref().and_then(|t| t.read(m)).unwrap_or(stamp);
         [publish, stamp, extra]
     });
+    let tf = tf.and_then(|t| t.finish(bag, &mut cols, 1));
     let mut extras = extras.into_inner().unwrap_or_else(|p| p.into_inner());
     let mut warnings = bag.open_warnings();
     warnings.extend(scan_warnings.iter().cloned());
 
     let n = bag.topics.len();
-    let mut cols = cols;
     let Collected {
         images,
         infos,
@@ -417,7 +442,12 @@ fn scan_both(bag: &Bag, o: &CheckOptions) -> (CheckPart, Vec<TopicTimes>, Vec<Wa
         warnings,
         times_plan,
     };
-    (part, crate::clocks::times_of_series(series), clock_warnings)
+    (
+        part,
+        crate::clocks::times_of_series(series),
+        clock_warnings,
+        tf,
+    )
 }
 
 /// A stamped topic's times as `check`'s clock analysis takes them: the rows `clocks` keeps
@@ -439,21 +469,29 @@ struct CheckPart {
 }
 
 impl CheckPart {
-    /// True when check's clock analysis (default options) takes exactly what `clocks`' takes
-    /// apart from publish times: every topic of `clocks_times`, in order, with the same rows.
-    /// Publish times only feed the publish-lag summaries, never a warning or `split` (their
-    /// length always matches the log times', checked here too), so the warnings and `split`
-    /// of `clocks`' analysis with default options are those check's would give.
-    fn analysis_is_clocks(&self, clocks_times: &[TopicTimes]) -> bool {
-        self.times_plan.len() == clocks_times.len()
-            && self
-                .times_plan
-                .iter()
-                .enumerate()
-                .all(|(i, p)| matches!(p, CheckTimes::SameAsClocks(ti) if *ti == i))
-            && clocks_times.iter().all(|t| {
-                t.publish_time_ns.is_empty() || t.publish_time_ns.len() == t.log_time_ns.len()
-            })
+    /// Which of `clocks_times` check's clock analysis (default options) takes, when it takes
+    /// some of them exactly (apart from publish times): each of its topics is one of
+    /// `clocks_times`, in order, with the same rows. Publish times only feed the publish-lag
+    /// summaries, never a warning or `split` (their length always matches the log times',
+    /// checked here too), so the warnings and `split` of the analysis of those topics with
+    /// default options are those check's gives. None when check has rows of its own.
+    fn analysis_within_clocks(&self, clocks_times: &[TopicTimes]) -> Option<Vec<bool>> {
+        let mut keep = vec![false; clocks_times.len()];
+        let mut last = None;
+        for p in &self.times_plan {
+            let CheckTimes::SameAsClocks(ti) = *p else {
+                return None;
+            };
+            if ti >= keep.len() || last.is_some_and(|l| l >= ti) {
+                return None;
+            }
+            keep[ti] = true;
+            last = Some(ti);
+        }
+        clocks_times
+            .iter()
+            .all(|t| t.publish_time_ns.is_empty() || t.publish_time_ns.len() == t.log_time_ns.len())
+            .then_some(keep)
     }
 
     /// The clock findings of the same stamps, so that `check` and `clocks` name the same codes

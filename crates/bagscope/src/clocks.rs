@@ -110,41 +110,62 @@ pub fn clocks_data_of(bag: &Bag, opts: &ClocksOptions) -> Result<ClocksData, Err
         // A named clock topic that does not exist is a usage mistake, not "no sim clock".
         bag.topic_index(c)?;
     }
-    let (times, warnings) = topic_times(bag);
-    clocks_data_from(bag, opts, times, warnings)
+    let (series, warnings, tf) = crate::series::scan_series_and_tf(bag, &bag.all_topics());
+    clocks_data_from(bag, opts, times_of_series(series), warnings, tf)
 }
 
 /// [`clocks_data_of`] from every topic's times and the warnings of the scan that read them
-/// ([`topic_times`]).
+/// ([`topic_times`]), and the TF messages that scan collected (None: read here).
 pub(crate) fn clocks_data_from(
     bag: &Bag,
     opts: &ClocksOptions,
     times: Vec<TopicTimes>,
     warnings: Vec<Warning>,
+    tf: Option<crate::tf::TfCollected>,
 ) -> Result<ClocksData, Error> {
-    Ok(clocks_data_and_analysis_warnings(bag, opts, times, warnings)?.0)
+    Ok(clocks_data_and_subset(bag, opts, times, warnings, tf, None)?.0)
 }
 
-/// [`clocks_data_from`] and the warnings of the clock analysis alone, in its order (before
-/// bag damage, recorder events and TF timing are merged in).
-pub(crate) fn clocks_data_and_analysis_warnings(
+/// The warnings and `split` of a clock analysis (before bag damage, recorder events and TF
+/// timing are merged in).
+pub(crate) struct AnalysisVerdict {
+    pub warnings: Vec<Warning>,
+    pub split: bool,
+}
+
+/// [`clocks_data_from`], and with `keep` (`keep[i]` for `times[i]`) the verdict of the clock
+/// analysis of the topics it selects, from the same per-topic analyses where they serve
+/// ([`bagscope_clocks::analyze_with_subset`]).
+pub(crate) fn clocks_data_and_subset(
     bag: &Bag,
     opts: &ClocksOptions,
     times: Vec<TopicTimes>,
     mut warnings: Vec<Warning>,
-) -> Result<(ClocksData, Vec<Warning>), Error> {
+    tf: Option<crate::tf::TfCollected>,
+    keep: Option<&[bool]>,
+) -> Result<(ClocksData, Option<AnalysisVerdict>), Error> {
     let path = bag.path.as_path();
     warnings.extend(crate::recorder_events::lost_messages(bag));
-    let r = analyze(&times, opts);
+    let (r, sub) = match keep {
+        Some(keep) => {
+            let (r, sub) = bagscope_clocks::analyze_with_subset(&times, opts, keep);
+            let verdict = AnalysisVerdict {
+                warnings: sub.warnings,
+                split: sub.split,
+            };
+            (r, Some(verdict))
+        }
+        None => (analyze(&times, opts), None),
+    };
     let clock_map = r.clock_map.clone();
-    let tf = crate::tf::tf_timing_of(
-        bag,
-        clock_map
-            .as_ref()
-            .filter(|_| r.recorder_axis == bagscope_clocks::Axis::Wall),
-    )?;
-    let analysis_warnings = r.warnings;
-    warnings.extend(analysis_warnings.iter().cloned());
+    let map = clock_map
+        .as_ref()
+        .filter(|_| r.recorder_axis == bagscope_clocks::Axis::Wall);
+    let tf = match tf {
+        Some(collected) => Some(collected.timing(map)),
+        None => crate::tf::tf_timing_of(bag, map)?,
+    };
+    warnings.extend(r.warnings);
     let tf_edges = match tf {
         Some(t) => {
             warnings.extend(t.warnings);
@@ -173,6 +194,6 @@ pub(crate) fn clocks_data_and_analysis_warnings(
             times,
             clock_map,
         },
-        analysis_warnings,
+        sub,
     ))
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use bagscope_bag::WarningCode;
 use bagscope_bag::{Bag, Warning};
-use bagscope_clocks::{Axis, ClockMap};
+use bagscope_clocks::{Axis, ClockMap, TopicTimes};
 use bagscope_matching::{
     compare_runs, match_series, ClockMappingNote, CompareReport, JointNames, JointSeries,
     MatchOptions, MatchReport,
@@ -89,14 +89,28 @@ impl MatchCommandReport {
 
 /// Each topic's clock as the clocks analysis classifies it (one rule for every command),
 /// for the command and response topics (with the sim-time topic, if any, for its map).
-fn clock_axes(bag: &Bag, topics: [usize; 2], clock: Option<usize>) -> (Axis, [TopicAxis; 2]) {
+/// With `given` (every topic's times as [`crate::clocks::topic_times`] reads them), the topics'
+/// times are taken from there instead of a scan of their own.
+fn clock_axes(
+    bag: &Bag,
+    topics: [usize; 2],
+    clock: Option<usize>,
+    given: Option<&[TopicTimes]>,
+) -> (Axis, [TopicAxis; 2]) {
     let mut wanted = vec![false; bag.topics.len()];
     for i in topics.into_iter().chain(clock) {
         wanted[i] = true;
     }
-    let (times, _) = crate::clocks::topic_times_of(bag, &wanted);
-    let times: Vec<_> = times
-        .into_iter()
+    let scanned;
+    let all = match given {
+        Some(g) if g.len() == bag.topics.len() => g,
+        _ => {
+            scanned = crate::clocks::topic_times_of(bag, &wanted).0;
+            &scanned[..]
+        }
+    };
+    let times: Vec<&TopicTimes> = all
+        .iter()
         .enumerate()
         .filter(|(i, _)| wanted[*i])
         .map(|(_, t)| t)
@@ -105,7 +119,7 @@ fn clock_axes(bag: &Bag, topics: [usize; 2], clock: Option<usize>) -> (Axis, [To
         clock_topic: clock.map(|c| bag.topics[c].name.clone()),
         ..Default::default()
     };
-    let r = bagscope_clocks::analyze(&times, &opts);
+    let r = bagscope_clocks::analyze_refs(&times, &opts);
     let axes = topics.map(|i| match r.topic(&bag.topics[i].name) {
         None => TopicAxis::LogTime,
         Some(t) => match t.axis {
@@ -358,7 +372,7 @@ struct Prepared {
     warnings: Vec<Warning>,
 }
 
-fn prepare(bag: &Bag, a: &MatchArgs) -> Result<Prepared, Error> {
+fn prepare(bag: &Bag, a: &MatchArgs, times: Option<&[TopicTimes]>) -> Result<Prepared, Error> {
     let ci = bag.topic_index(&a.command)?;
     let ri = bag.topic_index(&a.response)?;
     // Two topics read through field paths with no names field: their values pair by position,
@@ -413,8 +427,12 @@ fn prepare(bag: &Bag, a: &MatchArgs) -> Result<Prepared, Error> {
             )));
         }
     }
-    let (recorder_axis, [cmd_time, resp_time]) =
-        clock_axes(bag, [ci, ri], find_clock(bag, a.clock_topic.as_deref()));
+    let (recorder_axis, [cmd_time, resp_time]) = clock_axes(
+        bag,
+        [ci, ri],
+        find_clock(bag, a.clock_topic.as_deref()),
+        times,
+    );
     let (cmd_stamped, resp_stamped) = (cmd.stamped, resp.stamped);
     let mut cmd = cmd.series;
     let mut resp = resp.series;
@@ -556,13 +574,32 @@ pub fn match_bag_series(
     match_bag_series_of(&Bag::open(path)?, a)
 }
 
+/// [`match_bag_series`] with the bag's topics' times already read (`times[i]` for topic `i`,
+/// as [`crate::clocks::topic_times`] reads them; only the two topics' and the sim-time topic's
+/// are looked at): the topics' clocks are classified from those, not from a scan of their own.
+pub fn match_bag_series_with_times(
+    path: &Path,
+    a: &MatchArgs,
+    times: &[TopicTimes],
+) -> Result<(MatchCommandReport, JointSeries, JointSeries), Error> {
+    match_series_given(&Bag::open(path)?, a, Some(times))
+}
+
 /// [`match_bag_series`] of an open bag.
 pub fn match_bag_series_of(
     bag: &Bag,
     a: &MatchArgs,
 ) -> Result<(MatchCommandReport, JointSeries, JointSeries), Error> {
+    match_series_given(bag, a, None)
+}
+
+fn match_series_given(
+    bag: &Bag,
+    a: &MatchArgs,
+    times: Option<&[TopicTimes]>,
+) -> Result<(MatchCommandReport, JointSeries, JointSeries), Error> {
     let path = bag.path.as_path();
-    let p = prepare(bag, a)?;
+    let p = prepare(bag, a, times)?;
     let mut report = match_series(&p.cmd, &p.resp, &a.options).map_err(|source| Error::Match {
         bag: path.to_path_buf(),
         source,
@@ -615,7 +652,7 @@ pub fn compare_series(
     let mut warnings = BTreeMap::new();
     for p in paths {
         let bag = Bag::open(p)?;
-        let prep = prepare(&bag, a)?;
+        let prep = prepare(&bag, a, None)?;
         let name = p.display().to_string();
         warnings.insert(name.clone(), prep.warnings);
         runs.push((name, prep.cmd, prep.resp));

@@ -92,13 +92,48 @@ pub(crate) fn stamp_values(
 /// Scans the wanted topics once and returns their series (indexed like `bag.topics`; topics
 /// not wanted are left empty) plus the bag's warnings (open + scan + schema problems).
 pub fn scan_series(bag: &Bag, wanted: &[bool]) -> (Vec<TopicSeries>, Vec<Warning>) {
+    let (series, warnings, _) = scan(bag, wanted, false);
+    (series, warnings)
+}
+
+/// [`scan_series`] that also reads the wanted TF topics' transforms for `clocks`' TF timing
+/// (None: they are read by the timing itself, see [`crate::tf::TfCollector::new`]).
+pub(crate) fn scan_series_and_tf(
+    bag: &Bag,
+    wanted: &[bool],
+) -> (
+    Vec<TopicSeries>,
+    Vec<Warning>,
+    Option<crate::tf::TfCollected>,
+) {
+    scan(bag, wanted, true)
+}
+
+fn scan(
+    bag: &Bag,
+    wanted: &[bool],
+    with_tf: bool,
+) -> (
+    Vec<TopicSeries>,
+    Vec<Warning>,
+    Option<crate::tf::TfCollected>,
+) {
     let schemas = topic_schemas(bag);
     let locs = locators(&schemas);
     let invalid: Vec<AtomicUsize> = bag.topics.iter().map(|_| AtomicUsize::new(0)).collect();
-    let (columns, scan_warnings) = bag.scan_columns(wanted, |m| {
-        stamp_values(&locs[m.topic], m, &invalid[m.topic])
+    let tf = with_tf
+        .then(|| crate::tf::TfCollector::new(bag, &locs, wanted))
+        .flatten();
+    let (mut columns, scan_warnings) = bag.scan_columns(wanted, |m| {
+        let mut v = stamp_values(&locs[m.topic], m, &invalid[m.topic]);
+        // A TF topic has no stamp: its stamp column holds where its transforms are.
+        if let Some(x) = tf.as_ref().and_then(|t| t.read(m)) {
+            v[1] = x;
+        }
+        v
     });
-    series_of_columns(
+    let tf = tf.and_then(|t| t.finish(bag, &mut columns, 1));
+    let (series, warnings) = series_of_columns(
         bag,
         wanted,
         &schemas,
@@ -106,7 +141,8 @@ pub fn scan_series(bag: &Bag, wanted: &[bool]) -> (Vec<TopicSeries>, Vec<Warning
         columns,
         &invalid,
         scan_warnings,
-    )
+    );
+    (series, warnings, tf)
 }
 
 /// The series of a scan that read [`stamp_values`] of every message of the wanted topics.

@@ -232,14 +232,7 @@ pub(crate) fn read_tf(bag: &Bag, tf_topics: &[String], data: &[String]) -> Resul
     }
     for (i, &n) in bad.iter().enumerate() {
         if n > 0 {
-            warnings.push(
-                Warning::new(
-                    WarningCode::Undecodable,
-                    format!("{n} message(s) whose TF payload or header (stamp, frame_id) could not be read were left out"),
-                )
-                .topic(&bag.topics[i].name)
-                .loss(),
-            );
+            warnings.push(undecodable_tf(&bag.topics[i].name, n));
         }
     }
     for &i in &data_idx {
@@ -453,7 +446,6 @@ pub fn tf_timing_of(
     bag: &Bag,
     map: Option<&bagscope_clocks::ClockMap>,
 ) -> Result<Option<TfTiming>, Error> {
-    use bagscope_clocks::LagBasis;
     let topics = tf_topic_names(bag);
     if topics.is_empty() {
         return Ok(None);
@@ -465,18 +457,53 @@ pub fn tf_timing_of(
             Event::Data(_) => None,
         })
     };
+    // The open and scan warnings are the caller's own scan's; only the TF decoding is new.
+    let warnings = read
+        .warnings
+        .iter()
+        .filter(|w| w.code == WarningCode::Undecodable)
+        .cloned()
+        .collect();
+    Ok(Some(timing_of_messages(topics, msgs, map, warnings)))
+}
+
+/// [`TfTiming`] of the TF messages `msgs()` yields (in log-time order, each time it is
+/// called) of `topics`.
+fn timing_of_messages<M, I>(
+    topics: Vec<String>,
+    msgs: impl Fn() -> I,
+    map: Option<&bagscope_clocks::ClockMap>,
+    warnings: Vec<Warning>,
+) -> TfTiming
+where
+    M: std::borrow::Borrow<TfMessage>,
+    I: Iterator<Item = M>,
+{
+    use bagscope_clocks::LagBasis;
     let tree = analyze_tree(&topics, msgs());
     // Mapped lags of the dynamic edges whose stamps are on sim time (mostly not wall).
-    let mut mapped: std::collections::BTreeMap<(&str, &str), (usize, Vec<i64>)> =
-        std::collections::BTreeMap::new();
+    // parent → child → (wall stamps, mapped lags), looked up by `&str`.
+    type Mapped = std::collections::BTreeMap<String, (usize, Vec<i64>)>;
+    let mut mapped: std::collections::BTreeMap<String, Mapped> = Default::default();
     if let Some(map) = map {
-        for m in msgs().filter(|m| !m.is_static) {
+        for m in msgs() {
+            let m = m.borrow();
+            if m.is_static {
+                continue;
+            }
             for t in &m.transforms {
-                let key = (
+                let (p, c) = (
                     bagscope_tf::strip_slash(&t.parent),
                     bagscope_tf::strip_slash(&t.child),
                 );
-                let e = mapped.entry(key).or_default();
+                if !mapped.contains_key(p) {
+                    mapped.insert(p.to_string(), Mapped::new());
+                }
+                let to = mapped.get_mut(p).expect("inserted");
+                if !to.contains_key(c) {
+                    to.insert(c.to_string(), Default::default());
+                }
+                let e = to.get_mut(c).expect("inserted");
                 if bagscope_types::is_wall_ns(t.stamp_ns) {
                     e.0 += 1;
                 } else if let Some(at) = map.sim_to_log_ns(t.stamp_ns, Some(m.log_time_ns)) {
@@ -490,7 +517,7 @@ pub fn tf_timing_of(
         .into_iter()
         .map(|mut edge| {
             let sim = (!edge.is_static)
-                .then(|| mapped.get(&(edge.parent.as_str(), edge.child.as_str())))
+                .then(|| mapped.get(&edge.parent)?.get(&edge.child))
                 .flatten()
                 .filter(|(wall, lags)| lags.len() > *wall);
             let lag_basis = if edge.is_static {
@@ -504,15 +531,215 @@ pub fn tf_timing_of(
             TfEdgeTiming { edge, lag_basis }
         })
         .collect();
-    // The open and scan warnings are the caller's own scan's; only the TF decoding is new.
-    let warnings = read
-        .warnings
-        .into_iter()
-        .filter(|w| w.code == WarningCode::Undecodable)
-        .collect();
-    Ok(Some(TfTiming {
+    TfTiming {
         topics,
         edges,
         warnings,
-    }))
+    }
+}
+
+/// The warning for TF messages of `topic` that did not decode (left out).
+fn undecodable_tf(topic: &str, n: usize) -> Warning {
+    Warning::new(
+        WarningCode::Undecodable,
+        format!("{n} message(s) whose TF payload or header (stamp, frame_id) could not be read were left out"),
+    )
+    .topic(topic)
+    .loss()
+}
+
+/// A TF message that did not decode, in the scan's column.
+const UNDECODED_TF: i64 = -1;
+/// Bits of a collected message's column value that hold its transform count (the rest: where
+/// its transforms start).
+const COUNT_BITS: u32 = 23;
+
+/// Reads the TF topics' messages during another column scan (`clocks`' stamp scan) for
+/// [`tf_timing_of`]'s timing, so that they are not read a second time: each TF message's
+/// column value (which the stamp scan leaves unused: TF topics have no top-level stamp) is where
+/// its transforms lie in one shared list, 16 bytes a transform (frame ids interned).
+pub(crate) struct TfCollector {
+    /// Per bag topic: its place in `topics` when it is a TF topic collected here.
+    slot: Vec<Option<usize>>,
+    topics: Vec<String>,
+    store: std::sync::Mutex<TfStore>,
+}
+
+#[derive(Default)]
+struct TfStore {
+    frames: Vec<Frame>,
+    ids: std::collections::HashMap<Frame, u32>,
+    /// (parent, child, stamp) of every transform, each message's together.
+    transforms: Vec<(u32, u32, i64)>,
+    /// A message or a bag too large for the column value's encoding: nothing collected is used.
+    overflow: bool,
+}
+
+impl TfStore {
+    fn intern(&mut self, name: String) -> u32 {
+        if let Some(&id) = self.ids.get(name.as_str()) {
+            return id;
+        }
+        let id = self.frames.len() as u32;
+        let f: Frame = name.into();
+        self.frames.push(f.clone());
+        self.ids.insert(f, id);
+        id
+    }
+}
+
+/// The TF messages a [`TfCollector`] read, in log-time order.
+pub(crate) struct TfCollected {
+    topics: Vec<String>,
+    is_static: Vec<bool>,
+    frames: Vec<Frame>,
+    transforms: Vec<(u32, u32, i64)>,
+    /// (log time, place in `topics`, column value) of each message that decoded.
+    msgs: Vec<(i64, usize, i64)>,
+    warnings: Vec<Warning>,
+}
+
+impl TfCollector {
+    /// A collector for the bag's TF topics among `wanted`; None when there are none, or when a
+    /// TF topic is one [`tf_timing_of`] would not read as the scan does (its column is in use:
+    /// a stamp was found in its definition; its name is another topic's too): the timing then
+    /// reads them itself.
+    pub(crate) fn new(
+        bag: &Bag,
+        locs: &[bagscope_msg::StampLocator],
+        wanted: &[bool],
+    ) -> Option<TfCollector> {
+        let topics = tf_topic_names(bag);
+        if topics.is_empty() {
+            return None;
+        }
+        let mut slot = vec![None; bag.topics.len()];
+        for (k, name) in topics.iter().enumerate() {
+            let i = bag.topic_index(name).ok()?;
+            let ok = bag.topics[i].type_name == "tf2_msgs/msg/TFMessage"
+                && locs.get(i)?.source() == StampSource::None
+                && wanted.get(i).copied().unwrap_or(false)
+                && slot[i].is_none();
+            if !ok {
+                return None;
+            }
+            slot[i] = Some(k);
+        }
+        Some(TfCollector {
+            slot,
+            topics,
+            store: Default::default(),
+        })
+    }
+
+    /// The column value of message `m` when it is on a collected TF topic (its transforms are
+    /// kept), else None.
+    #[inline]
+    pub(crate) fn read(&self, m: &bagscope_bag::RawMessage<'_>) -> Option<i64> {
+        self.slot.get(m.topic).copied().flatten()?;
+        let Ok(msg) = decode_typed::<TFMessage>(m.data) else {
+            return Some(UNDECODED_TF);
+        };
+        let mut s = self.store.lock().unwrap_or_else(|p| p.into_inner());
+        let (start, n) = (s.transforms.len(), msg.transforms.len());
+        if n >= 1 << COUNT_BITS || start >= 1 << (62 - COUNT_BITS) {
+            s.overflow = true;
+            return Some(0);
+        }
+        for x in msg.transforms {
+            let p = s.intern(x.header.frame_id);
+            let c = s.intern(x.child_frame_id);
+            s.transforms.push((p, c, x.header.stamp.to_ns()));
+        }
+        Some(((start as i64) << COUNT_BITS) | n as i64)
+    }
+
+    /// Takes the collected messages out of column `col` of the scan's columns (setting it back
+    /// to what the stamp scan writes for a topic without a stamp). None when they cannot stand
+    /// for a scan of the TF topics alone: two TF topics with messages at the same log time
+    /// (a scan of them orders those by file position, which columns do not keep), or too much
+    /// for the encoding.
+    pub(crate) fn finish<const K: usize>(
+        self,
+        bag: &Bag,
+        cols: &mut [bagscope_bag::Columns<K>],
+        col: usize,
+    ) -> Option<TfCollected> {
+        let store = self.store.into_inner().unwrap_or_else(|p| p.into_inner());
+        let mut msgs = Vec::new();
+        let mut warnings = Vec::new();
+        for (i, k) in self.slot.iter().enumerate() {
+            let Some(k) = *k else { continue };
+            let c = &mut cols[i];
+            let mut bad = 0;
+            for (log, v) in c.log_time_ns.iter().zip(c.values[col].iter_mut()) {
+                let code = std::mem::replace(v, crate::series::NO_STAMP_READ);
+                if code == UNDECODED_TF {
+                    bad += 1;
+                } else {
+                    msgs.push((*log, k, code));
+                }
+            }
+            if bad > 0 {
+                warnings.push(undecodable_tf(&bag.topics[i].name, bad));
+            }
+        }
+        if store.overflow {
+            return None;
+        }
+        // Each topic's messages are in log-time order; merged stably, in topic order at equal
+        // log times, which is only the scan's order when no two topics share one.
+        if self.slot.iter().flatten().count() > 1 {
+            msgs.sort_by_key(|m| m.0);
+            if msgs
+                .windows(2)
+                .any(|w| w[0].0 == w[1].0 && w[0].1 != w[1].1)
+            {
+                return None;
+            }
+        }
+        Some(TfCollected {
+            is_static: self.topics.iter().map(|t| is_static_topic(t)).collect(),
+            topics: self.topics,
+            frames: store.frames,
+            transforms: store.transforms,
+            msgs,
+            warnings,
+        })
+    }
+}
+
+impl TfCollected {
+    /// [`tf_timing_of`] of the collected messages.
+    pub(crate) fn timing(self, map: Option<&bagscope_clocks::ClockMap>) -> TfTiming {
+        let TfCollected {
+            topics,
+            is_static,
+            frames,
+            transforms,
+            msgs,
+            warnings,
+        } = self;
+        let mask = (1i64 << COUNT_BITS) - 1;
+        let msgs = || {
+            msgs.iter().map(|&(log_time_ns, source, code)| {
+                let start = (code >> COUNT_BITS) as usize;
+                let n = (code & mask) as usize;
+                TfMessage {
+                    log_time_ns,
+                    source,
+                    is_static: is_static[source],
+                    transforms: transforms[start..start + n]
+                        .iter()
+                        .map(|&(p, c, stamp_ns)| TfTransform {
+                            parent: frames[p as usize].clone(),
+                            child: frames[c as usize].clone(),
+                            stamp_ns,
+                        })
+                        .collect(),
+                }
+            })
+        };
+        timing_of_messages(topics, msgs, map, warnings)
+    }
 }

@@ -366,7 +366,7 @@ fn join(v: &[String]) -> String {
 
 /// Recorder axis from log times: majority vote of wall-range values (log time on sim time is
 /// small). Publish times are not needed: when they exist they share log_time's clock in rosbag2.
-fn recorder_axis(topics: &[TopicTimes]) -> Axis {
+fn recorder_axis<'a>(topics: impl IntoIterator<Item = &'a TopicTimes>) -> Axis {
     let (mut wall, mut small) = (0usize, 0usize);
     for t in topics {
         for &l in &t.log_time_ns {
@@ -429,6 +429,7 @@ fn steps(values: impl Iterator<Item = i64>) -> impl Iterator<Item = i64> {
 }
 
 /// Internal per-topic result: the public report plus what the cross-topic pass needs.
+#[derive(Clone)]
 struct TopicWork {
     report: TopicClock,
     /// Median of raw log − stamp over wall-class stamps (for offset comparison across topics).
@@ -1585,22 +1586,99 @@ fn sim_clock_report(topic: &str, map: &ClockMap, pause_min_ns: i64) -> SimClockR
 /// Analyse the clocks of all topics of a bag. Never panics; output is sorted (topics by name,
 /// then type) and deterministic.
 pub fn analyze(topics: &[TopicTimes], opts: &ClocksOptions) -> ClocksReport {
-    let mut sorted: Vec<&TopicTimes> = topics.iter().collect();
-    sorted.sort_by(|a, b| a.topic.cmp(&b.topic).then(a.type_name.cmp(&b.type_name)));
-    let recorder = recorder_axis(topics);
-    let mut warnings = Vec::new();
-    if recorder == Axis::Sim {
-        warnings.push(Warning {
-            code: WarningCode::RecorderOnSimTime,
-            topic: None,
-            message: "log times are sim time (the bag was recorded with --use-sim-time): lags are measured in sim time and wall-stamped topics cannot be compared with log time".into(),
-            file: None,
-            offset: None,
-            data_loss: false,
-        });
-    }
+    let sorted = sorted_topics(topics.iter());
+    analyze_sorted(&sorted, opts)
+}
 
-    let clock_idx = find_clock_topic(&sorted, opts);
+/// [`analyze`] of topics held elsewhere (no copy of their times).
+pub fn analyze_refs(topics: &[&TopicTimes], opts: &ClocksOptions) -> ClocksReport {
+    let sorted = sorted_topics(topics.iter().copied());
+    analyze_sorted(&sorted, opts)
+}
+
+/// [`analyze`] of `topics`, and [`analyze`] of the topics `keep` selects (`keep[i]` for
+/// `topics[i]`; missing entries are false).
+///
+/// A topic's own analysis depends on the other topics only through the recorder's axis (a vote
+/// over every log time) and the sim-time topic (its clock map and which topic it is). When the
+/// selection gives both the same, the selection's analyses are those already made and only the
+/// cross-topic pass (offsets between wall clocks, split axes, a replay, `/clock` pauses) runs
+/// again, over them; otherwise the selection is analysed on its own.
+pub fn analyze_with_subset(
+    topics: &[TopicTimes],
+    opts: &ClocksOptions,
+    keep: &[bool],
+) -> (ClocksReport, ClocksReport) {
+    let kept = |i: usize| keep.get(i).copied().unwrap_or(false);
+    let mut order: Vec<usize> = (0..topics.len()).collect();
+    // Stable, as in `sorted_topics`: the selection's order is the order of its own sort.
+    order.sort_by(|&a, &b| {
+        let (a, b) = (&topics[a], &topics[b]);
+        a.topic.cmp(&b.topic).then(a.type_name.cmp(&b.type_name))
+    });
+    let sorted: Vec<&TopicTimes> = order.iter().map(|&i| &topics[i]).collect();
+    let sub_sorted: Vec<&TopicTimes> = order
+        .iter()
+        .filter(|&&i| kept(i))
+        .map(|&i| &topics[i])
+        .collect();
+    let all = analyse_topics(&sorted, opts);
+    let sub_recorder = recorder_axis(sub_sorted.iter().copied());
+    let sub_clock = find_clock_topic(&sub_sorted, opts);
+    let same_clock = match (all.clock_idx, sub_clock) {
+        (None, None) => true,
+        (Some(a), Some(b)) => std::ptr::eq(sorted[a], sub_sorted[b]),
+        _ => false,
+    };
+    let sub = if sub_recorder == all.recorder && same_clock {
+        let per_topic = order
+            .iter()
+            .zip(&all.per_topic)
+            .filter(|(&i, _)| kept(i))
+            .map(|(_, w)| w.clone())
+            .collect();
+        assemble(
+            &sub_sorted,
+            opts,
+            Analysed {
+                recorder: all.recorder,
+                clock_idx: sub_clock,
+                clock_map: all.clock_map.clone(),
+                per_topic,
+            },
+        )
+    } else {
+        analyze_sorted(&sub_sorted, opts)
+    };
+    (assemble(&sorted, opts, all), sub)
+}
+
+/// The topics sorted by name, then type (stable).
+fn sorted_topics<'a>(topics: impl Iterator<Item = &'a TopicTimes>) -> Vec<&'a TopicTimes> {
+    let mut sorted: Vec<&TopicTimes> = topics.collect();
+    sorted.sort_by(|a, b| a.topic.cmp(&b.topic).then(a.type_name.cmp(&b.type_name)));
+    sorted
+}
+
+/// [`analyze`] of topics already sorted.
+fn analyze_sorted(sorted: &[&TopicTimes], opts: &ClocksOptions) -> ClocksReport {
+    assemble(sorted, opts, analyse_topics(sorted, opts))
+}
+
+/// What the per-topic pass of [`analyze`] makes.
+struct Analysed {
+    recorder: Axis,
+    /// The sim-time topic's place in the sorted topics.
+    clock_idx: Option<usize>,
+    clock_map: Option<ClockMap>,
+    /// Each topic's analysis and its warnings, in sorted order.
+    per_topic: Vec<(TopicWork, Vec<Warning>)>,
+}
+
+/// The recorder's axis, the sim-time topic's clock map, and each topic's own analysis.
+fn analyse_topics(sorted: &[&TopicTimes], opts: &ClocksOptions) -> Analysed {
+    let recorder = recorder_axis(sorted.iter().copied());
+    let clock_idx = find_clock_topic(sorted, opts);
     let hp = health::HealthParams {
         gap_factor: opts.gap_factor,
         max_gaps: opts.max_gaps,
@@ -1618,7 +1696,6 @@ pub fn analyze(topics: &[TopicTimes], opts: &ClocksOptions) -> ClocksReport {
         recorder,
         map: clock_map.as_ref(),
     };
-
     // Topics are independent: analysed on all cores (each holds its own temporaries, a few
     // bytes per message of that topic), results and warnings kept in topic order.
     let per_topic: Vec<(TopicWork, Vec<Warning>)> = sorted
@@ -1629,6 +1706,33 @@ pub fn analyze(topics: &[TopicTimes], opts: &ClocksOptions) -> ClocksReport {
             (analyse_topic(t, Some(i) == clock_idx, &ctx, &mut w), w)
         })
         .collect();
+    Analysed {
+        recorder,
+        clock_idx,
+        clock_map,
+        per_topic,
+    }
+}
+
+/// The cross-topic pass of [`analyze`] over the topics' own analyses, and the report.
+fn assemble(sorted: &[&TopicTimes], opts: &ClocksOptions, a: Analysed) -> ClocksReport {
+    let Analysed {
+        recorder,
+        clock_idx,
+        clock_map,
+        per_topic,
+    } = a;
+    let mut warnings = Vec::new();
+    if recorder == Axis::Sim {
+        warnings.push(Warning {
+            code: WarningCode::RecorderOnSimTime,
+            topic: None,
+            message: "log times are sim time (the bag was recorded with --use-sim-time): lags are measured in sim time and wall-stamped topics cannot be compared with log time".into(),
+            file: None,
+            offset: None,
+            data_loss: false,
+        });
+    }
     let mut work: Vec<TopicWork> = Vec::with_capacity(per_topic.len());
     for (w, ws) in per_topic {
         work.push(w);

@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 use bagscope_bag::outfile;
@@ -31,7 +32,8 @@ use bagscope::findings::{check_hits, summarise, Severity, VerdictFinding};
 use bagscope::hist::{lag_distributions, DistKind, Distribution, HistOptions, HistReport};
 use bagscope::info::{info, InfoReport};
 use bagscope::matching::{
-    compare_series, match_bag_series, CompareCommandReport, MatchArgs, MatchCommandReport,
+    compare_series, match_bag_series, match_bag_series_with_times, CompareCommandReport, MatchArgs,
+    MatchCommandReport,
 };
 use bagscope::sync::{sync, SyncCommandReport, SyncOptions};
 
@@ -950,59 +952,92 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
     let bag = bagscope_bag::Bag::open(path).map_err(bagscope::Error::from)?;
     let (mut cd, check_r) =
         clocks_and_check_of(&bag, &ClocksOptions::default(), &CheckOptions::default())?;
+    let pairs = if o.pairs.is_empty() {
+        match_pairs(&info_r)
+    } else {
+        o.pairs.clone()
+    };
+    // `match` classifies its topics' clocks from these times (the pairs' topics and `/clock`)
+    // instead of reading them again; the rest are freed once the lag series are made.
+    let for_match: Vec<bool> = bag
+        .topics
+        .iter()
+        .map(|t| t.name == "/clock" || pairs.iter().any(|(c, r)| t.name == *c || t.name == *r))
+        .collect();
     drop(bag);
     let mut plots: Vec<(String, Plot)> = Vec::new();
     let lags = lag_distributions(&cd, 60);
     // The lag series are all the page draws from the times.
-    cd.times = Vec::new();
+    let mut match_times = std::mem::take(&mut cd.times);
+    for (t, keep) in match_times.iter_mut().zip(&for_match) {
+        if !keep {
+            t.log_time_ns = Vec::new();
+            t.publish_time_ns = Vec::new();
+            t.stamp_ns = Vec::new();
+        }
+    }
     let (drawn, unplotted_topics) = worst_lags(&lags, &cd.report.warnings);
     for (d, x, y) in drawn {
         plots.push(("lag".into(), lag_plot(d, x, y)));
     }
     let lags: Vec<Distribution> = lags.into_iter().map(|(d, _, _)| d).collect();
 
-    let mut sync_entries = Vec::new();
-    for (kind, topics) in sensor_pairs(&info_r).into_iter().take(MAX_SYNC_PAIRS) {
+    // Synchronizer emulations and matches read their own few topics: independent of each
+    // other, run side by side.
+    let sync_of = |(kind, topics): (String, Vec<String>)| {
         let res = sync(path, &sync_opts(topics.clone(), kind == "exact"));
-        sync_entries.push(SyncEntry {
+        SyncEntry {
             kind,
             topics,
             error: res.as_ref().err().map(|e| e.to_string()),
             report: res.ok(),
-        });
-    }
-
-    let pairs = if o.pairs.is_empty() {
-        match_pairs(&info_r)
-    } else {
-        o.pairs.clone()
+        }
     };
-    let mut match_entries = Vec::new();
-    for (i, (c, r)) in pairs.iter().enumerate() {
+    let match_of = |(i, (c, r)): (usize, &(String, String))| {
         let args = MatchArgs {
             command: c.clone(),
             response: r.clone(),
             ..Default::default()
         };
-        match match_bag_series(path, &args) {
+        match match_bag_series_with_times(path, &args, &match_times) {
             Ok((rep, cs, rs)) => {
-                for p in match_plots(&rep, &cs, &rs, &args.options, &format!("match-{i}-")) {
-                    plots.push(("match".into(), p));
-                }
-                match_entries.push(MatchEntry {
+                let p = match_plots(&rep, &cs, &rs, &args.options, &format!("match-{i}-"));
+                let entry = MatchEntry {
                     command: c.clone(),
                     response: r.clone(),
                     report: Some(rep),
                     error: None,
-                });
+                };
+                (entry, p)
             }
-            Err(e) => match_entries.push(MatchEntry {
-                command: c.clone(),
-                response: r.clone(),
-                report: None,
-                error: Some(e.to_string()),
-            }),
+            Err(e) => (
+                MatchEntry {
+                    command: c.clone(),
+                    response: r.clone(),
+                    report: None,
+                    error: Some(e.to_string()),
+                },
+                Vec::new(),
+            ),
         }
+    };
+    let (sync_entries, matched): (Vec<SyncEntry>, Vec<(MatchEntry, Vec<Plot>)>) = rayon::join(
+        || {
+            sensor_pairs(&info_r)
+                .into_iter()
+                .take(MAX_SYNC_PAIRS)
+                .collect::<Vec<_>>()
+                .into_par_iter()
+                .map(sync_of)
+                .collect()
+        },
+        || pairs.par_iter().enumerate().map(match_of).collect(),
+    );
+    drop(match_times);
+    let mut match_entries = Vec::new();
+    for (entry, p) in matched {
+        plots.extend(p.into_iter().map(|p| ("match".to_string(), p)));
+        match_entries.push(entry);
     }
 
     let observations = contract
@@ -1128,10 +1163,11 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
     };
 
     // Render SVGs first: a drawing failure leaves no half-written report behind.
-    let mut svgs: BTreeMap<String, String> = BTreeMap::new();
-    for (_, p) in &plots {
-        svgs.insert(p.id.clone(), p.figure.to_svg()?);
-    }
+    // Figures are independent: drawn on all cores.
+    let svgs: BTreeMap<String, String> = plots
+        .par_iter()
+        .map(|(_, p)| Ok((p.id.clone(), p.figure.to_svg()?)))
+        .collect::<Result<_, Error>>()?;
     // Everything is written into a stage and moved into place once complete, index.html last.
     let mut st = Staging::new(&out_dir)?;
     // The figures of a report this one replaces, which it does not write itself: removed once
@@ -1140,10 +1176,14 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
         .into_iter()
         .filter(|f| !plots.iter().any(|(_, p)| format!("{}.png", p.id) == *f))
         .collect();
-    for (_, p) in &plots {
-        let f = st.file(&format!("{}.png", p.id));
-        p.figure.write(&f)?;
-    }
+    let pngs: Vec<PathBuf> = plots
+        .iter()
+        .map(|(_, p)| st.file(&format!("{}.png", p.id)))
+        .collect();
+    plots
+        .par_iter()
+        .zip(&pngs)
+        .try_for_each(|((_, p), f)| p.figure.write(f))?;
     let html = render_html(&report, &svgs);
     let md = render_md(&report);
     let json = serde_json::to_string_pretty(&report).map_err(Error::Json)?;

@@ -105,49 +105,71 @@ struct ChildAcc {
     switches: usize,
 }
 
-/// `tf_topics[m.source]` names each message's topic (unknown indices show as `?`).
-pub fn analyze_tree<'a>(
+/// `tf_topics[m.source]` names each message's topic (unknown indices show as `?`). Takes the
+/// messages by reference or by value (a caller that builds each message as it goes holds none).
+pub fn analyze_tree<M: std::borrow::Borrow<TfMessage>>(
     tf_topics: &[String],
-    msgs: impl IntoIterator<Item = &'a TfMessage>,
+    msgs: impl IntoIterator<Item = M>,
 ) -> TreeReport {
-    let mut edges: BTreeMap<(String, String, bool), EdgeAcc> = BTreeMap::new();
+    // Keyed parent → child → [dynamic, static]: the order of (parent, child, is_static), looked
+    // up by `&str`, so a transform of a known edge allocates nothing.
+    let mut edges: BTreeMap<String, BTreeMap<String, [Option<EdgeAcc>; 2]>> = BTreeMap::new();
     let mut children: BTreeMap<String, ChildAcc> = BTreeMap::new();
     let mut frames = BTreeSet::new();
     let mut transforms = 0usize;
     let mut n_msgs = 0usize;
+    fn add(set: &mut BTreeSet<String>, s: &str) {
+        if !set.contains(s) {
+            set.insert(s.to_string());
+        }
+    }
+    fn entry<'m, V: Default>(map: &'m mut BTreeMap<String, V>, k: &str) -> &'m mut V {
+        if !map.contains_key(k) {
+            map.insert(k.to_string(), V::default());
+        }
+        map.get_mut(k).expect("inserted")
+    }
     for m in msgs {
+        let m = m.borrow();
         n_msgs += 1;
-        let topic = tf_topics
-            .get(m.source)
-            .cloned()
-            .unwrap_or_else(|| "?".to_string());
+        let topic = tf_topics.get(m.source).map_or("?", String::as_str);
         for t in &m.transforms {
             transforms += 1;
             let (p, c) = (strip_slash(&t.parent), strip_slash(&t.child));
             if p.is_empty() || c.is_empty() || p == c {
                 continue;
             }
-            frames.insert(p.to_string());
-            frames.insert(c.to_string());
-            let e = edges
-                .entry((p.to_string(), c.to_string(), m.is_static))
-                .or_default();
-            e.topics.insert(topic.clone());
+            add(&mut frames, p);
+            add(&mut frames, c);
+            let e = entry(entry(&mut edges, p), c)[usize::from(m.is_static)]
+                .get_or_insert_with(EdgeAcc::default);
+            add(&mut e.topics, topic);
             e.stamps.push(t.stamp_ns);
             e.lags.push(m.log_time_ns.saturating_sub(t.stamp_ns));
-            let ch = children.entry(c.to_string()).or_default();
-            ch.parents.insert(p.to_string());
-            ch.topics.insert(topic.clone());
+            let ch = entry(&mut children, c);
+            add(&mut ch.parents, p);
+            add(&mut ch.topics, topic);
             ch.is_static.insert(m.is_static);
-            if ch.last_parent.as_deref().is_some_and(|lp| lp != p) {
-                ch.switches += 1;
+            if ch.last_parent.as_deref() != Some(p) {
+                if ch.last_parent.is_some() {
+                    ch.switches += 1;
+                }
+                ch.last_parent = Some(p.to_string());
             }
-            ch.last_parent = Some(p.to_string());
         }
     }
     let edges = edges
         .into_iter()
-        .map(|((parent, child, is_static), acc)| edge_report(parent, child, is_static, acc))
+        .flat_map(|(parent, to)| {
+            to.into_iter().flat_map(move |(child, accs)| {
+                let parent = parent.clone();
+                accs.into_iter()
+                    .zip([false, true])
+                    .filter_map(move |(acc, is_static)| {
+                        acc.map(|a| edge_report(parent.clone(), child.clone(), is_static, a))
+                    })
+            })
+        })
         .collect();
     let mut findings = Vec::new();
     for (child, ch) in &children {
@@ -200,7 +222,7 @@ pub fn analyze_tree<'a>(
     }
 }
 
-fn edge_report(parent: String, child: String, is_static: bool, acc: EdgeAcc) -> EdgeReport {
+fn edge_report(parent: String, child: String, is_static: bool, mut acc: EdgeAcc) -> EdgeReport {
     let mut s = acc.stamps;
     let samples = s.len();
     s.sort_unstable();
@@ -254,7 +276,7 @@ fn edge_report(parent: String, child: String, is_static: bool, acc: EdgeAcc) -> 
         lag_ns: if is_static {
             None
         } else {
-            NsSummary::of(&acc.lags)
+            NsSummary::of_in_place(&mut acc.lags)
         },
     }
 }
