@@ -403,12 +403,13 @@ fn process(job: &BagJob, o: &BatchOptions) -> Result<Option<String>, String> {
     // timing table's clock axes: what `info`, `clocks` and `export` of the path would give.
     let bag = Bag::open(&job.path).map_err(|e| Error::from(e).to_string())?;
     let info = crate::info::info_of(&bag);
-    let (times, scan_warnings) = crate::clocks::topic_times(&bag);
+    let (series, scan_warnings, tf) = crate::series::scan_series_and_tf(&bag, &bag.all_topics());
     let clocks = crate::clocks::clocks_data_from(
         &bag,
         &ClocksOptions::default(),
-        times,
+        crate::clocks::times_of_series(series),
         scan_warnings.clone(),
+        tf,
     )
     .map_err(|e| e.to_string())?
     .report;

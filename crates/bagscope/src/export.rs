@@ -428,6 +428,8 @@ struct MsgRow {
     payload: Box<[u8]>,
 }
 
+// One per output file: a handful per export, so the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 enum Table {
     Timing(Buffer<TimingRow>),
     Message {
