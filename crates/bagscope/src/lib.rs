@@ -97,6 +97,8 @@ pub mod export;
 pub mod findings;
 pub mod hist;
 pub mod info;
+#[cfg(feature = "frames")]
+pub mod lerobot;
 pub mod matching;
 pub mod observe;
 pub mod recorder_events;

@@ -96,6 +96,8 @@ pub enum Col {
     F64List(Vec<Option<Vec<f64>>>),
     /// Lists of strings (a joint state's names); `None` is null.
     StrList(Vec<Option<Vec<String>>>),
+    /// Lists of signed integers (counts per dimension); `None` is null.
+    I64List(Vec<Option<Vec<i64>>>),
     /// Strings repeated over many rows (topic, type, axis): indices into `dict`, so a row costs
     /// 4 bytes instead of a `String`. An index out of range is null.
     Dict {
@@ -117,6 +119,7 @@ impl Col {
             Col::Str(v) => v.len(),
             Col::F64List(v) => v.len(),
             Col::StrList(v) => v.len(),
+            Col::I64List(v) => v.len(),
             Col::Dict { idx, .. } => idx.len(),
         }
     }
@@ -136,6 +139,7 @@ impl Col {
             Col::Str(v) => Column::new(name, v),
             Col::F64List(v) => list_column(name, DataType::Float64, &v),
             Col::StrList(v) => list_column(name, DataType::String, &v),
+            Col::I64List(v) => list_column(name, DataType::Int64, &v),
             Col::Dict { dict, idx } => {
                 let ca: StringChunked = idx
                     .iter()
@@ -237,6 +241,45 @@ fn neutralise(df: &DataFrame) -> PolarsResult<Option<DataFrame>> {
     Ok(out)
 }
 
+/// The footer key/values that carry `metadata` in a Parquet file of `schema`: `ARROW:schema`
+/// (base64 of the length-prefixed IPC schema message, as polars' writer encodes it, here with
+/// `metadata` as the schema's metadata) and `metadata` itself. `None` without metadata.
+fn arrow_schema_metadata(
+    schema: &Schema,
+    metadata: &[(String, String)],
+) -> Result<Option<Vec<(String, String)>>> {
+    use base64::Engine as _;
+    use polars_arrow::io::ipc::write::{default_ipc_fields, schema_to_bytes};
+    if metadata.is_empty() {
+        return Ok(None);
+    }
+    if let Some((n, _)) = schema.iter().find(|(_, d)| d.is_nested()) {
+        return Err(FramesError::Usage(format!(
+            "schema metadata on a table with the nested column {n}"
+        )));
+    }
+    let arrow = schema.to_arrow(CompatLevel::newest());
+    let meta: polars_arrow::datatypes::Metadata = metadata
+        .iter()
+        .map(|(k, v)| (k.as_str().into(), v.as_str().into()))
+        .collect();
+    let ipc = schema_to_bytes(
+        &arrow,
+        &default_ipc_fields(arrow.iter_values()),
+        Some(&meta),
+    );
+    let mut framed = Vec::with_capacity(ipc.len() + 8);
+    framed.extend_from_slice(&[255, 255, 255, 255]);
+    framed.extend_from_slice(&(ipc.len() as u32).to_le_bytes());
+    framed.extend_from_slice(&ipc);
+    let mut kv = vec![(
+        "ARROW:schema".to_string(),
+        base64::engine::general_purpose::STANDARD.encode(framed),
+    )];
+    kv.extend(metadata.iter().cloned());
+    Ok(Some(kv))
+}
+
 /// Streams DataFrames with one schema into one file, a row group per frame. Writes to
 /// `NAME.tmp` beside it (created anew: a leftover of a killed run is replaced, a link there is
 /// not followed) and renames on [`TableWriter::finish`], so an interrupted run leaves no
@@ -250,6 +293,8 @@ pub struct TableWriter {
     inner: Option<Inner>,
     rows: u64,
     raw_csv: bool,
+    /// Parquet: file-level key/value metadata.
+    metadata: Vec<(String, String)>,
     /// The temporary file exists and was not renamed yet.
     open: bool,
 }
@@ -264,8 +309,18 @@ impl TableWriter {
             inner: None,
             rows: 0,
             raw_csv: false,
+            metadata: Vec::new(),
             open: false,
         }
+    }
+
+    /// Parquet: schema-level metadata (e.g. the `pandas` key that tells pandas which column is
+    /// the index), written into the Arrow schema of the footer (`ARROW:schema`, where pyarrow
+    /// reads it from) and as footer key/values. Flat columns only: [`TableWriter::write`]
+    /// refuses list columns with it.
+    pub fn with_metadata(mut self, metadata: Vec<(String, String)>) -> TableWriter {
+        self.metadata = metadata;
+        self
     }
 
     /// CSV: write string cells as they are instead of through [`csv_cell`].
@@ -302,6 +357,10 @@ impl TableWriter {
             Format::Parquet => Inner::Parquet(Box::new(
                 ParquetWriter::new(file)
                     .with_compression(ParquetCompression::Zstd(None))
+                    .with_key_value_metadata(
+                        arrow_schema_metadata(schema, &self.metadata)?
+                            .map(polars::io::parquet::write::KeyValueMetadata::from_static),
+                    )
                     .batched(schema)
                     .map_err(|e| self.err(e))?,
             )),
@@ -470,6 +529,29 @@ pub fn read_parquet_rows(path: &Path) -> Result<(Vec<String>, Vec<Vec<serde_json
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Schema metadata goes into the footer's Arrow schema (decoded back here with polars'
+    /// own IPC reader) and is refused on nested columns, whose Arrow schema polars rewrites.
+    #[test]
+    fn schema_metadata_is_in_the_arrow_schema_key() {
+        use base64::Engine as _;
+        let kv = vec![("pandas".to_string(), "{}".to_string())];
+        let flat = frame(vec![("a".into(), Col::I64(vec![Some(1)]))]).unwrap();
+        let got = arrow_schema_metadata(flat.schema(), &kv).unwrap().unwrap();
+        assert_eq!(got[0].0, "ARROW:schema");
+        assert_eq!(got[1], kv[0]);
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&got[0].1)
+            .unwrap();
+        let (schema, _, meta) =
+            polars_arrow::io::ipc::read::deserialize_schema(&bytes[8..]).unwrap();
+        assert_eq!(schema.len(), 1);
+        let meta = meta.unwrap();
+        assert_eq!(meta.get("pandas").map(|v| v.as_str()), Some("{}"));
+        assert!(arrow_schema_metadata(flat.schema(), &[]).unwrap().is_none());
+        let nested = frame(vec![("l".into(), Col::F64List(vec![Some(vec![1.0])]))]).unwrap();
+        assert!(arrow_schema_metadata(nested.schema(), &kv).is_err());
+    }
 
     #[test]
     fn csv_cells_that_a_spreadsheet_would_evaluate_are_neutralised() {

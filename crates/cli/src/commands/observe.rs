@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
 use bagscope::observe::{
-    load_contract, observe_of, write_lerobot, write_tables, CompareRow, ObserveCommandReport,
+    load_contract, observe_of, write_tables, CompareRow, ObserveCommandReport,
 };
 
 use crate::render::{self, opt_ms, table};
@@ -20,15 +20,16 @@ pub(crate) struct Args {
     /// The same bag under several contracts, one table (no files written).
     #[arg(long, num_args = 1.., conflicts_with_all = ["contract", "out"])]
     pub compare: Vec<PathBuf>,
-    /// Also write the observations in the LeRobot dataset layout (v2.0) under OUT/lerobot:
-    /// data/chunk-000/episode_000000.parquet and meta/{info.json,episodes.jsonl,tasks.jsonl}.
+    /// Also write the observations as a LeRobot dataset (format v3.0, one episode) under
+    /// OUT/lerobot: data/chunk-000/file-000.parquet, meta/info.json, meta/stats.json,
+    /// meta/tasks.parquet and meta/episodes/chunk-000/file-000.parquet.
     #[arg(long, value_parser = ["lerobot"], requires = "action")]
     pub layout: Option<String>,
     /// With --layout lerobot: the state topic of the contract that is the `action` (e.g. the
     /// command topic, listed under state: with mode hold).
     #[arg(long)]
     pub action: Option<String>,
-    /// With --layout lerobot: the task description written to meta/tasks.jsonl.
+    /// With --layout lerobot: the task description written to meta/tasks.parquet.
     #[arg(long, default_value = "")]
     pub task: String,
     /// Also copy the anchor's and every member's message fields into observations.parquet,
@@ -72,7 +73,13 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     let mut r = observe_of(&bag, &lc)?;
     let written = write_tables(&bag, &mut r, &out, a.with_fields)?;
     let lerobot = match (&a.layout, &a.action) {
-        (Some(_), Some(act)) => Some(write_lerobot(&bag, &r, &out.join("lerobot"), act, &a.task)?),
+        (Some(_), Some(act)) => Some(bagscope::lerobot::write_lerobot(
+            &bag,
+            &r,
+            &out.join("lerobot"),
+            act,
+            &a.task,
+        )?),
         _ => None,
     };
     if a.json {
