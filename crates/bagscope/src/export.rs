@@ -591,18 +591,20 @@ fn run(
         .collect();
     let cap_rows = o.row_group_rows.max(1);
     let cap_bytes = o.row_group_bytes.max(1);
-    // Payloads are decoded when their row group is written (inside `flush`).
+    // Payloads are decoded when their row group is built (inside `make_df`).
     let decode_errors: std::sync::Mutex<BTreeMap<usize, u64>> = Default::default();
     let mut failed: Option<Error> = None;
+    let mut writer_gone = false;
     let mut seq = 0u64;
     let bag_name = plan.bag_name.as_str();
 
-    let flush = |table: &mut Table, sink: &mut Sink, all: bool| -> Result<(), Error> {
+    // A table's next row group as a frame (`None` when it has no rows to write).
+    let make_df = |table: &mut Table, all: bool| -> Result<Option<DataFrame>, Error> {
         let df = match table {
             Table::Timing(buf) => {
                 let rows = buf.take(all);
                 if rows.is_empty() {
-                    return Ok(());
+                    return Ok(None);
                 }
                 timing_df(bag_name, o.bag_column, &meta, &rows)?
             }
@@ -615,7 +617,7 @@ fn run(
             } => {
                 let rows = buf.take(all);
                 if rows.is_empty() {
-                    return Ok(());
+                    return Ok(None);
                 }
                 // Decoded straight into columns, in parts on every core, joined in row order.
                 let part = rows
@@ -646,25 +648,35 @@ fn run(
                 message_df(cols, axis, &rows)?
             }
         };
-        sink.write(df)?;
-        Ok(())
+        Ok(Some(df))
     };
 
-    // Pass 2: stream.
-    let mut visit_warnings = bag.visit(&wanted, |m| {
-        if failed.is_some() {
-            return;
-        }
-        let Some(k) = plan.table_of.get(m.topic).copied().flatten() else {
-            return;
-        };
-        let stamp = locs[m.topic].read_stamp_ns(m.data).ok().flatten();
-        seq += 1;
-        let full = match &mut tables[k] {
-            Table::Timing(buf) => {
-                let size = u32::try_from(m.data.len()).unwrap_or(u32::MAX);
-                if is_tf[m.topic] {
-                    for (stamp, tf) in tf_rows(m.data) {
+    // Pass 2: stream. Row groups are encoded and written on a thread of their own (one more
+    // queued at most, so memory stays bounded by a few row groups) while the walk reads and
+    // decodes the next: Parquet encoding and zstd are a third of an export's CPU time.
+    let (mut visit_warnings, sinks) = std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, DataFrame)>(1);
+        let writer = scope.spawn(move || -> (Vec<Sink>, Result<(), Error>) {
+            for (k, df) in rx {
+                if let Err(e) = sinks[k].write(df) {
+                    return (sinks, Err(e.into()));
+                }
+            }
+            (sinks, Ok(()))
+        });
+        let visit_warnings = bag.visit(&wanted, |m| {
+            if failed.is_some() || writer_gone {
+                return;
+            }
+            let Some(k) = plan.table_of.get(m.topic).copied().flatten() else {
+                return;
+            };
+            let stamp = locs[m.topic].read_stamp_ns(m.data).ok().flatten();
+            seq += 1;
+            let full = match &mut tables[k] {
+                Table::Timing(buf) => {
+                    let size = u32::try_from(m.data.len()).unwrap_or(u32::MAX);
+                    let mut push = |seq, stamp, tf| {
                         buf.push(Row {
                             log_time_ns: m.log_time_ns,
                             seq,
@@ -676,53 +688,56 @@ fn run(
                                 size,
                                 tf,
                             },
-                        });
-                        seq += 1;
+                        })
+                    };
+                    if is_tf[m.topic] {
+                        for (stamp, tf) in tf_rows(m.data) {
+                            push(seq, stamp, tf);
+                            seq += 1;
+                        }
+                    } else {
+                        push(seq, stamp, None);
                     }
-                } else {
+                    buf.rows.len() >= 2 * cap_rows
+                }
+                Table::Message { buf, schema, .. } => {
                     buf.push(Row {
                         log_time_ns: m.log_time_ns,
                         seq,
-                        bytes: 40,
-                        data: TimingRow {
-                            topic: m.topic as u32,
+                        bytes: m.data.len() + 64,
+                        data: MsgRow {
                             publish: m.publish_time_ns,
                             stamp,
-                            size,
-                            tf: None,
+                            // Without a schema nothing is decoded: keep no bytes either.
+                            payload: if schema.is_some() {
+                                m.data.into()
+                            } else {
+                                Box::default()
+                            },
                         },
                     });
+                    buf.rows.len() >= 2 * cap_rows || buf.bytes >= 2 * cap_bytes
                 }
-                buf.rows.len() >= 2 * cap_rows
+            };
+            if full {
+                match make_df(&mut tables[k], false) {
+                    // A closed channel: the writer stopped on an error, which its join returns.
+                    Ok(Some(df)) => writer_gone = tx.send((k, df)).is_err(),
+                    Ok(None) => {}
+                    Err(e) => failed = Some(e),
+                }
             }
-            Table::Message { buf, schema, .. } => {
-                buf.push(Row {
-                    log_time_ns: m.log_time_ns,
-                    seq,
-                    bytes: m.data.len() + 64,
-                    data: MsgRow {
-                        publish: m.publish_time_ns,
-                        stamp,
-                        // Without a schema nothing is decoded: keep no bytes either.
-                        payload: if schema.is_some() {
-                            m.data.into()
-                        } else {
-                            Box::default()
-                        },
-                    },
-                });
-                buf.rows.len() >= 2 * cap_rows || buf.bytes >= 2 * cap_bytes
-            }
-        };
-        if full {
-            if let Err(e) = flush(&mut tables[k], &mut sinks[k], false) {
-                failed = Some(e);
-            }
-        }
+        });
+        drop(tx);
+        let (sinks, written) = writer
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (visit_warnings, written.map(|()| sinks))
     });
     if let Some(e) = failed {
         return Err(e);
     }
+    let sinks = sinks?;
     warnings.append(&mut visit_warnings);
 
     let finish = Finish {
@@ -731,7 +746,12 @@ fn run(
         meta: &meta,
         bag_name,
         bag_column: o.bag_column,
-        flush: |t: &mut Table, s: &mut Sink| flush(t, s, true),
+        flush: |t: &mut Table, s: &mut Sink| -> Result<(), Error> {
+            if let Some(df) = make_df(t, true)? {
+                s.write(df)?;
+            }
+            Ok(())
+        },
     };
     let (out_tables, frames) = finish_tables(tables, sinks, &mut warnings, &finish)?;
     for (ti, n) in decode_errors.into_inner().unwrap_or_default() {

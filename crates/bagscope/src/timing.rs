@@ -17,7 +17,7 @@ use bagscope_clocks::{analyze, ClocksOptions};
 use bagscope_msg::StampSource;
 
 use crate::export::{ExportOptions, ExportReport, ExportedTable};
-use crate::series::{locators, series_of_columns, stamp_values, topic_schemas};
+use crate::series::{locators, series_of_columns, stamp_values, topic_schemas, NO_STAMP_READ};
 use crate::Error;
 
 /// A column of `i64` with nulls: `valid` is `None` when no value is null.
@@ -152,12 +152,45 @@ pub fn timing_columns_of(
     let schemas = topic_schemas(bag);
     let locs = locators(&schemas);
     let invalid: Vec<AtomicUsize> = bag.topics.iter().map(|_| AtomicUsize::new(0)).collect();
+    // TF topics without a stamp in their definition (all of them, in practice) have their
+    // transforms read by this scan: their stamp column holds where the message's rows went.
+    let tf_in_scan: Vec<bool> = is_tf
+        .iter()
+        .zip(&locs)
+        .map(|(&tf, l)| tf && l.source() == StampSource::None)
+        .collect();
+    let tf_scan = Mutex::new(TfScan::default());
     // [publish, stamp, size, file order]
     let (mut cols, scan_warnings) = bag.scan_columns_in_file_order(&axis_topics, |m| {
-        let [publish, stamp] = stamp_values(&locs[m.topic], m, &invalid[m.topic]);
+        let [publish, mut stamp] = stamp_values(&locs[m.topic], m, &invalid[m.topic]);
+        if tf_in_scan[m.topic] {
+            stamp = tf_scan_message(&tf_scan, m.data);
+        }
         let size = i64::from(u32::try_from(m.data.len()).unwrap_or(u32::MAX));
         [publish, stamp, size, 0]
     });
+    let tf_scan = tf_scan.into_inner().unwrap_or_else(|p| p.into_inner());
+    let mut tf_from_scan: Vec<Option<[Vec<i64>; 5]>> = (0..n_topics).map(|_| None).collect();
+    for (i, c) in cols.iter_mut().enumerate() {
+        if !tf_in_scan[i] {
+            continue;
+        }
+        // Back to what the stamp scan writes for a topic without a stamp.
+        let n = c.len();
+        let codes = std::mem::replace(&mut c.values[1], vec![NO_STAMP_READ; n]);
+        let mut v: [Vec<i64>; 5] = Default::default();
+        for code in codes {
+            let row = usize::try_from(code)
+                .ok()
+                .and_then(|k| tf_scan.msgs.get(k))
+                .copied()
+                .unwrap_or([NULL, NULL, NULL, 1, -1]);
+            for (col, x) in v.iter_mut().zip(row) {
+                col.push(x);
+            }
+        }
+        tf_from_scan[i] = Some(v);
+    }
 
     // The clock analysis reads the same arrays: moved into its series and back, copied only
     // for topics whose series leave rows out (unreadable stamps) or mix missing publish times.
@@ -217,11 +250,24 @@ pub fn timing_columns_of(
         }
     }
 
+    // A TF topic the scan could not read transforms from is read again on its own.
+    let tf_rest: Vec<bool> = is_tf
+        .iter()
+        .zip(&tf_in_scan)
+        .map(|(&tf, &done)| tf && !done)
+        .collect();
     let TfRead {
         values: tf,
         extra,
         frame_names,
-    } = tf_values(bag, &is_tf, &cols);
+    } = tf_values(
+        bag,
+        &tf_rest,
+        &cols,
+        tf_scan.frames,
+        tf_scan.extra,
+        tf_from_scan,
+    );
 
     // Merge the topics by (log time, file order): the order of the rows.
     let seq = merge_order(&cols);
@@ -230,19 +276,15 @@ pub fn timing_columns_of(
     }
     // Rows per message: one, or one per transform on TF topics.
     let counts: Vec<Option<&[i64]>> = tf.iter().map(|v| v.as_ref().map(|v| &v[3][..])).collect();
-    let walk = Walk {
-        seq: &seq,
-        counts: &counts,
-        n_rows: {
-            let mut n = 0usize;
-            let mut at = vec![0usize; n_topics];
-            for &t in &seq {
-                let t = t as usize;
-                n += rows_of(&counts, t, at[t]);
-                at[t] += 1;
-            }
-            n
-        },
+    let n_rows: usize = {
+        let mut n = 0usize;
+        let mut at = vec![0usize; n_topics];
+        for &t in &seq {
+            let t = t as usize;
+            n += rows_of(&counts, t, at[t]);
+            at[t] += 1;
+        }
+        n
     };
     // A TF row's (stamp, parent, child): its message's first, or one of its further rows.
     let tf_row = |t: usize, i: usize, k: usize| -> Option<TfRow> {
@@ -254,25 +296,50 @@ pub fn timing_columns_of(
         }
     };
 
-    let topic_key: Vec<u32> = walk.expand(|t, _, _| t as u32);
-    let log_time_ns = walk.expand(|t, i, _| cols[t].log_time_ns[i]);
-    let publish = walk.expand(|t, i, _| cols[t].values[0].get(i).copied().unwrap_or(NULL));
-    let stamp = walk.expand(|t, i, k| match tf_row(t, i, k) {
-        Some((s, _, _)) => s,
-        None => match cols[t].values[1].get(i).copied().unwrap_or(NULL) {
+    // Every column in one walk over the merged messages (row order), a row per message or
+    // per transform of a TF message.
+    let mut topic_key: Vec<u32> = Vec::with_capacity(n_rows);
+    let mut log_time_ns: Vec<i64> = Vec::with_capacity(n_rows);
+    let mut publish: Vec<i64> = Vec::with_capacity(n_rows);
+    let mut stamp: Vec<i64> = Vec::with_capacity(n_rows);
+    let mut size_bytes: Vec<i64> = Vec::with_capacity(n_rows);
+    let mut parent: Vec<i64> = Vec::with_capacity(n_rows);
+    let mut child: Vec<i64> = Vec::with_capacity(n_rows);
+    let mut transform_index: Vec<i64> = Vec::with_capacity(n_rows);
+    let mut at = vec![0usize; n_topics];
+    for &t in &seq {
+        let t = t as usize;
+        let i = at[t];
+        at[t] += 1;
+        let c = &cols[t];
+        let (log, size) = (c.log_time_ns[i], c.values[2][i]);
+        let pubv = c.values[0].get(i).copied().unwrap_or(NULL);
+        let own_stamp = match c.values[1].get(i).copied().unwrap_or(NULL) {
             UNREADABLE => NULL,
             s => s,
-        },
-    });
-    let size_bytes = walk.expand(|t, i, _| cols[t].values[2][i]);
+        };
+        for k in 0..rows_of(&counts, t, i) {
+            topic_key.push(t as u32);
+            log_time_ns.push(log);
+            publish.push(pubv);
+            size_bytes.push(size);
+            match tf_row(t, i, k) {
+                Some((s, p, ch)) => {
+                    stamp.push(s);
+                    parent.push(p);
+                    child.push(ch);
+                    transform_index.push(if p != NULL { k as i64 } else { NULL });
+                }
+                None => {
+                    stamp.push(own_stamp);
+                    parent.push(NULL);
+                    child.push(NULL);
+                    transform_index.push(NULL);
+                }
+            }
+        }
+    }
     drop(cols);
-    let parent = walk.expand(|t, i, k| tf_row(t, i, k).map_or(NULL, |r| r.1));
-    let child = walk.expand(|t, i, k| tf_row(t, i, k).map_or(NULL, |r| r.2));
-    let transform_index = walk.expand(|t, i, k| {
-        tf_row(t, i, k)
-            .filter(|r| r.1 != NULL)
-            .map_or(NULL, |_| k as i64)
-    });
     drop(tf);
     drop(extra);
 
@@ -320,60 +387,86 @@ struct TfRead {
     frame_names: Vec<String>,
 }
 
-/// Reads the transforms of the TF topics (`is_tf`). A topic whose second read does not line up
-/// with the first (`cols`) keeps no TF values: one row per message, as for a message that
-/// does not decode.
-fn tf_values(bag: &Bag, is_tf: &[bool], cols: &[Columns<4>]) -> TfRead {
-    let mut values: Vec<Option<[Vec<i64>; 5]>> = (0..is_tf.len()).map(|_| None).collect();
+/// Reads the transforms of the TF topics `is_tf` in a scan of their own, adding to what the
+/// first scan read of the others (`frames`, `extra`, `values`). A topic whose second read does
+/// not line up with the first (`cols`) keeps no TF values: one row per message, as for a
+/// message that does not decode.
+fn tf_values(
+    bag: &Bag,
+    is_tf: &[bool],
+    cols: &[Columns<4>],
+    frames: Frames,
+    extra: Vec<Vec<TfRow>>,
+    mut values: Vec<Option<[Vec<i64>; 5]>>,
+) -> TfRead {
     if !is_tf.iter().any(|&b| b) {
         return TfRead {
             values,
-            extra: Vec::new(),
-            frame_names: Vec::new(),
+            extra,
+            frame_names: frames.names,
         };
     }
-    let frames = Mutex::new(Frames::default());
-    let extra: Mutex<Vec<Vec<TfRow>>> = Mutex::new(Vec::new());
+    let scan = Mutex::new(TfScan {
+        frames,
+        extra,
+        msgs: Vec::new(),
+    });
     // Its damage was reported by the first scan, which read the same messages.
     let (tf_cols, _) = bag.scan_columns(is_tf, |m| -> TfValues {
-        let rows = crate::export::tf_rows(m.data);
-        let rows: Vec<TfRow> = match frames.lock() {
-            Ok(mut f) => rows
-                .into_iter()
-                .map(|(stamp, part)| {
-                    let stamp = stamp.unwrap_or(NULL);
-                    match part {
-                        Some(p) => {
-                            let p = *p;
-                            (stamp, f.key(p.parent), f.key(p.child))
-                        }
-                        None => (stamp, NULL, NULL),
-                    }
-                })
-                .collect(),
-            Err(_) => Vec::new(),
-        };
-        let (s, p, c) = rows.first().copied().unwrap_or((NULL, NULL, NULL));
-        let n = rows.len().max(1) as i64;
-        let at = match extra.lock() {
-            Ok(mut e) if rows.len() > 1 => {
-                e.push(rows);
-                (e.len() - 1) as i64
-            }
-            _ => -1,
-        };
-        [s, p, c, n, at]
+        let code = tf_scan_message(&scan, m.data);
+        let s = scan.lock().unwrap_or_else(|p| p.into_inner());
+        s.msgs[code as usize]
     });
     for (i, c) in tf_cols.into_iter().enumerate() {
         if is_tf[i] && c.log_time_ns == cols[i].log_time_ns {
             values[i] = Some(c.values);
         }
     }
+    let scan = scan.into_inner().unwrap_or_else(|p| p.into_inner());
     TfRead {
         values,
-        extra: extra.into_inner().unwrap_or_default(),
-        frame_names: frames.into_inner().map(|f| f.names).unwrap_or_default(),
+        extra: scan.extra,
+        frame_names: scan.frames.names,
     }
+}
+
+/// What a scan read of TF messages: the frame names, the further rows of messages with more
+/// than one transform, and each message's [`TfValues`] (in the order the scan read them).
+#[derive(Default)]
+struct TfScan {
+    frames: Frames,
+    extra: Vec<Vec<TfRow>>,
+    msgs: Vec<TfValues>,
+}
+
+/// Reads one TF message's rows into `scan` (decoded outside the lock); returns the place of
+/// its [`TfValues`] in `scan.msgs`.
+fn tf_scan_message(scan: &Mutex<TfScan>, data: &[u8]) -> i64 {
+    let rows = crate::export::tf_rows(data);
+    let mut s = scan.lock().unwrap_or_else(|p| p.into_inner());
+    let rows: Vec<TfRow> = rows
+        .into_iter()
+        .map(|(stamp, part)| {
+            let stamp = stamp.unwrap_or(NULL);
+            match part {
+                Some(p) => {
+                    let p = *p;
+                    (stamp, s.frames.key(p.parent), s.frames.key(p.child))
+                }
+                None => (stamp, NULL, NULL),
+            }
+        })
+        .collect();
+    let (st, p, c) = rows.first().copied().unwrap_or((NULL, NULL, NULL));
+    let n = rows.len().max(1) as i64;
+    let at = if rows.len() > 1 {
+        s.extra.push(rows);
+        (s.extra.len() - 1) as i64
+    } else {
+        -1
+    };
+    s.msgs.push([st, p, c, n, at]);
+    (s.msgs.len() - 1) as i64
 }
 
 /// Rows of a message of topic `t`: one, or its transform count (at least one) on TF topics.
@@ -381,33 +474,6 @@ fn rows_of(counts: &[Option<&[i64]>], t: usize, i: usize) -> usize {
     match counts[t] {
         Some(c) => c[i].max(1) as usize,
         None => 1,
-    }
-}
-
-/// The walk over the merged messages that gathers each column.
-struct Walk<'a> {
-    /// Each message's topic, in row order.
-    seq: &'a [u32],
-    /// Per topic, its messages' row counts (TF topics).
-    counts: &'a [Option<&'a [i64]>],
-    n_rows: usize,
-}
-
-impl Walk<'_> {
-    /// A column of the table: `value(topic, message index in its topic, row of the message)`
-    /// for every row.
-    fn expand<T>(&self, value: impl Fn(usize, usize, usize) -> T) -> Vec<T> {
-        let mut out = Vec::with_capacity(self.n_rows);
-        let mut at = vec![0usize; self.counts.len()];
-        for &t in self.seq {
-            let t = t as usize;
-            let i = at[t];
-            at[t] += 1;
-            for k in 0..rows_of(self.counts, t, i) {
-                out.push(value(t, i, k));
-            }
-        }
-        out
     }
 }
 

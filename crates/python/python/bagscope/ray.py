@@ -89,18 +89,26 @@ def read_bags(
     what: str = "summary",
     binary: bool = False,
     batch_size: int = 1,
+    bags_per_block: int = 16,
 ) -> Any:
     """A Dataset of the bags at ``paths``: ``what`` is ``"summary"``, ``"timing"`` or
     ``"findings"``. With ``binary``, the files are read by ``ray.data.read_binary_files``
-    (single-file bags) and analysed from their bytes; else each worker opens its paths."""
+    (single-file bags) and analysed from their bytes; else each worker opens its paths.
+
+    The paths go into blocks of about ``bags_per_block`` bags: a Ray task per block, so the
+    task overhead (tens of milliseconds) is shared by the block's bags; Ray's default, a block
+    per item, made small bags several times slower than ``bagscope batch``."""
     import ray.data
 
     fn = {"summary": summaries, "timing": timings, "findings": findings}.get(what)
     if fn is None:
         raise ValueError(f"what must be 'summary', 'timing' or 'findings', got {what!r}")
+    if bags_per_block < 1:
+        raise ValueError(f"bags_per_block must be at least 1, got {bags_per_block}")
     ps = [os.fspath(p) for p in paths]
+    blocks = max(1, -(-len(ps) // bags_per_block))
     if binary:
-        ds = ray.data.read_binary_files(ps, include_paths=True)
+        ds = ray.data.read_binary_files(ps, include_paths=True, override_num_blocks=blocks)
     else:
-        ds = ray.data.from_items([{"path": p} for p in ps])
+        ds = ray.data.from_items([{"path": p} for p in ps], override_num_blocks=blocks)
     return fn(ds, batch_size=batch_size)
