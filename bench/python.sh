@@ -110,6 +110,29 @@ measure "rosbags stamp extraction" "$rvenv/bin/python" bench/rosbags_stamps.py "
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 summary
 
+# The call itself, in one process, against `clocks` (alternated): the process times above also
+# hold Python's start, the imports (bagscope, pyarrow) and pyarrow's first `pa.table` call,
+# which imports pandas (about 0.5 s here) to check whether its argument is a DataFrame.
+cat > "$work/timing_call.py" <<'PY'
+import sys, time, pyarrow as pa, bagscope
+bag = bagscope.open(sys.argv[1])
+t0 = time.monotonic()
+t = bag.timing()
+t1 = time.monotonic()
+n = pa.RecordBatchReader.from_stream(t).read_all().num_rows
+t2 = time.monotonic()
+print(f"{t1 - t0:.3f} {t2 - t1:.3f} {n}")
+PY
+calls=()
+for _ in $(seq "$RUNS"); do
+  t0=$(date +%s%N); "$bin" clocks "$mcapf" --json >/dev/null; t1=$(date +%s%N)
+  read -r call imp rows < <("$py" "$work/timing_call.py" "$mcapf")
+  calls+=("$(awk -v a="$t0" -v b="$t1" -v c="$call" -v i="$imp" \
+    'BEGIN { printf "%.3f %.3f %.3f %.2f", (b - a) / 1e9, c, i, c / ((b - a) / 1e9) }')")
+done
+echo "clocks wall s | bag.timing() call s | Arrow import s | call / clocks  (rows: $rows)"
+printf '%s\n' "${calls[@]}" | sort -t' ' -k4 -n
+
 fleet="$work/fleet_$BAGS"
 if [ ! -d "$fleet" ]; then
   mkdir -p "$fleet"

@@ -169,7 +169,11 @@ pub fn timing_columns_of(
         let size = i64::from(u32::try_from(m.data.len()).unwrap_or(u32::MAX));
         [publish, stamp, size, 0]
     });
-    let tf_scan = tf_scan.into_inner().unwrap_or_else(|p| p.into_inner());
+    let TfScan {
+        frames: tf_frames,
+        extra: tf_extra,
+        msgs: tf_msgs,
+    } = tf_scan.into_inner().unwrap_or_else(|p| p.into_inner());
     let mut tf_from_scan: Vec<Option<[Vec<i64>; 5]>> = (0..n_topics).map(|_| None).collect();
     for (i, c) in cols.iter_mut().enumerate() {
         if !tf_in_scan[i] {
@@ -182,7 +186,7 @@ pub fn timing_columns_of(
         for code in codes {
             let row = usize::try_from(code)
                 .ok()
-                .and_then(|k| tf_scan.msgs.get(k))
+                .and_then(|k| tf_msgs.get(k))
                 .copied()
                 .unwrap_or([NULL, NULL, NULL, 1, -1]);
             for (col, x) in v.iter_mut().zip(row) {
@@ -191,6 +195,7 @@ pub fn timing_columns_of(
         }
         tf_from_scan[i] = Some(v);
     }
+    drop(tf_msgs);
 
     // The clock analysis reads the same arrays: moved into its series and back, copied only
     // for topics whose series leave rows out (unreadable stamps) or mix missing publish times.
@@ -260,14 +265,7 @@ pub fn timing_columns_of(
         values: tf,
         extra,
         frame_names,
-    } = tf_values(
-        bag,
-        &tf_rest,
-        &cols,
-        tf_scan.frames,
-        tf_scan.extra,
-        tf_from_scan,
-    );
+    } = tf_values(bag, &tf_rest, &cols, tf_frames, tf_extra, tf_from_scan);
 
     // Merge the topics by (log time, file order): the order of the rows.
     let seq = merge_order(&cols);
@@ -296,16 +294,14 @@ pub fn timing_columns_of(
         }
     };
 
-    // Every column in one walk over the merged messages (row order), a row per message or
-    // per transform of a TF message.
+    // The columns in two walks over the merged messages (row order), a row per message or per
+    // transform of a TF message: the scan's arrays are dropped before the frame columns are
+    // made, so the two sets are not held at once.
     let mut topic_key: Vec<u32> = Vec::with_capacity(n_rows);
     let mut log_time_ns: Vec<i64> = Vec::with_capacity(n_rows);
     let mut publish: Vec<i64> = Vec::with_capacity(n_rows);
     let mut stamp: Vec<i64> = Vec::with_capacity(n_rows);
     let mut size_bytes: Vec<i64> = Vec::with_capacity(n_rows);
-    let mut parent: Vec<i64> = Vec::with_capacity(n_rows);
-    let mut child: Vec<i64> = Vec::with_capacity(n_rows);
-    let mut transform_index: Vec<i64> = Vec::with_capacity(n_rows);
     let mut at = vec![0usize; n_topics];
     for &t in &seq {
         let t = t as usize;
@@ -323,23 +319,26 @@ pub fn timing_columns_of(
             log_time_ns.push(log);
             publish.push(pubv);
             size_bytes.push(size);
-            match tf_row(t, i, k) {
-                Some((s, p, ch)) => {
-                    stamp.push(s);
-                    parent.push(p);
-                    child.push(ch);
-                    transform_index.push(if p != NULL { k as i64 } else { NULL });
-                }
-                None => {
-                    stamp.push(own_stamp);
-                    parent.push(NULL);
-                    child.push(NULL);
-                    transform_index.push(NULL);
-                }
-            }
+            stamp.push(tf_row(t, i, k).map_or(own_stamp, |r| r.0));
         }
     }
     drop(cols);
+    let frame_key = |k: i64| u32::try_from(k).ok();
+    let mut parent = KeysBuilder::new(n_rows);
+    let mut child = KeysBuilder::new(n_rows);
+    let mut transform_index: Vec<i64> = Vec::with_capacity(n_rows);
+    at.iter_mut().for_each(|a| *a = 0);
+    for &t in &seq {
+        let t = t as usize;
+        let i = at[t];
+        at[t] += 1;
+        for k in 0..rows_of(&counts, t, i) {
+            let r = tf_row(t, i, k);
+            parent.push(r.and_then(|r| frame_key(r.1)));
+            child.push(r.and_then(|r| frame_key(r.2)));
+            transform_index.push(r.filter(|r| r.1 != NULL).map_or(NULL, |_| k as i64));
+        }
+    }
     drop(tf);
     drop(extra);
 
@@ -356,8 +355,8 @@ pub fn timing_columns_of(
         publish_time_ns: nullable(publish),
         header_stamp_ns: nullable(stamp),
         size_bytes,
-        parent_frame: nullable_keys(parent),
-        child_frame: nullable_keys(child),
+        parent_frame: parent.finish(),
+        child_frame: child.finish(),
         transform_index: nullable(transform_index),
     };
     warnings.sort();
@@ -525,13 +524,36 @@ fn nullable(values: Vec<i64>) -> NullableI64 {
     NullableI64 { values, valid }
 }
 
-fn nullable_keys(values: Vec<i64>) -> NullableKeys {
-    let valid = values
-        .contains(&NULL)
-        .then(|| values.iter().map(|&v| v != NULL).collect::<Vec<bool>>());
-    let keys = values
-        .iter()
-        .map(|&v| u32::try_from(v).unwrap_or(0))
-        .collect();
-    NullableKeys { keys, valid }
+/// A dictionary-key column built row by row: the validity is only kept once a null appears.
+struct KeysBuilder {
+    keys: Vec<u32>,
+    valid: Option<Vec<bool>>,
+}
+
+impl KeysBuilder {
+    fn new(rows: usize) -> KeysBuilder {
+        KeysBuilder {
+            keys: Vec::with_capacity(rows),
+            valid: None,
+        }
+    }
+
+    fn push(&mut self, key: Option<u32>) {
+        if key.is_none() && self.valid.is_none() {
+            let mut v = Vec::with_capacity(self.keys.capacity());
+            v.resize(self.keys.len(), true);
+            self.valid = Some(v);
+        }
+        if let Some(v) = &mut self.valid {
+            v.push(key.is_some());
+        }
+        self.keys.push(key.unwrap_or(0));
+    }
+
+    fn finish(self) -> NullableKeys {
+        NullableKeys {
+            keys: self.keys,
+            valid: self.valid,
+        }
+    }
 }
