@@ -233,7 +233,7 @@ pub fn write_lerobot(
     let obs = &rep.observations;
     if obs.is_empty() {
         return Err(Error::Analysis(
-            "--layout lerobot: no observation was built, and a LeRobot episode needs at least one frame".into(),
+            "--layout lerobot: no observation was built (the summary's drops and rejections.parquet say why), and a LeRobot episode needs at least one frame".into(),
         ));
     }
     let data = out.join(DATA_FILE);
