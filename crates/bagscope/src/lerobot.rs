@@ -294,15 +294,19 @@ pub fn write_lerobot(
     let zeros = vec![0.0; n];
     let mut all_stats = serde_json::Map::new();
     for (name, rows, dim) in [
-        ("observation.state", state.rows.clone(), state.names.len()),
-        ("action", action.rows.clone(), action.names.len()),
-        ("timestamp", scalar(&timestamp), 1),
-        ("frame_index", scalar(&as_f64(&frame_index)), 1),
-        ("episode_index", scalar(&zeros), 1),
-        ("index", scalar(&as_f64(&frame_index)), 1),
-        ("task_index", scalar(&zeros), 1),
+        ("observation.state", &state.rows, state.names.len()),
+        ("action", &action.rows, action.names.len()),
     ] {
-        all_stats.insert(name.into(), serde_json::Value::Object(stats(&rows, dim)));
+        all_stats.insert(name.into(), serde_json::Value::Object(stats(rows, dim)));
+    }
+    for (name, rows) in [
+        ("timestamp", scalar(&timestamp)),
+        ("frame_index", scalar(&as_f64(&frame_index))),
+        ("episode_index", scalar(&zeros)),
+        ("index", scalar(&as_f64(&frame_index))),
+        ("task_index", scalar(&zeros)),
+    ] {
+        all_stats.insert(name.into(), serde_json::Value::Object(stats(&rows, 1)));
     }
 
     let mut features = serde_json::json!({
