@@ -712,3 +712,86 @@ fn timing_rows_per_transform_and_csv_on_stdout() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--format csv"));
     assert!(o.stdout.is_empty());
 }
+
+/// A topic stamped on wall time for its first 150 messages and on a relative clock for the
+/// 3 000 after them: with 50-row row groups, the first groups are written when only wall
+/// stamps have been read. Every row's `clock_axis` must still be the axis `clocks` gives the
+/// whole topic (the export walks again when its first guess was wrong), and no temporary file
+/// may be left behind.
+#[test]
+fn clock_axis_is_the_whole_topics_even_when_its_stamps_change_clock() {
+    use bagscope_msg::types::{Header, Imu, Time};
+    const WALL: i64 = 1_764_460_800_000_000_000;
+    let dir = tmp("axis-change");
+    let bag = dir.join("change.mcap");
+    let f = std::fs::File::create(&bag).unwrap();
+    let mut w = mcap::WriteOptions::new()
+        .profile("ros2")
+        .create(std::io::BufWriter::new(f))
+        .unwrap();
+    let text = bagscope_msg::schema::builtin::schema_text("sensor_msgs/msg/Imu").unwrap();
+    let s = w
+        .add_schema("sensor_msgs/msg/Imu", "ros2msg", text.as_bytes())
+        .unwrap();
+    let ch = w.add_channel(s, "/imu", "cdr", &BTreeMap::new()).unwrap();
+    let n = 3150i64;
+    for k in 0..n {
+        let log = WALL + k * 5_000_000;
+        let stamp = if k < 150 { log - 1_000_000 } else { k * 5_000_000 };
+        let data = bagscope_msg::encode_typed(&Imu {
+            header: Header {
+                stamp: Time::from_ns(stamp),
+                frame_id: "imu".into(),
+            },
+            ..Default::default()
+        })
+        .unwrap();
+        let h = mcap::records::MessageHeader {
+            channel_id: ch,
+            sequence: k as u32,
+            log_time: log as u64,
+            publish_time: log as u64,
+        };
+        w.write_to_known_channel(&h, &data).unwrap();
+    }
+    w.finish().unwrap();
+    let b = bag.to_str().unwrap();
+
+    let (_, clocks) = run_json(&["clocks", b, "--json"]);
+    let axis = clocks["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["topic"] == "/imu")
+        .and_then(|t| t["axis"].as_str())
+        .unwrap()
+        .to_string();
+    // The premise: the whole topic is not on the axis of its first messages.
+    assert_ne!(axis, "wall", "{clocks}");
+
+    for (name, extra) in [("messages", vec![]), ("timing", vec!["--timing-only"])] {
+        let out = dir.join(format!("{name}.csv"));
+        let o = out.to_str().unwrap();
+        let mut args = vec!["export", b, "--topics", "/imu", "-o", o, "--row-group-rows", "50"];
+        args.extend(extra);
+        args.push("--json");
+        let (_, report) = run_json(&args);
+        assert_eq!(report["tables"][0]["rows"], n, "{name}: {report}");
+        let csv = std::fs::read_to_string(&out).unwrap();
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let col = header.iter().position(|c| *c == "clock_axis").unwrap();
+        let mut rows = 0;
+        for line in lines {
+            assert_eq!(line.split(',').nth(col), Some(axis.as_str()), "{name}: {line}");
+            rows += 1;
+        }
+        assert_eq!(rows, n, "{name}");
+    }
+    let mut left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["change.mcap", "messages.csv", "timing.csv"]);
+}

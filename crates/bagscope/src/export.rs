@@ -1,12 +1,13 @@
 //! `bagscope export`: a bag's messages as tables (Parquet or CSV, or polars DataFrames).
 //!
-//! Two passes. Pass 1 is the clocks analysis (`bagscope clocks`: every topic's log times and
-//! stamps, 24 bytes a message, the same memory `clocks` needs) for each topic's clock axis.
-//! Pass 2 streams the wanted topics with [`Bag::visit`] (one chunk decompressed at a time) and
-//! decodes each message into a per-table buffer that is written as a row group whenever it
-//! holds `2 × row_group_rows` rows or `2 × row_group_bytes` payload bytes: the older half is
-//! written, the newer half kept, so rows recorded slightly out of order still come out sorted
-//! by (log time, file order). Memory is bounded by the buffers, not by the bag.
+//! One walk of the wanted topics with [`Bag::visit`] (one chunk decompressed at a time): each
+//! message is decoded into a per-table buffer that is written as a row group whenever it holds
+//! `2 × row_group_rows` rows or `2 × row_group_bytes` payload bytes: the older half is written,
+//! the newer half kept, so rows recorded slightly out of order still come out sorted by (log
+//! time, file order). The same walk reads the times of the exported topics and of any clock
+//! topic (24 bytes a message, as `bagscope clocks`) for the `clock_axis` column; see [`run`]
+//! for how the first row groups get their axis before the last stamp is read. Memory is bounded
+//! by the buffers and those times, not by the bag.
 //!
 //! Output naming: `-o X.parquet` with one topic (or `--timing-only`) is that file; with several
 //! topics each goes to `X.<topic>.parquet` beside it (`/camera/image_raw` → `camera.image_raw`;
@@ -19,11 +20,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicUsize;
 
 use serde::Serialize;
 
 use bagscope_bag::WarningCode;
-use bagscope_bag::{Bag, Warning};
+use bagscope_bag::{Bag, Columns, Warning};
 use bagscope_clocks::{analyze, ClocksOptions};
 use bagscope_frames::message::MessageColumns;
 use bagscope_frames::polars::prelude::DataFrame;
@@ -31,8 +33,8 @@ use bagscope_frames::{frame, Col, Format, Sink, TableWriter};
 use bagscope_msg::{MessageSchema, StampLocator};
 use rayon::prelude::*;
 
-use crate::clocks::topic_times_of;
-use crate::series::{locators, topic_schemas};
+use crate::clocks::times_of_series;
+use crate::series::{locators, series_of_columns, stamp_values, topic_schemas};
 use crate::Error;
 
 /// What `export` writes and how ([`Default`]: every topic, every field, Parquet, 64 Ki-row /
@@ -148,11 +150,13 @@ pub(crate) fn export_known(
         .collect();
     let targets: Vec<&Path> = paths.iter().chain(&tmps).map(PathBuf::as_path).collect();
     crate::refuse_bag_files(bag, &targets)?;
-    let sinks = paths
-        .iter()
-        .map(|p| Sink::File(TableWriter::new(p, format).raw_csv(o.csv_raw)))
-        .collect();
-    let (report, _) = run(bag, o, &plan, sinks, format, known)?;
+    let sinks = || {
+        paths
+            .iter()
+            .map(|p| Sink::File(TableWriter::new(p, format).raw_csv(o.csv_raw)))
+            .collect()
+    };
+    let (report, _) = run(bag, o, &plan, &sinks, format, known)?;
     Ok(report)
 }
 
@@ -172,7 +176,7 @@ pub fn timing_frame_of(bag: &Bag, o: &ExportOptions) -> Result<(DataFrame, Expor
         bag,
         &o,
         &plan,
-        vec![Sink::Memory(None)],
+        &|| vec![Sink::Memory(None)],
         Format::Parquet,
         None,
     )?;
@@ -199,8 +203,8 @@ pub fn topic_frames_of(
         ..o.clone()
     };
     let plan = plan(bag, &o)?;
-    let sinks = plan.tables.iter().map(|_| Sink::Memory(None)).collect();
-    let (report, frames) = run(bag, &o, &plan, sinks, Format::Parquet, None)?;
+    let sinks = || plan.tables.iter().map(|_| Sink::Memory(None)).collect();
+    let (report, frames) = run(bag, &o, &plan, &sinks, Format::Parquet, None)?;
     let out = plan
         .tables
         .iter()
@@ -436,7 +440,6 @@ enum Table {
         buf: Buffer<MsgRow>,
         cols: MessageColumns,
         schema: Option<MessageSchema>,
-        axis: String,
         /// The one topic of a message table.
         topic: usize,
     },
@@ -564,24 +567,171 @@ fn message_df(
 
 type Frames = Vec<Option<DataFrame>>;
 
+/// Where an export's clock axes come from.
+enum Axes {
+    /// Known before the walk (every topic's, by name), with the warnings of the scan that
+    /// read their times.
+    Known(Vec<String>, Vec<Warning>),
+    /// Read by the walk itself from the times of these topics (indexed like `bag.topics`).
+    Read(Vec<bool>),
+}
+
+/// What one walk of the bag ended with.
+enum Walked {
+    Done(ExportReport, Frames),
+    /// Row groups were written with axes guessed from the first messages, and the whole
+    /// topic's times give others: the output was discarded; walk again with these.
+    Retry(Vec<String>, Vec<Warning>),
+}
+
+/// The topics whose times decide the exported topics' clock axes: the exported ones and any
+/// clock topic (`/clock` decides sim) — not the whole bag, which would cost 24 bytes for every
+/// message of every other topic.
+fn axis_topics(bag: &Bag, plan: &Plan) -> Vec<bool> {
+    let mut axis_topics = vec![false; bag.topics.len()];
+    for t in plan.tables.iter().flatten() {
+        axis_topics[*t] = true;
+    }
+    for (i, t) in bag.topics.iter().enumerate() {
+        if t.type_name == "rosgraph_msgs/msg/Clock" {
+            axis_topics[i] = true;
+        }
+    }
+    axis_topics
+}
+
+/// One walk of the bag, usually the only one: the clock axes are read by the same walk that
+/// writes the rows. The `clock_axis` column of the first row groups is written before the
+/// topic's last stamp is read, so it takes the axes of the times read so far (the analysis is
+/// run then on those); at the end the analysis of all of them decides, and in the rare bag
+/// where the two differ (a topic whose stamps change clock after its first row groups) the
+/// output is discarded and written again in a second walk with the final axes. The tables are
+/// exactly those of an analysis made before the walk.
 fn run(
+    bag: &Bag,
+    o: &ExportOptions,
+    plan: &Plan,
+    sinks: &dyn Fn() -> Vec<Sink>,
+    format: Format,
+    known: Option<KnownClocks<'_>>,
+) -> Result<(ExportReport, Frames), Error> {
+    let topics = axis_topics(bag, plan);
+    let mut axes = match known {
+        Some(k) if topics.iter().all(|&a| a) => {
+            Axes::Known(axis_names(bag, k.topics), k.scan_warnings)
+        }
+        _ => Axes::Read(topics),
+    };
+    loop {
+        match walk(bag, o, plan, sinks(), format, axes)? {
+            Walked::Done(report, frames) => return Ok((report, frames)),
+            Walked::Retry(a, w) => axes = Axes::Known(a, w),
+        }
+    }
+}
+
+/// The times of the axis topics a walk reads, as `clocks`' scan reads them (log time, publish
+/// time, stamp), in walk order.
+struct AxisTimes {
+    topics: Vec<bool>,
+    columns: Vec<Columns<2>>,
+    invalid: Vec<AtomicUsize>,
+}
+
+impl AxisTimes {
+    fn new(topics: Vec<bool>) -> AxisTimes {
+        AxisTimes {
+            columns: topics.iter().map(|_| Columns::default()).collect(),
+            invalid: topics.iter().map(|_| AtomicUsize::new(0)).collect(),
+            topics,
+        }
+    }
+
+    fn push(&mut self, m: &bagscope_bag::RawMessage<'_>, loc: &StampLocator) {
+        if !self.topics.get(m.topic).copied().unwrap_or(false) {
+            return;
+        }
+        let [publish, stamp] = stamp_values(loc, m, &self.invalid[m.topic]);
+        let c = &mut self.columns[m.topic];
+        c.log_time_ns.push(m.log_time_ns);
+        c.values[0].push(publish);
+        c.values[1].push(stamp);
+    }
+
+    /// Each bag topic's axis name from the times read so far, and the warnings of that
+    /// analysis. The times are put in log-time order (stable: ties keep walk order), the order
+    /// in which `clocks`' scan hands them over.
+    fn axes(
+        &self,
+        bag: &Bag,
+        schemas: &[Result<MessageSchema, String>],
+        locs: &[StampLocator],
+    ) -> (Vec<String>, Vec<Warning>) {
+        let columns: Vec<Columns<2>> = self.columns.iter().map(log_time_order).collect();
+        let (series, warnings) = series_of_columns(
+            bag,
+            &self.topics,
+            schemas,
+            locs,
+            columns,
+            &self.invalid,
+            Vec::new(),
+        );
+        let report = analyze(&times_of_series(series), &ClocksOptions::default());
+        (axis_names(bag, &report.topics), warnings)
+    }
+}
+
+/// `c`'s rows sorted by log time, ties in their order in `c`.
+fn log_time_order(c: &Columns<2>) -> Columns<2> {
+    if c.log_time_ns.windows(2).all(|w| w[0] <= w[1]) {
+        return c.clone();
+    }
+    let mut order: Vec<usize> = (0..c.log_time_ns.len()).collect();
+    order.sort_by_key(|&i| c.log_time_ns[i]);
+    let gather = |v: &[i64]| order.iter().map(|&i| v[i]).collect::<Vec<i64>>();
+    Columns {
+        log_time_ns: gather(&c.log_time_ns),
+        values: [gather(&c.values[0]), gather(&c.values[1])],
+    }
+}
+
+fn walk(
     bag: &Bag,
     o: &ExportOptions,
     plan: &Plan,
     mut sinks: Vec<Sink>,
     format: Format,
-    known: Option<KnownClocks<'_>>,
-) -> Result<(ExportReport, Frames), Error> {
-    let (meta, mut warnings) = topic_meta(bag, plan, known);
+    axes: Axes,
+) -> Result<Walked, Error> {
     let schemas = topic_schemas(bag);
     let locs: Vec<StampLocator> = locators(&schemas);
     let text_nested = format == Format::Csv;
+    let mut meta = TopicMeta {
+        names: bag.topics.iter().map(|t| t.name.clone()).collect(),
+        types: bag.topics.iter().map(|t| t.type_name.clone()).collect(),
+        axes: Vec::new(),
+    };
+    let (mut warnings, mut reading) = match axes {
+        Axes::Known(a, w) => {
+            meta.axes = a;
+            (w, None)
+        }
+        Axes::Read(topics) => (Vec::new(), Some(AxisTimes::new(topics))),
+    };
+    // The axes the row groups written during the walk took, when they were guessed.
+    let mut guessed: Option<Vec<String>> = None;
 
-    let mut tables = make_tables(bag, o, plan, &schemas, &meta, text_nested)?;
+    let mut tables = make_tables(bag, o, plan, &schemas, text_nested)?;
 
     let mut wanted = vec![false; bag.topics.len()];
     for t in plan.tables.iter().flatten() {
         wanted[*t] = true;
+    }
+    if let Some(r) = &reading {
+        for (w, &a) in wanted.iter_mut().zip(&r.topics) {
+            *w |= a;
+        }
     }
     // The timing table's TF topics: a row per transform, stamped by the transform.
     let is_tf: Vec<bool> = bag
@@ -599,7 +749,10 @@ fn run(
     let bag_name = plan.bag_name.as_str();
 
     // A table's next row group as a frame (`None` when it has no rows to write).
-    let make_df = |table: &mut Table, all: bool| -> Result<Option<DataFrame>, Error> {
+    let make_df = |table: &mut Table,
+                   all: bool,
+                   meta: &TopicMeta|
+     -> Result<Option<DataFrame>, Error> {
         let df = match table {
             Table::Timing(buf) => {
                 let rows = buf.take(all);
@@ -609,11 +762,7 @@ fn run(
                 timing_df(bag_name, o.bag_column, &meta, &rows)?
             }
             Table::Message {
-                buf,
-                cols,
-                axis,
-                topic,
-                ..
+                buf, cols, topic, ..
             } => {
                 let rows = buf.take(all);
                 if rows.is_empty() {
@@ -645,7 +794,7 @@ fn run(
                         *e.entry(*topic).or_default() += bad;
                     }
                 }
-                message_df(cols, axis, &rows)?
+                message_df(cols, &meta.axes[*topic], &rows)?
             }
         };
         Ok(Some(df))
@@ -667,6 +816,9 @@ fn run(
         let visit_warnings = bag.visit(&wanted, |m| {
             if failed.is_some() || writer_gone {
                 return;
+            }
+            if let Some(r) = reading.as_mut() {
+                r.push(m, &locs[m.topic]);
             }
             let Some(k) = plan.table_of.get(m.topic).copied().flatten() else {
                 return;
@@ -720,7 +872,11 @@ fn run(
                 }
             };
             if full {
-                match make_df(&mut tables[k], false) {
+                if let Some(r) = reading.as_ref().filter(|_| guessed.is_none()) {
+                    meta.axes = r.axes(bag, &schemas, &locs).0;
+                    guessed = Some(meta.axes.clone());
+                }
+                match make_df(&mut tables[k], false, &meta) {
                     // A closed channel: the writer stopped on an error, which its join returns.
                     Ok(Some(df)) => writer_gone = tx.send((k, df)).is_err(),
                     Ok(None) => {}
@@ -738,6 +894,23 @@ fn run(
         return Err(e);
     }
     let sinks = sinks?;
+    if let Some(r) = reading {
+        let (axes, mut axis_warnings) = r.axes(bag, &schemas, &locs);
+        drop(r);
+        let differs = guessed.is_some_and(|g| {
+            plan.tables
+                .iter()
+                .flatten()
+                .any(|&t| g.get(t) != axes.get(t))
+        });
+        if differs {
+            // Discard what was written (the unfinished files are removed) before a new walk.
+            drop(sinks);
+            return Ok(Walked::Retry(axes, axis_warnings));
+        }
+        meta.axes = axes;
+        warnings.append(&mut axis_warnings);
+    }
     warnings.append(&mut visit_warnings);
 
     let finish = Finish {
@@ -747,7 +920,7 @@ fn run(
         bag_name,
         bag_column: o.bag_column,
         flush: |t: &mut Table, s: &mut Sink| -> Result<(), Error> {
-            if let Some(df) = make_df(t, true)? {
+            if let Some(df) = make_df(t, true, &meta)? {
                 s.write(df)?;
             }
             Ok(())
@@ -766,7 +939,7 @@ fn run(
     }
     warnings.sort();
     warnings.dedup();
-    Ok((
+    Ok(Walked::Done(
         ExportReport {
             bag: bag.path.display().to_string(),
             tables: out_tables,
@@ -839,7 +1012,7 @@ where
         };
         let empty = match table {
             Table::Timing(_) => timing_df(f.bag_name, f.bag_column, f.meta, &[])?,
-            Table::Message { cols, axis, .. } => message_df(cols, axis, &[])?,
+            Table::Message { cols, topic, .. } => message_df(cols, &f.meta.axes[*topic], &[])?,
         };
         let columns = bagscope_frames::column_names(&empty);
         let (rows, df) = sink.finish(empty)?;
@@ -854,38 +1027,6 @@ where
     Ok((out_tables, frames))
 }
 
-/// Pass 1 of an export: the clock axis of every exported topic, as `bagscope clocks` computes
-/// it, from the times of the exported topics plus any clock topic (`/clock` decides sim) — not
-/// of the whole bag, which would cost 24 bytes for every message of every other topic. When
-/// that is every topic and the analysis is `known`, it is taken from there.
-fn topic_meta(bag: &Bag, plan: &Plan, known: Option<KnownClocks<'_>>) -> (TopicMeta, Vec<Warning>) {
-    let mut axis_topics = vec![false; bag.topics.len()];
-    for t in plan.tables.iter().flatten() {
-        axis_topics[*t] = true;
-    }
-    for (i, t) in bag.topics.iter().enumerate() {
-        if t.type_name == "rosgraph_msgs/msg/Clock" {
-            axis_topics[i] = true;
-        }
-    }
-    let computed;
-    let (topics, warnings) = match known {
-        Some(k) if axis_topics.iter().all(|&a| a) => (k.topics, k.scan_warnings),
-        _ => {
-            let (times, warnings) = topic_times_of(bag, &axis_topics);
-            computed = analyze(&times, &ClocksOptions::default());
-            drop(times);
-            (computed.topics.as_slice(), warnings)
-        }
-    };
-    let meta = TopicMeta {
-        names: bag.topics.iter().map(|t| t.name.clone()).collect(),
-        types: bag.topics.iter().map(|t| t.type_name.clone()).collect(),
-        axes: axis_names(bag, topics),
-    };
-    (meta, warnings)
-}
-
 /// One empty table per output: the timing table, or a message table with the columns the
 /// topic's schema and the selected fields give.
 fn make_tables(
@@ -893,7 +1034,6 @@ fn make_tables(
     o: &ExportOptions,
     plan: &Plan,
     schemas: &[Result<MessageSchema, String>],
-    meta: &TopicMeta,
     text_nested: bool,
 ) -> Result<Vec<Table>, Error> {
     let mut tables: Vec<Table> = Vec::new();
@@ -925,7 +1065,6 @@ fn make_tables(
             buf: Buffer::new(),
             cols,
             schema,
-            axis: meta.axes[ti].clone(),
             topic: ti,
         });
     }
