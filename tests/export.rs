@@ -737,7 +737,11 @@ fn clock_axis_is_the_whole_topics_even_when_its_stamps_change_clock() {
     let n = 3150i64;
     for k in 0..n {
         let log = WALL + k * 5_000_000;
-        let stamp = if k < 150 { log - 1_000_000 } else { k * 5_000_000 };
+        let stamp = if k < 150 {
+            log - 1_000_000
+        } else {
+            k * 5_000_000
+        };
         let data = bagscope_msg::encode_typed(&Imu {
             header: Header {
                 stamp: Time::from_ns(stamp),
@@ -772,7 +776,16 @@ fn clock_axis_is_the_whole_topics_even_when_its_stamps_change_clock() {
     for (name, extra) in [("messages", vec![]), ("timing", vec!["--timing-only"])] {
         let out = dir.join(format!("{name}.csv"));
         let o = out.to_str().unwrap();
-        let mut args = vec!["export", b, "--topics", "/imu", "-o", o, "--row-group-rows", "50"];
+        let mut args = vec![
+            "export",
+            b,
+            "--topics",
+            "/imu",
+            "-o",
+            o,
+            "--row-group-rows",
+            "50",
+        ];
         args.extend(extra);
         args.push("--json");
         let (_, report) = run_json(&args);
@@ -783,7 +796,11 @@ fn clock_axis_is_the_whole_topics_even_when_its_stamps_change_clock() {
         let col = header.iter().position(|c| *c == "clock_axis").unwrap();
         let mut rows = 0;
         for line in lines {
-            assert_eq!(line.split(',').nth(col), Some(axis.as_str()), "{name}: {line}");
+            assert_eq!(
+                line.split(',').nth(col),
+                Some(axis.as_str()),
+                "{name}: {line}"
+            );
             rows += 1;
         }
         assert_eq!(rows, n, "{name}");

@@ -404,17 +404,16 @@ pub(crate) struct TfPart {
 /// The rows of one TF message: (stamp, transform) for each transform, in message order; one
 /// row with neither for a message with none or one that cannot be decoded.
 pub(crate) fn tf_rows(data: &[u8]) -> Vec<(Option<i64>, Option<Box<TfPart>>)> {
-    match bagscope_msg::decode_typed::<bagscope_msg::types::TFMessage>(data) {
-        Ok(m) if !m.transforms.is_empty() => m
-            .transforms
+    match bagscope_msg::types::tf_frames(data) {
+        Ok(m) if !m.is_empty() => m
             .into_iter()
             .enumerate()
             .map(|(i, t)| {
                 (
-                    Some(t.header.stamp.to_ns()),
+                    Some(t.stamp_ns),
                     Some(Box::new(TfPart {
-                        parent: t.header.frame_id,
-                        child: t.child_frame_id,
+                        parent: t.parent.to_string(),
+                        child: t.child.to_string(),
                         index: u32::try_from(i).unwrap_or(u32::MAX),
                     })),
                 )
@@ -749,56 +748,54 @@ fn walk(
     let bag_name = plan.bag_name.as_str();
 
     // A table's next row group as a frame (`None` when it has no rows to write).
-    let make_df = |table: &mut Table,
-                   all: bool,
-                   meta: &TopicMeta|
-     -> Result<Option<DataFrame>, Error> {
-        let df = match table {
-            Table::Timing(buf) => {
-                let rows = buf.take(all);
-                if rows.is_empty() {
-                    return Ok(None);
-                }
-                timing_df(bag_name, o.bag_column, &meta, &rows)?
-            }
-            Table::Message {
-                buf, cols, topic, ..
-            } => {
-                let rows = buf.take(all);
-                if rows.is_empty() {
-                    return Ok(None);
-                }
-                // Decoded straight into columns, in parts on every core, joined in row order.
-                let part = rows
-                    .len()
-                    .div_ceil(2 * rayon::current_num_threads())
-                    .max(4096);
-                let parts: Vec<(MessageColumns, u64)> = rows
-                    .par_chunks(part)
-                    .map(|p| {
-                        let mut c = cols.fork();
-                        let mut bad = 0u64;
-                        for r in p {
-                            bad += u64::from(c.push(&r.data.payload).is_err());
-                        }
-                        (c, bad)
-                    })
-                    .collect();
-                let mut bad = 0;
-                for (c, b) in parts {
-                    cols.append(c);
-                    bad += b;
-                }
-                if bad > 0 {
-                    if let Ok(mut e) = decode_errors.lock() {
-                        *e.entry(*topic).or_default() += bad;
+    let make_df =
+        |table: &mut Table, all: bool, meta: &TopicMeta| -> Result<Option<DataFrame>, Error> {
+            let df = match table {
+                Table::Timing(buf) => {
+                    let rows = buf.take(all);
+                    if rows.is_empty() {
+                        return Ok(None);
                     }
+                    timing_df(bag_name, o.bag_column, &meta, &rows)?
                 }
-                message_df(cols, &meta.axes[*topic], &rows)?
-            }
+                Table::Message {
+                    buf, cols, topic, ..
+                } => {
+                    let rows = buf.take(all);
+                    if rows.is_empty() {
+                        return Ok(None);
+                    }
+                    // Decoded straight into columns, in parts on every core, joined in row order.
+                    let part = rows
+                        .len()
+                        .div_ceil(2 * rayon::current_num_threads())
+                        .max(4096);
+                    let parts: Vec<(MessageColumns, u64)> = rows
+                        .par_chunks(part)
+                        .map(|p| {
+                            let mut c = cols.fork();
+                            let mut bad = 0u64;
+                            for r in p {
+                                bad += u64::from(c.push(&r.data.payload).is_err());
+                            }
+                            (c, bad)
+                        })
+                        .collect();
+                    let mut bad = 0;
+                    for (c, b) in parts {
+                        cols.append(c);
+                        bad += b;
+                    }
+                    if bad > 0 {
+                        if let Ok(mut e) = decode_errors.lock() {
+                            *e.entry(*topic).or_default() += bad;
+                        }
+                    }
+                    message_df(cols, &meta.axes[*topic], &rows)?
+                }
+            };
+            Ok(Some(df))
         };
-        Ok(Some(df))
-    };
 
     // Pass 2: stream. Row groups are encoded and written on a thread of their own (one more
     // queued at most, so memory stays bounded by a few row groups) while the walk reads and

@@ -581,7 +581,7 @@ pub fn observe_of(bag: &Bag, lc: &LoadedContract) -> Result<ObserveCommandReport
             match stamp {
                 Ok(s) => {
                     let frame = loc.read_frame_id(m.data).ok().flatten().unwrap_or_default();
-                    Item::Sync(s, crate::tf::shared_frame(frame))
+                    Item::Sync(s, crate::tf::shared_frame(&frame))
                 }
                 Err(_) => Item::Bad,
             }
@@ -592,20 +592,15 @@ pub fn observe_of(bag: &Bag, lc: &LoadedContract) -> Result<ObserveCommandReport
             let (f, n) = flatten_state(&v);
             Some((stamp, f, n))
         })),
-        Role::Tf(_) => Item::Tf(
-            bagscope_msg::decode_typed::<bagscope_msg::types::TFMessage>(m.data)
-                .ok()
-                .map(|t| {
-                    t.transforms
-                        .into_iter()
-                        .map(|x| TfTransform {
-                            parent: crate::tf::shared_frame(x.header.frame_id),
-                            child: crate::tf::shared_frame(x.child_frame_id),
-                            stamp_ns: x.header.stamp.to_ns(),
-                        })
-                        .collect()
-                }),
-        ),
+        Role::Tf(_) => Item::Tf(bagscope_msg::types::tf_frames(m.data).ok().map(|t| {
+            t.into_iter()
+                .map(|x| TfTransform {
+                    parent: crate::tf::shared_frame(x.parent),
+                    child: crate::tf::shared_frame(x.child),
+                    stamp_ns: x.stamp_ns,
+                })
+                .collect()
+        })),
         Role::Clock => Item::Clock(locs[m.topic].read_stamp_ns(m.data).ok().flatten()),
         Role::None => Item::Bad,
     });

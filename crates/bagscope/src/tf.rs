@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use bagscope_bag::WarningCode;
 use bagscope_bag::{Bag, Warning};
-use bagscope_msg::types::TFMessage;
-use bagscope_msg::{decode_typed, StampSource};
+use bagscope_msg::types::tf_frames;
+use bagscope_msg::StampSource;
 use bagscope_tf::{
     analyze_tree, is_static_topic, run_filter, DataMessage, Event, FilterConfig, Frame, Readiness,
     TfMessage, TfTransform, TopicReadiness, TreeReport,
@@ -97,22 +97,22 @@ enum Item {
 /// The frame id as a shared string: the one this thread made last time for the same name
 /// (a bag repeats a few frame names in every message), so messages hold a pointer each, not a
 /// copy of the name.
-pub(crate) fn shared_frame(name: String) -> Frame {
+pub(crate) fn shared_frame(name: &str) -> Frame {
     use std::collections::HashMap;
     thread_local! {
         static SEEN: std::cell::RefCell<HashMap<String, Frame>> = std::cell::RefCell::new(HashMap::new());
     }
     SEEN.with(|seen| {
         let mut seen = seen.borrow_mut();
-        if let Some(f) = seen.get(&name) {
+        if let Some(f) = seen.get(name) {
             return f.clone();
         }
         // A bag with ever-new frame names must not grow the table without bound.
         if seen.len() >= 4096 {
             seen.clear();
         }
-        let f: Frame = name.as_str().into();
-        seen.insert(name, f.clone());
+        let f: Frame = name.into();
+        seen.insert(name.to_string(), f.clone());
         f
     })
 }
@@ -178,14 +178,13 @@ pub(crate) fn read_tf(bag: &Bag, tf_topics: &[String], data: &[String]) -> Resul
     let locs = locators(&schemas);
     let scan = bag.scan(&wanted, |m| match slot[m.topic] {
         Some((true, _)) => Item::Tf(
-            decode_typed::<TFMessage>(m.data)
+            tf_frames(m.data)
                 .map(|t| {
-                    t.transforms
-                        .into_iter()
+                    t.into_iter()
                         .map(|x| TfTransform {
-                            parent: shared_frame(x.header.frame_id),
-                            child: shared_frame(x.child_frame_id),
-                            stamp_ns: x.header.stamp.to_ns(),
+                            parent: shared_frame(x.parent),
+                            child: shared_frame(x.child),
+                            stamp_ns: x.stamp_ns,
                         })
                         .collect()
                 })
@@ -199,7 +198,7 @@ pub(crate) fn read_tf(bag: &Bag, tf_topics: &[String], data: &[String]) -> Resul
             // sync scan); an unreadable frame id becomes "" (the filter drops it).
             Item::Data(
                 stamp
-                    .map(|s| (s, shared_frame(frame.unwrap_or_default())))
+                    .map(|s| (s, shared_frame(frame.as_deref().unwrap_or_default())))
                     .ok_or(()),
             )
         }
@@ -576,8 +575,8 @@ struct TfStore {
 }
 
 impl TfStore {
-    fn intern(&mut self, name: String) -> u32 {
-        if let Some(&id) = self.ids.get(name.as_str()) {
+    fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.ids.get(name) {
             return id;
         }
         let id = self.frames.len() as u32;
@@ -637,19 +636,19 @@ impl TfCollector {
     #[inline]
     pub(crate) fn read(&self, m: &bagscope_bag::RawMessage<'_>) -> Option<i64> {
         self.slot.get(m.topic).copied().flatten()?;
-        let Ok(msg) = decode_typed::<TFMessage>(m.data) else {
+        let Ok(transforms) = tf_frames(m.data) else {
             return Some(UNDECODED_TF);
         };
         let mut s = self.store.lock().unwrap_or_else(|p| p.into_inner());
-        let (start, n) = (s.transforms.len(), msg.transforms.len());
+        let (start, n) = (s.transforms.len(), transforms.len());
         if n >= 1 << COUNT_BITS || start >= 1 << (62 - COUNT_BITS) {
             s.overflow = true;
             return Some(0);
         }
-        for x in msg.transforms {
-            let p = s.intern(x.header.frame_id);
-            let c = s.intern(x.child_frame_id);
-            s.transforms.push((p, c, x.header.stamp.to_ns()));
+        for x in transforms {
+            let p = s.intern(x.parent);
+            let c = s.intern(x.child);
+            s.transforms.push((p, c, x.stamp_ns));
         }
         Some(((start as i64) << COUNT_BITS) | n as i64)
     }

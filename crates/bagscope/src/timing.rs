@@ -107,13 +107,13 @@ struct Frames {
 }
 
 impl Frames {
-    fn key(&mut self, name: String) -> i64 {
-        if let Some(&k) = self.keys.get(&name) {
+    fn key(&mut self, name: &str) -> i64 {
+        if let Some(&k) = self.keys.get(name) {
             return k;
         }
         let k = self.names.len() as i64;
-        self.names.push(name.clone());
-        self.keys.insert(name, k);
+        self.names.push(name.to_string());
+        self.keys.insert(name.to_string(), k);
         k
     }
 }
@@ -441,20 +441,13 @@ struct TfScan {
 /// Reads one TF message's rows into `scan` (decoded outside the lock); returns the place of
 /// its [`TfValues`] in `scan.msgs`.
 fn tf_scan_message(scan: &Mutex<TfScan>, data: &[u8]) -> i64 {
-    let rows = crate::export::tf_rows(data);
+    // The rows of `export::tf_rows`: one per transform, or one with neither stamp nor frames
+    // for a message with none or one that does not decode.
+    let transforms = bagscope_msg::types::tf_frames(data).unwrap_or_default();
     let mut s = scan.lock().unwrap_or_else(|p| p.into_inner());
-    let rows: Vec<TfRow> = rows
-        .into_iter()
-        .map(|(stamp, part)| {
-            let stamp = stamp.unwrap_or(NULL);
-            match part {
-                Some(p) => {
-                    let p = *p;
-                    (stamp, s.frames.key(p.parent), s.frames.key(p.child))
-                }
-                None => (stamp, NULL, NULL),
-            }
-        })
+    let rows: Vec<TfRow> = transforms
+        .iter()
+        .map(|t| (t.stamp_ns, s.frames.key(t.parent), s.frames.key(t.child)))
         .collect();
     let (st, p, c) = rows.first().copied().unwrap_or((NULL, NULL, NULL));
     let n = rows.len().max(1) as i64;

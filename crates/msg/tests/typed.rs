@@ -51,6 +51,9 @@ fn typed_real_payloads() {
     let pc: PointCloud2 = check_fixture("point_cloud2_rerun");
     assert_eq!(pc.fields[0].name, "x");
     check_fixture::<TFMessage>("tf_message_rosbags");
+    let tf = data("tf_message_rosbags.0.cdr");
+    assert!(!tf_frames(&tf).unwrap().is_empty());
+    tf_frames_agree(&tf).unwrap();
 }
 
 #[test]
@@ -253,6 +256,64 @@ fn agree<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug + RosMess
     Ok(())
 }
 
+fn tf_message() -> impl Strategy<Value = TFMessage> {
+    let name = "[a-z_/\u{e9}\u{1F600}]{0,12}";
+    let transform = (
+        any::<i32>(),
+        any::<u32>(),
+        name,
+        name,
+        prop::array::uniform7(-1e3f64..1e3),
+    )
+        .prop_map(|(sec, nanosec, parent, child, v)| TransformStamped {
+            header: Header {
+                stamp: Time { sec, nanosec },
+                frame_id: parent,
+            },
+            child_frame_id: child,
+            transform: Transform {
+                translation: Vector3 {
+                    x: v[0],
+                    y: v[1],
+                    z: v[2],
+                },
+                rotation: Quaternion {
+                    x: v[3],
+                    y: v[4],
+                    z: v[5],
+                    w: v[6],
+                },
+            },
+        });
+    prop::collection::vec(transform, 0..4).prop_map(|transforms| TFMessage { transforms })
+}
+
+/// `tf_frames` gives a result exactly when `decode_typed::<TFMessage>` does, with its values.
+fn tf_frames_agree(p: &[u8]) -> Result<(), TestCaseError> {
+    let owned = decode_typed::<TFMessage>(p).map(|m| {
+        m.transforms
+            .into_iter()
+            .map(|t| (t.header.stamp.to_ns(), t.header.frame_id, t.child_frame_id))
+            .collect::<Vec<_>>()
+    });
+    let borrowed = tf_frames(p).map(|v| {
+        v.into_iter()
+            .map(|t| (t.stamp_ns, t.parent.to_string(), t.child.to_string()))
+            .collect::<Vec<_>>()
+    });
+    prop_assert_eq!(
+        owned.is_ok(),
+        borrowed.is_ok(),
+        "{:?} vs {:?}",
+        owned,
+        borrowed
+    );
+    if let (Ok(a), Ok(b)) = (owned, borrowed) {
+        prop_assert_eq!(a, b);
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
@@ -298,6 +359,25 @@ proptest! {
         let _ = decode_typed::<CameraInfo>(&p);
         let _ = decode_typed::<PointCloud2>(&p);
         let _ = decode_typed::<TFMessage>(&p);
+        tf_frames_agree(&p)?;
+    }
+
+    /// The borrowed TF reader against the owned decode: whole payloads, every truncation,
+    /// and every single byte changed.
+    #[test]
+    fn prop_tf_frames(m in tf_message(), flip in any::<u8>()) {
+        let enc = encode_typed(&m).unwrap();
+        let got = tf_frames(&enc).unwrap();
+        prop_assert_eq!(got.len(), m.transforms.len());
+        tf_frames_agree(&enc)?;
+        for n in 0..enc.len() {
+            tf_frames_agree(&enc[..n])?;
+        }
+        for i in 0..enc.len() {
+            let mut b = enc.clone();
+            b[i] ^= flip.max(1);
+            tf_frames_agree(&b)?;
+        }
     }
 
     /// Random schema text never panics the parsers.
