@@ -756,7 +756,7 @@ fn walk(
                     if rows.is_empty() {
                         return Ok(None);
                     }
-                    timing_df(bag_name, o.bag_column, &meta, &rows)?
+                    timing_df(bag_name, o.bag_column, meta, &rows)?
                 }
                 Table::Message {
                     buf, cols, topic, ..
