@@ -657,34 +657,50 @@ impl AxisTimes {
         c.values[1].push(stamp);
     }
 
-    /// Each bag topic's axis name from the times read so far, and the warnings of that
-    /// analysis. The times are put in log-time order (stable: ties keep walk order), the order
-    /// in which `clocks`' scan hands them over.
-    fn axes(
+    /// Each bag topic's axis name from the times read so far (a copy of them is analysed).
+    fn guess(
         &self,
         bag: &Bag,
         schemas: &[Result<MessageSchema, String>],
         locs: &[StampLocator],
+    ) -> Vec<String> {
+        let columns = self.columns.iter().cloned().map(log_time_order).collect();
+        analyse(bag, &self.topics, schemas, locs, columns, &self.invalid).0
+    }
+
+    /// Each bag topic's axis name from all the times read, and the warnings of that analysis.
+    fn finish(
+        self,
+        bag: &Bag,
+        schemas: &[Result<MessageSchema, String>],
+        locs: &[StampLocator],
     ) -> (Vec<String>, Vec<Warning>) {
-        let columns: Vec<Columns<2>> = self.columns.iter().map(log_time_order).collect();
-        let (series, warnings) = series_of_columns(
-            bag,
-            &self.topics,
-            schemas,
-            locs,
-            columns,
-            &self.invalid,
-            Vec::new(),
-        );
-        let report = analyze(&times_of_series(series), &ClocksOptions::default());
-        (axis_names(bag, &report.topics), warnings)
+        let columns = self.columns.into_iter().map(log_time_order).collect();
+        analyse(bag, &self.topics, schemas, locs, columns, &self.invalid)
     }
 }
 
-/// `c`'s rows sorted by log time, ties in their order in `c`.
-fn log_time_order(c: &Columns<2>) -> Columns<2> {
+/// The clocks analysis of the `topics`' times (`columns`, each in log-time order): each bag
+/// topic's axis name, and the warnings of the series.
+fn analyse(
+    bag: &Bag,
+    topics: &[bool],
+    schemas: &[Result<MessageSchema, String>],
+    locs: &[StampLocator],
+    columns: Vec<Columns<2>>,
+    invalid: &[AtomicUsize],
+) -> (Vec<String>, Vec<Warning>) {
+    let (series, warnings) =
+        series_of_columns(bag, topics, schemas, locs, columns, invalid, Vec::new());
+    let report = analyze(&times_of_series(series), &ClocksOptions::default());
+    (axis_names(bag, &report.topics), warnings)
+}
+
+/// `c`'s rows sorted by log time, ties in their order in `c` (the walk's order, which is how
+/// `clocks`' scan hands them over).
+fn log_time_order(c: Columns<2>) -> Columns<2> {
     if c.log_time_ns.windows(2).all(|w| w[0] <= w[1]) {
-        return c.clone();
+        return c;
     }
     let mut order: Vec<usize> = (0..c.log_time_ns.len()).collect();
     order.sort_by_key(|&i| c.log_time_ns[i]);
@@ -870,7 +886,7 @@ fn walk(
             };
             if full {
                 if let Some(r) = reading.as_ref().filter(|_| guessed.is_none()) {
-                    meta.axes = r.axes(bag, &schemas, &locs).0;
+                    meta.axes = r.guess(bag, &schemas, &locs);
                     guessed = Some(meta.axes.clone());
                 }
                 match make_df(&mut tables[k], false, &meta) {
@@ -892,8 +908,7 @@ fn walk(
     }
     let sinks = sinks?;
     if let Some(r) = reading {
-        let (axes, mut axis_warnings) = r.axes(bag, &schemas, &locs);
-        drop(r);
+        let (axes, mut axis_warnings) = r.finish(bag, &schemas, &locs);
         let differs = guessed.is_some_and(|g| {
             plan.tables
                 .iter()
