@@ -5,7 +5,7 @@
 //! axes from the same analysis, on the times this scan read.
 //!
 //! Memory: the per-topic arrays of the scan (40 bytes a message), then the table's columns
-//! gathered from them one at a time (each source array freed once gathered). String columns
+//! gathered from them one at a time (each source array freed once its column is gathered). String columns
 //! are dictionary keys: one `u32` a row, shared by `topic`, `type` and `clock_axis`.
 
 use std::collections::{BinaryHeap, HashMap};
@@ -87,6 +87,10 @@ impl TimingColumns {
 
 /// A value no time, size or key takes: a null while the columns are gathered.
 const NULL: i64 = i64::MIN;
+/// A null frame key while the columns are gathered (no bag has that many frame names).
+const NULL_KEY: u32 = u32::MAX;
+/// Rows are placed by `u32`: a table of more rows is refused (it would take some 300 GB).
+const TOO_MANY_ROWS: &str = "a timing table of more than 4 294 967 295 rows: select fewer topics";
 /// A stamp the scan could not read ([`stamp_values`]' other sentinel): null in the table.
 const UNREADABLE: i64 = i64::MIN + 1;
 
@@ -104,16 +108,30 @@ type TfRow = (i64, i64, i64);
 struct Frames {
     keys: HashMap<String, i64>,
     names: Vec<String>,
+    /// The keys given last (a TF topic repeats a few frames): compared before the map is
+    /// asked. A slot never written holds 0, which answers only for the name of key 0.
+    recent: [usize; 4],
+    next: usize,
 }
 
 impl Frames {
     fn key(&mut self, name: &str) -> i64 {
-        if let Some(&k) = self.keys.get(name) {
-            return k;
+        for &k in &self.recent {
+            if self.names.get(k).is_some_and(|n| n == name) {
+                return k as i64;
+            }
         }
-        let k = self.names.len() as i64;
-        self.names.push(name.to_string());
-        self.keys.insert(name.to_string(), k);
+        let k = match self.keys.get(name) {
+            Some(&k) => k,
+            None => {
+                let k = self.names.len() as i64;
+                self.names.push(name.to_string());
+                self.keys.insert(name.to_string(), k);
+                k
+            }
+        };
+        self.recent[self.next % self.recent.len()] = k as usize;
+        self.next += 1;
         k
     }
 }
@@ -164,7 +182,7 @@ pub fn timing_columns_of(
     let (mut cols, scan_warnings) = bag.scan_columns_in_file_order(&axis_topics, |m| {
         let [publish, mut stamp] = stamp_values(&locs[m.topic], m, &invalid[m.topic]);
         if tf_in_scan[m.topic] {
-            stamp = tf_scan_message(&tf_scan, m.data);
+            stamp = tf_scan_message(&tf_scan, m.data).0;
         }
         let size = i64::from(u32::try_from(m.data.len()).unwrap_or(u32::MAX));
         [publish, stamp, size, 0]
@@ -267,23 +285,14 @@ pub fn timing_columns_of(
         frame_names,
     } = tf_values(bag, &tf_rest, &cols, tf_frames, tf_extra, tf_from_scan);
 
-    // Merge the topics by (log time, file order): the order of the rows.
-    let seq = merge_order(&cols);
+    // Rows per message: one, or one per transform on TF topics.
+    let counts: Vec<Option<&[i64]>> = tf.iter().map(|v| v.as_ref().map(|v| &v[3][..])).collect();
+    // Merge the topics by (log time, file order), the order of the rows: where each message's
+    // rows go.
+    let (places, n_rows) = row_places(&cols, &counts)?;
     for c in &mut cols {
         c.values[3] = Vec::new();
     }
-    // Rows per message: one, or one per transform on TF topics.
-    let counts: Vec<Option<&[i64]>> = tf.iter().map(|v| v.as_ref().map(|v| &v[3][..])).collect();
-    let n_rows: usize = {
-        let mut n = 0usize;
-        let mut at = vec![0usize; n_topics];
-        for &t in &seq {
-            let t = t as usize;
-            n += rows_of(&counts, t, at[t]);
-            at[t] += 1;
-        }
-        n
-    };
     // A TF row's (stamp, parent, child): its message's first, or one of its further rows.
     let tf_row = |t: usize, i: usize, k: usize| -> Option<TfRow> {
         let v = tf[t].as_ref()?;
@@ -294,51 +303,62 @@ pub fn timing_columns_of(
         }
     };
 
-    // The columns in two walks over the merged messages (row order), a row per message or per
-    // transform of a TF message: the scan's arrays are dropped before the frame columns are
-    // made, so the two sets are not held at once.
-    let mut topic_key: Vec<u32> = Vec::with_capacity(n_rows);
-    let mut log_time_ns: Vec<i64> = Vec::with_capacity(n_rows);
-    let mut publish: Vec<i64> = Vec::with_capacity(n_rows);
-    let mut stamp: Vec<i64> = Vec::with_capacity(n_rows);
-    let mut size_bytes: Vec<i64> = Vec::with_capacity(n_rows);
-    let mut at = vec![0usize; n_topics];
-    for &t in &seq {
-        let t = t as usize;
-        let i = at[t];
-        at[t] += 1;
-        let c = &cols[t];
-        let (log, size) = (c.log_time_ns[i], c.values[2][i]);
-        let pubv = c.values[0].get(i).copied().unwrap_or(NULL);
-        let own_stamp = match c.values[1].get(i).copied().unwrap_or(NULL) {
-            UNREADABLE => NULL,
-            s => s,
-        };
-        for k in 0..rows_of(&counts, t, i) {
-            topic_key.push(t as u32);
-            log_time_ns.push(log);
-            publish.push(pubv);
-            size_bytes.push(size);
-            stamp.push(tf_row(t, i, k).map_or(own_stamp, |r| r.0));
-        }
-    }
+    // Each column gathered on its own, topic by topic into its rows' places, two at a time,
+    // and the scan's arrays they came from freed once they are gathered: the scan's arrays and
+    // the table's columns are not held at once beyond the columns being gathered.
+    let gather = |value: &(dyn Fn(usize, usize, usize) -> i64 + Sync)| -> Vec<i64> {
+        scatter(n_rows, &places, &counts, value)
+    };
+    let (topic_key, log_time_ns) = rayon::join(
+        || scatter(n_rows, &places, &counts, &|t, _, _| t as u32),
+        || gather(&|t, i, _| cols[t].log_time_ns[i]),
+    );
+    cols.iter_mut().for_each(|c| c.log_time_ns = Vec::new());
+    let (publish, stamp) = rayon::join(
+        || gather(&|t, i, _| cols[t].values[0].get(i).copied().unwrap_or(NULL)),
+        || {
+            gather(&|t, i, k| {
+                let own = match cols[t].values[1].get(i).copied().unwrap_or(NULL) {
+                    UNREADABLE => NULL,
+                    s => s,
+                };
+                tf_row(t, i, k).map_or(own, |r| r.0)
+            })
+        },
+    );
+    cols.iter_mut().for_each(|c| {
+        c.values[0] = Vec::new();
+        c.values[1] = Vec::new();
+    });
+    let (size_bytes, transform_index) = rayon::join(
+        || gather(&|t, i, _| cols[t].values[2][i]),
+        || {
+            gather(&|t, i, k| {
+                tf_row(t, i, k)
+                    .filter(|r| r.1 != NULL)
+                    .map_or(NULL, |_| k as i64)
+            })
+        },
+    );
     drop(cols);
-    let frame_key = |k: i64| u32::try_from(k).ok();
-    let mut parent = KeysBuilder::new(n_rows);
-    let mut child = KeysBuilder::new(n_rows);
-    let mut transform_index: Vec<i64> = Vec::with_capacity(n_rows);
-    at.iter_mut().for_each(|a| *a = 0);
-    for &t in &seq {
-        let t = t as usize;
-        let i = at[t];
-        at[t] += 1;
-        for k in 0..rows_of(&counts, t, i) {
-            let r = tf_row(t, i, k);
-            parent.push(r.and_then(|r| frame_key(r.1)));
-            child.push(r.and_then(|r| frame_key(r.2)));
-            transform_index.push(r.filter(|r| r.1 != NULL).map_or(NULL, |_| k as i64));
-        }
-    }
+    let frame_key = |k: i64| u32::try_from(k).ok().filter(|&k| k != NULL_KEY);
+    let (parent, child) = rayon::join(
+        || {
+            nullable_keys(scatter(n_rows, &places, &counts, &|t, i, k| {
+                tf_row(t, i, k)
+                    .and_then(|r| frame_key(r.1))
+                    .unwrap_or(NULL_KEY)
+            }))
+        },
+        || {
+            nullable_keys(scatter(n_rows, &places, &counts, &|t, i, k| {
+                tf_row(t, i, k)
+                    .and_then(|r| frame_key(r.2))
+                    .unwrap_or(NULL_KEY)
+            }))
+        },
+    );
+    drop(places);
     drop(tf);
     drop(extra);
 
@@ -355,8 +375,8 @@ pub fn timing_columns_of(
         publish_time_ns: nullable(publish),
         header_stamp_ns: nullable(stamp),
         size_bytes,
-        parent_frame: parent.finish(),
-        child_frame: child.finish(),
+        parent_frame: parent,
+        child_frame: child,
         transform_index: nullable(transform_index),
     };
     warnings.sort();
@@ -411,11 +431,8 @@ fn tf_values(
         msgs: Vec::new(),
     });
     // Its damage was reported by the first scan, which read the same messages.
-    let (tf_cols, _) = bag.scan_columns(is_tf, |m| -> TfValues {
-        let code = tf_scan_message(&scan, m.data);
-        let s = scan.lock().unwrap_or_else(|p| p.into_inner());
-        s.msgs[code as usize]
-    });
+    let (tf_cols, _) =
+        bag.scan_columns(is_tf, |m| -> TfValues { tf_scan_message(&scan, m.data).1 });
     for (i, c) in tf_cols.into_iter().enumerate() {
         if is_tf[i] && c.log_time_ns == cols[i].log_time_ns {
             values[i] = Some(c.values);
@@ -439,26 +456,29 @@ struct TfScan {
 }
 
 /// Reads one TF message's rows into `scan` (decoded outside the lock); returns the place of
-/// its [`TfValues`] in `scan.msgs`.
-fn tf_scan_message(scan: &Mutex<TfScan>, data: &[u8]) -> i64 {
+/// its [`TfValues`] in `scan.msgs`, and those values.
+fn tf_scan_message(scan: &Mutex<TfScan>, data: &[u8]) -> (i64, TfValues) {
     // The rows of `export::tf_rows`: one per transform, or one with neither stamp nor frames
     // for a message with none or one that does not decode.
     let transforms = bagscope_msg::types::tf_frames(data).unwrap_or_default();
     let mut s = scan.lock().unwrap_or_else(|p| p.into_inner());
-    let rows: Vec<TfRow> = transforms
-        .iter()
-        .map(|t| (t.stamp_ns, s.frames.key(t.parent), s.frames.key(t.child)))
-        .collect();
-    let (st, p, c) = rows.first().copied().unwrap_or((NULL, NULL, NULL));
-    let n = rows.len().max(1) as i64;
-    let at = if rows.len() > 1 {
-        s.extra.push(rows);
-        (s.extra.len() - 1) as i64
-    } else {
-        -1
+    let row = |s: &mut TfScan, t: &bagscope_msg::types::TfFrames<'_>| -> TfRow {
+        (t.stamp_ns, s.frames.key(t.parent), s.frames.key(t.child))
     };
-    s.msgs.push([st, p, c, n, at]);
-    (s.msgs.len() - 1) as i64
+    let (first, at) = match &transforms[..] {
+        [] => ((NULL, NULL, NULL), -1),
+        [t] => (row(&mut s, t), -1),
+        many => {
+            let rows: Vec<TfRow> = many.iter().map(|t| row(&mut s, t)).collect();
+            let first = rows[0];
+            s.extra.push(rows);
+            (first, (s.extra.len() - 1) as i64)
+        }
+    };
+    let n = transforms.len().max(1) as i64;
+    let values = [first.0, first.1, first.2, n, at];
+    s.msgs.push(values);
+    ((s.msgs.len() - 1) as i64, values)
 }
 
 /// Rows of a message of topic `t`: one, or its transform count (at least one) on TF topics.
@@ -469,14 +489,17 @@ fn rows_of(counts: &[Option<&[i64]>], t: usize, i: usize) -> usize {
     }
 }
 
-/// The order of the rows: each message's topic, merged by (log time, file order) from the
-/// per-topic arrays (each already in that order).
-fn merge_order(cols: &[Columns<4>]) -> Vec<u32> {
+/// Where each message's rows go: per topic, the first row of each of its messages, the topics
+/// merged by (log time, file order) from the per-topic arrays (each already in that order);
+/// and the number of rows.
+fn row_places(
+    cols: &[Columns<4>],
+    counts: &[Option<&[i64]>],
+) -> Result<(Vec<Vec<u32>>, usize), Error> {
     use std::cmp::Reverse;
-    let total: usize = cols.iter().map(Columns::len).sum();
-    let mut out = Vec::with_capacity(total);
+    let mut places: Vec<Vec<u32>> = cols.iter().map(|c| Vec::with_capacity(c.len())).collect();
+    let mut row = 0usize;
     let key = |t: usize, i: usize| (cols[t].log_time_ns[i], cols[t].values[3][i]);
-    let mut at = vec![0usize; cols.len()];
     let mut heap: BinaryHeap<Reverse<((i64, i64), usize)>> = cols
         .iter()
         .enumerate()
@@ -486,20 +509,65 @@ fn merge_order(cols: &[Columns<4>]) -> Vec<u32> {
     while let Some(Reverse((_, t))) = heap.pop() {
         // A run of one topic is taken without going through the heap.
         let next = heap.peek().map(|Reverse(k)| k.0);
+        let p = &mut places[t];
         loop {
-            out.push(t as u32);
-            at[t] += 1;
-            if at[t] >= cols[t].len() {
+            let i = p.len();
+            p.push(u32::try_from(row).map_err(|_| Error::Usage(TOO_MANY_ROWS.into()))?);
+            row += rows_of(counts, t, i);
+            if i + 1 >= cols[t].len() {
                 break;
             }
-            let k = key(t, at[t]);
+            let k = key(t, i + 1);
             if next.is_some_and(|n| k > n) {
                 heap.push(Reverse((k, t)));
                 break;
             }
         }
     }
+    // The last row must have a place too.
+    u32::try_from(row).map_err(|_| Error::Usage(TOO_MANY_ROWS.into()))?;
+    Ok((places, row))
+}
+
+/// A column of `n_rows`: row `k` of message `i` of topic `t` (its rows from `places`, their
+/// count from `counts`) holds `value(t, i, k)`.
+fn scatter<T: Copy + Default>(
+    n_rows: usize,
+    places: &[Vec<u32>],
+    counts: &[Option<&[i64]>],
+    value: &(dyn Fn(usize, usize, usize) -> T + Sync),
+) -> Vec<T> {
+    let mut out = vec![T::default(); n_rows];
+    for (t, p) in places.iter().enumerate() {
+        match counts[t] {
+            None => {
+                for (i, &r) in p.iter().enumerate() {
+                    out[r as usize] = value(t, i, 0);
+                }
+            }
+            Some(c) => {
+                for (i, &r) in p.iter().enumerate() {
+                    for k in 0..c[i].max(1) as usize {
+                        out[r as usize + k] = value(t, i, k);
+                    }
+                }
+            }
+        }
+    }
     out
+}
+
+/// A frame key column with [`NULL_KEY`] for its nulls, as keys and validity.
+fn nullable_keys(mut keys: Vec<u32>) -> NullableKeys {
+    let valid = keys
+        .contains(&NULL_KEY)
+        .then(|| keys.iter().map(|&k| k != NULL_KEY).collect::<Vec<bool>>());
+    if valid.is_some() {
+        keys.iter_mut()
+            .filter(|k| **k == NULL_KEY)
+            .for_each(|k| *k = 0);
+    }
+    NullableKeys { keys, valid }
 }
 
 fn nullable(values: Vec<i64>) -> NullableI64 {
@@ -515,38 +583,4 @@ fn nullable(values: Vec<i64>) -> NullableI64 {
         }
     }
     NullableI64 { values, valid }
-}
-
-/// A dictionary-key column built row by row: the validity is only kept once a null appears.
-struct KeysBuilder {
-    keys: Vec<u32>,
-    valid: Option<Vec<bool>>,
-}
-
-impl KeysBuilder {
-    fn new(rows: usize) -> KeysBuilder {
-        KeysBuilder {
-            keys: Vec::with_capacity(rows),
-            valid: None,
-        }
-    }
-
-    fn push(&mut self, key: Option<u32>) {
-        if key.is_none() && self.valid.is_none() {
-            let mut v = Vec::with_capacity(self.keys.capacity());
-            v.resize(self.keys.len(), true);
-            self.valid = Some(v);
-        }
-        if let Some(v) = &mut self.valid {
-            v.push(key.is_some());
-        }
-        self.keys.push(key.unwrap_or(0));
-    }
-
-    fn finish(self) -> NullableKeys {
-        NullableKeys {
-            keys: self.keys,
-            valid: self.valid,
-        }
-    }
 }
