@@ -572,17 +572,31 @@ struct TfStore {
     transforms: Vec<(u32, u32, i64)>,
     /// A message or a bag too large for the column value's encoding: nothing collected is used.
     overflow: bool,
+    /// The ids given last (a TF topic repeats a few frames): compared before the map is asked.
+    /// A slot never written holds 0, which answers only for the name of id 0.
+    recent: [u32; 4],
+    next: usize,
 }
 
 impl TfStore {
     fn intern(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.ids.get(name) {
-            return id;
+        for &id in &self.recent {
+            if self.frames.get(id as usize).is_some_and(|f| &**f == name) {
+                return id;
+            }
         }
-        let id = self.frames.len() as u32;
-        let f: Frame = name.into();
-        self.frames.push(f.clone());
-        self.ids.insert(f, id);
+        let id = match self.ids.get(name) {
+            Some(&id) => id,
+            None => {
+                let id = self.frames.len() as u32;
+                let f: Frame = name.into();
+                self.frames.push(f.clone());
+                self.ids.insert(f, id);
+                id
+            }
+        };
+        self.recent[self.next % self.recent.len()] = id;
+        self.next += 1;
         id
     }
 }
