@@ -566,20 +566,28 @@ pub(crate) struct TfCollector {
 
 #[derive(Default)]
 struct TfStore {
-    frames: Vec<Frame>,
-    ids: std::collections::HashMap<Frame, u32>,
+    frames: FrameIds,
     /// (parent, child, stamp) of every transform, each message's together.
     transforms: Vec<(u32, u32, i64)>,
     /// A message or a bag too large for the column value's encoding: nothing collected is used.
     overflow: bool,
+}
+
+/// Frame names given ids in the order first seen: what the scans that read every TF message
+/// (`clocks`' collector, the timing table) key their frames by.
+#[derive(Default)]
+pub(crate) struct FrameIds {
+    frames: Vec<Frame>,
+    ids: std::collections::HashMap<Frame, u32>,
     /// The ids given last (a TF topic repeats a few frames): compared before the map is asked.
     /// A slot never written holds 0, which answers only for the name of id 0.
     recent: [u32; 4],
     next: usize,
 }
 
-impl TfStore {
-    fn intern(&mut self, name: &str) -> u32 {
+impl FrameIds {
+    /// The id of `name`, given it if new.
+    pub(crate) fn id(&mut self, name: &str) -> u32 {
         for &id in &self.recent {
             if self.frames.get(id as usize).is_some_and(|f| &**f == name) {
                 return id;
@@ -598,6 +606,11 @@ impl TfStore {
         self.recent[self.next % self.recent.len()] = id;
         self.next += 1;
         id
+    }
+
+    /// The names, by id.
+    pub(crate) fn into_frames(self) -> Vec<Frame> {
+        self.frames
     }
 }
 
@@ -660,8 +673,8 @@ impl TfCollector {
             return Some(0);
         }
         for x in transforms {
-            let p = s.intern(x.parent);
-            let c = s.intern(x.child);
+            let p = s.frames.id(x.parent);
+            let c = s.frames.id(x.child);
             s.transforms.push((p, c, x.stamp_ns));
         }
         Some(((start as i64) << COUNT_BITS) | n as i64)
@@ -714,7 +727,7 @@ impl TfCollector {
         Some(TfCollected {
             is_static: self.topics.iter().map(|t| is_static_topic(t)).collect(),
             topics: self.topics,
-            frames: store.frames,
+            frames: store.frames.into_frames(),
             transforms: store.transforms,
             msgs,
             warnings,

@@ -5,10 +5,11 @@
 //! axes from the same analysis, on the times this scan read.
 //!
 //! Memory: the per-topic arrays of the scan (40 bytes a message), then the table's columns
-//! gathered from them one at a time (each source array freed once its column is gathered). String columns
-//! are dictionary keys: one `u32` a row, shared by `topic`, `type` and `clock_axis`.
+//! gathered from them two at a time (each source array freed once its column is gathered).
+//! String columns are dictionary keys: one `u32` a row, shared by `topic`, `type` and
+//! `clock_axis`.
 
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Mutex;
 
@@ -18,6 +19,7 @@ use bagscope_msg::StampSource;
 
 use crate::export::{ExportOptions, ExportReport, ExportedTable};
 use crate::series::{locators, series_of_columns, stamp_values, topic_schemas, NO_STAMP_READ};
+use crate::tf::FrameIds;
 use crate::Error;
 
 /// A column of `i64` with nulls: `valid` is `None` when no value is null.
@@ -102,39 +104,6 @@ type TfValues = [i64; 5];
 /// Per transform of a message: (stamp, parent key, child key), keys [`NULL`] for a message
 /// whose row describes no transform.
 type TfRow = (i64, i64, i64);
-
-/// Frame names seen by the TF scan, each given a key once.
-#[derive(Default)]
-struct Frames {
-    keys: HashMap<String, i64>,
-    names: Vec<String>,
-    /// The keys given last (a TF topic repeats a few frames): compared before the map is
-    /// asked. A slot never written holds 0, which answers only for the name of key 0.
-    recent: [usize; 4],
-    next: usize,
-}
-
-impl Frames {
-    fn key(&mut self, name: &str) -> i64 {
-        for &k in &self.recent {
-            if self.names.get(k).is_some_and(|n| n == name) {
-                return k as i64;
-            }
-        }
-        let k = match self.keys.get(name) {
-            Some(&k) => k,
-            None => {
-                let k = self.names.len() as i64;
-                self.names.push(name.to_string());
-                self.keys.insert(name.to_string(), k);
-                k
-            }
-        };
-        self.recent[self.next % self.recent.len()] = k as usize;
-        self.next += 1;
-        k
-    }
-}
 
 /// The timing table of the exported topics of `o` (all when empty), as `export --timing-only`
 /// writes it, and the report the export gives.
@@ -414,7 +383,7 @@ fn tf_values(
     bag: &Bag,
     is_tf: &[bool],
     cols: &[Columns<4>],
-    frames: Frames,
+    frames: FrameIds,
     extra: Vec<Vec<TfRow>>,
     mut values: Vec<Option<[Vec<i64>; 5]>>,
 ) -> TfRead {
@@ -422,7 +391,7 @@ fn tf_values(
         return TfRead {
             values,
             extra,
-            frame_names: frames.names,
+            frame_names: frame_names(frames),
         };
     }
     let scan = Mutex::new(TfScan {
@@ -442,7 +411,7 @@ fn tf_values(
     TfRead {
         values,
         extra: scan.extra,
-        frame_names: scan.frames.names,
+        frame_names: frame_names(scan.frames),
     }
 }
 
@@ -450,7 +419,7 @@ fn tf_values(
 /// than one transform, and each message's [`TfValues`] (in the order the scan read them).
 #[derive(Default)]
 struct TfScan {
-    frames: Frames,
+    frames: FrameIds,
     extra: Vec<Vec<TfRow>>,
     msgs: Vec<TfValues>,
 }
@@ -463,7 +432,11 @@ fn tf_scan_message(scan: &Mutex<TfScan>, data: &[u8]) -> (i64, TfValues) {
     let transforms = bagscope_msg::types::tf_frames(data).unwrap_or_default();
     let mut s = scan.lock().unwrap_or_else(|p| p.into_inner());
     let row = |s: &mut TfScan, t: &bagscope_msg::types::TfFrames<'_>| -> TfRow {
-        (t.stamp_ns, s.frames.key(t.parent), s.frames.key(t.child))
+        (
+            t.stamp_ns,
+            i64::from(s.frames.id(t.parent)),
+            i64::from(s.frames.id(t.child)),
+        )
     };
     let (first, at) = match &transforms[..] {
         [] => ((NULL, NULL, NULL), -1),
@@ -479,6 +452,11 @@ fn tf_scan_message(scan: &Mutex<TfScan>, data: &[u8]) -> (i64, TfValues) {
     let values = [first.0, first.1, first.2, n, at];
     s.msgs.push(values);
     ((s.msgs.len() - 1) as i64, values)
+}
+
+/// The frame names `parent_frame` and `child_frame` index, by key.
+fn frame_names(frames: FrameIds) -> Vec<String> {
+    frames.into_frames().iter().map(|f| f.to_string()).collect()
 }
 
 /// Rows of a message of topic `t`: one, or its transform count (at least one) on TF topics.
@@ -524,7 +502,7 @@ fn row_places(
             }
         }
     }
-    // The last row must have a place too.
+    // Every row index, not only the first of each message, within the same bound.
     u32::try_from(row).map_err(|_| Error::Usage(TOO_MANY_ROWS.into()))?;
     Ok((places, row))
 }

@@ -30,7 +30,7 @@ use bagscope::check::{clocks_and_check_of, CheckOptions, CheckReport};
 use bagscope::clocks::{clocks_data, ClocksCommandReport, ClocksData};
 use bagscope::findings::{check_hits, summarise, Severity, VerdictFinding};
 use bagscope::hist::{lag_distributions, DistKind, Distribution, HistOptions, HistReport};
-use bagscope::info::{info_of, sort_topics, InfoOptions, InfoReport};
+use bagscope::info::{info_of, InfoReport};
 use bagscope::matching::{
     compare_series, match_bag_series, match_bag_series_with_times, CompareCommandReport, MatchArgs,
     MatchCommandReport,
@@ -938,11 +938,7 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
     // `check` as the command does, joint stamps up to 5 ms ahead of the recorder are jitter).
     let bag = bagscope_bag::Bag::open(path).map_err(bagscope::Error::from)?;
     let (info_r, scanned) = rayon::join(
-        || {
-            let mut r = info_of(&bag);
-            sort_topics(&mut r.topics, InfoOptions::default().sort);
-            r
-        },
+        || info_of(&bag),
         || clocks_and_check_of(&bag, &ClocksOptions::default(), &CheckOptions::default()),
     );
     // Pairs asked for must name topics of the bag (a typo is a usage error, not a quiet skip).
