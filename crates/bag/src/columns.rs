@@ -15,7 +15,8 @@ use rayon::prelude::*;
 use crate::error::Warning;
 use crate::mcap_file::{u32_at, McapFile};
 use crate::scan::{
-    plan_jobs, run_job, with_decoder, Item, Job, RawMessage, ScanPlan, Sink, TopicParts,
+    for_each_fetched, plan_jobs, run_job, with_decoder, Item, Job, RawMessage, ScanPlan, Sink,
+    TopicParts,
 };
 
 /// One topic's scan results, in log-time order (stable: equal log times keep file order).
@@ -184,6 +185,15 @@ where
     }
 }
 
+/// Places a job's pieces (scanned ahead) into its slots.
+fn copy_pieces<const K: usize>(sink: &mut SlotSink<'_, K>, pieces: TopicParts<[i64; K]>) {
+    for (t, v) in pieces.0 {
+        for (log, values) in v {
+            sink.write(t, log, values);
+        }
+    }
+}
+
 impl<const K: usize> SlotSink<'_, K> {
     fn write(&mut self, topic: usize, log: i64, values: [i64; K]) {
         // Few topics per chunk: a linear search beats a map.
@@ -224,7 +234,7 @@ fn indexed_counts(
         return None;
     };
     let c = &file.chunks[ci];
-    if !c.indexes_complete {
+    if !(c.indexes_complete || c.from_summary) {
         return None;
     }
     let mut counts: Vec<(usize, usize)> = Vec::new();
@@ -232,9 +242,16 @@ fn indexed_counts(
         let Some(topic) = plan.topic_of(fi, ix.channel_id).filter(|&t| plan.topics[t]) else {
             continue;
         };
-        let end = ix.body_offset.checked_add(ix.body_len)?;
-        let body = file.bytes.get(ix.body_offset..end)?;
-        let n = u32_at(body, 2)? as usize / 16;
+        // A chunk known from the summary (a remote file, its indexes not fetched): the count
+        // its record length implies. A wrong one is caught as for a local index that
+        // undercounts (the scan starts over counting by reading).
+        let n = if c.from_summary {
+            ix.body_len.saturating_sub(6) / 16
+        } else {
+            let end = ix.body_offset.checked_add(ix.body_len)?;
+            let body = file.bytes.get(ix.body_offset..end)?;
+            u32_at(body, 2)? as usize / 16
+        };
         match counts.iter_mut().find(|(t, _)| *t == topic) {
             Some((_, k)) => *k += n,
             None => counts.push((topic, n)),
@@ -290,19 +307,30 @@ where
         })
         .collect();
     // Jobs without counts first, into pieces: their lengths are their counts.
-    let mut scanned: Vec<Option<Prescanned<K>>> = counted
-        .par_iter()
-        .enumerate()
-        .map(|(ji, c)| {
-            c.is_none().then(|| {
+    let uncounted: Vec<Job> = jobs
+        .iter()
+        .zip(&counted)
+        .filter(|(_, c)| c.is_none())
+        .map(|(j, _)| *j)
+        .collect();
+    let uncounted_at: Vec<usize> = (0..jobs.len()).filter(|&i| counted[i].is_none()).collect();
+    let mut scanned: Vec<Option<Prescanned<K>>> = (0..jobs.len()).map(|_| None).collect();
+    let mut fetch_warnings = for_each_fetched(files, plan, &uncounted, false, |batch| {
+        let part: Vec<(usize, Prescanned<K>)> = uncounted_at[batch]
+            .par_iter()
+            .map(|&ji| {
                 with_decoder(|dec| {
                     let mut p = TopicParts(Vec::new());
                     let w = run_into(files, plan, f, dec, &jobs, ji, &mut p, ordered);
-                    (p, w)
+                    (ji, (p, w))
                 })
             })
-        })
-        .collect();
+            .collect();
+        for (ji, p) in part {
+            scanned[ji] = Some(p);
+        }
+    });
+    let is_counted: Vec<bool> = counted.iter().map(Option::is_some).collect();
     let counts: Vec<Vec<(usize, usize)>> = counted
         .into_iter()
         .zip(&scanned)
@@ -356,22 +384,59 @@ where
         });
     }
 
-    let warnings: Vec<Vec<Warning>> = sinks
-        .par_iter_mut()
-        .enumerate()
-        .zip(scanned.par_iter_mut())
-        .map(|((ji, sink), pre)| match pre.take() {
-            Some((pieces, w)) => {
-                for (t, v) in pieces.0 {
-                    for (log, values) in v {
-                        sink.write(t, log, values);
+    // The counted jobs (remote files: fetched a batch at a time as they are read); the
+    // pieces of uncounted jobs between them are copied in their turn.
+    let counted_idx: Vec<usize> = (0..jobs.len()).filter(|&i| is_counted[i]).collect();
+    let counted_jobs: Vec<Job> = counted_idx.iter().map(|&i| jobs[i]).collect();
+    let mut warnings: Vec<Vec<Warning>> = Vec::with_capacity(jobs.len() + 1);
+    let mut done = 0usize;
+    let mut sinks_left = &mut sinks[..];
+    let mut scanned_left = &mut scanned[..];
+    fetch_warnings.extend(for_each_fetched(
+        files,
+        plan,
+        &counted_jobs,
+        false,
+        |batch| {
+            let upto = if batch.end == counted_jobs.len() {
+                jobs.len()
+            } else {
+                counted_idx[batch.end - 1] + 1
+            };
+            let (s_now, s_rest) = std::mem::take(&mut sinks_left).split_at_mut(upto - done);
+            let (p_now, p_rest) = std::mem::take(&mut scanned_left).split_at_mut(upto - done);
+            let base = done;
+            let part: Vec<Vec<Warning>> = s_now
+                .par_iter_mut()
+                .enumerate()
+                .zip(p_now.par_iter_mut())
+                .map(|((k, sink), pre)| match pre.take() {
+                    Some((pieces, w)) => {
+                        copy_pieces(sink, pieces);
+                        w
                     }
-                }
-                w
-            }
-            None => with_decoder(|dec| run_into(files, plan, f, dec, &jobs, ji, sink, ordered)),
-        })
-        .collect();
+                    None if is_counted[base + k] => with_decoder(|dec| {
+                        run_into(files, plan, f, dec, &jobs, base + k, sink, ordered)
+                    }),
+                    // Not scanned ahead (the read stopped): nothing to place.
+                    None => Vec::new(),
+                })
+                .collect();
+            warnings.extend(part);
+            sinks_left = s_rest;
+            scanned_left = p_rest;
+            done = upto;
+        },
+    ));
+    // Pieces of uncounted jobs after the last counted one read (all of them when no job was
+    // counted, or the read stopped).
+    for (sink, pre) in sinks_left.iter_mut().zip(scanned_left.iter_mut()) {
+        if let Some((pieces, w)) = pre.take() {
+            copy_pieces(sink, pieces);
+            warnings.push(w);
+        }
+    }
+    warnings.push(fetch_warnings);
     if sinks.iter().any(|s| s.overflow) {
         return None;
     }

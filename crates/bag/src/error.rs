@@ -83,6 +83,10 @@ pub enum BagError {
         /// The path.
         path: PathBuf,
     },
+    /// Reading an object in object storage failed (missing, access denied, replaced while
+    /// read, ...): the message names the URL.
+    #[error(transparent)]
+    Remote(#[from] bagscope_source::SourceError),
     /// A compressed bag file (rosbag2 file compression) could not be decompressed.
     #[error("cannot decompress {path}: {reason}")]
     Decompress {
@@ -119,7 +123,7 @@ impl BagError {
     pub(crate) fn renamed(self, from: &std::path::Path, to: &std::path::Path) -> BagError {
         let mut e = self;
         let p = match &mut e {
-            BagError::InvalidPattern { .. } => return e,
+            BagError::InvalidPattern { .. } | BagError::Remote(_) => return e,
             BagError::Io { path, .. }
             | BagError::NotMcap { path }
             | BagError::CutInMagic { path, .. }

@@ -14,6 +14,7 @@ mod mcap_file;
 pub mod metadata;
 pub mod outfile;
 pub mod qos;
+mod remote;
 mod scan;
 mod select;
 pub mod text;
@@ -29,9 +30,19 @@ pub use db3::{Db3File, TopicAggregate};
 pub use error::{BagError, Result, Warning, WarningCode};
 pub use mcap_file::{ChannelRec, Compression, McapFile, SchemaRec, DEFAULT_MAX_CHUNK_BYTES};
 pub use metadata::Rosbag2Metadata;
+pub use remote::take_process_read_failure;
 pub use scan::{Item, RawMessage, TopicSpan};
 pub use select::TopicFilter;
 pub use write::{Rosbag2Writer, WriteChannel, WriteError};
+
+/// One file of a bag about to be opened.
+pub(crate) enum FileSource {
+    /// A local file: where its bytes are read (a decompressed copy, a fetched copy) and the
+    /// name outputs show.
+    Local { read: PathBuf, shown: PathBuf },
+    /// A remote MCAP file opened from its summary.
+    Opened(McapFile),
+}
 
 /// A topic of the bag, merged over all its files (same name and type).
 #[derive(Debug, Clone, serde::Serialize)]
@@ -182,11 +193,13 @@ impl Bag {
     /// [`Bag::open`] with options.
     pub fn open_with(path: impl AsRef<Path>, opts: OpenOptions) -> Result<Bag> {
         let path = path.as_ref();
+        if let Some(url) = remote::as_url(path) {
+            return remote::open_bag(&url.map_err(BagError::Remote)?, opts);
+        }
         let meta = std::fs::metadata(path).map_err(|source| BagError::Io {
             path: path.to_path_buf(),
             source,
         })?;
-        let max_chunk_bytes = opts.resolved_max_chunk_bytes();
         let mut warnings = Vec::new();
         let mut metadata = None;
         let file_paths: Vec<PathBuf> = if meta.is_dir() {
@@ -232,57 +245,91 @@ impl Bag {
         // rosbag2 file compression (`NAME.db3.zstd`, `NAME.mcap.zstd`): each file is read from
         // a temporary decompressed copy, deleted with the bag.
         let mut temp_files = Vec::new();
-        let mut read_paths = Vec::new();
+        let mut sources = Vec::new();
         for p in &file_paths {
             if !p.to_string_lossy().ends_with(".zstd") {
-                read_paths.push(p.clone());
+                sources.push(FileSource::Local {
+                    read: p.clone(),
+                    shown: p.clone(),
+                });
                 continue;
             }
             let size = std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
             let d = filezstd::decompress_to_temp(p, filezstd::output_limit_bytes(size))?;
             warnings.extend(d.warnings);
-            read_paths.push(d.path.to_path_buf());
+            sources.push(FileSource::Local {
+                read: d.path.to_path_buf(),
+                shown: p.clone(),
+            });
             temp_files.push(d.path);
         }
-        let sqlite: Vec<bool> = read_paths.iter().map(|p| db3::is_sqlite(p)).collect();
+        Self::assemble(path, sources, metadata, warnings, temp_files, opts)
+    }
+
+    /// The bag made of `sources` (in reading order): `.db3` files when every one is sqlite3,
+    /// else the MCAP files (a sqlite3 file among them is skipped with a warning), copies of
+    /// one file read once.
+    fn assemble(
+        path: &Path,
+        sources: Vec<FileSource>,
+        metadata: Option<Rosbag2Metadata>,
+        mut warnings: Vec<Warning>,
+        temp_files: Vec<tempfile::TempPath>,
+        opts: OpenOptions,
+    ) -> Result<Bag> {
+        let max_chunk_bytes = opts.resolved_max_chunk_bytes();
+        let sqlite: Vec<bool> = sources
+            .iter()
+            .map(|s| match s {
+                FileSource::Local { read, .. } => db3::is_sqlite(read),
+                FileSource::Opened(_) => false,
+            })
+            .collect();
         let mut files = Vec::new();
         let mut db3_files = Vec::new();
-        if sqlite.iter().all(|s| *s) {
-            for (p, r) in file_paths.iter().zip(&read_paths) {
-                db3_files.push(Db3File::open_as(r, p)?);
+        if !sources.is_empty() && sqlite.iter().all(|s| *s) {
+            for s in &sources {
+                if let FileSource::Local { read, shown } = s {
+                    db3_files.push(Db3File::open_as(read, shown)?);
+                }
             }
         } else {
-            for ((p, r), is_db) in file_paths.iter().zip(&read_paths).zip(&sqlite) {
-                if *is_db {
-                    // One bag, one storage: rosbag2 never mixes them.
-                    warnings.push(
-                        Warning::new(
-                            WarningCode::MixedStorage,
-                            "sqlite3 file in a bag of MCAP files: not read",
-                        )
-                        .file(p.display().to_string())
-                        .loss(),
-                    );
-                    continue;
-                }
-                let f = if r != p {
-                    let mut f =
-                        McapFile::open_limited(r, max_chunk_bytes).map_err(|e| e.renamed(r, p))?;
-                    let (from, to) = (r.display().to_string(), p.display().to_string());
-                    for w in &mut f.warnings {
-                        if w.file.as_deref() == Some(from.as_str()) {
-                            w.file = Some(to.clone());
+            for (s, is_db) in sources.into_iter().zip(&sqlite) {
+                let f = match s {
+                    FileSource::Opened(f) => f,
+                    FileSource::Local { shown, .. } if *is_db => {
+                        // One bag, one storage: rosbag2 never mixes them.
+                        warnings.push(
+                            Warning::new(
+                                WarningCode::MixedStorage,
+                                "sqlite3 file in a bag of MCAP files: not read",
+                            )
+                            .file(shown.display().to_string())
+                            .loss(),
+                        );
+                        continue;
+                    }
+                    FileSource::Local { read: r, shown: p } if r != p => {
+                        let mut f = McapFile::open_limited(&r, max_chunk_bytes)
+                            .map_err(|e| e.renamed(&r, &p))?;
+                        let (from, to) = (r.display().to_string(), p.display().to_string());
+                        for w in &mut f.warnings {
+                            if w.file.as_deref() == Some(from.as_str()) {
+                                w.file = Some(to.clone());
+                            }
+                        }
+                        f.path = p.clone();
+                        f
+                    }
+                    FileSource::Local { shown: p, .. } if opts.trust_summary => {
+                        match McapFile::open_from_summary_limited(&p, max_chunk_bytes)? {
+                            Some(f) => f,
+                            None => McapFile::open_limited(&p, max_chunk_bytes)?,
                         }
                     }
-                    f.path = p.clone();
-                    f
-                } else if opts.trust_summary {
-                    match McapFile::open_from_summary_limited(p, max_chunk_bytes)? {
-                        Some(f) => f,
-                        None => McapFile::open_limited(p, max_chunk_bytes)?,
+                    FileSource::Local { shown: p, .. } => {
+                        McapFile::open_limited(&p, max_chunk_bytes)?
                     }
-                } else {
-                    McapFile::open_limited(p, max_chunk_bytes)?
                 };
                 // The same file listed twice, or a copy of one (a half-finished upload, a
                 // duplicated split): reading it again would count every message twice.
@@ -293,7 +340,7 @@ impl Bag {
                             WarningCode::DuplicateFile,
                             format!("same content as {}: read once", prev.path.display()),
                         )
-                        .file(p.display().to_string()),
+                        .file(f.path.display().to_string()),
                     );
                     continue;
                 }
@@ -575,6 +622,18 @@ impl Bag {
         self.warnings.extend(found);
     }
 
+    /// A read of a remote file that failed for good since the last call (a scan that met it
+    /// stopped there, its warnings say what was not read): callers that must not report a
+    /// partial answer as a complete one turn it into their error.
+    pub fn take_read_failure(&self) -> Option<BagError> {
+        self.files.iter().find_map(McapFile::take_read_failure)
+    }
+
+    /// Whether any file of the bag is read from an object store.
+    pub fn is_remote(&self) -> bool {
+        self.files.iter().any(McapFile::is_remote)
+    }
+
     /// Runs `f` on every message of the wanted topics, in parallel across chunks, and returns
     /// the results in log-time order. Payloads are decompressed (rosbag2 message compression
     /// included) before `f` sees them.
@@ -676,6 +735,7 @@ impl Bag {
             lengths: false,
             message_compression: self.message_compression,
             stop,
+            window: None,
         }
     }
 
@@ -843,6 +903,67 @@ impl Bag {
         warnings
     }
 
+    /// [`Bag::visit_until`] of the messages logged in `window` (`[start, end)`, ns): chunks
+    /// whose time range lies outside it are not read (nor fetched, for a remote bag), and
+    /// `skipped(topic, n)` says, in walk order, how many messages of each wanted topic were
+    /// passed over unread (from the message indexes), so that callers numbering messages
+    /// keep their numbers. Messages outside the window in chunks that are read are passed
+    /// over the same way.
+    pub fn visit_window<F, G>(
+        &self,
+        topics: &[bool],
+        window: (i64, i64),
+        stop: &std::sync::atomic::AtomicBool,
+        mut f: F,
+        mut skipped: G,
+    ) -> Vec<Warning>
+    where
+        F: FnMut(&RawMessage<'_>) + Send,
+        G: FnMut(usize, u64) + Send,
+    {
+        use std::sync::atomic::Ordering;
+        let mut wanted = topics.to_vec();
+        wanted.resize(self.topics.len(), false);
+        let (start, end) = window;
+        if !self.db3_files.is_empty() {
+            return self.db3_stream(&wanted, true, |m| {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                if m.log_time_ns < start || m.log_time_ns >= end {
+                    skipped(m.topic, 1);
+                } else {
+                    f(m)
+                }
+            });
+        }
+        let plan = self.plan(&wanted, true, Some(stop));
+        // The walk is sequential; the mutex only satisfies the scanner's `Fn + Sync` bound.
+        let state = std::sync::Mutex::new((f, skipped));
+        let mut warnings = scan::visit_files_windowed(
+            &self.files,
+            &plan,
+            Some((start, end)),
+            &|m| {
+                if let Ok(mut g) = state.lock() {
+                    if m.log_time_ns < start || m.log_time_ns >= end {
+                        (g.1)(m.topic, 1)
+                    } else {
+                        (g.0)(m)
+                    }
+                }
+            },
+            &mut |t, n| {
+                if let Ok(mut g) = state.lock() {
+                    (g.1)(t, n)
+                }
+            },
+        );
+        warnings.sort();
+        warnings.dedup();
+        warnings
+    }
+
     /// The sqlite3 side of scans: rows merged across files in timestamp order.
     fn db3_stream(
         &self,
@@ -976,7 +1097,7 @@ fn db3_topic(f: &Db3File, t: &db3::Db3Topic) -> Topic {
 
 /// True when `rel` (a path from `metadata.yaml`) stays inside the bag folder: relative, and no
 /// `..` climbs above the folder.
-fn stays_inside(rel: &str) -> bool {
+pub(crate) fn stays_inside(rel: &str) -> bool {
     use std::path::Component;
     let mut depth: usize = 0;
     for c in Path::new(rel).components() {

@@ -42,7 +42,7 @@ pub enum Compression {
 }
 
 impl Compression {
-    fn parse(s: &str) -> Option<Compression> {
+    pub(crate) fn parse(s: &str) -> Option<Compression> {
         match s {
             "" => Some(Compression::None),
             "zstd" => Some(Compression::Zstd),
@@ -106,6 +106,11 @@ pub(crate) struct SummaryIndex {
 /// One Chunk Index record of the summary.
 #[derive(Debug, Clone)]
 pub(crate) struct SummaryChunk {
+    /// Offset of the Chunk record, its length (whole record) and the total length of the
+    /// Message Index records that follow it.
+    pub offset: u64,
+    pub length: u64,
+    pub index_length: u64,
     pub start_ns: i64,
     pub end_ns: i64,
     /// The raw end time is at or after 2^63 ns (`end_ns` is clamped).
@@ -137,9 +142,54 @@ pub(crate) struct ChunkLoc {
     /// The chunk claims more uncompressed bytes than the limits allow (a decompression bomb or
     /// a corrupt size): never decompressed, its messages are lost (warned at open).
     pub refused: bool,
+    /// Known from the summary's Chunk Index, not from a walk of the data section (a remote
+    /// file): its header is checked against the index when its bytes arrive
+    /// ([`ChunkLoc::checked_crc`]), and its Message Index records' places are the summary's.
+    pub from_summary: bool,
 }
 
 impl ChunkLoc {
+    /// The bytes a scan of this chunk reads: its record (header and data).
+    pub(crate) fn record_range(&self) -> std::ops::Range<u64> {
+        self.record_offset..(self.data_offset as u64).saturating_add(self.data_len as u64)
+    }
+
+    /// The chunk's Message Index records, back to back after it.
+    pub(crate) fn index_range(&self) -> Option<std::ops::Range<u64>> {
+        let start = self.indexes.iter().map(|ix| ix.body_offset).min()?;
+        let end = self
+            .indexes
+            .iter()
+            .map(|ix| ix.body_offset.saturating_add(ix.body_len))
+            .max()?;
+        Some(start.saturating_sub(9) as u64..end as u64)
+    }
+
+    /// The CRC of the uncompressed records. A chunk known from the summary has its header
+    /// read here, from the bytes fetched, and checked against the summary's Chunk Index: a
+    /// disagreement is an error (the chunk is not read).
+    pub(crate) fn checked_crc(&self, file: &[u8]) -> Result<u32, String> {
+        if !self.from_summary {
+            return Ok(self.uncompressed_crc);
+        }
+        let at = self.record_offset as usize;
+        let body_len = u64_at(file, at + 1).ok_or("chunk header missing")?;
+        let body = file
+            .get(at + 9..)
+            .and_then(|b| b.get(..usize::try_from(body_len).ok()?.min(b.len())))
+            .ok_or("chunk header missing")?;
+        let h = parse_chunk_head(body).ok_or("chunk header cannot be parsed")?;
+        let agrees = file.get(at) == Some(&op::CHUNK)
+            && Compression::parse(&h.compression) == Some(self.compression)
+            && h.uncompressed_size == self.uncompressed_size
+            && h.compressed_size == self.data_len as u64
+            && at + 9 + h.data_start == self.data_offset;
+        if !agrees {
+            return Err("the chunk's header disagrees with the summary's Chunk Index".into());
+        }
+        Ok(h.uncompressed_crc)
+    }
+
     /// The chunk's (compressed) records in the file, if they lie inside it.
     pub(crate) fn data<'a>(&self, file: &'a [u8]) -> Option<&'a [u8]> {
         self.data_offset
@@ -171,6 +221,8 @@ pub(crate) struct LooseLoc {
 
 pub(crate) enum Bytes {
     Map(memmap2::Mmap),
+    /// A remote object: present where a read plan fetched it (see `bagscope-source`).
+    Remote(std::sync::Arc<bagscope_source::SparseImage>),
     /// Bytes in memory (unit tests).
     #[cfg_attr(not(test), allow(dead_code))]
     Owned(Vec<u8>),
@@ -181,6 +233,10 @@ impl Bytes {
     /// they have been read (they stay in the page cache). Without it a full scan's resident
     /// memory grew by the whole bag's size, which users and cgroup limits count.
     pub(crate) fn release(&self, offset: usize, len: usize) {
+        if let Bytes::Remote(img) = self {
+            img.release(offset as u64, len as u64);
+            return;
+        }
         #[cfg(unix)]
         if let Bytes::Map(m) = self {
             // SAFETY: the map is a read-only shared file mapping: MADV_DONTNEED only makes the
@@ -205,6 +261,7 @@ impl std::ops::Deref for Bytes {
     fn deref(&self) -> &[u8] {
         match self {
             Bytes::Map(m) => m,
+            Bytes::Remote(img) => img.bytes(),
             Bytes::Owned(v) => v,
         }
     }
@@ -232,8 +289,8 @@ pub struct McapFile {
     /// The file's Metadata records (name, key/value map), in file order (rosbag2 writes one
     /// named `rosbag2` holding its bag metadata).
     pub metadata_records: Vec<(String, BTreeMap<String, String>)>,
-    /// Where the summary's Metadata Index records say Metadata records lie.
-    metadata_offsets: Vec<usize>,
+    /// Where the summary's Metadata Index records say Metadata records lie (offset, length).
+    pub(crate) metadata_offsets: Vec<(usize, usize)>,
     /// Whether a summary section was found and read.
     pub has_summary: bool,
     /// Message count from the Statistics record, when the file has one.
@@ -255,11 +312,13 @@ pub struct McapFile {
     /// Every channel definition found in the data section with its place, while opening.
     positioned_channels: Vec<(Pos, ChannelRec)>,
     /// Two definitions of one channel id disagree (the MCAP spec forbids it).
-    channel_conflict: bool,
+    pub(crate) channel_conflict: bool,
     /// Channel ids defined more than once with different topics, schemas or encodings: each
     /// definition with where it starts, in file order. Messages follow the definition before
     /// them (as the record order says, and as a streaming reader sees them).
     pub(crate) channel_timeline: BTreeMap<u16, Vec<(Pos, ChannelRec)>>,
+    /// The first read of a remote file that failed for good (the scan that met it stopped).
+    read_failure: std::sync::Mutex<Option<BagError>>,
 }
 
 impl std::fmt::Debug for McapFile {
@@ -359,7 +418,7 @@ impl McapFile {
     }
 
     /// A file of which nothing has been read yet.
-    fn unread(path: &Path, bytes: Bytes) -> McapFile {
+    pub(crate) fn unread(path: &Path, bytes: Bytes) -> McapFile {
         McapFile {
             path: path.to_path_buf(),
             bytes,
@@ -383,7 +442,24 @@ impl McapFile {
             positioned_channels: Vec::new(),
             channel_conflict: false,
             channel_timeline: BTreeMap::new(),
+            read_failure: std::sync::Mutex::new(None),
         }
+    }
+
+    /// Keeps the first read failure of this file (see [`McapFile::take_read_failure`]).
+    pub(crate) fn note_read_failure(&self, e: BagError) {
+        crate::remote::note_process_failure(&e);
+        let mut g = self.read_failure.lock().unwrap_or_else(|p| p.into_inner());
+        g.get_or_insert(e);
+    }
+
+    /// The read of this (remote) file that failed for good since the last call, if any: the
+    /// scan that met it stopped there and reported the rest as lost.
+    pub fn take_read_failure(&self) -> Option<BagError> {
+        self.read_failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
     }
 
     #[cfg(test)]
@@ -471,21 +547,7 @@ impl McapFile {
         }
         let mut f = McapFile::unread(path, bytes);
         f.max_chunk_bytes = max_chunk_bytes;
-        // The Header record right after the magic (the profile).
-        let pos = MAGIC.len();
-        if f.bytes.get(pos) == Some(&op::HEADER) {
-            if let Some(len) = u64_at(&f.bytes, pos + 1) {
-                let body = usize::try_from(len)
-                    .ok()
-                    .and_then(|l| f.bytes.get(pos + 9..(pos + 9).checked_add(l)?));
-                if let Some(Ok(Record::Header(h))) =
-                    body.map(|b| mcap::read::parse_record(op::HEADER, b))
-                {
-                    f.profile = h.profile;
-                    f.library = h.library;
-                }
-            }
-        }
+        f.read_header_record();
         f.read_summary();
         if !f.has_summary || !f.warnings.is_empty() || f.channel_conflict {
             return Ok(None);
@@ -533,7 +595,35 @@ impl McapFile {
         }
         // The data section is not walked: its Metadata records are read where the summary
         // says they are.
-        for at in std::mem::take(&mut f.metadata_offsets) {
+        f.read_indexed_metadata();
+        f.summary_only = Some(SummaryIndex { chunks });
+        Ok(Some(f))
+    }
+
+    /// The Header record right after the magic (profile and library), when the data section
+    /// is not walked.
+    pub(crate) fn read_header_record(&mut self) {
+        let pos = MAGIC.len();
+        if self.bytes.get(pos) != Some(&op::HEADER) {
+            return;
+        }
+        let Some(len) = u64_at(&self.bytes, pos + 1) else {
+            return;
+        };
+        let body = usize::try_from(len)
+            .ok()
+            .and_then(|l| self.bytes.get(pos + 9..(pos + 9).checked_add(l)?));
+        if let Some(Ok(Record::Header(h))) = body.map(|b| mcap::read::parse_record(op::HEADER, b)) {
+            self.profile = h.profile;
+            self.library = h.library;
+        }
+    }
+
+    /// Reads the Metadata records where the summary's Metadata Index records say they are
+    /// (the data section is not walked).
+    pub(crate) fn read_indexed_metadata(&mut self) {
+        for (at, _) in std::mem::take(&mut self.metadata_offsets) {
+            let f = &mut *self;
             let Some(len) = u64_at(&f.bytes, at + 1).and_then(|l| usize::try_from(l).ok()) else {
                 continue;
             };
@@ -548,12 +638,10 @@ impl McapFile {
                 }
             }
         }
-        f.summary_only = Some(SummaryIndex { chunks });
-        Ok(Some(f))
     }
 
     /// The summary's Chunk Index records.
-    fn summary_chunks(&self) -> Vec<SummaryChunk> {
+    pub(crate) fn summary_chunks(&self) -> Vec<SummaryChunk> {
         let mut out = Vec::new();
         let len = self.bytes.len();
         let footer = len - MAGIC.len() - 29;
@@ -576,6 +664,9 @@ impl McapFile {
                     mcap::read::parse_record(op::CHUNK_INDEX, &self.bytes[pos + 9..end])
                 {
                     out.push(SummaryChunk {
+                        offset: ci.chunk_start_offset,
+                        length: ci.chunk_length,
+                        index_length: ci.message_index_length,
                         start_ns: crate::scan::to_ns(ci.message_start_time),
                         end_ns: crate::scan::to_ns(ci.message_end_time),
                         end_clamped: ci.message_end_time > i64::MAX as u64,
@@ -647,7 +738,7 @@ impl McapFile {
 
     /// One warning for the log times at or after 2^63 ns that a file's chunk headers (or Chunk
     /// Indexes) and loose messages show: they are held as `i64::MAX`.
-    fn warn_clamped(&mut self, chunks: usize, loose: usize) {
+    pub(crate) fn warn_clamped(&mut self, chunks: usize, loose: usize) {
         let what = match (chunks, loose) {
             (0, n) => format!("{n} message(s) outside chunks have"),
             (c, 0) => format!("{c} chunk(s) hold messages with"),
@@ -897,6 +988,7 @@ impl McapFile {
                                         indexes: Vec::new(),
                                         indexes_complete: false,
                                         refused,
+                                        from_summary: false,
                                     });
                                 }
                                 None => self.warn(
@@ -1028,11 +1120,12 @@ impl McapFile {
             indexes: Vec::new(),
             indexes_complete: false,
             refused,
+            from_summary: false,
         });
     }
 
     /// Whether the chunk at `record_offset` must not be decompressed; warns if so.
-    fn refuse_chunk(
+    pub(crate) fn refuse_chunk(
         &mut self,
         record_offset: usize,
         compression: Compression,
@@ -1058,7 +1151,7 @@ impl McapFile {
 
     /// Reads schemas, channels and statistics from the summary section, if the footer points at
     /// one. Damage here only costs speed (we fall back to the chunks), so it is a plain warning.
-    fn read_summary(&mut self) {
+    pub(crate) fn read_summary(&mut self) {
         let len = self.bytes.len();
         if len < MAGIC.len() * 2 + 29 || &self.bytes[len - 8..] != MAGIC {
             // Cut after the data section (the recorder died writing the summary): every
@@ -1113,8 +1206,11 @@ impl McapFile {
             }
             let body = &self.bytes[pos + 9..pos + 9 + rlen as usize];
             if opcode == op::METADATA_INDEX {
-                if let Some(at) = u64_at(body, 0).and_then(|a| usize::try_from(a).ok()) {
-                    self.metadata_offsets.push(at);
+                if let (Some(at), Some(len)) = (
+                    u64_at(body, 0).and_then(|a| usize::try_from(a).ok()),
+                    u64_at(body, 8).and_then(|a| usize::try_from(a).ok()),
+                ) {
+                    self.metadata_offsets.push((at, len));
                 }
             }
             if opcode == op::CHUNK_INDEX {

@@ -83,11 +83,15 @@ impl Rosbag2Metadata {
             path: path.to_path_buf(),
             source,
         })?;
-        let file: MetadataFile =
-            serde_yaml_ng::from_str(&text).map_err(|e| BagError::Metadata {
-                path: path.to_path_buf(),
-                reason: e.to_string(),
-            })?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses `text`, the `metadata.yaml` at `path` (named in errors).
+    pub fn parse(text: &str, path: &Path) -> Result<Rosbag2Metadata> {
+        let file: MetadataFile = serde_yaml_ng::from_str(text).map_err(|e| BagError::Metadata {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
         Ok(file.rosbag2_bagfile_information)
     }
 

@@ -326,6 +326,9 @@ pub(crate) struct ScanPlan<'p> {
     pub message_compression: bool,
     /// Checked between chunks by sequential walks: set it to end the walk early.
     pub stop: Option<&'p std::sync::atomic::AtomicBool>,
+    /// Only messages logged in `[start, end)`: chunks whose time range lies outside it are
+    /// not read.
+    pub window: Option<(i64, i64)>,
 }
 
 impl ScanPlan<'_> {
@@ -357,6 +360,22 @@ impl ScanPlan<'_> {
     /// (a channel that is not defined or is redefined may: only reading the chunk tells).
     fn may_want(&self, fi: usize, ch: u16) -> bool {
         self.topic_of(fi, ch).is_none_or(|t| self.topics[t])
+    }
+
+    /// Whether a message logged at `log` falls outside the window.
+    #[inline]
+    pub(crate) fn outside(&self, log: i64) -> bool {
+        self.window.is_some_and(|(s, e)| log < s || log >= e)
+    }
+
+    /// Whether chunk `c` holds no message of the window, by its time range.
+    pub(crate) fn chunk_outside(&self, c: &ChunkLoc) -> bool {
+        let Some((s, e)) = self.window else {
+            return false;
+        };
+        !c.partial
+            && c.message_start_ns <= c.message_end_ns
+            && (c.message_end_ns < s || c.message_start_ns >= e)
     }
 }
 
@@ -445,6 +464,7 @@ impl<T> Sink<T> for TopicParts<T> {
 /// Items of one job keyed by their byte offset (to restore file order), and its warnings.
 type JobOut<T> = (Vec<(u64, Item<T>)>, Vec<Warning>);
 
+#[derive(Debug, Clone, Copy)]
 pub(crate) enum Job {
     Chunk(usize, usize),
     Loose(usize),
@@ -467,10 +487,7 @@ pub(crate) fn plan_jobs(files: &[McapFile], plan: &ScanPlan<'_>) -> Vec<Job> {
     for (fi, file) in files.iter().enumerate() {
         for (ci, c) in file.chunks.iter().enumerate() {
             // Refused chunks were reported (and counted as lost) when the file was opened.
-            if c.refused
-                || (c.indexes_complete
-                    && !c.indexes.iter().any(|ix| plan.may_want(fi, ix.channel_id)))
-            {
+            if c.refused || !may_hold_wanted(fi, c, plan) || plan.chunk_outside(c) {
                 continue;
             }
             jobs.push(Job::Chunk(fi, ci));
@@ -480,6 +497,140 @@ pub(crate) fn plan_jobs(files: &[McapFile], plan: &ScanPlan<'_>) -> Vec<Job> {
         }
     }
     jobs
+}
+
+/// Whether chunk `c` of file `fi` may hold wanted messages: unless its message indexes (or,
+/// for a chunk known from the summary, the channels its Chunk Index names) say otherwise.
+pub(crate) fn may_hold_wanted(fi: usize, c: &ChunkLoc, plan: &ScanPlan<'_>) -> bool {
+    !(c.indexes_complete || c.from_summary)
+        || c.indexes.iter().any(|ix| plan.may_want(fi, ix.channel_id))
+}
+
+/// Whether a scan of chunk `c` can read its message indexes instead of its records (log
+/// times only, indexes complete or known from the summary).
+pub(crate) fn index_only(c: &ChunkLoc, plan: &ScanPlan<'_>) -> bool {
+    !plan.needs_payload && !plan.lengths && (c.indexes_complete || c.from_summary)
+}
+
+/// The bytes job `job` reads (remote files fetch them first): the chunk's Message Index
+/// records for an index-only read, else its record.
+pub(crate) fn job_ranges(
+    files: &[McapFile],
+    plan: &ScanPlan<'_>,
+    job: &Job,
+) -> Vec<std::ops::Range<u64>> {
+    match *job {
+        Job::Chunk(fi, ci) => {
+            let c = &files[fi].chunks[ci];
+            match c.index_range().filter(|_| index_only(c, plan)) {
+                Some(r) => vec![r],
+                None => vec![c.record_range()],
+            }
+        }
+        // Remote files have no messages outside chunks (they are read whole otherwise).
+        Job::Loose(_) => Vec::new(),
+    }
+}
+
+/// Bytes of chunk records a scan of remote files holds fetched at most: the batch being read
+/// and the one being fetched beside it.
+const FETCH_BATCH_BYTES: u64 = 32 << 20;
+
+/// Runs `run` over consecutive ranges of `jobs` (in order) once their bytes are in place:
+/// for local files one call with every job; for remote files batches of about
+/// [`FETCH_BATCH_BYTES`], the next fetched (coalesced, concurrent ranged GETs) while `run`
+/// reads the current one. `grow`: batches start at one job and double (walks that may stop
+/// early, `--limit`); `stop` ends the walk between batches. A fetch that fails for good ends
+/// the walk: its warning (data loss, naming the URL and why) is returned, and the failure is
+/// kept for [`crate::Bag::read_failure`].
+pub(crate) fn for_each_fetched(
+    files: &[McapFile],
+    plan: &ScanPlan<'_>,
+    jobs: &[Job],
+    grow: bool,
+    mut run: impl FnMut(std::ops::Range<usize>),
+) -> Vec<Warning> {
+    let file_of = |j: &Job| match *j {
+        Job::Chunk(fi, _) | Job::Loose(fi) => fi,
+    };
+    if !jobs.iter().any(|j| files[file_of(j)].is_remote()) {
+        if !jobs.is_empty() {
+            run(0..jobs.len());
+        }
+        return Vec::new();
+    }
+    let sizes: Vec<u64> = jobs
+        .iter()
+        .map(|j| files[file_of(j)].missing_bytes(&job_ranges(files, plan, j)))
+        .collect();
+    bagscope_source::add_planned(sizes.iter().sum());
+    // Batches: consecutive jobs up to the byte budget (one job at least).
+    let mut batches: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut cap = if grow { 1 } else { FETCH_BATCH_BYTES };
+    let mut start = 0;
+    while start < jobs.len() {
+        let mut end = start + 1;
+        let mut bytes = sizes[start];
+        while end < jobs.len() && bytes + sizes[end] <= cap {
+            bytes += sizes[end];
+            end += 1;
+        }
+        batches.push(start..end);
+        start = end;
+        cap = (cap.max(bytes.max(1)) * 2).min(FETCH_BATCH_BYTES);
+    }
+    let fetch = |r: &std::ops::Range<usize>| -> Result<(), (usize, crate::BagError)> {
+        let mut by_file: std::collections::BTreeMap<usize, Vec<std::ops::Range<u64>>> =
+            Default::default();
+        for j in &jobs[r.clone()] {
+            by_file
+                .entry(file_of(j))
+                .or_default()
+                .extend(job_ranges(files, plan, j));
+        }
+        for (fi, ranges) in by_file {
+            files[fi].ensure(&ranges).map_err(|e| (fi, e))?;
+        }
+        Ok(())
+    };
+    let stopped = || {
+        plan.stop
+            .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
+    };
+    let failed = |(fi, e): (usize, crate::BagError)| -> Vec<Warning> {
+        let w = Warning::new(
+            WarningCode::RemoteReadFailed,
+            format!("the read stopped, the rest of the bag is not read: {e}"),
+        )
+        .file(files[fi].path.display().to_string())
+        .loss();
+        files[fi].note_read_failure(e);
+        vec![w]
+    };
+    if let Err(e) = fetch(&batches[0]) {
+        return failed(e);
+    }
+    std::thread::scope(|scope| {
+        for k in 0..batches.len() {
+            let next = batches
+                .get(k + 1)
+                .filter(|_| !stopped())
+                .map(|b| scope.spawn(|| fetch(b)));
+            run(batches[k].clone());
+            let Some(next) = next else {
+                return Vec::new();
+            };
+            match next.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return failed(e),
+                Err(p) => std::panic::resume_unwind(p),
+            }
+            if stopped() {
+                return Vec::new();
+            }
+        }
+        Vec::new()
+    })
 }
 
 /// Runs one job into `out`; its warnings.
@@ -507,20 +658,102 @@ pub(crate) fn visit_files<F>(files: &[McapFile], plan: &ScanPlan<'_>, f: &F) -> 
 where
     F: Fn(&RawMessage<'_>) + Sync,
 {
+    visit_files_windowed(files, plan, None, f, &mut |_, _| {})
+}
+
+/// [`visit_files`] that passes over the chunks whose time range lies outside `window`
+/// (`[start, end)`) unread, reporting in walk order how many messages of each wanted topic
+/// each holds (`skipped(topic, n)`, from its message indexes), so that callers numbering
+/// messages keep their numbers. A chunk whose counts are not known is read instead; the
+/// chunks that are read hand every wanted message to `f`, in the window or not (`plan` has
+/// no window of its own).
+pub(crate) fn visit_files_windowed<F>(
+    files: &[McapFile],
+    plan: &ScanPlan<'_>,
+    window: Option<(i64, i64)>,
+    f: &F,
+    skipped: &mut dyn FnMut(usize, u64),
+) -> Vec<Warning>
+where
+    F: Fn(&RawMessage<'_>) + Sync,
+{
     let mut dec = Decoder::default();
     let mut warnings = Vec::new();
+    let windowed = ScanPlan {
+        window,
+        channel_topic: Vec::new(),
+        redefined: Vec::new(),
+        ..*plan
+    };
+    // The walk's steps: a job to read (`Ok`), or the counts of a chunk passed over (`Err`).
+    let mut steps: Vec<Result<Job, Vec<(usize, u64)>>> = Vec::new();
     for job in plan_jobs(files, plan) {
-        if plan
-            .stop
-            .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
-        {
-            break;
+        let counts = match job {
+            Job::Chunk(fi, ci) if windowed.chunk_outside(&files[fi].chunks[ci]) => {
+                chunk_counts(fi, &files[fi].chunks[ci], plan)
+            }
+            _ => None,
+        };
+        match counts {
+            Some(c) if c.is_empty() => {}
+            Some(c) => steps.push(Err(c)),
+            None => steps.push(Ok(job)),
         }
-        // Results go to the caller's function only; nothing is kept.
-        let w = run_job(files, plan, f, &mut dec, &job, &mut Discard);
-        warnings.extend(w);
     }
+    let jobs: Vec<Job> = steps
+        .iter()
+        .filter_map(|s| s.as_ref().ok().copied())
+        .collect();
+    let mut step = 0usize;
+    let fetch_warnings = for_each_fetched(files, plan, &jobs, true, |batch| {
+        for job in &jobs[batch] {
+            // The counts of the chunks passed over before this job, then the job.
+            while let Some(Err(counts)) = steps.get(step) {
+                for &(t, n) in counts {
+                    skipped(t, n);
+                }
+                step += 1;
+            }
+            step += 1;
+            if plan
+                .stop
+                .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
+            {
+                return;
+            }
+            // Results go to the caller's function only; nothing is kept.
+            let w = run_job(files, plan, f, &mut dec, job, &mut Discard);
+            warnings.extend(w);
+        }
+    });
+    warnings.extend(fetch_warnings);
     warnings
+}
+
+/// Messages per wanted topic in chunk `c` from its message indexes without reading them
+/// (record lengths: 6 header bytes, then 16 bytes an entry), when they are trusted.
+pub(crate) fn chunk_counts(
+    fi: usize,
+    c: &ChunkLoc,
+    plan: &ScanPlan<'_>,
+) -> Option<Vec<(usize, u64)>> {
+    if !(c.indexes_complete || c.from_summary) {
+        return None;
+    }
+    let mut out: Vec<(usize, u64)> = Vec::new();
+    for ix in &c.indexes {
+        // A channel without a single definition: only reading the chunk tells its topic.
+        let topic = plan.topic_of(fi, ix.channel_id)?;
+        if !plan.topics[topic] {
+            continue;
+        }
+        let n = (ix.body_len.saturating_sub(6) / 16) as u64;
+        match out.iter_mut().find(|(t, _)| *t == topic) {
+            Some((_, k)) => *k += n,
+            None => out.push((topic, n)),
+        }
+    }
+    Some(out)
 }
 
 pub(crate) fn scan_files<T, F>(files: &[McapFile], plan: &ScanPlan<'_>, f: &F) -> ScanOut<T>
@@ -530,18 +763,23 @@ where
 {
     let jobs = plan_jobs(files, plan);
 
-    let results: Vec<JobOut<T>> = jobs
-        .par_iter()
-        .map(|job| {
-            with_decoder(|dec| {
-                let mut out = Vec::new();
-                let w = run_job(files, plan, f, dec, job, &mut out);
-                // Grown by doubling: up to half of it unused, for every job until the merge.
-                out.shrink_to_fit();
-                (out, w)
+    let mut results: Vec<JobOut<T>> = Vec::with_capacity(jobs.len());
+    let fetch_warnings = for_each_fetched(files, plan, &jobs, false, |batch| {
+        let part: Vec<JobOut<T>> = jobs[batch]
+            .par_iter()
+            .map(|job| {
+                with_decoder(|dec| {
+                    let mut out = Vec::new();
+                    let w = run_job(files, plan, f, dec, job, &mut out);
+                    // Grown by doubling: up to half of it unused, for every job until the merge.
+                    out.shrink_to_fit();
+                    (out, w)
+                })
             })
-        })
-        .collect();
+            .collect();
+        results.extend(part);
+    });
+    results.push((Vec::new(), fetch_warnings));
 
     // Sized once: growing by doubling would hold up to twice the items at the peak.
     let mut items = Vec::with_capacity(results.iter().map(|(v, _)| v.len()).sum());
@@ -587,7 +825,9 @@ where
 {
     let mut warnings = Vec::new();
     let name = file.path.display().to_string();
-    if !plan.needs_payload && !plan.lengths && c.indexes_complete {
+    if index_only(c, plan)
+        && (c.indexes_complete || crate::remote::summary_indexes_hold(&file.bytes, c))
+    {
         let mut unknown = 0usize;
         let mut clamped = 0usize;
         for ix in &c.indexes {
@@ -607,6 +847,9 @@ where
                 };
                 if log > i64::MAX as u64 {
                     clamped += 1;
+                }
+                if plan.outside(to_ns(log)) {
+                    continue;
                 }
                 let empty = RawMessage {
                     topic,
@@ -635,7 +878,25 @@ where
         return warnings;
     }
 
-    let data: &[u8] = match dec.decompress(&file.bytes, c) {
+    // A chunk known from the summary whose index-only read found its indexes damaged: its
+    // records are read after all.
+    if c.from_summary && index_only(c, plan) {
+        if let Err(e) = file.ensure(&[c.record_range()]) {
+            warnings.push(
+                Warning::new(
+                    WarningCode::RemoteReadFailed,
+                    format!("chunk at byte {} could not be read: {e}", c.record_offset),
+                )
+                .file(&name)
+                .offset(c.record_offset)
+                .loss(),
+            );
+            file.note_read_failure(e);
+            return warnings;
+        }
+    }
+    let head = c.checked_crc(&file.bytes);
+    let data: &[u8] = match head.and_then(|_| dec.decompress(&file.bytes, c)) {
         Ok(d) => d,
         Err(e) => {
             warnings.push(
@@ -653,11 +914,12 @@ where
             return warnings;
         }
     };
+    let stored_crc = c.checked_crc(&file.bytes).unwrap_or(0);
     // The CRC is computed as the walk goes, a block ahead of it: the walk then reads what the
     // CRC just brought into cache, instead of the whole chunk being read twice from memory.
     // A zstd chunk written as one frame with a content checksum (rosbag2's writer sets it)
     // has had its decompressed bytes verified by zstd already: the CRC would check them again.
-    let check_crc = !c.partial && c.uncompressed_crc != 0 && !zstd_verified(file, c);
+    let check_crc = !c.partial && stored_crc != 0 && !zstd_verified(file, c);
     let mut hasher = crc32fast::Hasher::new();
     let mut hashed = 0usize;
     const CRC_BLOCK: usize = 16 << 10;
@@ -711,7 +973,7 @@ where
         // Every topic's messages count as recovered, not only the wanted ones: the number a
         // cut chunk's warning states is then the same whichever topics a command reads.
         readable += 1;
-        if !plan.topics[topic] {
+        if !plan.topics[topic] || plan.outside(to_ns(log)) {
             return;
         }
         let off = start;
@@ -748,13 +1010,13 @@ where
     if check_crc {
         hasher.update(&data[hashed..]);
         let crc = hasher.finalize();
-        if crc != c.uncompressed_crc {
+        if crc != stored_crc {
             warnings.push(
                 Warning::new(
                     WarningCode::ChunkCrcMismatch,
                     format!(
-                        "chunk at byte {} fails its CRC (stored {:08x}, computed {crc:08x}): its messages may be corrupt",
-                        c.record_offset, c.uncompressed_crc
+                        "chunk at byte {} fails its CRC (stored {stored_crc:08x}, computed {crc:08x}): its messages may be corrupt",
+                        c.record_offset
                     ),
                 )
                 .file(&name)
@@ -881,7 +1143,7 @@ where
             unknown += 1;
             continue;
         };
-        if !plan.topics[topic] {
+        if !plan.topics[topic] || plan.outside(to_ns(log)) {
             continue;
         }
         let mut payload = &body[22..];
@@ -973,15 +1235,61 @@ pub(crate) fn index_log_times_sizes(
     let complete = jobs.iter().all(|j| match *j {
         Job::Chunk(fi, ci) => {
             let c = &files[fi].chunks[ci];
-            c.indexes_complete
+            (c.indexes_complete || c.from_summary)
                 && c.indexes
                     .iter()
                     .all(|ix| plan.topic_of(fi, ix.channel_id).is_some())
         }
         Job::Loose(_) => false,
     });
-    if !complete {
+    if !complete || plan.window.is_some() {
         return None;
+    }
+    // Remote files: every index block, and the records of the chunks read record by record
+    // below, in one round of requests; then each block is checked as a walk would have.
+    let first_chunks = |f: &McapFile| -> Vec<bool> {
+        let mut seen = std::collections::HashSet::new();
+        f.chunks
+            .iter()
+            .map(|c| {
+                c.indexes
+                    .iter()
+                    // Every channel is noted (no short circuit).
+                    .filter(|ix| seen.insert(ix.channel_id))
+                    .count()
+                    > 0
+            })
+            .collect()
+    };
+    for (fi, f) in files.iter().enumerate().filter(|(_, f)| f.is_remote()) {
+        let firsts = if sizes { first_chunks(f) } else { Vec::new() };
+        let mut ranges = Vec::new();
+        for j in &jobs {
+            if let Job::Chunk(jf, ci) = *j {
+                if jf == fi {
+                    let c = &f.chunks[ci];
+                    ranges.extend(c.index_range());
+                    if firsts.get(ci).copied().unwrap_or(false) {
+                        ranges.push(c.record_range());
+                    }
+                }
+            }
+        }
+        bagscope_source::add_planned(f.missing_bytes(&ranges));
+        if f.ensure(&ranges).is_err() {
+            // The scan reads what it can and reports the failure.
+            return None;
+        }
+        let held = jobs.iter().all(|j| match *j {
+            Job::Chunk(jf, ci) if jf == fi => {
+                let c = &f.chunks[ci];
+                !c.from_summary || crate::remote::summary_indexes_hold(&f.bytes, c)
+            }
+            _ => true,
+        });
+        if !held {
+            return None;
+        }
     }
     // Sizes first (from the index record headers), then one sequential copy into vectors
     // allocated once: cheaper than per-chunk vectors, whose page faults cost more than the
@@ -1021,23 +1329,7 @@ pub(crate) fn index_log_times_sizes(
     // message are read record by record, so the message before a definition is not charged
     // with it. Few chunks: a bag's channels mostly start in its first chunks.
     let first_of_channel: Vec<Vec<bool>> = if sizes {
-        files
-            .iter()
-            .map(|f| {
-                let mut seen = std::collections::HashSet::new();
-                f.chunks
-                    .iter()
-                    .map(|c| {
-                        c.indexes
-                            .iter()
-                            // Every channel is noted (no short circuit).
-                            .filter(|ix| seen.insert(ix.channel_id))
-                            .count()
-                            > 0
-                    })
-                    .collect()
-            })
-            .collect()
+        files.iter().map(first_chunks).collect()
     } else {
         Vec::new()
     };
@@ -1119,7 +1411,10 @@ fn raw_index_entries<'a>(file: &'a McapFile, ix: &crate::mcap_file::IndexLoc) ->
 /// stand in). Its mapped pages are dropped afterwards, as a scan does.
 fn record_payload_lengths(file: &McapFile, c: &ChunkLoc, out: &mut Vec<(u64, u64)>) {
     with_decoder(|dec| {
-        let Ok(buf) = dec.decompress(&file.bytes, c) else {
+        let Ok(buf) = c
+            .checked_crc(&file.bytes)
+            .and_then(|_| dec.decompress(&file.bytes, c))
+        else {
             return;
         };
         let base = buf.as_ptr() as usize;
@@ -1207,7 +1502,10 @@ pub(crate) fn index_spans(
         // Chunk Index says the same (a corrupted copy shows as a mismatch).
         let confirmed = files[fi].summary_chunk_times.get(&c.record_offset)
             == Some(&(c.message_start_ns, c.message_end_ns));
-        if !c.indexes_complete || !confirmed || c.message_start_ns > c.message_end_ns {
+        if !(c.indexes_complete || c.from_summary)
+            || !confirmed
+            || c.message_start_ns > c.message_end_ns
+        {
             return None;
         }
         for ix in &c.indexes {
@@ -1223,6 +1521,7 @@ pub(crate) fn index_spans(
                 end: c.message_end_ns,
                 file: fi,
                 body_offset: ix.body_offset,
+                record_end: ix.body_offset.saturating_add(ix.body_len),
             });
         }
     }
@@ -1269,6 +1568,14 @@ fn summary_spans(
             if c.start_ns > c.end_ns {
                 return None;
             }
+            // Each Message Index record ends where the next one after the chunk begins (the
+            // last at the end of the chunk's index block): what a remote read fetches.
+            let mut offs: Vec<u64> = c.index_offsets.iter().map(|&(_, o)| o).collect();
+            offs.sort_unstable();
+            let block_end = c
+                .offset
+                .saturating_add(c.length)
+                .saturating_add(c.index_length);
             for &(ch, off) in &c.index_offsets {
                 let Some(topic) = plan.topic_of(fi, ch) else {
                     continue;
@@ -1278,11 +1585,14 @@ fn summary_spans(
                 }
                 // The record itself is only read if the pruning visits it (then checked).
                 let at = usize::try_from(off).ok()?;
+                let k = offs.partition_point(|&o| o <= off);
+                let end = offs.get(k).copied().unwrap_or(block_end);
                 recs[topic].push(IndexRec {
                     start: c.start_ns,
                     end: c.end_ns,
                     file: fi,
                     body_offset: at.checked_add(9)?,
+                    record_end: usize::try_from(end).ok()?,
                 });
             }
         }
@@ -1296,6 +1606,14 @@ struct IndexRec {
     end: i64,
     file: usize,
     body_offset: usize,
+    /// Where the record ends (as the layout says; checked against its own length when read).
+    record_end: usize,
+}
+
+impl IndexRec {
+    fn range(&self) -> std::ops::Range<u64> {
+        self.body_offset.saturating_sub(9) as u64..self.record_end as u64
+    }
 }
 
 /// First and last log time per topic from the index records, reading only the records of
@@ -1306,7 +1624,26 @@ fn spans_of(
     recs: Vec<Vec<IndexRec>>,
     counts: Vec<u64>,
 ) -> Option<Vec<TopicSpan>> {
+    // Remote files: the records each topic's search reads first (the chunks that start
+    // first and end last), in one round of requests; any further one is fetched when read.
+    if files.iter().any(McapFile::is_remote) {
+        let mut want: std::collections::BTreeMap<usize, Vec<std::ops::Range<u64>>> =
+            Default::default();
+        for r in &recs {
+            let first = r.iter().map(|x| x.start).min();
+            let last = r.iter().map(|x| x.end).max();
+            for x in r {
+                if Some(x.start) == first || Some(x.end) == last {
+                    want.entry(x.file).or_default().push(x.range());
+                }
+            }
+        }
+        for (fi, ranges) in want {
+            files[fi].ensure(&ranges).ok()?;
+        }
+    }
     let entries = |r: &IndexRec| -> Option<&[u8]> {
+        files[r.file].ensure(&[r.range()]).ok()?;
         let bytes = &files[r.file].bytes;
         // The record header before the body: opcode and length must agree with the body.
         let op_at = r.body_offset.checked_sub(9)?;

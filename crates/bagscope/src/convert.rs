@@ -162,24 +162,31 @@ fn write(
 
     let mut tally = vec![Tally::default(); bag.topics.len()];
     let mut failed: Option<WriteError> = None;
-    let scan_warnings = bag.visit(wanted, |m| {
-        if failed.is_some() || m.log_time_ns < start || m.log_time_ns >= end {
-            return;
-        }
-        let Some(k) = channel[m.topic] else {
-            return;
-        };
-        let t = &mut tally[m.topic];
-        t.count += 1;
-        t.first = Some(t.first.map_or(m.log_time_ns, |f| f.min(m.log_time_ns)));
-        t.last = Some(t.last.map_or(m.log_time_ns, |l| l.max(m.log_time_ns)));
-        let log = m.log_time_ns;
-        // Sources without a publish time (sqlite3): rosbag2 writes the log time.
-        let publ = m.publish_time_ns.unwrap_or(log);
-        if let Err(e) = w.write(k, Some(m.sequence), log, publ, m.data) {
-            failed = Some(e);
-        }
-    });
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let scan_warnings = bag.visit_window(
+        wanted,
+        (start, end),
+        &never,
+        |m| {
+            if failed.is_some() {
+                return;
+            }
+            let Some(k) = channel[m.topic] else {
+                return;
+            };
+            let t = &mut tally[m.topic];
+            t.count += 1;
+            t.first = Some(t.first.map_or(m.log_time_ns, |f| f.min(m.log_time_ns)));
+            t.last = Some(t.last.map_or(m.log_time_ns, |l| l.max(m.log_time_ns)));
+            let log = m.log_time_ns;
+            // Sources without a publish time (sqlite3): rosbag2 writes the log time.
+            let publ = m.publish_time_ns.unwrap_or(log);
+            if let Err(e) = w.write(k, Some(m.sequence), log, publ, m.data) {
+                failed = Some(e);
+            }
+        },
+        |_, _| {},
+    );
     if let Some(e) = failed {
         return Err(e.into());
     }

@@ -130,60 +130,67 @@ pub fn echo_of(
     let (start, end) = crate::window::log_window(bag, o.start, o.end);
     let limit = o.limit.unwrap_or(usize::MAX);
     let stop = AtomicBool::new(limit == 0);
-    let (mut printed, mut index, mut undecodable) = (0usize, 0usize, 0usize);
+    let (mut printed, mut undecodable) = (0usize, 0usize);
+    // Both the walk and the chunks it passes over unread (outside the window) move it.
+    let index = std::sync::atomic::AtomicUsize::new(0);
     let mut last_error: Option<String> = None;
     let mut write_error: Option<std::io::Error> = None;
     let mut warnings = bag.open_warnings();
-    let visit_warnings = bag.visit_until(&wanted, &stop, |m| {
-        if stop.load(Ordering::Relaxed) {
-            return;
-        }
-        let k = index;
-        index += 1;
-        if m.log_time_ns < start || m.log_time_ns >= end {
-            return;
-        }
-        let value = match bagscope_msg::decode(&schema, m.data) {
-            Ok(v) => v,
-            Err(e) => {
-                undecodable += 1;
-                last_error = Some(e.to_string());
+    let skipped = |_: usize, n: u64| {
+        index.fetch_add(n as usize, Ordering::Relaxed);
+    };
+    let visit_warnings = bag.visit_window(
+        &wanted,
+        (start, end),
+        &stop,
+        |m| {
+            if stop.load(Ordering::Relaxed) {
                 return;
             }
-        };
-        let message = if o.fields.is_empty() {
-            EchoValue::Message(value)
-        } else {
-            EchoValue::Fields(
-                o.fields
-                    .iter()
-                    .map(|f| {
-                        let v = value
-                            .get_path(f)
-                            .cloned()
-                            .or_else(|| value.get_path_i64(f).map(Value::I64));
-                        (f.clone(), v)
-                    })
-                    .collect(),
-            )
-        };
-        let e = EchoedMessage {
-            topic: topic.name.clone(),
-            index: k,
-            log_time_ns: m.log_time_ns,
-            publish_time_ns: m.publish_time_ns,
-            message,
-        };
-        if let Err(err) = out(e) {
-            write_error = Some(err);
-            stop.store(true, Ordering::Relaxed);
-            return;
-        }
-        printed += 1;
-        if printed >= limit {
-            stop.store(true, Ordering::Relaxed);
-        }
-    });
+            let k = index.fetch_add(1, Ordering::Relaxed);
+            let value = match bagscope_msg::decode(&schema, m.data) {
+                Ok(v) => v,
+                Err(e) => {
+                    undecodable += 1;
+                    last_error = Some(e.to_string());
+                    return;
+                }
+            };
+            let message = if o.fields.is_empty() {
+                EchoValue::Message(value)
+            } else {
+                EchoValue::Fields(
+                    o.fields
+                        .iter()
+                        .map(|f| {
+                            let v = value
+                                .get_path(f)
+                                .cloned()
+                                .or_else(|| value.get_path_i64(f).map(Value::I64));
+                            (f.clone(), v)
+                        })
+                        .collect(),
+                )
+            };
+            let e = EchoedMessage {
+                topic: topic.name.clone(),
+                index: k,
+                log_time_ns: m.log_time_ns,
+                publish_time_ns: m.publish_time_ns,
+                message,
+            };
+            if let Err(err) = out(e) {
+                write_error = Some(err);
+                stop.store(true, Ordering::Relaxed);
+                return;
+            }
+            printed += 1;
+            if printed >= limit {
+                stop.store(true, Ordering::Relaxed);
+            }
+        },
+        skipped,
+    );
     if let Some(e) = write_error {
         return Err(Error::Output(e));
     }

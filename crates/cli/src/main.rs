@@ -117,6 +117,14 @@ fn main() -> ExitCode {
         Command::Match(a) => commands::matching::run(a),
         Command::Compare(a) => commands::matching::run_compare(a),
     };
+    // A remote bag whose read failed for good part-way (the object replaced, the network
+    // gone after every retry): the answer printed is not the whole bag's.
+    if let Some(failure) = bagscope::io::take_process_read_failure() {
+        if !matches!(&res, Err(_)) {
+            eprintln!("bagscope: error: {}", render::terminal_text(&failure));
+            return ExitCode::from(1);
+        }
+    }
     match res {
         Ok(code) => ExitCode::from(code),
         Err(err) => {

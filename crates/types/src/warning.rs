@@ -144,6 +144,8 @@ codes! {
     QosUnreadable => "qos_unreadable",
     RecorderLostMessages => "recorder_lost_messages",
     RecorderOnSimTime => "recorder_on_sim_time",
+    RemoteFetchedWhole => "remote_fetched_whole",
+    RemoteReadFailed => "remote_read_failed",
     ReplayedRecording => "replayed_recording",
     ScheduleFallback => "schedule_fallback",
     SchemaMissing => "schema_missing",
