@@ -414,6 +414,110 @@ fn clocks_contract() {
     );
 }
 
+/// A small unchunked MCAP (schema, channel and messages as loose records, each definition also
+/// in the summary) whose schema name holds a byte that is not UTF-8: in the data section only
+/// (`in_data`), in the summary only (`in_summary`), or both. The mcap crate's reader refuses the
+/// record (strings must be UTF-8).
+fn bag_with_bad_schema(dir: &std::path::Path, in_data: bool, in_summary: bool) -> String {
+    use bagscope_msg::types::{Header, Imu, Time};
+    let p = dir.join(format!("bad_schema_{in_data}_{in_summary}.mcap"));
+    let mut buf = Vec::new();
+    {
+        let mut w = mcap::WriteOptions::new()
+            .profile("ros2")
+            .use_chunks(false)
+            .create(std::io::Cursor::new(&mut buf))
+            .unwrap();
+        let text = bagscope_msg::schema::builtin::schema_text("sensor_msgs/msg/Imu").unwrap();
+        let sid = w
+            .add_schema("sensor_msgs/msg/Imu", "ros2msg", text.as_bytes())
+            .unwrap();
+        let cid = w
+            .add_channel(sid, "/imu", "cdr", &Default::default())
+            .unwrap();
+        for k in 0..50u32 {
+            let t = 1_764_460_800_000_000_000u64 + u64::from(k) * 10_000_000;
+            let data = bagscope_msg::encode_typed(&Imu {
+                header: Header {
+                    stamp: Time::from_ns(t as i64),
+                    frame_id: "imu".into(),
+                },
+                ..Default::default()
+            })
+            .unwrap();
+            let h = mcap::records::MessageHeader {
+                channel_id: cid,
+                sequence: k,
+                log_time: t + 1_000_000,
+                publish_time: t + 1_000_000,
+            };
+            w.write_to_known_channel(&h, &data).unwrap();
+        }
+        w.finish().unwrap();
+    }
+    // Every place the schema's name is stored: a schema record each (data section first).
+    let name = b"sensor_msgs/msg/Imu";
+    let at: Vec<usize> = (0..buf.len() - name.len())
+        .filter(|&i| &buf[i..i + name.len()] == name)
+        .collect();
+    assert_eq!(
+        at.len(),
+        2,
+        "the schema once in the data section, once in the summary"
+    );
+    for (i, &a) in at.iter().enumerate() {
+        if (i == 0 && in_data) || (i == 1 && in_summary) {
+            buf[a + 4] = 0xff; // "sens\xffr_msgs/..."
+        }
+    }
+    std::fs::write(&p, &buf).unwrap();
+    p.display().to_string()
+}
+
+/// A record that cannot be parsed (a schema whose name is not UTF-8: its channel's messages
+/// are still read) is suspect data: `corrupt_record` / `corrupt_summary` with `data_loss`, and
+/// exit 3 from `info` and `clocks` (text and JSON), as from every command that reads the bag.
+#[test]
+fn unparsable_records_are_suspect_data() {
+    let dir = tempdir("bad-schema");
+    for (in_data, in_summary, codes) in [
+        (true, true, &["corrupt_record", "corrupt_summary"][..]),
+        (true, false, &["corrupt_record"][..]),
+        (false, true, &["corrupt_summary"][..]),
+    ] {
+        let b = bag_with_bad_schema(&dir, in_data, in_summary);
+        for cmd in ["info", "clocks", "check"] {
+            let what =
+                format!("{cmd} on a schema not UTF-8 (data {in_data}, summary {in_summary})");
+            let o = run(&[cmd, &b, "--json"]);
+            assert_loss(&o, &what);
+            let v: Value = serde_json::from_str(&o.stdout).unwrap();
+            for code in codes {
+                let w = v["warnings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|w| w["code"] == *code)
+                    .unwrap_or_else(|| panic!("{what}: no {code}: {}", v["warnings"]));
+                assert_eq!(w["data_loss"], true, "{what}: {w}");
+            }
+            if cmd == "clocks" {
+                // The messages were read all the same; the verdicts name the record.
+                let imu = v["topics"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|t| t["topic"] == "/imu")
+                    .unwrap_or_else(|| panic!("{what}: no /imu: {}", v["topics"]));
+                assert_eq!(imu["count"], 50, "{what}");
+                assert_eq!(v["verdicts"]["data_loss"], true, "{what}");
+            }
+            let o = run(&[cmd, &b]);
+            assert_code(&o, 3, &format!("{what}, text"));
+        }
+    }
+}
+
 /// An explicitly named clock topic that the bag lacks must be an error naming it (as an unknown
 /// `--topics` entry is for `sync`), not silently ignored.
 #[test]

@@ -888,3 +888,367 @@ fn report_of_many_topics_stays_small() {
     let html = std::fs::metadata(out.join("index.html")).unwrap().len();
     assert!(html < 40 << 20, "{html} bytes");
 }
+
+/// `(topic, code)` → topics of the verdicts' findings of that code, from a `--json` report.
+fn finding_topics(v: &Value, code: &str) -> Option<Vec<String>> {
+    v["verdicts"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == code)
+        .map(|f| {
+            f["topics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_str().unwrap().to_string())
+                .collect()
+        })
+}
+
+/// A bag recorded while a player ran: `/events/read_split` declared with no message on it,
+/// one topic's stamps three days behind log time, the others live. The replay names that
+/// topic (in `clocks` and `check` alike), and it gets no "synchronise the device clock".
+#[test]
+fn replay_of_one_topic_with_a_declared_read_split() {
+    const DAY: i64 = 86_400_000_000_000;
+    let tmp = common::tempdir("declared-read-split");
+    let p = tmp.join("replay.mcap");
+    let mut replayed = imu_msgs(400, 20_000_000, WALL_T0 - 3 * DAY);
+    for (k, m) in replayed.iter_mut().enumerate() {
+        m.0 = WALL_T0 + k as i64 * 20_000_000 + 1_000_000;
+    }
+    write_mcap(
+        &p,
+        &[
+            (
+                "/odom_replayed",
+                "sensor_msgs/msg/Imu",
+                builtin("sensor_msgs/msg/Imu"),
+                BTreeMap::new(),
+                replayed,
+            ),
+            (
+                "/imu",
+                "sensor_msgs/msg/Imu",
+                builtin("sensor_msgs/msg/Imu"),
+                BTreeMap::new(),
+                imu_msgs(800, 10_000_000, WALL_T0),
+            ),
+            (
+                "/events/read_split",
+                "rosbag2_interfaces/msg/ReadSplitEvent",
+                "string closed_file\nstring opened_file\nstring node_name\n".to_string(),
+                BTreeMap::new(),
+                Vec::new(),
+            ),
+        ],
+    );
+    let (code, c) = json(&["clocks", s(&p), "--json"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        c["replayed_recording"]["topics"],
+        serde_json::json!(["/odom_replayed"])
+    );
+    // Bag-wide (no topic of its own); the topic's clock_offset is the replay's shift.
+    assert!(finding_topics(&c, "replayed_recording").is_some());
+    assert_eq!(
+        finding_topics(&c, "clock_offset"),
+        Some(vec!["/odom_replayed".to_string()])
+    );
+    for w in c["warnings"].as_array().unwrap() {
+        let m = w["message"].as_str().unwrap();
+        assert!(!m.contains("PTP"), "{m}");
+    }
+    let (_, k) = json(&["check", s(&p), "--json"]);
+    for code in ["replayed_recording", "clock_offset"] {
+        assert_eq!(finding_topics(&c, code), finding_topics(&k, code), "{code}");
+    }
+}
+
+/// TF transforms (no Header of the message's own) stamped on sim time: /tf's two edges go back
+/// 10 s at a simulator reset (a Nav2 simulation bag without /clock). Each edge gets the
+/// jump rule of header-stamped topics: `clock_jump_back` naming /tf and its edges, in `clocks`
+/// (warnings, verdicts, `tf_edges`), `check` and the report.
+#[test]
+fn tf_edges_going_back_are_a_clock_jump() {
+    use bagscope_msg::types::{Header, TFMessage, Time, TransformStamped};
+    let tmp = common::tempdir("tf-reset");
+    let p = tmp.join("tf_reset.mcap");
+    let sim0: i64 = 50_000_000_000;
+    let period: i64 = 50_000_000;
+    let tf = |stamp: i64, edges: &[(&str, &str)]| {
+        bagscope_msg::encode_typed(&TFMessage {
+            transforms: edges
+                .iter()
+                .map(|(parent, child)| TransformStamped {
+                    header: Header {
+                        stamp: Time::from_ns(stamp),
+                        frame_id: parent.to_string(),
+                    },
+                    child_frame_id: child.to_string(),
+                    ..Default::default()
+                })
+                .collect(),
+        })
+        .unwrap()
+    };
+    // 20 Hz for 20 s; at message 200 the simulator restarts at sim0 (10 s back).
+    let sim_at = |k: i64| sim0 + (if k < 200 { k } else { k - 200 }) * period;
+    let msgs: Vec<(i64, Vec<u8>)> = (0..400)
+        .map(|k| {
+            (
+                WALL_T0 + k * period + 2_000_000,
+                tf(sim_at(k), &[("map", "odom"), ("odom", "base_link")]),
+            )
+        })
+        .collect();
+    let statics = vec![(WALL_T0, tf(sim0, &[("base_link", "laser")]))];
+    let text = builtin("tf2_msgs/msg/TFMessage");
+    write_mcap(
+        &p,
+        &[
+            (
+                "/tf",
+                "tf2_msgs/msg/TFMessage",
+                text.clone(),
+                BTreeMap::new(),
+                msgs,
+            ),
+            (
+                "/tf_static",
+                "tf2_msgs/msg/TFMessage",
+                text,
+                BTreeMap::new(),
+                statics,
+            ),
+        ],
+    );
+    let (code, c) = json(&["clocks", s(&p), "--json"]);
+    assert_eq!(code, 0, "a reset is no data loss");
+    let jumps: Vec<&Value> = c["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "clock_jump_back")
+        .collect();
+    assert_eq!(jumps.len(), 1, "{}", c["warnings"]);
+    assert_eq!(jumps[0]["topic"], "/tf");
+    let m = jumps[0]["message"].as_str().unwrap();
+    assert!(
+        m.contains("2 edge(s)")
+            && m.contains("edge map -> odom went back in time 1 time(s)")
+            && m.contains("edge odom -> base_link went back in time 1 time(s)")
+            && m.contains("simulator reset"),
+        "{m}"
+    );
+    assert_eq!(
+        finding_topics(&c, "clock_jump_back"),
+        Some(vec!["/tf".to_string()])
+    );
+    for e in c["tf_edges"].as_array().unwrap() {
+        let j = e["backward_jumps"].as_array().unwrap();
+        if e["is_static"] == true {
+            assert!(j.is_empty() && e["jump_threshold_ns"].is_null(), "{e}");
+            continue;
+        }
+        assert_eq!(j.len(), 1, "{e}");
+        assert_eq!(j[0]["topic"], "/tf");
+        assert_eq!(j[0]["from_ns"], sim_at(199));
+        assert_eq!(j[0]["to_ns"], sim0);
+        assert_eq!(j[0]["log_time_ns"], WALL_T0 + 200 * period + 2_000_000);
+        // 5 periods of 50 ms: the topics' rule.
+        assert_eq!(e["jump_threshold_ns"], 250_000_000);
+    }
+    let (_, k) = json(&["check", s(&p), "--json"]);
+    assert_eq!(
+        finding_topics(&k, "clock_jump_back"),
+        Some(vec!["/tf".to_string()])
+    );
+    let out = tmp.join("report");
+    let (code, _, err) = run(&["report", s(&p), "-o", s(&out)]);
+    assert_eq!(code, 0, "{err}");
+    let rep: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(
+        finding_topics(&rep, "clock_jump_back"),
+        Some(vec!["/tf".to_string()])
+    );
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("id=\"finding-clock_jump_back\""));
+    // Without the reset: nothing.
+    let calm = tmp.join("calm.mcap");
+    let msgs: Vec<(i64, Vec<u8>)> = (0..400)
+        .map(|k| {
+            (
+                WALL_T0 + k * period + 2_000_000,
+                tf(sim0 + k * period, &[("map", "odom"), ("odom", "base_link")]),
+            )
+        })
+        .collect();
+    write_mcap(
+        &calm,
+        &[(
+            "/tf",
+            "tf2_msgs/msg/TFMessage",
+            builtin("tf2_msgs/msg/TFMessage"),
+            BTreeMap::new(),
+            msgs,
+        )],
+    );
+    let (_, c) = json(&["clocks", s(&calm), "--json"]);
+    assert_eq!(finding_topics(&c, "clock_jump_back"), None);
+}
+
+/// A Webots-like bag: sim time through a 50 Hz /clock, three sensors stamped in sim time of
+/// which a third of the messages leave in the next step (lag modes 0.2 ms and 20.5 ms), and a
+/// GPS on a wall clock 5 s off. `clocks` words the modes as one simulation step apart; the
+/// report's verdict table holds the warnings only, the info findings one line per code below.
+#[test]
+fn sim_step_lag_modes_and_the_report_verdict_table() {
+    use bagscope_msg::types::{Clock, Time};
+    let tmp = common::tempdir("webots-shape");
+    let p = tmp.join("webots.mcap");
+    let step: i64 = 20_000_000;
+    let sim0: i64 = 3_000_000_000;
+    let clock: Vec<(i64, Vec<u8>)> = (0..1000)
+        .map(|i| {
+            let c = Clock {
+                clock: Time::from_ns(sim0 + i * step),
+            };
+            (
+                WALL_T0 + i * step + 100_000,
+                bagscope_msg::encode_typed(&c).unwrap(),
+            )
+        })
+        .collect();
+    // A sensor every `every` steps, stamped at the step, delivered 0.2 ms after that step's
+    // /clock or (every third) in the next step.
+    let sensor = |every: i64, phase: i64| -> Vec<(i64, Vec<u8>)> {
+        let jitter = [0, 40, -30, 70, -60, 20, -10, 50, -50, 30];
+        let mut v = imu_msgs(900 / every, every * step, sim0 + phase * step);
+        for (k, m) in v.iter_mut().enumerate() {
+            let k = k as i64;
+            let late = if k % 3 == 0 { 20_500_000 } else { 200_000 };
+            m.0 = WALL_T0
+                + (k * every + phase) * step
+                + 100_000
+                + late
+                + jitter[k as usize % 10] * 1000;
+        }
+        v
+    };
+    let mut gps = imu_msgs(150, 100_000_000, WALL_T0 + 5_000_000_000);
+    for (k, m) in gps.iter_mut().enumerate() {
+        m.0 = WALL_T0 + k as i64 * 100_000_000 + 1_000_000;
+    }
+    let imu = builtin("sensor_msgs/msg/Imu");
+    let entry = |name: &'static str, msgs: Vec<(i64, Vec<u8>)>| {
+        (
+            name,
+            "sensor_msgs/msg/Imu",
+            imu.clone(),
+            BTreeMap::new(),
+            msgs,
+        )
+    };
+    write_mcap(
+        &p,
+        &[
+            (
+                "/clock",
+                "rosgraph_msgs/msg/Clock",
+                builtin("rosgraph_msgs/msg/Clock"),
+                BTreeMap::new(),
+                clock,
+            ),
+            entry("/robot/accelerometer", sensor(1, 1)),
+            entry("/robot/camera", sensor(3, 2)),
+            entry("/robot/lidar", sensor(5, 3)),
+            entry("/gps", gps),
+        ],
+    );
+    let sensors = ["/robot/accelerometer", "/robot/camera", "/robot/lidar"];
+    let (_, c) = json(&["clocks", s(&p), "--json"]);
+    for t in sensors {
+        let w = c["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["code"] == "multimodal_lag" && w["topic"] == t)
+            .unwrap_or_else(|| panic!("no multimodal_lag on {t}: {}", c["warnings"]));
+        let m = w["message"].as_str().unwrap();
+        assert!(
+            m.contains("modes one simulation step (/clock period 20.0 ms) apart: delivered in the next step"),
+            "{m}"
+        );
+        assert!(!m.contains("exposure"), "{m}");
+    }
+    assert_eq!(
+        finding_topics(&c, "multimodal_lag"),
+        Some(sensors.iter().map(|t| t.to_string()).collect())
+    );
+    let out = tmp.join("report");
+    let (code, _, err) = run(&["report", s(&p), "-o", s(&out)]);
+    assert!(code == 0 || code == 3, "{err}");
+    let rep: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let (info, worse): (Vec<&Value>, Vec<&Value>) = rep["verdicts"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .partition(|f| f["severity"] == "info");
+    assert!(
+        info.iter().any(|f| f["code"] == "multimodal_lag"),
+        "{}",
+        rep["verdicts"]["findings"]
+    );
+    assert!(!worse.is_empty());
+    // Markdown: the table's rows, then one line per info code below it.
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let verdicts = &md[md.find("## Verdicts").unwrap()..md.find("## Bag summary").unwrap()];
+    let rows: Vec<&str> = verdicts.lines().filter(|l| l.starts_with('|')).collect();
+    for f in &worse {
+        let code = f["code"].as_str().unwrap().replace('_', "\\_");
+        assert!(
+            rows.iter().any(|r| r.contains(&code)),
+            "{code} not in the table: {verdicts}"
+        );
+    }
+    for r in &rows {
+        assert!(!r.contains("info:") && !r.contains("Multimodal"), "{r}");
+    }
+    let below: Vec<&str> = verdicts
+        .lines()
+        .filter(|l| l.starts_with("* info: "))
+        .collect();
+    assert_eq!(below.len(), info.len(), "{verdicts}");
+    for f in &info {
+        let code = f["code"].as_str().unwrap().replace('_', "\\_");
+        assert_eq!(
+            below
+                .iter()
+                .filter(|l| l.starts_with(&format!("* info: {code}:")))
+                .count(),
+            1,
+            "{code}: {verdicts}"
+        );
+    }
+    // HTML: the same split.
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    let sec = &html[html.find("<section id=\"verdicts\">").unwrap()..];
+    let sec = &sec[..sec.find("</section>").unwrap()];
+    let table = &sec[..sec.find("</table>").unwrap()];
+    assert!(
+        !table.contains("info:") && !table.contains("Multimodal"),
+        "{table}"
+    );
+    assert!(table.contains("finding-split_clock_axes"), "{table}");
+    let list = &sec[sec.find("</table>").unwrap()..];
+    assert_eq!(list.matches("<li ").count(), info.len(), "{list}");
+    assert_eq!(
+        list.matches("id=\"finding-multimodal_lag\"").count(),
+        1,
+        "{list}"
+    );
+}

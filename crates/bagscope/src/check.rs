@@ -187,8 +187,18 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
 
 /// [`check`] of an open bag.
 pub fn check_of(bag: &Bag, o: &CheckOptions) -> Result<CheckReport, Error> {
-    let (part, mut times, _, _) = scan_both(bag, o, false);
-    Ok(part.finish(bag, &mut times))
+    let (part, mut times, _, tf) = scan_both(bag, o, true);
+    // TF edges whose stamps went back are clock findings too (as `clocks` reports them); the
+    // rest of the TF timing is not check's.
+    let jump = bagscope_clocks::JumpRule::default();
+    let tf = match tf {
+        Some(collected) => Some(collected.timing(None, &jump)),
+        None => crate::tf::tf_timing_with(bag, None, &jump)?,
+    };
+    let tf_jumps = tf
+        .map(|t| crate::clocks::tf_jump_warnings(&t.warnings))
+        .unwrap_or_default();
+    Ok(part.finish(bag, &mut times, &tf_jumps))
 }
 
 /// `clocks` and `check` of an open bag from one scan (what `report` shows): every message is
@@ -202,7 +212,7 @@ pub fn clocks_and_check_of(
     if let Some(c) = &clocks_opts.clock_topic {
         bag.topic_index(c)?;
     }
-    let (part, mut times, warnings, tf) = scan_both(bag, o, true);
+    let (part, times, warnings, tf) = scan_both(bag, o, true);
     if *clocks_opts == bagscope_clocks::ClocksOptions::default() {
         if let Some(keep) = part.analysis_within_clocks(&times) {
             // Check's clock analysis is of some of clocks' topics with the same rows: made from
@@ -219,8 +229,13 @@ pub fn clocks_and_check_of(
             return Ok((clocks, part.report(&v.warnings, v.split)));
         }
     }
-    let check = part.finish(bag, &mut times);
-    let clocks = crate::clocks::clocks_data_from(bag, clocks_opts, times, warnings, tf)?;
+    let mut clocks = crate::clocks::clocks_data_from(bag, clocks_opts, times, warnings, tf)?;
+    let tf_topics = crate::tf::tf_topic_names(bag);
+    let tf_jumps: Vec<Warning> = crate::clocks::tf_jump_warnings(&clocks.report.warnings)
+        .into_iter()
+        .filter(|w| w.topic.as_ref().is_some_and(|t| tf_topics.contains(t)))
+        .collect();
+    let check = part.finish(bag, &mut clocks.times, &tf_jumps);
     Ok((clocks, check))
 }
 
@@ -356,6 +371,11 @@ fn scan_both(
             }
             Kind::Other => {
                 if stamps.is_empty() {
+                    if bagscope_clocks::is_replay_event_topic(name) {
+                        // Declared, it is the clock analysis' evidence of a replay (as in
+                        // `clocks`): analysed with its rows as `clocks` has them.
+                        times_plan.push(CheckTimes::SameAsClocks(ti));
+                    }
                     continue;
                 }
                 "stamps"
@@ -498,7 +518,13 @@ impl CheckPart {
     /// for the same topics (frozen, zero, invalid stamps, offsets, a replay, split axes).
     /// `clocks_times` (every topic's times as `clocks` takes them) are lent to the analysis and
     /// given back unchanged.
-    fn finish(mut self, bag: &Bag, clocks_times: &mut [TopicTimes]) -> CheckReport {
+    /// `tf_jumps`: the TF edges' `clock_jump_back` warnings, which are not in the analysis.
+    fn finish(
+        mut self,
+        bag: &Bag,
+        clocks_times: &mut [TopicTimes],
+        tf_jumps: &[Warning],
+    ) -> CheckReport {
         let plan = std::mem::take(&mut self.times_plan);
         let lent: Vec<Option<usize>> = plan
             .iter()
@@ -532,7 +558,9 @@ impl CheckPart {
                 clocks_times[ti].stamp_ns = t.stamp_ns;
             }
         }
-        self.report(&clock.warnings, clock.split)
+        let mut clock_warnings = clock.warnings;
+        clock_warnings.extend(tf_jumps.iter().cloned());
+        self.report(&clock_warnings, clock.split)
     }
 
     /// The report, given the warnings and split of the clock analysis of the same stamps.

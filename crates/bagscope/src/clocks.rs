@@ -126,6 +126,16 @@ pub(crate) fn clocks_data_from(
     Ok(clocks_data_and_subset(bag, opts, times, warnings, tf, None)?.0)
 }
 
+/// The `clock_jump_back` warnings among a TF timing's warnings (its edges' jumps): clock
+/// findings that `check` reports as `clocks` does.
+pub(crate) fn tf_jump_warnings(tf_warnings: &[Warning]) -> Vec<Warning> {
+    tf_warnings
+        .iter()
+        .filter(|w| w.code == bagscope_bag::WarningCode::ClockJumpBack)
+        .cloned()
+        .collect()
+}
+
 /// The warnings and `split` of a clock analysis (before bag damage, recorder events and TF
 /// timing are merged in).
 pub(crate) struct AnalysisVerdict {
@@ -146,7 +156,7 @@ pub(crate) fn clocks_data_and_subset(
 ) -> Result<(ClocksData, Option<AnalysisVerdict>), Error> {
     let path = bag.path.as_path();
     warnings.extend(crate::recorder_events::lost_messages(bag));
-    let (r, sub) = match keep {
+    let (r, mut sub) = match keep {
         Some(keep) => {
             let (r, sub) = bagscope_clocks::analyze_with_subset(&times, opts, keep);
             let verdict = AnalysisVerdict {
@@ -161,13 +171,18 @@ pub(crate) fn clocks_data_and_subset(
     let map = clock_map
         .as_ref()
         .filter(|_| r.recorder_axis == bagscope_clocks::Axis::Wall);
+    let jump = opts.jump_rule();
     let tf = match tf {
-        Some(collected) => Some(collected.timing(map)),
-        None => crate::tf::tf_timing_of(bag, map)?,
+        Some(collected) => Some(collected.timing(map, &jump)),
+        None => crate::tf::tf_timing_with(bag, map, &jump)?,
     };
     warnings.extend(r.warnings);
     let tf_edges = match tf {
         Some(t) => {
+            if let Some(v) = sub.as_mut() {
+                // TF edges' jumps are clock findings of the bag, whichever topics are selected.
+                v.warnings.extend(tf_jump_warnings(&t.warnings));
+            }
             warnings.extend(t.warnings);
             t.edges
         }

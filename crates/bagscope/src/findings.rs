@@ -3,8 +3,9 @@
 //! `report`), so the same bag gives the same codes for the same topics wherever it is asked.
 //!
 //! * `data_loss` is true exactly when messages could not be read at all (a cut file, a bad
-//!   CRC, an undecodable chunk, a missing split file, loss the recorder itself logged): the
-//!   warnings flagged `data_loss`. A topic that cannot be *decoded* for lack of a definition is
+//!   CRC, an undecodable chunk, a missing split file, loss the recorder itself logged) or a
+//!   record of the file could not be parsed (suspect data): the warnings flagged `data_loss`
+//!   (`bagscope_types::WarningCode::is_data_loss` for the codes that always are). A topic that cannot be *decoded* for lack of a definition is
 //!   `undecodable_topic`, severity info: every message of it was read.
 //! * Severities: `error` for lost data, `warning` for what makes numbers wrong or misleading
 //!   (clock offsets, frozen / zero / invalid stamps, a replayed recording, split axes, clock
@@ -199,7 +200,7 @@ pub fn summarise(warnings: &[Warning], hits: &[CheckHit<'_>], split: bool) -> Ve
             .map(|(c, n)| format!("{c} ×{n}"))
             .collect();
         loss.messages = vec![format!(
-            "messages could not be read: {} (see those findings)",
+            "messages or records could not be read: {} (see those findings)",
             causes.join(", ")
         )];
         findings.push(finding("data_loss".into(), loss));

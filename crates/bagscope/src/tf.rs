@@ -308,6 +308,8 @@ pub fn tf_of(bag: &Bag, o: &TfOptions) -> Result<TfCommandReport, Error> {
     for f in &tree.findings {
         warnings.push(Warning::new(f.code, f.message.clone()));
     }
+    // TF edges whose stamps went back (a simulator reset), as `clocks` reports them.
+    warnings.extend(bagscope_tf::jump_warnings(&tree.edges));
     warnings.sort();
     warnings.dedup();
     Ok(TfCommandReport {
@@ -421,7 +423,8 @@ pub struct TfTiming {
     pub topics: Vec<String>,
     /// One entry per (parent, child, static) edge, sorted.
     pub edges: Vec<TfEdgeTiming>,
-    /// TF messages that could not be decoded (data loss); empty otherwise.
+    /// TF messages that could not be decoded (data loss), and edges whose stamps went back in
+    /// time (`clock_jump_back`, one per TF topic naming its edges); empty otherwise.
     pub warnings: Vec<Warning>,
 }
 
@@ -440,10 +443,20 @@ pub struct TfEdgeTiming {
 
 /// [`TfTiming`] of the bag's TF topics; None when it has none. With `map` (the `/clock` fit of
 /// a recorder on wall time), sim-stamped transforms' lags are taken on the wall clock: log time
-/// − the log time at which `/clock` read the stamp, as `clocks` does for other topics.
+/// − the log time at which `/clock` read the stamp, as `clocks` does for other topics. Backward
+/// jumps by `clocks`' default rule ([`tf_timing_with`] for another).
 pub fn tf_timing_of(
     bag: &Bag,
     map: Option<&bagscope_clocks::ClockMap>,
+) -> Result<Option<TfTiming>, Error> {
+    tf_timing_with(bag, map, &bagscope_clocks::JumpRule::default())
+}
+
+/// [`tf_timing_of`] with the backward-jump rule `jump` (`ClocksOptions::jump_rule`).
+pub fn tf_timing_with(
+    bag: &Bag,
+    map: Option<&bagscope_clocks::ClockMap>,
+    jump: &bagscope_clocks::JumpRule,
 ) -> Result<Option<TfTiming>, Error> {
     let topics = tf_topic_names(bag);
     if topics.is_empty() {
@@ -463,7 +476,7 @@ pub fn tf_timing_of(
         .filter(|w| w.code == WarningCode::Undecodable)
         .cloned()
         .collect();
-    Ok(Some(timing_of_messages(topics, msgs, map, warnings)))
+    Ok(Some(timing_of_messages(topics, msgs, map, jump, warnings)))
 }
 
 /// [`TfTiming`] of the TF messages `msgs()` yields (in log-time order, each time it is
@@ -472,14 +485,16 @@ fn timing_of_messages<M, I>(
     topics: Vec<String>,
     msgs: impl Fn() -> I,
     map: Option<&bagscope_clocks::ClockMap>,
-    warnings: Vec<Warning>,
+    jump: &bagscope_clocks::JumpRule,
+    mut warnings: Vec<Warning>,
 ) -> TfTiming
 where
     M: std::borrow::Borrow<TfMessage>,
     I: Iterator<Item = M>,
 {
     use bagscope_clocks::LagBasis;
-    let tree = analyze_tree(&topics, msgs());
+    let tree = bagscope_tf::analyze_tree_with(&topics, msgs(), jump);
+    warnings.extend(bagscope_tf::jump_warnings(&tree.edges));
     // Mapped lags of the dynamic edges whose stamps are on sim time (mostly not wall).
     // parent → child → (wall stamps, mapped lags), looked up by `&str`.
     type Mapped = std::collections::BTreeMap<String, (usize, Vec<i64>)>;
@@ -737,7 +752,11 @@ impl TfCollector {
 
 impl TfCollected {
     /// [`tf_timing_of`] of the collected messages.
-    pub(crate) fn timing(self, map: Option<&bagscope_clocks::ClockMap>) -> TfTiming {
+    pub(crate) fn timing(
+        self,
+        map: Option<&bagscope_clocks::ClockMap>,
+        jump: &bagscope_clocks::JumpRule,
+    ) -> TfTiming {
         let TfCollected {
             topics,
             is_static,
@@ -766,6 +785,6 @@ impl TfCollected {
                 }
             })
         };
-        timing_of_messages(topics, msgs, map, warnings)
+        timing_of_messages(topics, msgs, map, jump, warnings)
     }
 }

@@ -46,6 +46,58 @@ pub(crate) struct HealthParams {
     pub jump_cap_ns: i64,
 }
 
+/// When a backward step of a time series is a jump (a simulator reset, a clock step) rather
+/// than a jitter reordering: the rule of `clock_jump_back`, for topics' stamps, `/clock` and
+/// TF edges alike (see [`crate::ClocksOptions::jump_periods`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JumpRule {
+    /// A backward step is a jump when larger than this many median periods ...
+    pub periods: f64,
+    /// ... at least this (ns) ...
+    pub min_ns: i64,
+    /// ... and at most this (ns).
+    pub cap_ns: i64,
+}
+
+impl Default for JumpRule {
+    fn default() -> Self {
+        JumpRule {
+            periods: crate::DEFAULT_JUMP_PERIODS,
+            min_ns: crate::DEFAULT_JUMP_MIN_NS,
+            cap_ns: crate::DEFAULT_JUMP_CAP_NS,
+        }
+    }
+}
+
+/// The backward jumps of one time series ([`backward_jumps`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Jumps {
+    /// Backward steps larger than this are jumps, ns.
+    pub threshold_ns: i64,
+    /// The jumps, in arrival order.
+    pub jumps: Vec<BackwardJump>,
+}
+
+/// Backward jumps of `t` (times in arrival order; `log` the matching log times, same length)
+/// by `rule`: the threshold from the series' own median period, as for every topic's stamps.
+pub fn backward_jumps(t: &[i64], log: &[i64], rule: &JumpRule) -> Jumps {
+    let h = analyse(
+        t,
+        log,
+        &HealthParams {
+            gap_factor: 3.0,
+            max_gaps: 0,
+            jump_min_ns: rule.min_ns,
+            jump_periods: rule.periods,
+            jump_cap_ns: rule.cap_ns,
+        },
+    );
+    Jumps {
+        threshold_ns: h.jump_threshold_ns,
+        jumps: h.backward_jumps,
+    }
+}
+
 /// Median of the strictly positive consecutive differences: the nominal period, unaffected by
 /// resets, reorderings and duplicates. Streamed selection: no copy of the differences.
 pub(crate) fn median_positive_period(t: &[i64]) -> Option<i64> {

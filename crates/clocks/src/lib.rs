@@ -29,7 +29,7 @@ mod modes;
 mod replay;
 mod roles;
 
-pub use health::{BackwardJump, Gap};
+pub use health::{backward_jumps, BackwardJump, Gap, JumpRule, Jumps};
 pub use map::{map_series, ClockEpoch, ClockMap, MapError};
 pub use modes::{lag_modes_ns, ModeOptions};
 pub use replay::ReplayedRecording;
@@ -103,6 +103,35 @@ pub struct ClocksOptions {
     /// Thresholds of the lag mode search ([`lag_modes_ns`]).
     pub modes: ModeOptions,
 }
+
+impl ClocksOptions {
+    /// The backward-jump rule these options give (`jump_periods`, `jump_min_ns`,
+    /// `jump_cap_ns`): what TF edges are held to as well.
+    pub fn jump_rule(&self) -> JumpRule {
+        JumpRule {
+            periods: self.jump_periods,
+            min_ns: self.jump_min_ns,
+            cap_ns: self.jump_cap_ns,
+        }
+    }
+}
+
+/// The words of a `clock_jump_back` finding about `what` (a topic, a TF edge): how often it
+/// went back and the first jump; `None` without jumps. The finding adds
+/// [`CLOCK_JUMP_BACK_ADVICE`].
+pub fn clock_jump_back_text(what: &str, jumps: &[BackwardJump]) -> Option<String> {
+    let first = jumps.first()?;
+    Some(format!(
+        "{what} went back in time {} time(s) (first at log time {} ns: {} → {})",
+        jumps.len(),
+        first.log_time_ns,
+        secs(first.from_ns),
+        secs(first.to_ns)
+    ))
+}
+
+/// What a `clock_jump_back` finding says it means and what to do.
+pub const CLOCK_JUMP_BACK_ADVICE: &str = "a simulator reset or clock step. Analyse each epoch separately; pairing across a jump is meaningless";
 
 impl Default for ClocksOptions {
     fn default() -> Self {
@@ -234,7 +263,9 @@ pub struct TopicClock {
     /// Set when the stamps do not advance (see [`FrozenStamps`]); drift, lag modes and jumps
     /// are not analysed then.
     pub frozen_stamps: Option<FrozenStamps>,
-    /// Stamps with `nanosec` ≥ 10⁹.
+    /// Stamps with `nanosec` ≥ 10⁹. When they are more than half of the topic's stamps, jumps,
+    /// drift and lag modes are not analysed (`backward_jumps` and `lag_modes_ns` empty, no
+    /// clock model): the invalid stamps themselves step back and forth.
     pub invalid_stamps: usize,
     /// What later analyses should use: `log_time` for none / zero / relative / mixed topics.
     pub analysis_time: TimeBasis,
@@ -248,11 +279,12 @@ pub struct TopicClock {
     pub publish_lag_ns: Option<NsSummary>,
     /// log_time − publish_time, where both are on the same axis.
     pub log_minus_publish_ns: Option<NsSummary>,
-    /// Centres of the modes of log_time − stamp (one when unimodal), ascending.
+    /// Centres of the modes of log_time − stamp (one when unimodal), ascending; empty without
+    /// lags or when most stamps are invalid.
     pub lag_modes_ns: Vec<i64>,
     /// median(stamp − log_time) when that is a clock offset rather than lag.
     pub clock_offset_ns: Option<i64>,
-    /// Drift and offset of the stamp clock against the recorder; `None` when there are too few usable stamps ([`MIN_FIT_MESSAGES`]), the stamps are frozen, or the topic is an aggregate (`clock_model_note` says which).
+    /// Drift and offset of the stamp clock against the recorder; `None` when there are too few usable stamps ([`MIN_FIT_MESSAGES`]), the stamps are frozen or mostly invalid, or the topic is an aggregate (`clock_model_note` says which).
     pub clock_model: Option<ClockModel>,
     /// Why `clock_model` is null for a stamped topic ("too few messages (n=17; …)").
     pub clock_model_note: Option<String>,
@@ -441,6 +473,31 @@ struct Ctx<'a> {
     opts: &'a ClocksOptions,
     recorder: Axis,
     map: Option<&'a ClockMap>,
+    /// The simulator's step as the recorder saw it: the median interval of the sim-time topic's
+    /// log times (a `/clock` published every step), with a clock map only.
+    sim_step_ns: Option<i64>,
+}
+
+/// Adjacent lag modes whose spacing is within this fraction of the simulator's step are "one
+/// step apart" (messages delivered in the step after the one they were stamped in). A message
+/// delivered a step late has its lag raised by one step as the recorder measures it (the
+/// /clock period on log time); the two modes' centres differ from that by the difference of
+/// their delays within a step, which are a small part of the step when each mode is narrow,
+/// and by the real-time factor's wobble between the steps. ±20 % admits those (a Webots bag:
+/// 20.3 ms spacing at a 20.0 ms step) while a stamping offset would have to land within a
+/// fifth of a step of the step itself by chance to be taken for it.
+pub const SIM_STEP_MODE_TOLERANCE: f64 = 0.2;
+
+/// The simulator's step when every spacing of adjacent `modes` (ascending, at least two) is
+/// one step within [`SIM_STEP_MODE_TOLERANCE`].
+fn modes_one_step_apart(modes: &[i64], step_ns: Option<i64>) -> Option<i64> {
+    let step = step_ns.filter(|&s| s > 0)?;
+    let tol = SIM_STEP_MODE_TOLERANCE * step as f64;
+    (modes.len() > 1
+        && modes
+            .windows(2)
+            .all(|w| ((w[1] as f64 - w[0] as f64) - step as f64).abs() <= tol))
+    .then_some(step)
 }
 
 /// "No stamp on the recorder's axis" in the per-message arrays (no real time is i64::MIN).
@@ -565,13 +622,23 @@ fn analyse_topic(
     } else {
         None
     };
+    // Most stamps invalid: read as sec·10⁹ + nanosec they step back and forth by up to
+    // seconds, so jumps, drift and lag modes would describe the producer's bug, not its clock.
+    let mostly_invalid = stamped && !is_clock && t.invalid_stamps.saturating_mul(2) > m;
     if t.invalid_stamps > 0 {
         warn(
             warnings,
             WarningCode::StampInvalid,
             format!(
-                "{} of {} stamps of {} have nanosec ≥ 10⁹ (not a valid builtin_interfaces/Time): the producer builds its stamps wrongly; they are read as sec·10⁹ + nanosec",
-                t.invalid_stamps, n, t.topic
+                "{} of {} stamps of {} have nanosec ≥ 10⁹ (not a valid builtin_interfaces/Time): the producer builds its stamps wrongly; they are read as sec·10⁹ + nanosec{}",
+                t.invalid_stamps,
+                n,
+                t.topic,
+                if mostly_invalid {
+                    ". Most of its stamps are invalid: jump, drift and lag-mode analyses are skipped for it (the invalid stamps themselves would make the jumps)"
+                } else {
+                    ""
+                }
             ),
         );
     }
@@ -718,6 +785,7 @@ fn analyse_topic(
     let part_modes = |lag_summary: Option<NsSummary>, sorted32: Option<&[i32]>| {
         let mut w = Vec::new();
         let lag_modes_ns = match lag_summary {
+            _ if mostly_invalid => Vec::new(),
             // Every lag the same: that is the one mode (the method never separates equal
             // values).
             Some(s) if s.min == s.max => vec![s.min],
@@ -733,11 +801,22 @@ fn analyse_topic(
         };
         if lag_modes_ns.len() > 1 {
             let modes: Vec<String> = lag_modes_ns.iter().map(|&x| ms(x as f64)).collect();
+            // Sim-stamped: modes a simulator step apart are deliveries in the next step.
+            let step = (axis == Axis::Sim)
+                .then(|| modes_one_step_apart(&lag_modes_ns, ctx.sim_step_ns))
+                .flatten();
+            let why = match step {
+                Some(step) => format!(
+                    "modes one simulation step (/clock period {}) apart: delivered in the next step (published late in one step, sent with the next), not a stamping fault; the stamps pair as they are",
+                    ms(step as f64)
+                ),
+                None => "the producer stamps different messages at different points (e.g. exposure start vs end). Pairing by stamp inherits this offset; fix the driver's stamping or compensate per mode".to_string(),
+            };
             warn(
                 &mut w,
                 WarningCode::MultimodalLag,
                 format!(
-                    "{}'s lag (log_time − stamp) has {} modes ({}): the producer stamps different messages at different points (e.g. exposure start vs end). Pairing by stamp inherits this offset; fix the driver's stamping or compensate per mode",
+                    "{}'s lag (log_time − stamp) has {} modes ({}): {why}",
                     t.topic,
                     lag_modes_ns.len(),
                     join(&modes)
@@ -751,7 +830,7 @@ fn analyse_topic(
     let part_publish = || publish_part(publish, log, &on_log, ctx.recorder);
 
     // --- Clock model: stamp (on the recorder's axis) against log time --------------------
-    let part_fit = || fit_part(log, &on_log, usable, frozen.is_some());
+    let part_fit = || fit_part(log, &on_log, usable, frozen.is_some() || mostly_invalid);
     // The model's offset: the median of stamp − log over every usable message (not only the
     // fit's sample).
     let fit_offset = |from_lags: Option<i64>| {
@@ -798,7 +877,7 @@ fn analyse_topic(
             ((lag_ns, clock_offset_ns, offset_note, lag_warnings), lag_summary, lag_negated_median),
             (lag_modes_ns, mode_warnings),
         ),
-        ((published, fitted), (wall_median_raw, h)),
+        ((published, fitted), (wall_median_raw, mut h)),
     ) = rayon::join(
         // Modes after the lag summary, read off the same sorted lags (constant ones need no
         // mode search at all).
@@ -868,6 +947,8 @@ fn analyse_topic(
     if fitted.is_none() && stamped && !is_clock && usable > 0 {
         clock_model_note = Some(if frozen.is_some() {
             "stamps are frozen: no clock model".to_string()
+        } else if mostly_invalid {
+            "most stamps are invalid (nanosec ≥ 10⁹): no clock model".to_string()
         } else if usable < MIN_FIT_MESSAGES {
             format!(
                 "too few messages (n={usable}; the clock model needs at least {MIN_FIT_MESSAGES})"
@@ -916,19 +997,14 @@ fn analyse_topic(
             });
         }
     }
-    if !h.backward_jumps.is_empty() {
-        let first = h.backward_jumps[0];
+    if mostly_invalid {
+        h.backward_jumps.clear();
+    }
+    if let Some(text) = clock_jump_back_text(&t.topic, &h.backward_jumps) {
         warn(
             warnings,
             WarningCode::ClockJumpBack,
-            format!(
-                "{} went back in time {} time(s) (first at log time {} ns: {} → {}); a simulator reset or clock step. Analyse each epoch separately; pairing across a jump is meaningless",
-                t.topic,
-                h.backward_jumps.len(),
-                first.log_time_ns,
-                secs(first.from_ns),
-                secs(first.to_ns)
-            ),
+            format!("{text}; {CLOCK_JUMP_BACK_ADVICE}"),
         );
     }
     let log_span_ns = if n >= 2 {
@@ -1691,10 +1767,17 @@ fn analyse_topics(sorted: &[&TopicTimes], opts: &ClocksOptions) -> Analysed {
         let k = t.log_time_ns.len().min(t.stamp_ns.len());
         ClockMap::from_series_with(&t.log_time_ns[..k], &t.stamp_ns[..k], recorder, &hp)
     });
+    // The simulator's step as the recorder saw it: /clock's period on log time (the unit the
+    // lags are in, wall or sim).
+    let sim_step_ns = clock_map
+        .as_ref()
+        .and(clock_idx)
+        .and_then(|i| health::median_positive_period(&sorted[i].log_time_ns));
     let ctx = Ctx {
         opts,
         recorder,
         map: clock_map.as_ref(),
+        sim_step_ns,
     };
     // Topics are independent: analysed on all cores (each holds its own temporaries, a few
     // bytes per message of that topic), results and warnings kept in topic order.
@@ -1842,11 +1925,14 @@ fn assemble(sorted: &[&TopicTimes], opts: &ClocksOptions, a: Analysed) -> Clocks
                 .map(|o| (w.report.topic.clone(), o))
         })
         .collect();
-    let replay_events: Vec<String> = sorted
+    // Declared is enough: the recorder subscribed to the player's event topic, so a player
+    // ran while it recorded, whether or not it opened a next file (and sent an event).
+    let mut replay_events: Vec<String> = sorted
         .iter()
-        .filter(|t| is_replay_event_topic(&t.topic) && !t.log_time_ns.is_empty())
+        .filter(|t| is_replay_event_topic(&t.topic))
         .map(|t| t.topic.clone())
         .collect();
+    replay_events.dedup();
     let replayed_recording = replay::detect(&offsets, &replay_events);
     if let Some(r) = &replayed_recording {
         let days = -(r.offset_ns as f64) / 86_400e9;

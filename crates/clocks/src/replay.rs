@@ -5,8 +5,13 @@
 //! with (then). Every replayed topic then sits the same days-to-years before log time: one
 //! shift for all, which no device clock fault produces across several independent producers.
 //! rosbag2's player also publishes `/events/read_split` when it opens the next file, which a
-//! recorder of all topics stores. Either is evidence; live topics recorded beside the replayed
-//! ones keep stamps near their log times and are not part of the finding.
+//! recorder of all topics subscribes to and declares in the bag (a message on it is not
+//! needed: the channel shows the player was running). Either is evidence; live topics
+//! recorded beside the replayed ones keep stamps near their log times and are not part of the
+//! finding. Only topics at least [`REPLAY_MIN_SHIFT_NS`] (1 h) behind log time can be the
+//! replay's: a device clock a few seconds or minutes off beside a replay stays a clock offset.
+//! A single topic days behind without the event stays a clock offset too: it may be a device
+//! clock.
 
 use serde::Serialize;
 
@@ -22,8 +27,8 @@ pub struct ReplayedRecording {
     pub evidence: Vec<String>,
 }
 
-/// Without a replay event, a shared shift must be at least this large (1 h) to be called a
-/// replay: minutes could still be two devices' clocks set by hand alike.
+/// A replayed topic's stamps sit at least this far (1 h) behind log time: minutes could still
+/// be two devices' clocks set by hand alike, or one device's clock beside a replay.
 pub(crate) const REPLAY_MIN_SHIFT_NS: i64 = 3_600_000_000_000;
 
 /// Offsets of one replay agree within this (10 s): per-topic offsets are medians of stamp −
@@ -32,14 +37,15 @@ pub(crate) const REPLAY_AGREE_NS: i64 = 10_000_000_000;
 
 /// Finds the replay among the topics' clock offsets (stamp − log time of topics whose stamps
 /// are more than the offset threshold from the recorder, aggregates excluded).
-/// `replay_events`: names of recorded replay-event topics (`/events/read_split`).
+/// `replay_events`: names of the replay-event topics the bag declares (`/events/read_split`).
+/// Only offsets at least [`REPLAY_MIN_SHIFT_NS`] behind log time are candidates.
 pub(crate) fn detect(
     offsets: &[(String, i64)],
     replay_events: &[String],
 ) -> Option<ReplayedRecording> {
     let mut cands: Vec<(i64, &str)> = offsets
         .iter()
-        .filter(|(_, o)| *o < 0)
+        .filter(|(_, o)| *o <= -REPLAY_MIN_SHIFT_NS)
         .map(|(t, o)| (*o, t.as_str()))
         .collect();
     if cands.is_empty() {
@@ -68,7 +74,7 @@ pub(crate) fn detect(
             replay_events.join(", ")
         ));
     }
-    let shared = group.len() >= 2 && offset_ns.saturating_abs() >= REPLAY_MIN_SHIFT_NS;
+    let shared = group.len() >= 2;
     if shared {
         evidence.push(format!(
             "{} topics share one shift of their stamps before log time ({:.0} s, within {} s)",
@@ -119,6 +125,25 @@ mod tests {
         assert!(detect(&offs(&[("/imu", -3 * DAY)]), &[]).is_none());
         let r = detect(&offs(&[("/imu", -3 * DAY)]), &["/events/read_split".into()]).unwrap();
         assert_eq!(r.topics, vec!["/imu"]);
+    }
+
+    #[test]
+    fn with_the_event_only_topics_an_hour_behind_are_the_replays() {
+        let ev = ["/events/read_split".to_string()];
+        let r = detect(
+            &offs(&[
+                ("/old", -3 * DAY),
+                ("/device_a", -5_000_000_000),
+                ("/device_b", -5_000_000_000),
+                ("/ahead", 3 * DAY),
+            ]),
+            &ev,
+        )
+        .unwrap();
+        assert_eq!(r.topics, vec!["/old"]);
+        assert_eq!(r.offset_ns, -3 * DAY);
+        // Offsets under an hour are no replay, with the event or without.
+        assert!(detect(&offs(&[("/device_a", -59 * 60_000_000_000)]), &ev).is_none());
     }
 
     #[test]

@@ -340,3 +340,240 @@ fn mapped_stamps_get_the_maps_uncertainty() {
         r.warnings
     );
 }
+
+/// A player ran while the bag was recorded: `/events/read_split` is declared (no message on
+/// it) and one topic's stamps sit three days behind log time beside live topics, two of them
+/// on a device clock 5 s off. The replay names that topic alone; its clock_offset speaks of
+/// the replay, the device topics keep theirs (PTP/NTP). Without the declared event the lone
+/// topic stays a clock_offset: it may be a device clock.
+#[test]
+fn one_replayed_topic_beside_live_ones_with_a_declared_read_split() {
+    let shift = -3 * DAY - 17 * S;
+    let event = topic(
+        "/events/read_split",
+        "rosbag2_interfaces/msg/ReadSplitEvent",
+        StampSource::None,
+        vec![],
+        vec![],
+    );
+    let topics = [
+        shifted("/odom_replayed", 400, 20 * MS, shift),
+        shifted("/imu", 800, 10 * MS, 0),
+        shifted("/cam_a", 100, 80 * MS, -5 * S),
+        shifted("/cam_b", 100, 80 * MS, -5 * S),
+        event,
+    ];
+    let r = analyze(&topics, &ClocksOptions::default());
+    let rep = r.replayed_recording.as_ref().expect("replay");
+    assert_eq!(rep.topics, vec!["/odom_replayed"]);
+    assert!((rep.offset_ns - shift).abs() < 10 * MS, "{}", rep.offset_ns);
+    assert!(
+        rep.evidence[0].contains("/events/read_split"),
+        "{:?}",
+        rep.evidence
+    );
+    let offset_of = |r: &ClocksReport, t: &str| {
+        r.warnings
+            .iter()
+            .find(|w| w.code == WarningCode::ClockOffset && w.topic.as_deref() == Some(t))
+            .map(|w| w.message.clone())
+    };
+    let m = offset_of(&r, "/odom_replayed").expect("clock_offset");
+    assert!(m.contains("replay") && !m.contains("PTP"), "{m}");
+    for t in ["/cam_a", "/cam_b"] {
+        let m = offset_of(&r, t).expect("clock_offset");
+        assert!(m.contains("PTP"), "{m}");
+    }
+    assert!(offset_of(&r, "/imu").is_none());
+    let replay = r
+        .warnings
+        .iter()
+        .find(|w| w.code == WarningCode::ReplayedRecording)
+        .expect("replayed_recording");
+    assert!(
+        replay.message.contains("/odom_replayed"),
+        "{}",
+        replay.message
+    );
+    assert!(!replay.message.contains("/cam_a"), "{}", replay.message);
+    // Without the event: a clock offset, no replay.
+    let r = analyze(&topics[..4], &ClocksOptions::default());
+    assert!(r.replayed_recording.is_none());
+    let m = offset_of(&r, "/odom_replayed").expect("clock_offset");
+    assert!(m.contains("PTP"), "{m}");
+}
+
+/// A microcontroller's stamps: 133 of 179 with nanosec ≥ 10⁹ (read as a second ahead), the
+/// rest valid: read in arrival order the values step back by ~0.9 s wherever a valid stamp
+/// follows an invalid one. Those are not clock jumps: with most stamps invalid the jump, drift
+/// and lag-mode analyses are skipped and `stamp_invalid` says so. With a fifth invalid the
+/// analyses run (and the steps are jumps).
+#[test]
+fn mostly_invalid_stamps_make_no_jumps() {
+    let mcu = |invalid_every: &dyn Fn(i64) -> bool| {
+        let n = 179i64;
+        let log: Vec<i64> = (0..n).map(|i| T0 + i * 100 * MS).collect();
+        let mut invalid = 0;
+        let stamp: Vec<i64> = log
+            .iter()
+            .enumerate()
+            .map(|(i, &l)| {
+                let valid = l - 3 * MS;
+                if invalid_every(i as i64) {
+                    invalid += 1;
+                    valid + S // nanosec + 10⁹ read as sec·10⁹ + nanosec
+                } else {
+                    valid
+                }
+            })
+            .collect();
+        let mut t = topic(
+            "/mcu/imu",
+            "sensor_msgs/msg/Imu",
+            StampSource::HeaderStamp,
+            log,
+            stamp,
+        );
+        t.invalid_stamps = invalid;
+        t
+    };
+    // 133 of 179 invalid: every message but each fourth and the second.
+    let most = mcu(&|i| i % 4 != 0 && i != 1);
+    assert_eq!(most.invalid_stamps, 133);
+    let r = analyze(&[most], &ClocksOptions::default());
+    let codes = codes_of(&r, Some("/mcu/imu"));
+    for c in [
+        WarningCode::ClockJumpBack,
+        WarningCode::ClockDrift,
+        WarningCode::MultimodalLag,
+    ] {
+        assert!(!codes.contains(&c), "{c}: {:?}", r.warnings);
+    }
+    let w = r
+        .warnings
+        .iter()
+        .find(|w| w.code == WarningCode::StampInvalid)
+        .expect("stamp_invalid");
+    assert!(w.message.starts_with("133 of 179 stamps"), "{}", w.message);
+    assert!(
+        w.message
+            .contains("jump, drift and lag-mode analyses are skipped"),
+        "{}",
+        w.message
+    );
+    let t = r.topic("/mcu/imu").unwrap();
+    assert!(t.backward_jumps.is_empty());
+    assert!(t.lag_modes_ns.is_empty());
+    assert!(t.clock_model.is_none());
+    assert_eq!(
+        t.clock_model_note.as_deref(),
+        Some("most stamps are invalid (nanosec ≥ 10⁹): no clock model")
+    );
+    // A fifth invalid: analysed as usual, its steps back (0.9 s, over 5 periods) are jumps.
+    let some = mcu(&|i| i % 5 == 0);
+    assert_eq!(some.invalid_stamps, 36);
+    let r = analyze(&[some], &ClocksOptions::default());
+    assert!(codes_of(&r, Some("/mcu/imu")).contains(&WarningCode::ClockJumpBack));
+    let w = r
+        .warnings
+        .iter()
+        .find(|w| w.code == WarningCode::StampInvalid)
+        .unwrap();
+    assert!(!w.message.contains("skipped"), "{}", w.message);
+}
+
+/// A simulator stepping at 50 Hz (/clock every 20 ms of log time, real-time factor 1), a camera
+/// stamped in sim time; a third of its frames go out in the step after the one they were
+/// stamped in: lag modes 0.2 ms and 20.5 ms. The finding says one simulation step apart, not a
+/// stamping fault. Modes 7 ms apart in the same bag, or 20 ms apart on a wall-stamped topic,
+/// keep the stamping wording.
+#[test]
+fn lag_modes_one_sim_step_apart_are_delivery_in_the_next_step() {
+    let step = 20 * MS;
+    let sim0 = 100 * S;
+    let clog: Vec<i64> = (0..600).map(|i| T0 + i * step + 100_000).collect();
+    let csim: Vec<i64> = (0..600).map(|i| sim0 + i * step).collect();
+    let clock = || {
+        topic(
+            "/clock",
+            "rosgraph_msgs/msg/Clock",
+            StampSource::ClockField,
+            clog.clone(),
+            csim.clone(),
+        )
+    };
+    // Stamped at a step (sim time), received `late` after the /clock of that step arrived.
+    let camera = |name: &str, second_mode: i64| {
+        let jitter = [0, 40, -30, 70, -60, 20, -10, 50, -50, 30];
+        let (mut log, mut stamp) = (Vec::new(), Vec::new());
+        for k in 1..110i64 {
+            let s = sim0 + k * 5 * step;
+            let on_log = T0 + (s - sim0) + 100_000;
+            let late = if k % 3 == 0 { second_mode } else { 200_000 };
+            log.push(on_log + late + jitter[k as usize % 10] * 1_000);
+            stamp.push(s);
+        }
+        topic(
+            name,
+            "sensor_msgs/msg/Image",
+            StampSource::HeaderStamp,
+            log,
+            stamp,
+        )
+    };
+    let modes_msg = |r: &ClocksReport, t: &str| {
+        r.warnings
+            .iter()
+            .find(|w| w.code == WarningCode::MultimodalLag && w.topic.as_deref() == Some(t))
+            .map(|w| w.message.clone())
+            .unwrap_or_else(|| panic!("no multimodal_lag on {t}: {:?}", r.warnings))
+    };
+    let r = analyze(
+        &[clock(), camera("/camera", 20_500_000)],
+        &ClocksOptions::default(),
+    );
+    let c = r.topic("/camera").unwrap();
+    assert_eq!(c.axis, Axis::Sim);
+    assert_eq!(c.lag_modes_ns.len(), 2, "{:?}", c.lag_modes_ns);
+    let m = modes_msg(&r, "/camera");
+    assert!(
+        m.contains(
+            "modes one simulation step (/clock period 20.0 ms) apart: delivered in the next step"
+        ),
+        "{m}"
+    );
+    assert!(!m.contains("exposure"), "{m}");
+    let f = r
+        .warnings
+        .iter()
+        .find(|w| w.code == WarningCode::MultimodalLag)
+        .unwrap();
+    assert!(!f.data_loss);
+    // 7 ms apart: not a step; the stamping wording.
+    let r = analyze(
+        &[clock(), camera("/camera", 7_200_000)],
+        &ClocksOptions::default(),
+    );
+    let m = modes_msg(&r, "/camera");
+    assert!(
+        m.contains("exposure") && !m.contains("simulation step"),
+        "{m}"
+    );
+    // Wall-stamped modes 20 ms apart beside a /clock: not the simulator's.
+    let (log, stamp): (Vec<i64>, Vec<i64>) = (1..110i64)
+        .map(|k| {
+            let s = T0 + k * 100 * MS;
+            (s + if k % 3 == 0 { 20_500_000 } else { 200_000 }, s)
+        })
+        .unzip();
+    let wall = topic(
+        "/wall_cam",
+        "sensor_msgs/msg/Image",
+        StampSource::HeaderStamp,
+        log,
+        stamp,
+    );
+    let r = analyze(&[clock(), wall], &ClocksOptions::default());
+    let m = modes_msg(&r, "/wall_cam");
+    assert!(!m.contains("simulation step"), "{m}");
+}

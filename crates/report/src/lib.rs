@@ -1236,7 +1236,33 @@ fn modes_text(m: &[i64]) -> String {
     m.iter().map(|&x| ms(x)).collect::<Vec<_>>().join(", ")
 }
 
-/// Rows shared by the HTML and Markdown renderings: (label, value, element id).
+/// `[a, b, … n topics]` after a finding's message (nothing for a bag-wide finding).
+fn topics_suffix(topics: &[String]) -> String {
+    match topics.len() {
+        0 => String::new(),
+        n if n <= 8 => format!(" [{}]", topics.join(", ")),
+        n => format!(" [{}, … {} topics]", topics[..8].join(", "), n),
+    }
+}
+
+/// The info-level findings, below the verdict table: one line per code, (code, text).
+fn info_lines(r: &Report) -> Vec<(String, String)> {
+    r.verdicts
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Info)
+        .map(|f| {
+            (
+                f.code.clone(),
+                format!("{}{}", f.message, topics_suffix(&f.topics)),
+            )
+        })
+        .collect()
+}
+
+/// Rows shared by the HTML and Markdown renderings: (label, value, element id). Data loss and
+/// the findings of warning severity or worse, then the bag's facts; info-level findings are
+/// not rows ([`info_lines`], below the table).
 fn verdict_rows(r: &Report) -> Vec<(String, String, Option<String>)> {
     let v = &r.verdicts;
     let mut rows = Vec::new();
@@ -1256,11 +1282,7 @@ fn verdict_rows(r: &Report) -> Vec<(String, String, Option<String>)> {
         .iter()
         .filter(|f| f.severity != Severity::Info && f.code != "data_loss")
     {
-        let topics = match f.topics.len() {
-            0 => String::new(),
-            n if n <= 8 => format!(" [{}]", f.topics.join(", ")),
-            n => format!(" [{}, … {} topics]", f.topics[..8].join(", "), n),
-        };
+        let topics = topics_suffix(&f.topics);
         let sev = match f.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
@@ -1379,9 +1401,6 @@ fn verdict_rows(r: &Report) -> Vec<(String, String, Option<String>)> {
             what,
             None,
         ));
-    }
-    for (t, m) in &v.multimodal_lag {
-        rows.push((format!("Multimodal lag {t}"), modes_text(m), None));
     }
     if !r.unplotted_topics.is_empty() {
         rows.push((
@@ -1704,7 +1723,22 @@ fn render_html(r: &Report, svgs: &BTreeMap<String, String>) -> String {
         }
         s.push_str("</td></tr>\n");
     }
-    s.push_str("</table></section>\n");
+    s.push_str("</table>\n");
+    let info = info_lines(r);
+    if !info.is_empty() {
+        s.push_str("<p>Also noted (info):</p><ul class=\"info-findings\">\n");
+        for (code, text) in &info {
+            let _ = writeln!(
+                s,
+                "<li id=\"finding-{}\">info: {}: {}</li>",
+                esc(code),
+                esc(code),
+                esc(text)
+            );
+        }
+        s.push_str("</ul>\n");
+    }
+    s.push_str("</section>\n");
 
     let i = &r.info;
     let _ = writeln!(
@@ -1903,6 +1937,14 @@ fn render_md(r: &Report) -> String {
         .map(|(l, v, _)| vec![l, v])
         .collect();
     table_md(&mut s, &["", ""], &rows);
+    let info = info_lines(r);
+    if !info.is_empty() {
+        s.push_str("Also noted (info):\n\n");
+        for (code, text) in &info {
+            let _ = writeln!(s, "* info: {}: {}", md_escape(code), md_escape(text));
+        }
+        s.push('\n');
+    }
     let i = &r.info;
     let _ = writeln!(
         s,

@@ -6,8 +6,9 @@
 //!
 //! * [`TfBuffer`]: a `tf2::BufferCore` model (per-child time caches with the cache length, static
 //!   caches valid for all time, interpolation only between samples, extrapolation refused).
-//! * [`tree::analyze_tree`]: per edge rate and gaps; several parents for one child; competing
-//!   publishers.
+//! * [`tree::analyze_tree`]: per edge rate, gaps and backward jumps (`bagscope-clocks`' rule for
+//!   header-stamped topics, applied to each edge's stamps); several parents for one child;
+//!   competing publishers.
 //! * [`filter::run_filter`]: per message readiness (on arrival, after waiting, dropped and why).
 //!
 //! No I/O, no panics on any input, deterministic sorted output. Time is `i64` nanoseconds.
@@ -23,7 +24,9 @@ pub use filter::{
     availability, run_filter, FilterConfig, FilterReport, MessageDecision, Query, Readiness,
     TopicReadiness,
 };
-pub use tree::{analyze_tree, EdgeReport, Finding, Gap, TreeReport};
+pub use tree::{
+    analyze_tree, analyze_tree_with, jump_warnings, EdgeJump, EdgeReport, Finding, Gap, TreeReport,
+};
 
 use serde::Serialize;
 

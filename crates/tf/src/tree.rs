@@ -1,8 +1,9 @@
 //! The transform tree over the whole bag: one entry per (parent, child, static) edge with its
-//! rate and gaps, plus structural problems (several parents for one child, two publishers
-//! fighting over one child, a child both static and dynamic).
+//! rate, gaps and backward jumps, plus structural problems (several parents for one child, two
+//! publishers fighting over one child, a child both static and dynamic).
 
-use bagscope_types::WarningCode;
+use bagscope_clocks::{backward_jumps, BackwardJump, JumpRule};
+use bagscope_types::{Warning, WarningCode};
 use std::collections::{BTreeMap, BTreeSet};
 
 use bagscope_stats::{median_ns, NsSummary};
@@ -55,6 +56,24 @@ pub struct EdgeReport {
     /// TF lag: log time of the message − the transform's header stamp, over the edge's
     /// transforms; `None` for static edges (latched: their stamp is not when they were sent).
     pub lag_ns: Option<NsSummary>,
+    /// A backward step of the edge's stamps (in arrival order) larger than this is a jump:
+    /// `clocks`' rule for header-stamped topics (5 median periods, clamped to 100 ms ..= 1 s by
+    /// default), on the stamps of the edge's TF topic (of its busiest one when it has several);
+    /// `None` for static edges.
+    pub jump_threshold_ns: Option<i64>,
+    /// The edge's stamps going back in time beyond the threshold (a simulator reset or a clock
+    /// step), per TF topic, in log-time order; empty for static edges.
+    pub backward_jumps: Vec<EdgeJump>,
+}
+
+/// A backward jump of one TF edge's stamps on one TF topic.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EdgeJump {
+    /// The TF topic whose transforms of the edge jumped.
+    pub topic: String,
+    /// Where and how far (log time of the transform's message, previous and new stamp).
+    #[serde(flatten)]
+    pub jump: BackwardJump,
 }
 
 /// A structural problem of one child frame.
@@ -90,9 +109,14 @@ pub struct TreeReport {
 #[derive(Default)]
 struct EdgeAcc {
     topics: BTreeSet<String>,
+    /// Stamps in arrival order.
     stamps: Vec<i64>,
-    /// Log time − stamp, one per transform.
-    lags: Vec<i64>,
+    /// The log time of each transform's message.
+    logs: Vec<i64>,
+    /// The TF topic (place in the topic list) of each transform; empty while the edge has come
+    /// on one topic only (`first_source`).
+    sources: Vec<usize>,
+    first_source: Option<usize>,
 }
 
 #[derive(Default)]
@@ -107,9 +131,19 @@ struct ChildAcc {
 
 /// `tf_topics[m.source]` names each message's topic (unknown indices show as `?`). Takes the
 /// messages by reference or by value (a caller that builds each message as it goes holds none).
+/// Backward jumps by `clocks`' default rule ([`analyze_tree_with`] for another).
 pub fn analyze_tree<M: std::borrow::Borrow<TfMessage>>(
     tf_topics: &[String],
     msgs: impl IntoIterator<Item = M>,
+) -> TreeReport {
+    analyze_tree_with(tf_topics, msgs, &JumpRule::default())
+}
+
+/// [`analyze_tree`] with the backward-jump rule `jump` (`ClocksOptions::jump_rule`).
+pub fn analyze_tree_with<M: std::borrow::Borrow<TfMessage>>(
+    tf_topics: &[String],
+    msgs: impl IntoIterator<Item = M>,
+    jump: &JumpRule,
 ) -> TreeReport {
     // Keyed parent → child → [dynamic, static]: the order of (parent, child, is_static), looked
     // up by `&str`, so a transform of a known edge allocates nothing.
@@ -144,8 +178,19 @@ pub fn analyze_tree<M: std::borrow::Borrow<TfMessage>>(
             let e = entry(entry(&mut edges, p), c)[usize::from(m.is_static)]
                 .get_or_insert_with(EdgeAcc::default);
             add(&mut e.topics, topic);
+            match e.first_source {
+                None => e.first_source = Some(m.source),
+                Some(f) if f != m.source && e.sources.is_empty() => {
+                    // A second topic: from now on each transform's topic is kept.
+                    e.sources = vec![f; e.stamps.len()];
+                }
+                _ => {}
+            }
+            if !e.sources.is_empty() {
+                e.sources.push(m.source);
+            }
             e.stamps.push(t.stamp_ns);
-            e.lags.push(m.log_time_ns.saturating_sub(t.stamp_ns));
+            e.logs.push(m.log_time_ns);
             let ch = entry(&mut children, c);
             add(&mut ch.parents, p);
             add(&mut ch.topics, topic);
@@ -166,7 +211,16 @@ pub fn analyze_tree<M: std::borrow::Borrow<TfMessage>>(
                 accs.into_iter()
                     .zip([false, true])
                     .filter_map(move |(acc, is_static)| {
-                        acc.map(|a| edge_report(parent.clone(), child.clone(), is_static, a))
+                        acc.map(|a| {
+                            edge_report(
+                                parent.clone(),
+                                child.clone(),
+                                is_static,
+                                a,
+                                tf_topics,
+                                jump,
+                            )
+                        })
                     })
             })
         })
@@ -222,7 +276,67 @@ pub fn analyze_tree<M: std::borrow::Borrow<TfMessage>>(
     }
 }
 
-fn edge_report(parent: String, child: String, is_static: bool, mut acc: EdgeAcc) -> EdgeReport {
+/// The backward jumps of a dynamic edge: on each TF topic's transforms of it on their own (two
+/// publishers of one edge interleaved are not one clock), and the threshold of the busiest.
+fn edge_jumps(acc: &EdgeAcc, tf_topics: &[String], rule: &JumpRule) -> (i64, Vec<EdgeJump>) {
+    let name = |k: usize| tf_topics.get(k).map_or("?", String::as_str).to_string();
+    if acc.sources.is_empty() {
+        let j = backward_jumps(&acc.stamps, &acc.logs, rule);
+        let topic = name(acc.first_source.unwrap_or(usize::MAX));
+        let jumps = j
+            .jumps
+            .into_iter()
+            .map(|jump| EdgeJump {
+                topic: topic.clone(),
+                jump,
+            })
+            .collect();
+        return (j.threshold_ns, jumps);
+    }
+    let ks: BTreeSet<usize> = acc.sources.iter().copied().collect();
+    let (mut threshold, mut most) = (0, 0);
+    let mut jumps = Vec::new();
+    for k in ks {
+        let (stamps, logs): (Vec<i64>, Vec<i64>) = acc
+            .sources
+            .iter()
+            .zip(acc.stamps.iter().zip(&acc.logs))
+            .filter(|(s, _)| **s == k)
+            .map(|(_, (s, l))| (*s, *l))
+            .unzip();
+        let j = backward_jumps(&stamps, &logs, rule);
+        if stamps.len() > most {
+            (threshold, most) = (j.threshold_ns, stamps.len());
+        }
+        let topic = name(k);
+        jumps.extend(j.jumps.into_iter().map(|jump| EdgeJump {
+            topic: topic.clone(),
+            jump,
+        }));
+    }
+    jumps.sort_by(|a, b| (a.jump, &a.topic).cmp(&(b.jump, &b.topic)));
+    (threshold, jumps)
+}
+
+fn edge_report(
+    parent: String,
+    child: String,
+    is_static: bool,
+    acc: EdgeAcc,
+    tf_topics: &[String],
+    rule: &JumpRule,
+) -> EdgeReport {
+    let (jump_threshold_ns, backward_jumps) = if is_static {
+        (None, Vec::new())
+    } else {
+        let (t, j) = edge_jumps(&acc, tf_topics, rule);
+        (Some(t), j)
+    };
+    // The log times become the lags (log time − stamp), in place.
+    let mut lags = acc.logs;
+    for (l, s) in lags.iter_mut().zip(&acc.stamps) {
+        *l = l.saturating_sub(*s);
+    }
     let mut s = acc.stamps;
     let samples = s.len();
     s.sort_unstable();
@@ -276,9 +390,50 @@ fn edge_report(parent: String, child: String, is_static: bool, mut acc: EdgeAcc)
         lag_ns: if is_static {
             None
         } else {
-            NsSummary::of_in_place(&mut acc.lags)
+            NsSummary::of_in_place(&mut lags)
         },
+        jump_threshold_ns,
+        backward_jumps,
     }
+}
+
+/// The `clock_jump_back` warnings of TF edges whose stamps went back (`edges` as
+/// [`analyze_tree`] reports them): one per TF topic, naming the topic and each edge that
+/// jumped on it, worded as `clocks` words a header-stamped topic's.
+pub fn jump_warnings(edges: &[EdgeReport]) -> Vec<Warning> {
+    // topic → (edge, its jumps on that topic), in edge order.
+    let mut by_topic: BTreeMap<&str, Vec<(String, Vec<BackwardJump>)>> = BTreeMap::new();
+    for e in edges {
+        let mut on: BTreeMap<&str, Vec<BackwardJump>> = BTreeMap::new();
+        for j in &e.backward_jumps {
+            on.entry(j.topic.as_str()).or_default().push(j.jump);
+        }
+        for (topic, jumps) in on {
+            by_topic
+                .entry(topic)
+                .or_default()
+                .push((format!("edge {} -> {}", e.parent, e.child), jumps));
+        }
+    }
+    by_topic
+        .into_iter()
+        .map(|(topic, edges)| {
+            let parts: Vec<String> = edges
+                .iter()
+                .filter_map(|(what, jumps)| bagscope_clocks::clock_jump_back_text(what, jumps))
+                .collect();
+            Warning::new(
+                WarningCode::ClockJumpBack,
+                format!(
+                    "{topic}'s transform stamps went back in time on {} edge(s): {}; {}",
+                    edges.len(),
+                    parts.join("; "),
+                    bagscope_clocks::CLOCK_JUMP_BACK_ADVICE
+                ),
+            )
+            .topic(topic)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -297,6 +452,58 @@ mod tests {
                 stamp_ns: stamp,
             }],
         }
+    }
+
+    /// An edge whose stamps go back 10 s (a simulator reset) has a jump, by the topics' rule;
+    /// the same edge from two TF topics, each steady but 3 s apart, has none (each topic's
+    /// transforms are a series of their own).
+    #[test]
+    fn backward_jumps_per_edge_and_topic() {
+        let topics = vec!["/tf".to_string(), "/robot2/tf".into()];
+        let ms = 1_000_000i64;
+        let mut v = Vec::new();
+        for k in 0..200i64 {
+            let stamp = if k < 100 {
+                20_000 + k * 50
+            } else {
+                10_000 + k * 50
+            } * ms;
+            let mut x = m(0, false, "odom", "base_link", stamp);
+            x.log_time_ns = k * 50 * ms;
+            v.push(x);
+            // Two publishers of one edge, interleaved, 3 s apart.
+            let mut a = m(0, false, "map", "odom", k * 50 * ms);
+            a.log_time_ns = k * 50 * ms + 1;
+            let mut b = m(1, false, "map", "odom", 3_000 * ms + k * 50 * ms);
+            b.log_time_ns = k * 50 * ms + 2;
+            v.extend([a, b]);
+        }
+        let r = analyze_tree(&topics, &v);
+        let e = r.edges.iter().find(|e| e.child == "base_link").unwrap();
+        assert_eq!(e.jump_threshold_ns, Some(250 * ms));
+        assert_eq!(e.backward_jumps.len(), 1);
+        let j = &e.backward_jumps[0];
+        assert_eq!(j.topic, "/tf");
+        assert_eq!(
+            (j.jump.log_time_ns, j.jump.from_ns, j.jump.to_ns),
+            (100 * 50 * ms, (20_000 + 99 * 50) * ms, 15_000 * ms)
+        );
+        let shared = r.edges.iter().find(|e| e.child == "odom").unwrap();
+        assert!(
+            shared.backward_jumps.is_empty(),
+            "{:?}",
+            shared.backward_jumps
+        );
+        let w = jump_warnings(&r.edges);
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].code, WarningCode::ClockJumpBack);
+        assert_eq!(w[0].topic.as_deref(), Some("/tf"));
+        assert!(
+            w[0].message
+                .contains("1 edge(s): edge odom -> base_link went back in time 1 time(s)"),
+            "{}",
+            w[0].message
+        );
     }
 
     #[test]

@@ -7,7 +7,9 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A structured, machine-readable warning. `data_loss` marks warnings about lost or suspect
-/// data: some messages could not be read, or the file was cut short (the CLI exits 3 on those).
+/// data: some messages could not be read, a record of the file could not be parsed, or the file
+/// was cut short (the CLI exits 3 on those). Codes that always mean that
+/// ([`WarningCode::is_data_loss`]) are flagged by [`Warning::new`] itself.
 /// Sorted by code name, then topic, message, file, offset.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Warning {
@@ -23,12 +25,14 @@ pub struct Warning {
     /// Byte offset in `file` of the damage, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offset: Option<u64>,
-    /// Messages were lost or could not be read at all.
+    /// Messages were lost or could not be read at all, or a record of the file could not be
+    /// parsed (suspect data).
     pub data_loss: bool,
 }
 
 impl Warning {
-    /// A bag-wide warning without loss; add details with the builder methods.
+    /// A bag-wide warning; add details with the builder methods. It is data loss when its code
+    /// always is ([`WarningCode::is_data_loss`]), else only when marked with [`Warning::loss`].
     pub fn new(code: WarningCode, message: impl Into<String>) -> Self {
         Warning {
             code,
@@ -36,7 +40,7 @@ impl Warning {
             message: message.into(),
             file: None,
             offset: None,
-            data_loss: false,
+            data_loss: code.is_data_loss(),
         }
     }
     /// The topic concerned.
@@ -187,6 +191,36 @@ impl fmt::Display for UnknownWarningCode {
 
 impl std::error::Error for UnknownWarningCode {}
 
+impl WarningCode {
+    /// Codes that always mean lost or suspect data, whoever emits them: damage that left
+    /// messages unread, or a record of the file that could not be parsed (`corrupt_record`,
+    /// `corrupt_summary`: what the file says there is unknown, and what was read around it is
+    /// suspect). The one rule behind `data_loss` for these codes in every command; other codes
+    /// are data loss where the warning is marked so ([`Warning::loss`]).
+    pub fn is_data_loss(self) -> bool {
+        use WarningCode::*;
+        matches!(
+            self,
+            ChunkCrcMismatch
+                | CorruptChunk
+                | CorruptDatabase
+                | CorruptMessage
+                | CorruptRecord
+                | CorruptSummary
+                | DecompressionLimit
+                | MessageTooLarge
+                | MissingFile
+                | MissingMessages
+                | NotRegularFile
+                | PathOutsideBag
+                | RecorderLostMessages
+                | StampUnreadable
+                | Truncated
+                | UnknownChannel
+        )
+    }
+}
+
 impl fmt::Display for WarningCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -247,6 +281,20 @@ mod tests {
             assert_eq!(serde_json::from_str::<WarningCode>(&j).unwrap(), *c);
         }
         assert!("no_such_code".parse::<WarningCode>().is_err());
+    }
+
+    #[test]
+    fn records_that_cannot_be_parsed_are_data_loss() {
+        for c in [WarningCode::CorruptRecord, WarningCode::CorruptSummary] {
+            assert!(c.is_data_loss());
+            assert!(Warning::new(c, "record at byte 8 cannot be parsed").data_loss);
+        }
+        assert!(!Warning::new(WarningCode::InvalidUtf8, "name").data_loss);
+        assert!(
+            Warning::new(WarningCode::InvalidUtf8, "name")
+                .loss()
+                .data_loss
+        );
     }
 
     #[test]
