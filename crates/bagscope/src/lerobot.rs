@@ -242,7 +242,7 @@ pub fn write_lerobot(
     let tasks = out.join("meta/tasks.parquet");
     let episodes = out.join(EPISODES_FILE);
     let written = [&data, &info, &stats_path, &tasks, &episodes];
-    crate::refuse_bag_files(bag, &written.map(|p| p.as_path()))?;
+    crate::refuse_outputs(bag, &written.map(|p| p.as_path()))?;
 
     let mut state = VectorFeature {
         rows: Vec::with_capacity(obs.len()),

@@ -986,7 +986,8 @@ pub fn write_tables(
     use bagscope_frames::{frame, Format, TableWriter};
     let obs_path = out.join("observations.parquet");
     let rej_path = out.join("rejections.parquet");
-    crate::refuse_bag_files(bag, &[obs_path.as_path(), rej_path.as_path()])?;
+    crate::refuse_output_dir(out)?;
+    crate::refuse_outputs(bag, &[obs_path.as_path(), rej_path.as_path()])?;
     let cols = observation_columns(&r.report);
     let obs_df = if with_fields {
         let (mut parts, warnings) = member_fields(bag, &r.report)?;
