@@ -230,6 +230,17 @@ impl Error {
     /// range. The CLI exits 2 on these, as on a malformed argument.
     pub fn is_usage(&self) -> bool {
         use bagscope_sync::SyncError as S;
+        // A field path the topic's type does not have (`export --fields`).
+        #[cfg(feature = "frames")]
+        if matches!(
+            self,
+            Error::Fields {
+                source: bagscope_frames::FramesError::Usage(_),
+                ..
+            }
+        ) {
+            return true;
+        }
         matches!(
             self,
             Error::Parameter(_)
