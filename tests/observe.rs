@@ -478,6 +478,17 @@ fn contract_errors_exit_2_naming_file_and_key() {
         ),
         ("missing", "anchor: /nope\n".to_string(), "/nope"),
         ("yaml", "anchor: [\n".to_string(), "not YAML"),
+        // A key given twice: before, the last one won and the first block was dropped.
+        (
+            "dupstate",
+            wrists(false, "state: []\n"),
+            "duplicate key 'state' at line 14 column 1",
+        ),
+        (
+            "dupqueue",
+            wrists(false, "").replace("    queue: 5\n", "    queue: 5\n    queue: 7\n"),
+            "members[0]: duplicate key 'queue' at line 7 column 5",
+        ),
     ] {
         let c = k.contract(name, &text);
         let (code, _, err) = k.run(&c, "o", &[]);

@@ -198,6 +198,9 @@ pub fn load_contract(path: &Path) -> Result<LoadedContract, Error> {
         .map_err(|e| Error::Parameter(format!("cannot read contract {}: {e}", path.display())))?;
     let v: Json = serde_yaml_ng::from_str(&text)
         .map_err(|e| Error::Parameter(format!("contract {}: not YAML: {e}", path.display())))?;
+    // Read as JSON the last of two equal keys wins silently: refused, naming the key and line.
+    bagscope_bag::yaml_keys::check_unique_keys(&text)
+        .map_err(|e| Error::Parameter(format!("contract {}: {e}", path.display())))?;
     let contract = parse_contract(path, &v)?;
     Ok(LoadedContract {
         path: path.to_path_buf(),
