@@ -974,6 +974,29 @@ pub fn rejection_columns(r: &ObserveReport) -> Vec<(String, bagscope_frames::Col
     ]
 }
 
+/// Refuses, before the bag is read, an output folder `out` that cannot take this run's files:
+/// not a folder (a device, a FIFO, a file: [`crate::refuse_output_dir`]), or holding a
+/// `lerobot/` dataset that the run would leave stale or mix with its own. With `lerobot`
+/// (`--layout lerobot`) `OUT/lerobot` must be new or empty ([`crate::lerobot::check_target`]);
+/// without it, a non-empty `OUT/lerobot` would describe an earlier run's observations beside
+/// this run's tables, and is refused as well.
+#[cfg(feature = "frames")]
+pub fn check_outputs(out: &Path, lerobot: bool) -> Result<(), Error> {
+    crate::refuse_output_dir(out)?;
+    let dataset = out.join("lerobot");
+    if lerobot {
+        return crate::lerobot::check_target(&dataset);
+    }
+    if dataset.is_dir() && crate::lerobot::non_empty(&dataset) {
+        return Err(Error::Usage(format!(
+            "{} holds a LeRobot dataset of an earlier run, which the observations written now \
+             would no longer match: remove it or write to another -o",
+            dataset.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Writes `OUT/observations.parquet` and `OUT/rejections.parquet` (each written to a
 /// temporary name and renamed; same bag and contract give the same bytes). With `with_fields`,
 /// the observation table also holds the anchor's and every member's message fields, flattened
