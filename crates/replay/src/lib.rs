@@ -1326,8 +1326,8 @@ pub const LAST_TIME: &str = "2262-04-11T23:47:16.854775807Z";
 /// starts at offset `base_ns`: `base + rel / rate`, or `None` when it leaves i64.
 fn schedule_offset(base_ns: i64, rel_ns: i64, rate: f64) -> Option<i64> {
     let x = (rel_ns as f64 / rate).round();
-    // i64::MAX as f64 is 2^63, itself out of range: strictly below it.
-    if !(x.abs() < i64::MAX as f64) {
+    // i64::MAX as f64 is 2^63, itself out of range: strictly below it (NaN is not).
+    if x.is_nan() || x.abs() >= i64::MAX as f64 {
         return None;
     }
     base_ns.checked_add(x as i64)
