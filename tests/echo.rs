@@ -108,7 +108,7 @@ fn echo_prints_the_recorded_values_and_times() {
         "--limit",
         "2",
         "--fields",
-        "position[0],header.frame_id,nope",
+        "position[0],header.frame_id,position[5]",
         "--json",
     ]);
     assert_eq!(code, 0, "{err}");
@@ -126,8 +126,8 @@ fn echo_prints_the_recorded_values_and_times() {
     assert_eq!(got, [(2, 2.0), (3, 3.0)]);
     assert_eq!(msgs[0]["message"]["header.frame_id"], "base");
     assert!(
-        msgs[0]["message"]["nope"].is_null(),
-        "a missing field is null"
+        msgs[0]["message"]["position[5]"].is_null(),
+        "an index past this message's array is null"
     );
 
     // Absolute windows: nanoseconds, or RFC 3339.
@@ -175,4 +175,81 @@ fn echo_errors_name_what_is_wrong() {
     let (code, _, err) = run(&["echo", b, "--topic", "/joint_states", "--fields", "a..b"]);
     assert_eq!(code, 1);
     assert!(err.contains("a..b"), "{err}");
+}
+
+/// A field path the topic's type does not have is a usage error (exit 2) naming the type and
+/// its fields where the path fails, before anything is printed: it once printed `positon:
+/// null` for every message with exit 0. `export --fields` follows the same rule.
+#[test]
+fn unknown_field_paths_are_usage_errors_naming_the_fields() {
+    let dir = tempdir("echo-fields");
+    let bag = dir.join("js.mcap");
+    write_bag(&bag);
+    let b = bag.to_str().unwrap();
+    let cases = [
+        (
+            "positon",
+            "sensor_msgs/msg/JointState has no field 'positon' (its fields: header, name, position, velocity, effort)",
+        ),
+        (
+            "header.stmp",
+            "std_msgs/msg/Header (at header) has no field 'stmp' (its fields: stamp, frame_id)",
+        ),
+        ("position.x", "position is float64[], which has no fields"),
+        ("name[0].x", "name[0] is string, which has no fields"),
+        ("header[1]", "header is std_msgs/Header, not an array"),
+    ];
+    for (path, says) in cases {
+        // Among valid paths, and in both output modes.
+        for json in [false, true] {
+            let fields = format!("position[0],{path}");
+            let mut args = vec!["echo", b, "--topic", "/joint_states", "--fields", &fields];
+            if json {
+                args.push("--json");
+            }
+            let (code, out, err) = run(&args);
+            assert_eq!(code, 2, "{path}: {err}");
+            assert!(out.is_empty(), "{path}: printed {out}");
+            assert!(
+                err.contains(says) && err.contains("/joint_states"),
+                "{path}: {err}"
+            );
+        }
+    }
+    // Valid paths still print, nested and indexed (header.stamp.sec is 3 ms before the log
+    // time's second).
+    let (code, out, err) = run(&[
+        "echo",
+        b,
+        "--topic",
+        "/joint_states",
+        "--fields",
+        "header.stamp.sec,position[1]",
+        "--limit",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let m = &json_lines(&out)[0]["message"];
+    assert_eq!(m["header.stamp.sec"], (WALL - 3_000_000) / S);
+    assert_eq!(m["position[1]"].as_f64(), Some(-0.0));
+
+    let x = dir.join("x.parquet");
+    let (code, _, err) = run(&[
+        "export",
+        b,
+        "--topics",
+        "/joint_states",
+        "--fields",
+        "positon",
+        "-o",
+        x.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("sensor_msgs/msg/JointState has no field 'positon'")
+            && err.contains("position"),
+        "{err}"
+    );
+    assert!(!x.exists());
 }

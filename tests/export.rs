@@ -379,8 +379,13 @@ fn message_export_fields_explode_and_naming() {
         .arg(dir.join("x.parquet"))
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("position"));
+    // An unknown field is a usage error (as for `echo --fields`), naming the type's fields.
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("sensor_msgs/msg/JointState has no field 'nope'") && err.contains("position"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -494,3 +494,169 @@ fn failed_writes_keep_the_os_cause_and_leave_nothing_half_written() {
     let left = files_in(&dir.join("rep"));
     assert!(left.is_empty(), "half a report was left: {left:?}");
 }
+
+/// A special file made in the test's own folder: a character device with /dev/null's numbers
+/// where `mknod` is permitted (root), else a FIFO. Never the machine's /dev/null: a writer
+/// that replaced it would break the machine. The kind, as the error names it.
+#[cfg(unix)]
+fn special_file(p: &Path) -> &'static str {
+    let dev = Command::new("mknod").arg(p).args(["c", "1", "3"]).output();
+    if dev.is_ok_and(|o| o.status.success()) {
+        return "a character device";
+    }
+    let fifo = Command::new("mkfifo").arg(p).output().unwrap();
+    assert!(fifo.status.success(), "mkfifo {}", p.display());
+    "a FIFO"
+}
+
+/// `bagscope ARGS`, killed after 60 s (a writer that opened a FIFO would wait forever).
+#[cfg(unix)]
+fn run_bounded(args: &[&std::ffi::OsStr]) -> Output {
+    let mut child = Command::new(bin())
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > until {
+            let _ = child.kill();
+            panic!("bagscope {args:?} still running after 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Outputs are regular files (or folders) or new paths: a device node or a FIFO given as an
+/// output file or folder of any command is refused (exit 1, the path and its kind named)
+/// before anything is written, and stays what it was. `play --no-publish --out /dev/null`
+/// once replaced the device with a regular file (exit 0), `hist -o` and `play --report` wrote
+/// into it, and `--evidence` into a FIFO would have waited for a reader forever.
+#[cfg(unix)]
+#[test]
+fn outputs_onto_devices_and_fifos_are_refused() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempdir("hostile-device");
+    let bag = hostile_bag(&dir);
+    let contract = dir.join("c.yaml");
+    std::fs::write(&contract, "anchor: /a_b\n").unwrap();
+    let out = dir.join("out");
+    std::fs::create_dir(&out).unwrap();
+    // (what, arguments before the output, the output's flag, arguments after it)
+    let mut cases: Vec<(&str, Vec<&str>, &str, Vec<&str>)> = vec![
+        ("convert", vec!["convert", "BAG"], "", vec!["--force"]),
+        (
+            "export -o FILE",
+            vec!["export", "BAG", "--topics", "/a_b"],
+            "-o",
+            vec![],
+        ),
+        (
+            "export -o DIR",
+            vec!["export", "BAG", "--topics", "/a_b,/a.b"],
+            "-o",
+            vec![],
+        ),
+        (
+            "sync --evidence",
+            vec!["sync", "BAG", "--topics", "/a_b,/a.b"],
+            "--evidence",
+            vec![],
+        ),
+        (
+            "sync --evidence-drops",
+            vec!["sync", "BAG", "--topics", "/a_b,/a.b"],
+            "--evidence-drops",
+            vec![],
+        ),
+        (
+            "tf --evidence",
+            vec!["tf", "BAG", "--target-frame", "map", "--topics", "/a_b"],
+            "--evidence",
+            vec![],
+        ),
+        (
+            "hist -o",
+            vec!["hist", "BAG", "--topics", "/a_b,/a.b"],
+            "-o",
+            vec![],
+        ),
+        ("report -o", vec!["report", "BAG"], "-o", vec![]),
+        ("clocks --plots", vec!["clocks", "BAG"], "--plots", vec![]),
+        (
+            "observe -o",
+            vec!["observe", "BAG", "--contract", "CONTRACT"],
+            "-o",
+            vec![],
+        ),
+        ("batch -o", vec!["batch", "BAG"], "-o", vec![]),
+        ("synth -o", vec!["synth", "arm_wall"], "-o", vec![]),
+    ];
+    if cfg!(feature = "play") {
+        cases.push((
+            "play --out",
+            vec!["play", "BAG", "--no-publish"],
+            "--out",
+            vec![],
+        ));
+        cases.push((
+            "play --report",
+            vec!["play", "BAG", "--no-publish", "--out", "OUT/x.mcap"],
+            "--report",
+            vec![],
+        ));
+    }
+    for (k, (what, pre, flag, post)) in cases.into_iter().enumerate() {
+        // export and hist choose the format by the extension.
+        let ext = match what {
+            "export -o FILE" => ".parquet",
+            "hist -o" => ".png",
+            _ => "",
+        };
+        let node = out.join(format!("node{k}{ext}"));
+        let kind = special_file(&node);
+        let out_mcap = out.join("x.mcap");
+        let sub = |a: &str| -> std::ffi::OsString {
+            match a {
+                "BAG" => bag.clone().into(),
+                "CONTRACT" => contract.clone().into(),
+                "OUT/x.mcap" => out_mcap.clone().into(),
+                a => a.into(),
+            }
+        };
+        let mut args: Vec<std::ffi::OsString> = pre.iter().map(|a| sub(a)).collect();
+        if !flag.is_empty() {
+            args.push(flag.into());
+        }
+        args.push(node.clone().into());
+        args.extend(post.iter().map(|a| sub(a)));
+        let a: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let o = run_bounded(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{what}: {}", text(&o));
+        assert!(
+            err.contains(&*node.to_string_lossy()) && err.contains(kind),
+            "{what}: the error names neither the path nor what is there: {err}"
+        );
+        assert!(!err.contains("panicked"), "{what}: {err}");
+        let t = std::fs::symlink_metadata(&node).unwrap().file_type();
+        assert!(
+            t.is_char_device() || t.is_fifo(),
+            "{what} replaced the special file"
+        );
+        std::fs::remove_file(&node).unwrap();
+        assert_eq!(
+            files_in(&out),
+            Vec::<String>::new(),
+            "{what} left something behind"
+        );
+    }
+    // A device beside a regular file it should replace: a regular file is still fine.
+    let ok = out.join("ok.mcap");
+    std::fs::write(&ok, b"old").unwrap();
+    let o = run(args!["convert", &bag, &ok, "--force"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(std::fs::symlink_metadata(&ok).unwrap().is_file());
+}

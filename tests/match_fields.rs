@@ -143,6 +143,47 @@ fn a_response_without_the_default_field_is_named_not_blamed_on_its_clock() {
     );
 }
 
+/// A field path the type does not have is refused before the bag is read, naming the type's
+/// fields where the path fails and the option to change (`--command-field`,
+/// `--response-field`, `--names-field`), exit 2.
+#[test]
+fn a_misspelt_field_path_names_the_fields_of_its_type() {
+    let dir = tempdir("match-fields-misspelt");
+    let bag = dir.join("cmd_imu.mcap");
+    write_bag(&bag);
+    let b = bag.to_str().unwrap();
+    let cases: [(&[&str], &str, &str); 3] = [
+        (
+            &["--response-field", "angular_velocity.zz"],
+            "geometry_msgs/msg/Vector3 (at angular_velocity) has no field 'zz' (its fields: x, y, z)",
+            "--response-field",
+        ),
+        (
+            &["--command-field", "dta", "--response-field", "angular_velocity.z"],
+            "std_msgs/msg/Float64 has no field 'dta' (its fields: data)",
+            "--command-field",
+        ),
+        (
+            // The names field applies to both topics: the command has a `data`, the IMU not.
+            &[
+                "--response-field",
+                "angular_velocity.z",
+                "--names-field",
+                "data",
+            ],
+            "/imu: 'data': sensor_msgs/msg/Imu has no field 'data'",
+            "--names-field",
+        ),
+    ];
+    for (args, says, flag) in cases {
+        let mut a = vec!["match", b, "--command", "/cmd", "--response", "/imu"];
+        a.extend_from_slice(args);
+        let (code, out, err) = run(&a);
+        assert_eq!(code, 2, "{args:?}: stdout {out}\nstderr {err}");
+        assert!(err.contains(says) && err.contains(flag), "{args:?}: {err}");
+    }
+}
+
 #[test]
 fn an_imu_with_zero_stamps_is_matched_on_its_log_time() {
     let dir = tempdir("match-fields-zero");

@@ -478,6 +478,17 @@ fn contract_errors_exit_2_naming_file_and_key() {
         ),
         ("missing", "anchor: /nope\n".to_string(), "/nope"),
         ("yaml", "anchor: [\n".to_string(), "not YAML"),
+        // A key given twice: before, the last one won and the first block was dropped.
+        (
+            "dupstate",
+            wrists(false, "state: []\n"),
+            "duplicate key 'state' at line 14 column 1",
+        ),
+        (
+            "dupqueue",
+            wrists(false, "").replace("    queue: 5\n", "    queue: 5\n    queue: 7\n"),
+            "members[0]: duplicate key 'queue' at line 7 column 5",
+        ),
     ] {
         let c = k.contract(name, &text);
         let (code, _, err) = k.run(&c, "o", &[]);
@@ -700,6 +711,111 @@ fn lerobot_layout_refuses_incomplete_frames() {
         err.contains("--action /joint_commands") && err.contains("not a state topic"),
         "{err}"
     );
+}
+
+/// Every file under `dir`, relative, with its bytes.
+fn tree(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(
+                    p.strip_prefix(dir).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Rows of every `data/*/*.parquet` of a LeRobot dataset, and its `info.json`'s frame count.
+fn lerobot_rows_and_frames(l: &Path) -> (usize, i64) {
+    let mut rows = 0;
+    for chunk in std::fs::read_dir(l.join("data")).unwrap() {
+        for f in std::fs::read_dir(chunk.unwrap().path()).unwrap() {
+            let p = f.unwrap().path();
+            if p.extension().is_some_and(|e| e == "parquet") {
+                rows += table(&p).len();
+            }
+        }
+    }
+    let info: Value =
+        serde_json::from_str(&std::fs::read_to_string(l.join("meta/info.json")).unwrap()).unwrap();
+    (rows, i(&info["total_frames"]))
+}
+
+/// `--layout lerobot` into a folder that already holds files is refused before anything is
+/// read or written, naming the folder and what is in it: a second run once added its files to
+/// the first's (687 rows under `data/` beside an `info.json` of 229 frames, exit 0). Without
+/// the layout, an earlier run's dataset would be left stale beside the new tables: refused too.
+/// A new path or an empty folder takes the dataset whole.
+#[test]
+fn lerobot_layout_is_written_whole_never_into_another_dataset() {
+    let k = short_case("lerobot-again", 12);
+    let c = k.contract("c", &wrists(false, COMMANDS));
+    let (code, _, err) = k.run(&c, "out", &LEROBOT_ARGS);
+    assert_eq!(code, 0, "{err}");
+    let l = k.d.join("out/lerobot");
+    let (rows, frames) = lerobot_rows_and_frames(&l);
+    assert!(rows > 0);
+    assert_eq!(rows as i64, frames);
+    let before = tree(&k.d.join("out"));
+    // Nothing but the dataset and the two tables, no staging folder left.
+    assert_eq!(
+        before
+            .keys()
+            .filter(|p| !p.starts_with("lerobot"))
+            .collect::<Vec<_>>(),
+        [
+            Path::new("observations.parquet"),
+            Path::new("rejections.parquet")
+        ]
+    );
+
+    // Again into the same folder, and into one holding another dataset's file: refused, every
+    // file as it was.
+    let (code, _, err) = k.run(&c, "out", &LEROBOT_ARGS);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(&*l.to_string_lossy())
+            && err.contains("not empty")
+            && err.contains("data/, meta/"),
+        "{err}"
+    );
+    assert_eq!(tree(&k.d.join("out")), before);
+    let foreign = k.d.join("other/lerobot/data/chunk-000");
+    std::fs::create_dir_all(&foreign).unwrap();
+    std::fs::write(foreign.join("file-001.parquet"), b"someone else's").unwrap();
+    let (code, _, err) = k.run(&c, "other", &LEROBOT_ARGS);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("other/lerobot") && err.contains("data/"),
+        "{err}"
+    );
+    assert_eq!(tree(&k.d.join("other")).len(), 1, "nothing added beside it");
+
+    // Without the layout: the earlier dataset would no longer match the new tables.
+    std::fs::remove_file(k.d.join("out/observations.parquet")).unwrap();
+    let (code, _, err) = k.run(&c, "out", &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("lerobot") && err.contains("earlier run"),
+        "{err}"
+    );
+    assert!(!k.d.join("out/observations.parquet").exists());
+
+    // An empty folder, or the old dataset removed: written whole again.
+    std::fs::remove_dir_all(&l).unwrap();
+    std::fs::create_dir(&l).unwrap();
+    let (code, _, err) = k.run(&c, "out", &LEROBOT_ARGS);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(lerobot_rows_and_frames(&l), (rows, frames));
+    assert_eq!(tree(&k.d.join("out")), before);
 }
 
 /// `report --contract` adds the "Observations" section: the summary table and the drops.

@@ -1853,6 +1853,72 @@ fn usage_errors_exit_2() {
     );
 }
 
+/// A schedule that leaves i64 nanoseconds since the epoch (past 2262-04-11) is refused with
+/// the parameter named, nothing written: a huge `--delay`, and a tiny `--rate` both up front
+/// (log order: the span is known) and while playing (publish order: it is not). Before, the
+/// first wrote every message at log time 0 and the second most of them (exit 0), or an
+/// overflow panicked. A slow rate that fits is written exactly, nothing saturated.
+#[test]
+fn schedules_past_the_i64_range_are_refused() {
+    let _alone = serial();
+    let bag = command_bag();
+    let dir = tempfile::tempdir().unwrap();
+    let x = dir.path().join("x.mcap");
+    let xs = x.to_str().unwrap();
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["--delay", "9223372036854775807ns"],
+            "--delay 9223372036854775807ns",
+        ),
+        (&["--rate", "1e-9"], "--rate 0.000000001"),
+        (
+            &["--rate", "1e-9", "--order", "publish"],
+            "--rate 0.000000001",
+        ),
+    ];
+    for (args, names) in cases {
+        let o = Command::new(bin())
+            .arg("play")
+            .arg(&bag)
+            .args(["--topics", "/arm_cmd", "--no-publish", "--out", xs])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(names) && err.contains("2262-04-11"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(
+            !x.exists() && !Path::new(&format!("{xs}.partial")).exists(),
+            "{args:?}: a refused run left an output"
+        );
+    }
+    // A rate that stretches the topic's span to 100 years: still inside the range, written
+    // as the schedule says (to the nanosecond the f64 division allows).
+    let src = messages(&bag, &["/arm_cmd"]);
+    let span = (src[src.len() - 1].0 - src[0].0) as f64;
+    let rate = format!("{:e}", span / (100.0 * 365.25 * 86400e9));
+    let r = play_offline(&bag, &["--topics", "/arm_cmd", "--rate", &rate], &x);
+    assert_eq!(r["mode"], "offline");
+    let rate: f64 = rate.parse().unwrap();
+    let got = messages(&x, &["/arm_cmd"]);
+    assert_eq!(got.len(), src.len());
+    let (s0, g0) = (src[0].0, got[0].0);
+    for ((st, _, sd), (gt, _, gd)) in src.iter().zip(&got) {
+        assert_eq!(sd, gd);
+        let want = ((st - s0) as f64 / rate).round() as i64;
+        assert!(
+            (gt - g0 - want).abs() <= 1,
+            "offset {} want {want}",
+            gt - g0
+        );
+        assert!(*gt > 0);
+    }
+}
+
 /// ROS 2's DDS variables, when malformed, are usage errors naming the variable (exit 2), and
 /// so is `ROS_AUTOMATIC_DISCOVERY_RANGE=OFF` when publishing: nobody could receive. None of
 /// these cases publishes (`--no-publish`, or an unknown topic that stops a player that let

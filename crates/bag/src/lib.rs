@@ -19,6 +19,7 @@ mod scan;
 mod select;
 pub mod text;
 pub mod write;
+pub mod yaml_keys;
 
 use std::collections::BTreeMap;
 use std::io::Read;

@@ -65,8 +65,85 @@ pub fn create_temp_dir(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Renames the finished temporary `tmp` to `path`.
+/// The rule every output of the workspace follows: an output file is a regular file (which
+/// is replaced) or a new path; an output folder is a folder or a new path. Anything else
+/// there (a character or block device such as `/dev/null`, a FIFO, a socket, a folder where
+/// a file is expected, a file where a folder is expected, also behind a symbolic link) is
+/// refused: renaming a finished file over it would replace the device node, writing into it
+/// would block (a FIFO) or go nowhere. A path under something that is not a folder is refused
+/// naming that ancestor. Other failures to look (permissions) are left to the write, which
+/// says why. Writers call it before creating anything; [`persist`] calls it again.
+pub fn check_output_file(path: &Path) -> std::io::Result<()> {
+    check_output(path, false)
+}
+
+/// [`check_output_file`]'s rule for an output folder.
+pub fn check_output_dir(path: &Path) -> std::io::Result<()> {
+    check_output(path, true)
+}
+
+fn check_output(path: &Path, dir: bool) -> std::io::Result<()> {
+    let refused = |what: String| Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, what));
+    match std::fs::metadata(path) {
+        Ok(m) if (dir && m.is_dir()) || (!dir && m.is_file()) => Ok(()),
+        Ok(m) => refused(format!(
+            "{} is there, not {}: an output must be {} or a new path",
+            kind_of(&m),
+            if dir { "a folder" } else { "a regular file" },
+            if dir { "a folder" } else { "a regular file" },
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+            // Some ancestor is not a folder: name the nearest one that exists.
+            for a in path.ancestors().skip(1) {
+                if let Ok(m) = std::fs::metadata(a) {
+                    if !m.is_dir() {
+                        return refused(format!(
+                            "{} is {}, not a folder: an output cannot be written under it",
+                            a.display(),
+                            kind_of(&m)
+                        ));
+                    }
+                    break;
+                }
+            }
+            Ok(())
+        }
+        Err(_) => Ok(()),
+    }
+}
+
+/// What a file system entry is, in words: `a character device`, `a FIFO`, ….
+fn kind_of(m: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let t = m.file_type();
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if m.is_dir() {
+        "a folder"
+    } else if m.is_file() {
+        "a regular file"
+    } else {
+        "something other than a file"
+    }
+}
+
+/// Renames the finished temporary `tmp` to `path` ([`check_output_file`] first: a device
+/// node or FIFO that appeared there meanwhile is not replaced).
 pub fn persist(tmp: &Path, path: &Path) -> std::io::Result<()> {
+    check_output_file(path)?;
     std::fs::rename(tmp, path)?;
     forget(tmp);
     Ok(())
@@ -141,6 +218,8 @@ pub fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
 mod tests {
     use super::*;
     use std::io::Write;
+    #[cfg(unix)]
+    use std::os::unix::fs::FileTypeExt;
 
     #[test]
     fn temporaries_replace_leftovers_and_never_follow_links() {
@@ -171,6 +250,74 @@ mod tests {
             std::fs::create_dir(&tmp).unwrap();
             assert!(create_temp(&tmp).is_err());
             std::fs::remove_dir(&tmp).unwrap();
+        }
+    }
+
+    /// A special file made in the test's folder (`mkfifo`, or `mknod` of /dev/null's numbers,
+    /// which needs root): never the machine's own /dev/null.
+    #[cfg(unix)]
+    fn special(path: &Path, device: bool) -> bool {
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        let (mode, dev) = if device {
+            (libc::S_IFCHR | 0o666, libc::makedev(1, 3))
+        } else {
+            (libc::S_IFIFO | 0o666, 0)
+        };
+        // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
+        unsafe { libc::mknod(c.as_ptr(), mode, dev) == 0 }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn outputs_are_regular_files_folders_or_new_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let file = d.join("old.mcap");
+        std::fs::write(&file, b"x").unwrap();
+        assert!(check_output_file(&file).is_ok());
+        assert!(check_output_file(&d.join("new.mcap")).is_ok());
+        assert!(check_output_dir(d).is_ok());
+        assert!(check_output_dir(&d.join("new")).is_ok());
+        // A folder where a file is expected, and the other way round.
+        let e = check_output_file(d).unwrap_err();
+        assert!(e.to_string().contains("a folder is there"), "{e}");
+        let e = check_output_dir(&file).unwrap_err();
+        assert!(e.to_string().contains("a regular file is there"), "{e}");
+        // Under a file: the file is named.
+        let e = check_output_file(&file.join("x.parquet")).unwrap_err();
+        assert!(e.to_string().contains(&*file.to_string_lossy()), "{e}");
+
+        let fifo = d.join("fifo");
+        assert!(special(&fifo, false));
+        let e = check_output_file(&fifo).unwrap_err();
+        assert!(e.to_string().contains("a FIFO is there"), "{e}");
+        assert!(check_output_dir(&fifo).is_err());
+        // A link to it is refused too.
+        let link = d.join("link");
+        std::os::unix::fs::symlink(&fifo, &link).unwrap();
+        assert!(check_output_file(&link).is_err());
+
+        // persist checks again: a temporary is not renamed over a FIFO.
+        let tmp = d.join("fifo.tmp");
+        drop(create_temp(&tmp).unwrap());
+        assert!(persist(&tmp, &fifo).is_err());
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
+        discard(&tmp);
+
+        let dev = d.join("null");
+        if special(&dev, true) {
+            let e = check_output_file(&dev).unwrap_err();
+            assert!(e.to_string().contains("a character device is there"), "{e}");
+            let e = check_output_file(&dev.join("x")).unwrap_err();
+            assert!(
+                e.to_string().contains("a character device, not a folder"),
+                "{e}"
+            );
+        } else {
+            eprintln!("note: mknod of a character device not permitted; checked FIFOs only");
         }
     }
 

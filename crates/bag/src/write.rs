@@ -88,6 +88,11 @@ impl Rosbag2Writer {
                 path: target.to_path_buf(),
             });
         }
+        // A device, FIFO or folder under that name is refused before anything is created.
+        outfile::check_output_file(path).map_err(|e| WriteError::Write {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
         let fail = |e: &(dyn std::error::Error + 'static)| WriteError::Write {
             path: tmp.clone(),
             message: with_causes(e),

@@ -373,6 +373,8 @@ fn up_to_date(job: &BagJob, out: &Outputs, report: bool) -> bool {
 fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), String> {
     let text = serde_json::to_string_pretty(v).map_err(|e| e.to_string())?;
     let tmp = path.with_extension("json.tmp");
+    bagscope_bag::outfile::check_output_file(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     std::fs::write(&tmp, text + "\n")
         .and_then(|_| std::fs::rename(&tmp, path))
         .map_err(|e| format!("{}: {e}", path.display()))
@@ -471,6 +473,7 @@ pub fn batch(
     progress: &(dyn Fn(Progress<'_>) + Sync),
 ) -> Result<BatchReport, Error> {
     let (jobs, skipped) = discover_with_skipped(&o.inputs)?;
+    crate::refuse_output_dir(&o.out_dir)?;
     std::fs::create_dir_all(&o.out_dir).map_err(|source| {
         Error::Bag(bagscope_bag::BagError::Io {
             path: o.out_dir.clone(),

@@ -89,6 +89,7 @@ struct Tally {
 /// without `force`, and an output that is one of the input's files.
 pub fn convert(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<ConvertReport, Error> {
     let bag = Bag::open(input)?;
+    crate::refuse_output_file(output)?;
     if output.exists() && !opts.force {
         return Err(Error::Usage(format!(
             "{} exists (pass --force to replace it)",

@@ -113,7 +113,7 @@ pub fn echo_of(
     mut out: impl FnMut(EchoedMessage) -> std::io::Result<()> + Send,
 ) -> Result<EchoReport, Error> {
     for f in &o.fields {
-        if bagscope_msg::parse_path(f).is_none() {
+        if bagscope_msg::parse_path(f).is_none_or(|s| s.is_empty()) {
             return Err(Error::Usage(format!(
                 "--fields: {f:?} is not a field path (e.g. header.stamp, position[0])"
             )));
@@ -124,6 +124,13 @@ pub fn echo_of(
     let schema = topic_schemas(bag)
         .swap_remove(ti)
         .map_err(|e| Error::Analysis(format!("{}: cannot decode its messages: {e}", o.topic)))?;
+    // A path the type does not have would print null for every message: a usage error
+    // naming the fields there are.
+    for f in &o.fields {
+        schema
+            .resolve_path(f)
+            .map_err(|e| Error::Parameter(format!("--fields on {}: {e}", o.topic)))?;
+    }
     let mut wanted = vec![false; bag.topics.len()];
     wanted[ti] = true;
     // Relative bounds count from the bag's first message (any topic), as `ros2 bag` does.

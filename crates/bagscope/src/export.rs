@@ -149,7 +149,7 @@ pub(crate) fn export_known(
         .map(|p| bagscope_bag::outfile::temp_path(p, ".tmp"))
         .collect();
     let targets: Vec<&Path> = paths.iter().chain(&tmps).map(PathBuf::as_path).collect();
-    crate::refuse_bag_files(bag, &targets)?;
+    crate::refuse_outputs(bag, &targets)?;
     let sinks = || {
         paths
             .iter()

@@ -192,6 +192,57 @@ fn pandas_index_metadata() -> String {
     .to_string()
 }
 
+/// The folder a dataset is written into before it is renamed to its place: a hidden sibling
+/// of the target, removed when dropped uncommitted.
+struct Stage {
+    dir: std::path::PathBuf,
+    done: bool,
+}
+
+impl Stage {
+    fn new(out: &Path) -> Result<Stage, Error> {
+        let name = out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "lerobot".into());
+        let dir = out.with_file_name(format!(".{name}.bagscope-staging.tmp"));
+        let io =
+            |e: std::io::Error| Error::Analysis(format!("cannot write {}: {e}", dir.display()));
+        if let Some(p) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(p).map_err(io)?;
+        }
+        crate::outfile::create_temp_dir(&dir).map_err(io)?;
+        Ok(Stage { dir, done: false })
+    }
+
+    fn path(&self, rel: impl AsRef<Path>) -> std::path::PathBuf {
+        self.dir.join(rel)
+    }
+
+    /// Moves the complete dataset to `out`, which is new or an empty folder ([`check_target`],
+    /// checked again here: something may have appeared meanwhile).
+    fn commit(mut self, out: &Path) -> Result<(), Error> {
+        check_target(out)?;
+        let io =
+            |e: std::io::Error| Error::Analysis(format!("cannot write {}: {e}", out.display()));
+        if out.is_dir() {
+            std::fs::remove_dir(out).map_err(io)?;
+        }
+        std::fs::rename(&self.dir, out).map_err(io)?;
+        crate::outfile::forget(&self.dir);
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Drop for Stage {
+    fn drop(&mut self) {
+        if !self.done {
+            crate::outfile::discard(&self.dir);
+        }
+    }
+}
+
 /// Writes one table as Parquet at `path` (with file-level `metadata`).
 fn write_table(
     path: &Path,
@@ -207,8 +258,60 @@ fn write_table(
     Ok(())
 }
 
+/// What is in `dir`, for an error message: up to five entries by name (folders with a `/`),
+/// and how many more.
+fn listing(dir: &Path) -> String {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| {
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    if e.file_type().is_ok_and(|t| t.is_dir()) {
+                        format!("{n}/")
+                    } else {
+                        n
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    let more = names.len().saturating_sub(5);
+    names.truncate(5);
+    let mut s = names.join(", ");
+    if more > 0 {
+        s.push_str(&format!(" and {more} more"));
+    }
+    s
+}
+
+/// Whether `dir` holds anything (an unreadable folder counts as holding something).
+pub(crate) fn non_empty(dir: &Path) -> bool {
+    std::fs::read_dir(dir).map_or(true, |mut rd| rd.next().is_some())
+}
+
+/// The rule for the dataset's folder `out` (`OUT/lerobot`): a new path or an empty folder. A
+/// LeRobot dataset is one whole (`info.json` counts the frames of every data file), so
+/// writing into one that is there would mix the old files with the new (a second run once left
+/// 687 rows in `data/` beside an `info.json` of 229 frames); the error names the folder and
+/// what is in it. Checked before the bag is read ([`crate::observe::check_outputs`]) and again
+/// by [`write_lerobot`].
+pub fn check_target(out: &Path) -> Result<(), Error> {
+    crate::refuse_output_dir(out)?;
+    if out.is_dir() && non_empty(out) {
+        return Err(Error::Usage(format!(
+            "--layout lerobot: {} is not empty ({}): a LeRobot dataset is written whole into a \
+             new or empty folder, never mixed with the files of another; remove it or write to \
+             another -o",
+            out.display(),
+            listing(out)
+        )));
+    }
+    Ok(())
+}
+
 /// Writes the observations as a LeRobot v3.0 dataset of one episode under `out` (see the
-/// module's documentation). `action_topic` is a state entry of the contract (a command topic
+/// module's documentation), which must be a new path or an empty folder ([`check_target`]). `action_topic` is a state entry of the contract (a command topic
 /// with `mode: hold`); every other state topic goes into `observation.state`. Refuses an
 /// empty episode, an observation without the action or a state value (an `optional` state
 /// that was missing), and a state whose shape changes over the episode: LeRobot frames are
@@ -220,6 +323,7 @@ pub fn write_lerobot(
     action_topic: &str,
     task: &str,
 ) -> Result<LeRobotLayout, Error> {
+    check_target(out)?;
     let rep = &r.report;
     let a = rep
         .state_topics
@@ -242,7 +346,7 @@ pub fn write_lerobot(
     let tasks = out.join("meta/tasks.parquet");
     let episodes = out.join(EPISODES_FILE);
     let written = [&data, &info, &stats_path, &tasks, &episodes];
-    crate::refuse_bag_files(bag, &written.map(|p| p.as_path()))?;
+    crate::refuse_outputs(bag, &written.map(|p| p.as_path()))?;
 
     let mut state = VectorFeature {
         rows: Vec::with_capacity(obs.len()),
@@ -361,7 +465,11 @@ pub fn write_lerobot(
             );
         }
     }
-    write_table(&data, cols, Vec::new())?;
+    // Written whole into a staging folder beside `out` and renamed into place when complete:
+    // a failed or interrupted run leaves no half dataset (the stage is removed, also on
+    // Ctrl-C: `outfile::remove_live`).
+    let stage = Stage::new(out)?;
+    write_table(&stage.path(DATA_FILE), cols, Vec::new())?;
 
     let mut ep_cols: Vec<(String, Col)> = vec![
         ("episode_index".into(), Col::I64(vec![Some(0)])),
@@ -378,9 +486,9 @@ pub fn write_lerobot(
         ("meta/episodes/file_index".into(), Col::I64(vec![Some(0)])),
     ];
     ep_cols.extend(stats_columns(&all_stats));
-    write_table(&episodes, ep_cols, Vec::new())?;
+    write_table(&stage.path(EPISODES_FILE), ep_cols, Vec::new())?;
     write_table(
-        &tasks,
+        &stage.path("meta/tasks.parquet"),
         vec![
             ("task_index".into(), Col::I64(vec![Some(0)])),
             (
@@ -408,14 +516,16 @@ pub fn write_lerobot(
     });
     let io =
         |p: &Path, e: std::io::Error| Error::Analysis(format!("cannot write {}: {e}", p.display()));
-    let meta = out.join("meta");
+    let meta = stage.path("meta");
     std::fs::create_dir_all(&meta).map_err(|e| io(&meta, e))?;
     for (p, v) in [
         (&info, info_v),
         (&stats_path, serde_json::Value::Object(all_stats)),
     ] {
-        std::fs::write(p, format!("{v:#}\n")).map_err(|e| io(p, e))?;
+        let rel = p.strip_prefix(out).unwrap_or(p);
+        std::fs::write(stage.path(rel), format!("{v:#}\n")).map_err(|e| io(p, e))?;
     }
+    stage.commit(out)?;
     Ok(LeRobotLayout {
         codebase_version: CODEBASE_VERSION.into(),
         data: data.display().to_string(),

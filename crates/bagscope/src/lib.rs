@@ -138,16 +138,30 @@ pub fn bag_name(path: &std::path::Path) -> String {
         .unwrap_or_else(|| "bag".into())
 }
 
-/// Refuses output paths that are one of `bag`'s files by any name (the bag itself, its
-/// MCAP / db3 files, `metadata.yaml`; links count), before anything is written.
-pub(crate) fn refuse_bag_files(bag: &io::Bag, outputs: &[&std::path::Path]) -> Result<(), Error> {
-    match outfile::input_among(outputs, &bag.input_paths()) {
-        Some(p) => Err(Error::Usage(format!(
+/// Refuses, before anything is written, output file paths that are one of `bag`'s files by
+/// any name (the bag itself, its MCAP / db3 files, `metadata.yaml`; links count) and those
+/// that are neither a regular file nor a new path ([`outfile::check_output_file`]: a device,
+/// a FIFO, a folder).
+pub(crate) fn refuse_outputs(bag: &io::Bag, outputs: &[&std::path::Path]) -> Result<(), Error> {
+    if let Some(p) = outfile::input_among(outputs, &bag.input_paths()) {
+        return Err(Error::Usage(format!(
             "{} is part of the input bag: refusing to overwrite it",
             p.display()
-        ))),
-        None => Ok(()),
+        )));
     }
+    outputs.iter().try_for_each(|p| refuse_output_file(p))
+}
+
+/// [`outfile::check_output_file`] as this crate's error (exit 1), naming the path.
+pub(crate) fn refuse_output_file(p: &std::path::Path) -> Result<(), Error> {
+    outfile::check_output_file(p)
+        .map_err(|e| Error::Usage(format!("cannot write {}: {e}", p.display())))
+}
+
+/// [`outfile::check_output_dir`] as this crate's error (exit 1), naming the folder.
+pub(crate) fn refuse_output_dir(p: &std::path::Path) -> Result<(), Error> {
+    outfile::check_output_dir(p)
+        .map_err(|e| Error::Usage(format!("cannot write into {}: {e}", p.display())))
 }
 
 /// Why a command could not answer; every variant names what to fix or what is wrong.
@@ -216,6 +230,17 @@ impl Error {
     /// range. The CLI exits 2 on these, as on a malformed argument.
     pub fn is_usage(&self) -> bool {
         use bagscope_sync::SyncError as S;
+        // A field path the topic's type does not have (`export --fields`).
+        #[cfg(feature = "frames")]
+        if matches!(
+            self,
+            Error::Fields {
+                source: bagscope_frames::FramesError::Usage(_),
+                ..
+            }
+        ) {
+            return true;
+        }
         matches!(
             self,
             Error::Parameter(_)

@@ -195,11 +195,14 @@ fn shared(names: Vec<String>) -> JointNames {
 /// field paths through the dynamic decoder for anything else.
 ///
 /// Values read through a field path without `names_field` are named `label` (one value) or
-/// `label[i]`, `label` being the field path unless the caller gives one.
+/// `label[i]`, `label` being the field path unless the caller gives one. A field path the
+/// type does not have is a usage error naming its fields and `values_flag` (or
+/// `--names-field`), the option to change.
 fn decode_topic(
     bag: &Bag,
     topic: usize,
     values_field: Option<&str>,
+    values_flag: &str,
     names_field: Option<&str>,
     label: Option<&str>,
 ) -> Result<(Decoded, Vec<Warning>), Error> {
@@ -251,6 +254,14 @@ fn decode_topic(
         let loc = schema.stamp_locator();
         let vf = values_field.unwrap_or("data").to_string();
         let nf = names_field.map(str::to_string);
+        // A path the type does not have is refused before reading, naming the type's fields.
+        for (p, flag) in
+            std::iter::once((&vf, values_flag)).chain(nf.iter().map(|n| (n, "--names-field")))
+        {
+            schema.resolve_path(p).map_err(|e| {
+                Error::Parameter(format!("{}: {e}; name the field with {flag}", t.name))
+            })?;
+        }
         let label = label.unwrap_or(&vf).to_string();
         bag.scan(&wanted, |m| -> Result<Row, String> {
             let v = decode(&schema, m.data).map_err(|e| e.to_string())?;
@@ -395,6 +406,7 @@ fn prepare(bag: &Bag, a: &MatchArgs, times: Option<&[TopicTimes]>) -> Result<Pre
         bag,
         ci,
         a.command_field.as_deref(),
+        "--command-field",
         a.names_field.as_deref(),
         label.as_deref(),
     )?;
@@ -402,6 +414,7 @@ fn prepare(bag: &Bag, a: &MatchArgs, times: Option<&[TopicTimes]>) -> Result<Pre
         bag,
         ri,
         a.response_field.as_deref(),
+        "--response-field",
         a.names_field.as_deref(),
         label.as_deref(),
     )?;

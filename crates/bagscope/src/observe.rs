@@ -198,6 +198,9 @@ pub fn load_contract(path: &Path) -> Result<LoadedContract, Error> {
         .map_err(|e| Error::Parameter(format!("cannot read contract {}: {e}", path.display())))?;
     let v: Json = serde_yaml_ng::from_str(&text)
         .map_err(|e| Error::Parameter(format!("contract {}: not YAML: {e}", path.display())))?;
+    // Read as JSON the last of two equal keys wins silently: refused, naming the key and line.
+    bagscope_bag::yaml_keys::check_unique_keys(&text)
+        .map_err(|e| Error::Parameter(format!("contract {}: {e}", path.display())))?;
     let contract = parse_contract(path, &v)?;
     Ok(LoadedContract {
         path: path.to_path_buf(),
@@ -971,6 +974,29 @@ pub fn rejection_columns(r: &ObserveReport) -> Vec<(String, bagscope_frames::Col
     ]
 }
 
+/// Refuses, before the bag is read, an output folder `out` that cannot take this run's files:
+/// not a folder (a device, a FIFO, a file: [`crate::refuse_output_dir`]), or holding a
+/// `lerobot/` dataset that the run would leave stale or mix with its own. With `lerobot`
+/// (`--layout lerobot`) `OUT/lerobot` must be new or empty ([`crate::lerobot::check_target`]);
+/// without it, a non-empty `OUT/lerobot` would describe an earlier run's observations beside
+/// this run's tables, and is refused as well.
+#[cfg(feature = "frames")]
+pub fn check_outputs(out: &Path, lerobot: bool) -> Result<(), Error> {
+    crate::refuse_output_dir(out)?;
+    let dataset = out.join("lerobot");
+    if lerobot {
+        return crate::lerobot::check_target(&dataset);
+    }
+    if dataset.is_dir() && crate::lerobot::non_empty(&dataset) {
+        return Err(Error::Usage(format!(
+            "{} holds a LeRobot dataset of an earlier run, which the observations written now \
+             would no longer match: remove it or write to another -o",
+            dataset.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Writes `OUT/observations.parquet` and `OUT/rejections.parquet` (each written to a
 /// temporary name and renamed; same bag and contract give the same bytes). With `with_fields`,
 /// the observation table also holds the anchor's and every member's message fields, flattened
@@ -986,7 +1012,8 @@ pub fn write_tables(
     use bagscope_frames::{frame, Format, TableWriter};
     let obs_path = out.join("observations.parquet");
     let rej_path = out.join("rejections.parquet");
-    crate::refuse_bag_files(bag, &[obs_path.as_path(), rej_path.as_path()])?;
+    crate::refuse_output_dir(out)?;
+    crate::refuse_outputs(bag, &[obs_path.as_path(), rej_path.as_path()])?;
     let cols = observation_columns(&r.report);
     let obs_df = if with_fields {
         let (mut parts, warnings) = member_fields(bag, &r.report)?;

@@ -368,7 +368,7 @@ pub fn sync_of(bag: &Bag, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
         .flatten()
         .map(PathBuf::as_path)
         .collect();
-    crate::refuse_bag_files(bag, &evidence)?;
+    crate::refuse_outputs(bag, &evidence)?;
     let (mut arr, used, mut warnings) = arrivals(bag, &o.topics)?;
     if o.policy == Policy::Latest {
         // LatestTime takes header-less messages: it never reads a stamp.

@@ -278,7 +278,7 @@ pub fn tf_of(bag: &Bag, o: &TfOptions) -> Result<TfCommandReport, Error> {
     let path = bag.path.as_path();
     // Before any work: the evidence file must not replace the bag it is about.
     if let Some(p) = &o.evidence {
-        crate::refuse_bag_files(bag, &[p.as_path()])?;
+        crate::refuse_outputs(bag, &[p.as_path()])?;
     }
     let read = read_tf(bag, &o.tf_topics, &o.topics)?;
     let mut warnings = read.warnings;

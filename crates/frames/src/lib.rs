@@ -342,6 +342,11 @@ impl TableWriter {
     }
 
     fn open(&mut self, schema: &Schema) -> Result<()> {
+        // A device, FIFO or folder under the output's name is refused before anything is made.
+        outfile::check_output_file(&self.path).map_err(|source| FramesError::Io {
+            path: self.path.clone(),
+            source,
+        })?;
         if let Some(dir) = self.tmp.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| FramesError::Io {
                 path: dir.to_path_buf(),

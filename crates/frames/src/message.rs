@@ -414,6 +414,11 @@ impl MessageColumns {
                         .is_some_and(|rest| rest.starts_with('.'))
             };
             for f in fields {
+                // The one field-path rule first (its error names the fields where the path
+                // fails), then what a column can select: a path without indexes.
+                schema
+                    .resolve_path(f)
+                    .map_err(|e| FramesError::Usage(e.to_string()))?;
                 if !leaves.iter().any(|l| hit(l, f)) {
                     return Err(FramesError::Usage(format!(
                         "{}: no field '{f}' (fields: {})",

@@ -46,6 +46,76 @@ pub enum SchemaError {
     NoDefinition(String),
 }
 
+/// A field path that names no field of a message type
+/// ([`crate::schema::MessageSchema::resolve_path`]). Each message names the path, where it
+/// fails and what is there.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum FieldPathError {
+    /// Not a field path at all (`a..b`, `x[`, empty).
+    #[error("'{path}' is not a field path (e.g. header.stamp, position[0])")]
+    Malformed {
+        /// The path as given.
+        path: String,
+    },
+    /// No field of that name in the message the path reaches.
+    #[error(
+        "'{path}': {type_name}{} has no field '{name}' (its fields: {})",
+        at_text(at),
+        fields.join(", ")
+    )]
+    NoField {
+        /// The path as given.
+        path: String,
+        /// The field name that is not there.
+        name: String,
+        /// The part of the path before it (empty: the message itself).
+        at: String,
+        /// The message type that lacks it.
+        type_name: String,
+        /// The fields it has, in order.
+        fields: Vec<String>,
+    },
+    /// A field name after something that is not one message (a number, a string, an array).
+    #[error("'{path}': {at} is {type_text}, which has no fields{}", if type_text.ends_with(']') && type_text.contains('/') { " (index it first: [0])" } else { "" })]
+    NotAMessage {
+        /// The path as given.
+        path: String,
+        /// The part of the path that is not a message.
+        at: String,
+        /// Its type (`float64`, `geometry_msgs/Point[]`).
+        type_text: String,
+    },
+    /// An index on something that is not an array.
+    #[error("'{path}': {} is {type_text}, not an array", if at.is_empty() { "the message" } else { at.as_str() })]
+    NotAnArray {
+        /// The path as given.
+        path: String,
+        /// The part of the path that is not an array.
+        at: String,
+        /// Its type.
+        type_text: String,
+    },
+    /// An index past the end of a fixed-size array.
+    #[error("'{path}': {at} has {len} elements (indexes 0 to {})", len.saturating_sub(1))]
+    OutOfBounds {
+        /// The path as given.
+        path: String,
+        /// The array.
+        at: String,
+        /// Its fixed length.
+        len: usize,
+    },
+}
+
+/// ` (at header.stamp)` for a non-empty part of a path.
+fn at_text(at: &str) -> String {
+    if at.is_empty() {
+        String::new()
+    } else {
+        format!(" (at {at})")
+    }
+}
+
 /// What went wrong while decoding a CDR payload.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum DecodeErrorKind {

@@ -23,7 +23,7 @@ pub mod types;
 pub mod value;
 
 pub use decode::decode;
-pub use error::{DecodeError, DecodeErrorKind, SchemaError, TypedError};
+pub use error::{DecodeError, DecodeErrorKind, FieldPathError, SchemaError, TypedError};
 pub use schema::{schema_for_channel, schema_for_channel_payload, MessageSchema};
 pub use stamp::{Stamp, StampLocator, StampSource};
 pub use types::{decode_typed, encode_typed};

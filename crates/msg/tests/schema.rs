@@ -453,3 +453,71 @@ fn corpus_dump_schemas_parse() {
     }
     eprintln!("parsed {n} corpus schemas");
 }
+
+/// Field paths resolve against the type, not against decoded values: a misspelt field, a
+/// field of a number, an index on a scalar or past a fixed array's end is an error naming the
+/// type and what is there; valid paths give the type they reach.
+#[test]
+fn field_paths_resolve_against_the_type() {
+    use bagscope_msg::FieldPathError;
+    let resolve = builtin::resolve;
+    let js = resolve("sensor_msgs/msg/JointState").unwrap();
+    let t = js.resolve_path("position").unwrap();
+    assert_eq!(
+        (t.base, t.array),
+        (
+            BaseType::Primitive(Primitive::Float64),
+            ArrayKind::Unbounded
+        )
+    );
+    let t = js.resolve_path("position[3]").unwrap();
+    assert_eq!(t.array, ArrayKind::Single);
+    let t = js.resolve_path("header.stamp").unwrap();
+    assert_eq!(
+        t.base,
+        BaseType::Message("builtin_interfaces/msg/Time".into())
+    );
+    js.resolve_path("header.stamp.nanosec").unwrap();
+
+    let e = js.resolve_path("positon").unwrap_err();
+    assert!(
+        matches!(&e, FieldPathError::NoField { name, at, .. } if name == "positon" && at.is_empty())
+    );
+    let m = e.to_string();
+    assert!(
+        m.contains("sensor_msgs/msg/JointState has no field 'positon'")
+            && m.contains("header, name, position, velocity, effort"),
+        "{m}"
+    );
+    let m = js.resolve_path("header.stmp").unwrap_err().to_string();
+    assert!(
+        m.contains("std_msgs/msg/Header (at header) has no field 'stmp'")
+            && m.contains("stamp, frame_id"),
+        "{m}"
+    );
+    let m = js.resolve_path("position.x").unwrap_err().to_string();
+    assert!(
+        m.contains("position is float64[], which has no fields"),
+        "{m}"
+    );
+    let m = js.resolve_path("header[0]").unwrap_err().to_string();
+    assert!(m.contains("header is std_msgs/Header, not an array"), "{m}");
+    assert!(matches!(
+        js.resolve_path("a..b"),
+        Err(FieldPathError::Malformed { .. })
+    ));
+    assert!(matches!(
+        js.resolve_path(""),
+        Err(FieldPathError::Malformed { .. })
+    ));
+
+    // Arrays of messages are indexed before their fields; fixed arrays have bounds.
+    let tr = resolve("trajectory_msgs/msg/JointTrajectory").unwrap();
+    tr.resolve_path("points[2].positions[0]").unwrap();
+    let m = tr.resolve_path("points.positions").unwrap_err().to_string();
+    assert!(m.contains("index it first"), "{m}");
+    let ci = resolve("sensor_msgs/msg/CameraInfo").unwrap();
+    ci.resolve_path("k[8]").unwrap();
+    let m = ci.resolve_path("k[9]").unwrap_err().to_string();
+    assert!(m.contains("k has 9 elements"), "{m}");
+}

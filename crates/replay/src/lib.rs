@@ -561,6 +561,14 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         ));
     }
 
+    // The schedule must stay within i64 nanoseconds: refused before anything is written.
+    let log_span = if o.order == Order::Log {
+        selected_log_span(&bag, &wanted, o)
+    } else {
+        None
+    };
+    check_schedule_range(o, unix_now_ns(), log_span)?;
+
     // Outputs first, so that setup errors come before any waiting.
     let mut sinks = out::Sinks::default();
     if let Some(path) = &o.out {
@@ -650,17 +658,10 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         reorder_window_ns: o.reorder_window_ns,
         reorder_max_bytes: o.queue_bytes / 2,
     };
-    // Selected window's span for the progress bar: only where the message indexes give it
-    // (MCAP); a sqlite3 bag would need a whole extra read before playing.
-    if o.order == Order::Log && bag.db3_files.is_empty() {
-        let (times, _) = bag.topic_log_times(&wanted);
-        let first = times.iter().filter_map(|t| t.first()).min();
-        let last = times.iter().filter_map(|t| t.last()).max();
-        if let (Some(a), Some(b)) = (first, last) {
-            let span = (b - a - o.start_offset_ns).max(0);
-            let span = o.duration_ns.map_or(span, |d| d.min(span));
-            ctl.span_ns.store(span as u64, Ordering::Relaxed);
-        }
+    // Selected window's span for the progress bar: where it is known without reading the
+    // messages (log order).
+    if let Some(span) = log_span {
+        ctl.span_ns.store(span as u64, Ordering::Relaxed);
     }
     let queue = source::Queue::new(o.queue_bytes);
     let reader_stop = AtomicBool::new(false);
@@ -1184,7 +1185,14 @@ fn run_player(
         tb.set_begin(*st.begin_ns.get_or_insert(item.key_ns));
         st.loops = loop_index + 1;
         let rel = item.key_ns.saturating_sub(begin);
-        let offset_ns = loop_base_ns.saturating_add((rel as f64 / o.rate).round() as i64);
+        // Checked, not saturated: a message due past the i64 range stops playback with an
+        // error naming --rate and --delay (the up-front check covers what is known before).
+        let beyond = || beyond_range(o, item.key_ns);
+        let offset_ns = schedule_offset(loop_base_ns, rel, o.rate).ok_or_else(beyond)?;
+        if external.is_none() {
+            // Before waiting for it (a followed clock's wait says so itself).
+            tb.scheduled_unix_ns(offset_ns).ok_or_else(beyond)?;
+        }
         // A late message (keyed before its pass's first) must not move the next pass back.
         last_offset_ns = last_offset_ns.max(offset_ns);
 
@@ -1202,6 +1210,7 @@ fn run_player(
             };
             match w {
                 pace::Waited::Stopped => break,
+                pace::Waited::OutOfRange => return Err(beyond()),
                 pace::Waited::Ready { due, aimed, spun } => (Some(due), Some(aimed), spun),
             }
         } else {
@@ -1215,7 +1224,7 @@ fn run_player(
                     Some(ext) => ext.latest_raw().unwrap_or(0),
                     None if o.clock_hz.is_some() => tb.bag_time_now(st.begin_ns.unwrap_or(0)),
                     None if realtime => unix_now_ns(),
-                    None => tb.scheduled_unix_ns(offset_ns),
+                    None => tb.scheduled_unix_ns(offset_ns).ok_or_else(beyond)?,
                 };
                 buf.clear();
                 buf.extend_from_slice(&item.data);
@@ -1240,7 +1249,7 @@ fn run_player(
         let handoff_real_ns = unix_now_ns();
         let publish_unix_ns = match target {
             Some(_) => tb.unix_at(sent_at),
-            None => tb.scheduled_unix_ns(offset_ns),
+            None => tb.scheduled_unix_ns(offset_ns).ok_or_else(beyond)?,
         };
         let error_ns = target.map(|t| signed_ns(sent_at, t));
         let mut ok = true;
@@ -1264,7 +1273,8 @@ fn run_player(
             let log_ns = match (target, external) {
                 (Some(_), Some(ext)) => ext.due_raw(tb, offset_ns),
                 _ => tb.scheduled_unix_ns(offset_ns),
-            };
+            }
+            .ok_or_else(beyond)?;
             m.write(k, log_ns, publish_unix_ns, data)?;
         }
         if ok {
@@ -1308,6 +1318,109 @@ fn run_player(
     Ok(())
 }
 
+/// The last time the schedule can reach: its times (the log and publish times `--out`
+/// writes, DDS source timestamps) are i64 nanoseconds since the epoch.
+pub const LAST_TIME: &str = "2262-04-11T23:47:16.854775807Z";
+
+/// Schedule offset of a message `rel_ns` of bag time after its pass's first, in a pass that
+/// starts at offset `base_ns`: `base + rel / rate`, or `None` when it leaves i64.
+fn schedule_offset(base_ns: i64, rel_ns: i64, rate: f64) -> Option<i64> {
+    let x = (rel_ns as f64 / rate).round();
+    // i64::MAX as f64 is 2^63, itself out of range: strictly below it (NaN is not).
+    if x.is_nan() || x.abs() >= i64::MAX as f64 {
+        return None;
+    }
+    base_ns.checked_add(x as i64)
+}
+
+/// `--rate` and `--delay` as given, for messages naming them.
+fn schedule_params(o: &PlayOptions) -> String {
+    match (o.rate != 1.0, o.delay_ns != 0) {
+        (true, true) => format!("--rate {} with --delay {}ns", o.rate, o.delay_ns),
+        (false, true) => format!("--delay {}ns", o.delay_ns),
+        _ => format!("--rate {}", o.rate),
+    }
+}
+
+/// The usage error of a message (bag time `key_ns`) due past [`LAST_TIME`].
+fn beyond_range(o: &PlayOptions, key_ns: i64) -> ReplayError {
+    ReplayError::Usage(format!(
+        "{}: the message at bag time {key_ns} ns would be due after {LAST_TIME}, the last time \
+         i64 nanoseconds since the epoch hold; use a smaller --delay or a larger --rate",
+        schedule_params(o)
+    ))
+}
+
+/// Refuses, before anything is played or written, a `--delay` that puts the first message
+/// past [`LAST_TIME`] from `now_unix_ns`, and a `--rate` that stretches `span_ns` of the bag
+/// (the selected window, where it is known up front) past it.
+fn check_schedule_range(
+    o: &PlayOptions,
+    now_unix_ns: i64,
+    span_ns: Option<i64>,
+) -> Result<(), ReplayError> {
+    let room = i64::MAX - now_unix_ns.max(0);
+    if o.delay_ns > room {
+        return Err(ReplayError::Usage(format!(
+            "--delay {}ns: the first message would be due after {LAST_TIME}, the last time i64 \
+             nanoseconds since the epoch hold (from now, a delay of at most {} s)",
+            o.delay_ns,
+            room / 1_000_000_000
+        )));
+    }
+    let Some(span) = span_ns.filter(|&s| s > 0) else {
+        return Ok(());
+    };
+    let left = (room - o.delay_ns) as f64;
+    let played = span as f64 / o.rate;
+    if played >= left {
+        return Err(ReplayError::Usage(format!(
+            "{}: the {:.3} s of the bag selected would take {:.3e} s to play, ending after \
+             {LAST_TIME}, the last time i64 nanoseconds since the epoch hold; the rate must be \
+             above {:.3e}",
+            schedule_params(o),
+            span as f64 / 1e9,
+            played / 1e9,
+            span as f64 / left
+        )));
+    }
+    Ok(())
+}
+
+/// Log-time span of the wanted topics within `--start-offset` / `--duration`, from what is
+/// known without reading the messages (sqlite3 aggregates, MCAP message indexes).
+fn selected_log_span(bag: &Bag, wanted: &[bool], o: &PlayOptions) -> Option<i64> {
+    let mut ends: Vec<(i64, i64)> = match bag.topic_aggregates() {
+        Some(aggs) => aggs
+            .iter()
+            .zip(wanted)
+            .filter(|(_, w)| **w)
+            .filter_map(|(a, _)| a.map(|a| (a.first_ns, a.last_ns)))
+            .collect(),
+        None => match bag.topic_spans(wanted) {
+            Some(spans) => spans
+                .iter()
+                .filter_map(|s| Some((s.first_log_time_ns?, s.last_log_time_ns?)))
+                .collect(),
+            None => {
+                let (times, _) = bag.topic_log_times(wanted);
+                times
+                    .iter()
+                    .filter_map(|t| Some((*t.first()?, *t.last()?)))
+                    .collect()
+            }
+        },
+    };
+    ends.retain(|(a, b)| a <= b);
+    let first = ends.iter().map(|e| e.0).min()?;
+    let last = ends.iter().map(|e| e.1).max()?;
+    let span = last
+        .saturating_sub(first)
+        .saturating_sub(o.start_offset_ns)
+        .max(0);
+    Some(o.duration_ns.map_or(span, |d| d.min(span)))
+}
+
 /// `a − b` in ns, negative when `a` is earlier.
 fn signed_ns(a: Instant, b: Instant) -> i64 {
     if a >= b {
@@ -1332,4 +1445,61 @@ fn write_stamp_ordered(data: &mut [u8], off: usize, t_ns: i64, little_endian: bo
         slot[4..].copy_from_slice(&nsec.to_be_bytes());
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedule_offsets_leave_i64_as_none() {
+        assert_eq!(schedule_offset(0, 1_000_000_000, 2.0), Some(500_000_000));
+        assert_eq!(schedule_offset(7, -10, 1.0), Some(-3));
+        // 30 s of bag at 1e-9: 3e19 ns, past i64 (the cast would saturate to i64::MAX).
+        assert_eq!(schedule_offset(0, 30_000_000_000, 1e-9), None);
+        // In range alone, out of range after the pass's base.
+        assert_eq!(schedule_offset(i64::MAX - 10, 20, 1.0), None);
+        assert_eq!(schedule_offset(i64::MAX - 10, 10, 1.0), Some(i64::MAX));
+    }
+
+    #[test]
+    fn schedules_past_the_i64_range_are_refused_up_front() {
+        let now = 1_764_460_800_000_000_000; // 2025-11-30
+        let room = i64::MAX - now;
+        let usage = |o: &PlayOptions, span: Option<i64>| match check_schedule_range(o, now, span) {
+            Err(ReplayError::Usage(m)) => m,
+            r => panic!("expected a usage error, got {r:?}"),
+        };
+        let delay = |d: i64| PlayOptions {
+            delay_ns: d,
+            ..PlayOptions::default()
+        };
+        let m = usage(&delay(i64::MAX), None);
+        assert!(m.starts_with("--delay 9223372036854775807ns:"), "{m}");
+        assert!(m.contains(LAST_TIME), "{m}");
+        assert!(check_schedule_range(&delay(room), now, None).is_ok());
+        assert!(check_schedule_range(&delay(room + 1), now, None).is_err());
+        // 30 s at 1e-9 would take 951 years.
+        let rate = PlayOptions {
+            rate: 1e-9,
+            ..PlayOptions::default()
+        };
+        let m = usage(&rate, Some(30_000_000_000));
+        assert!(m.starts_with("--rate 0.000000001:"), "{m}");
+        assert!(
+            check_schedule_range(&rate, now, Some(room / 2_000_000_000)).is_ok(),
+            "half the room fits"
+        );
+        // Delay and rate together: each fits alone, not both.
+        let both = PlayOptions {
+            rate: 0.5,
+            delay_ns: room / 2,
+            ..PlayOptions::default()
+        };
+        assert!(check_schedule_range(&both, now, Some(room / 8)).is_ok());
+        let m = usage(&both, Some(room / 3));
+        assert!(m.starts_with("--rate 0.5 with --delay"), "{m}");
+        // Nothing known of the span: only the delay is checked.
+        assert!(check_schedule_range(&rate, now, None).is_ok());
+    }
 }

@@ -34,6 +34,9 @@ pub enum Waited {
         spun: Option<CpuSample>,
     },
     Stopped,
+    /// The message would be due past the last time i64 nanoseconds hold (see
+    /// [`crate::LAST_TIME`]).
+    OutOfRange,
 }
 
 impl Waited {
@@ -183,9 +186,14 @@ impl Timebase {
     }
 
     /// Wall time (ns since the epoch) at which `offset_ns` is due: the log time written for
-    /// it offline.
-    pub fn scheduled_unix_ns(&self, offset_ns: i64) -> i64 {
-        self.with(|s| s.origin_unix_ns + self.delay_ns + offset_ns)
+    /// it offline. `None` past the last time i64 nanoseconds hold (a huge `--delay`, a tiny
+    /// `--rate`): never a wrapped or saturated time.
+    pub fn scheduled_unix_ns(&self, offset_ns: i64) -> Option<i64> {
+        self.with(|s| {
+            s.origin_unix_ns
+                .checked_add(self.delay_ns)?
+                .checked_add(offset_ns)
+        })
     }
 
     /// Bag time now (frozen while paused): what `/clock` says.
@@ -194,7 +202,9 @@ impl Timebase {
             let now = s.paused_since.unwrap_or_else(Instant::now);
             let pass_start = s.origin + dur(self.delay_ns) + dur(s.loop_base_ns);
             let since = now.saturating_duration_since(pass_start);
-            begin_ns + (since.as_nanos() as f64 * self.rate) as i64
+            // What /clock says, not a due time: held at the end of the i64 range rather than
+            // wrapped, for a rate that would carry it there within one pass.
+            begin_ns.saturating_add((since.as_nanos() as f64 * self.rate) as i64)
         })
     }
 
@@ -272,9 +282,14 @@ impl Timebase {
         }
     }
 
-    /// When `offset_ns` is due on the followed clock's continuous time (see [`ExternalClock`]).
-    fn ext_due(&self, offset_ns: i64) -> i64 {
-        self.with(|s| s.ext_origin_ns + self.delay_ns + offset_ns)
+    /// When `offset_ns` is due on the followed clock's continuous time (see [`ExternalClock`]);
+    /// `None` past the i64 range.
+    fn ext_due(&self, offset_ns: i64) -> Option<i64> {
+        self.with(|s| {
+            s.ext_origin_ns
+                .checked_add(self.delay_ns)?
+                .checked_add(offset_ns)
+        })
     }
 
     /// Waits until the followed clock passes `origin + delay + offset_ns`; returns the
@@ -295,7 +310,9 @@ impl Timebase {
                 if ctl.take_step() {
                     let now = Instant::now();
                     if let Some(l) = latest {
-                        let due = self.with(|s| s.ext_origin_ns + self.delay_ns + offset_ns);
+                        let Some(due) = self.ext_due(offset_ns) else {
+                            return Waited::OutOfRange;
+                        };
                         self.with(|s| {
                             s.ext_origin_ns += l - due;
                             s.ext_paused_at = Some(l);
@@ -311,7 +328,9 @@ impl Timebase {
                     s.ext_origin_ns += l - p;
                 }
             });
-            let due = self.ext_due(offset_ns);
+            let Some(due) = self.ext_due(offset_ns) else {
+                return Waited::OutOfRange;
+            };
             if let Some(at) = ext.passed(due) {
                 return Waited::at(at);
             }
@@ -441,8 +460,8 @@ impl ExternalClock {
     }
 
     /// The received clock's value at which schedule offset `offset_ns` is due.
-    pub fn due_raw(&self, tb: &Timebase, offset_ns: i64) -> i64 {
-        tb.ext_due(offset_ns) - self.lock().jumped_ns
+    pub fn due_raw(&self, tb: &Timebase, offset_ns: i64) -> Option<i64> {
+        tb.ext_due(offset_ns)?.checked_sub(self.lock().jumped_ns)
     }
 
     /// Arrival of the first clock message at or past `due` (continuous time).
@@ -592,22 +611,34 @@ mod tests {
         let now = Instant::now();
         assert_eq!(due - aimed, Duration::from_millis(5));
         assert!(now >= aimed);
-        assert_eq!(tb.unix_at(due), tb.scheduled_unix_ns(20_000_000));
+        let scheduled = tb.scheduled_unix_ns(20_000_000).unwrap();
+        assert_eq!(tb.unix_at(due), scheduled);
         let later = due + Duration::from_nanos(123_457);
-        assert_eq!(
-            tb.unix_at(later) - tb.scheduled_unix_ns(20_000_000),
-            123_457
-        );
-        assert_eq!(
-            tb.unix_at(aimed) - tb.scheduled_unix_ns(20_000_000),
-            -5_000_000
-        );
+        assert_eq!(tb.unix_at(later) - scheduled, 123_457);
+        assert_eq!(tb.unix_at(aimed) - scheduled, -5_000_000);
         // Without an early shift the wait is for the target itself.
         let Waited::Ready { due, aimed, .. } = tb.wait(21_000_000, 0, &ctl, &mut probe) else {
             panic!("stopped");
         };
         assert_eq!(due, aimed);
         assert!(Instant::now() >= due);
+    }
+
+    /// A due time past the i64 range is `None`, never wrapped or saturated: a huge delay, a
+    /// huge offset, and the last representable time itself.
+    #[test]
+    fn due_times_past_the_i64_range_are_none() {
+        let mut tb = Timebase::new(1.0, i64::MAX);
+        tb.start_now();
+        assert_eq!(tb.scheduled_unix_ns(0), None);
+        assert_eq!(tb.ext_due(0), Some(i64::MAX)); // the followed clock at 0 at the origin
+        assert_eq!(tb.ext_due(1), None);
+        let mut tb = Timebase::new(1.0, 0);
+        tb.start_now();
+        let now = tb.started_unix_ns();
+        assert_eq!(tb.scheduled_unix_ns(i64::MAX - now), Some(i64::MAX));
+        assert_eq!(tb.scheduled_unix_ns(i64::MAX - now + 1), None);
+        assert_eq!(tb.scheduled_unix_ns(1_000), Some(now + 1_000));
     }
 
     #[test]

@@ -192,6 +192,9 @@ pub struct ProfileOverride(Profile);
 impl QosOverrides {
     /// Parses the override file's text; errors say which topic and policy is wrong.
     pub fn parse(text: &str) -> Result<Self, String> {
+        // A topic or policy given twice: refused with the key and its line (serde_yaml_ng
+        // alone names only where the mapping starts).
+        bagscope_bag::yaml_keys::check_unique_keys(text)?;
         let v: Value = serde_yaml_ng::from_str(text).map_err(|e| e.to_string())?;
         let mut out = BTreeMap::new();
         match v {
@@ -341,5 +344,17 @@ mod tests {
         assert!(e.contains("reliablity"), "{e}");
         assert!(QosOverrides::parse("/x:\n  avoid_ros_namespace_conventions: true\n").is_err());
         assert!(QosOverrides::parse("/x:\n  avoid_ros_namespace_conventions: false\n").is_ok());
+        // A topic or a policy given twice: the key and its line, not the mapping's start.
+        let e = QosOverrides::parse("/x:\n  depth: 1\n/y: {}\n/x:\n  depth: 5\n").unwrap_err();
+        assert!(
+            e.contains("duplicate key '/x'") && e.contains("line 4"),
+            "{e}"
+        );
+        let e =
+            QosOverrides::parse("/x:\n  depth: 1\n  history: keep_all\n  depth: 5\n").unwrap_err();
+        assert!(
+            e.contains("duplicate key 'depth'") && e.contains("line 4"),
+            "{e}"
+        );
     }
 }

@@ -490,6 +490,7 @@ fn io_err(p: &Path, e: std::io::Error) -> Error {
 
 impl Staging {
     fn new(dir: &Path) -> Result<Staging, Error> {
+        outfile::check_output_dir(dir).map_err(|e| io_err(dir, e))?;
         std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
         // A folder can be opened and locked like a file: no lock file is left behind.
         let lock = std::fs::File::open(dir).ok();
@@ -521,9 +522,15 @@ impl Staging {
     /// Moves the files into place, in the order they were written; returns their paths.
     fn commit(mut self) -> Result<Vec<String>, Error> {
         let mut out = Vec::new();
+        // Every name first: a device or FIFO under one of them leaves the earlier run's
+        // files as they were.
         for n in &self.names {
             let to = self.dir.join(n);
-            std::fs::rename(self.stage.join(n), &to).map_err(|e| io_err(&to, e))?;
+            outfile::check_output_file(&to).map_err(|e| io_err(&to, e))?;
+        }
+        for n in &self.names {
+            let to = self.dir.join(n);
+            outfile::persist(&self.stage.join(n), &to).map_err(|e| io_err(&to, e))?;
             out.push(to.display().to_string());
         }
         outfile::discard(&self.stage);
@@ -598,6 +605,7 @@ pub fn clocks_with_plots(
 
 /// `bagscope hist --output FILE`: the histograms drawn into `out` (`.png` or `.svg`).
 pub fn hist_with_plot(path: &Path, opts: &HistOptions, out: &Path) -> Result<HistReport, Error> {
+    outfile::check_output_file(out).map_err(|e| io_err(out, e))?;
     let mut r = bagscope::hist::hist(path, opts)?;
     hist_figure(&r).write(out)?;
     r.plot = Some(out.display().to_string());

@@ -69,6 +69,9 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
         anyhow::bail!("--contract and -o are needed without --compare");
     };
     let lc = load_contract(&contract)?;
+    // Before the bag is read: a folder that cannot take this run's files (a device, an
+    // earlier LeRobot dataset this run would mix with or leave stale) is refused.
+    bagscope::observe::check_outputs(&out, a.layout.is_some())?;
     let bag = bagscope::io::Bag::open(&a.bag)?;
     let mut r = observe_of(&bag, &lc)?;
     let written = write_tables(&bag, &mut r, &out, a.with_fields)?;

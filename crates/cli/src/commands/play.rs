@@ -198,6 +198,9 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
             );
             return Ok(2);
         }
+        // Nor a device, a FIFO or a folder (`--out` is checked by its writer).
+        bagscope::outfile::check_output_file(p)
+            .map_err(|e| anyhow::anyhow!("cannot write --report {}: {e}", p.display()))?;
     }
     let qos_overrides = match &a.qos_overrides {
         Some(p) => match QosOverrides::read(p) {

@@ -76,6 +76,11 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
+    // Both are folders: a device, a FIFO or a file there is refused before anything is made.
+    for dir in a.suite.iter().chain(&a.out) {
+        bagscope::outfile::check_output_dir(dir)
+            .map_err(|e| anyhow::anyhow!("cannot write into {}: {e}", dir.display()))?;
+    }
     if let Some(dir) = &a.suite {
         let cases = synth::suite::write_suite(dir)?;
         if a.json {

@@ -9,7 +9,7 @@ mod ros2msg;
 pub use ros2idl::parse_ros2idl;
 pub use ros2msg::{parse_ros2msg, parse_service_event};
 
-use crate::error::SchemaError;
+use crate::error::{FieldPathError, SchemaError};
 use crate::stamp::StampLocator;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -338,6 +338,76 @@ impl MessageSchema {
             write_def_text(&mut out, d);
         }
         out
+    }
+
+    /// The type a field path (`header.stamp`, `position[0]`, `points[2].positions`, as
+    /// [`crate::parse_path`] reads it) names in this message type: the one rule for every
+    /// field path a command takes (`echo --fields`, `match --command-field`, `export
+    /// --fields`). An error names the type and the fields there are where the path fails, so
+    /// a misspelt field is refused instead of read as null from every message.
+    pub fn resolve_path(&self, path: &str) -> Result<FieldType, FieldPathError> {
+        use crate::value::{parse_path, PathSegment};
+        let segs = parse_path(path).filter(|s| !s.is_empty()).ok_or_else(|| {
+            FieldPathError::Malformed {
+                path: path.to_string(),
+            }
+        })?;
+        let mut ty = FieldType::single(BaseType::Message(self.name.clone()));
+        // The part of the path resolved so far (empty: the message itself).
+        let mut at = String::new();
+        for seg in segs {
+            match seg {
+                PathSegment::Field(name) => {
+                    let def = match (&ty.base, ty.array) {
+                        (BaseType::Message(m), ArrayKind::Single) => self.get(m),
+                        _ => None,
+                    };
+                    let Some(def) = def else {
+                        return Err(FieldPathError::NotAMessage {
+                            path: path.to_string(),
+                            at,
+                            type_text: type_text(&ty),
+                        });
+                    };
+                    let Some(f) = def.field(name) else {
+                        return Err(FieldPathError::NoField {
+                            path: path.to_string(),
+                            name: name.to_string(),
+                            at,
+                            type_name: def.name.clone(),
+                            fields: def.fields.iter().map(|f| f.name.clone()).collect(),
+                        });
+                    };
+                    if !at.is_empty() {
+                        at.push('.');
+                    }
+                    at.push_str(name);
+                    ty = f.ty.clone();
+                }
+                PathSegment::Index(i) => {
+                    match ty.array {
+                        ArrayKind::Single => {
+                            return Err(FieldPathError::NotAnArray {
+                                path: path.to_string(),
+                                at,
+                                type_text: type_text(&ty),
+                            })
+                        }
+                        ArrayKind::Fixed(n) if i >= n => {
+                            return Err(FieldPathError::OutOfBounds {
+                                path: path.to_string(),
+                                at,
+                                len: n,
+                            })
+                        }
+                        _ => {}
+                    }
+                    at.push_str(&format!("[{i}]"));
+                    ty.array = ArrayKind::Single;
+                }
+            }
+        }
+        Ok(ty)
     }
 
     /// Lower bound (ignoring padding) on the encoded size of a value of
