@@ -366,11 +366,24 @@ fn run_s3(port: u16, args: &[&str]) -> (i32, String, String) {
 /// `BAG`; warnings that only say a remote object was fetched whole are dropped.
 fn normalised(json: &str, names: &[&str]) -> serde_json::Value {
     let mut s = json.to_string();
+    // The bag's own name first (a folder URL may end in '/'), then paths under it.
     for n in names {
-        s = s.replace(n, "BAG");
+        s = s.replace(&format!("\"{n}\""), "\"BAG\"");
     }
-    let mut v: serde_json::Value = serde_json::from_str(&s)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", &json[..json.len().min(400)]));
+    for n in names {
+        s = s.replace(n.trim_end_matches('/'), "BAG");
+    }
+    // One document, or JSON lines (`echo`).
+    let mut v: serde_json::Value = serde_json::from_str(&s).unwrap_or_else(|_| {
+        serde_json::Value::Array(
+            serde_json::Deserializer::from_str(&s)
+                .into_iter::<serde_json::Value>()
+                .map(|d| {
+                    d.unwrap_or_else(|e| panic!("not JSON ({e}): {}", &json[..json.len().min(400)]))
+                })
+                .collect(),
+        )
+    });
     strip_fetch_warnings(&mut v);
     v
 }
@@ -423,6 +436,25 @@ fn chunk_index(path: &Path) -> Vec<(u64, u64, u64, u64, Vec<u16>)> {
                 c.chunk_start_offset,
                 c.chunk_length + c.message_index_length,
                 c.message_index_offsets.keys().copied().collect(),
+            )
+        })
+        .collect()
+}
+
+/// Every message of an MCAP file as an independent reader (the `mcap` crate) sees it: topic,
+/// log and publish time, sequence, payload.
+fn messages_of(path: &Path) -> Vec<(String, u64, u64, u32, Vec<u8>)> {
+    let data = std::fs::read(path).unwrap();
+    mcap::MessageStream::new(&data)
+        .unwrap()
+        .map(|m| {
+            let m = m.unwrap();
+            (
+                m.channel.topic.clone(),
+                m.log_time,
+                m.publish_time,
+                m.sequence,
+                m.data.into_owned(),
             )
         })
         .collect()
@@ -556,7 +588,7 @@ fn object_storage() {
     );
     let url = "s3://fleet/perf.mcap";
     let chunks = chunk_index(&perf_file);
-    assert!(chunks.len() >= 50, "{} chunks", chunks.len());
+    assert!(chunks.len() >= 10, "{} chunks", chunks.len());
     let t0 = chunks.iter().map(|c| c.0).min().unwrap();
 
     // info --fast: at most 4 requests.
@@ -572,7 +604,7 @@ fn object_storage() {
 
     // A one-second window: the overlapping chunks, the summary and the head.
     let tail_and_head = (1u64 << 20) + (64 << 10);
-    for (a, b) in [(10u64, 11u64), (100, 101)] {
+    for (a, b) in [(10u64, 11u64), (50, 51)] {
         let (s, e) = (t0 + a * 1_000_000_000, t0 + b * 1_000_000_000);
         let overlapping: Vec<_> = chunks.iter().filter(|c| c.1 >= s && c.0 < e).collect();
         let chunk_bytes: u64 = overlapping.iter().map(|c| c.3).sum();
@@ -617,10 +649,7 @@ fn object_storage() {
             &format!("+{b}"),
         ]);
         assert_eq!(c, 0, "{err}");
-        assert_eq!(
-            std::fs::read(&out).unwrap(),
-            std::fs::read(&local_out).unwrap()
-        );
+        assert_eq!(messages_of(&out), messages_of(&local_out));
     }
 
     // echo --limit 1 reads its first chunk and the open's requests.
@@ -628,15 +657,7 @@ fn object_storage() {
     let (c, o, e) = run_s3(
         p,
         &[
-            "echo",
-            url,
-            "--topic",
-            "/imu/data",
-            "--start",
-            "+50",
-            "--limit",
-            "1",
-            "--json",
+            "echo", url, "--topic", "/imu", "--start", "+50", "--limit", "1", "--json",
         ],
     );
     assert_eq!(c, 0, "{e}");
@@ -655,7 +676,7 @@ fn object_storage() {
         "echo",
         &perf_file,
         url,
-        &["--topic", "/imu/data", "--start", "+50", "--limit", "1"],
+        &["--topic", "/imu", "--start", "+50", "--limit", "1"],
     );
 
     // A full scan reads each byte about once.
@@ -691,7 +712,7 @@ fn object_storage() {
         &std::fs::read(&perf_file).unwrap(),
     );
     let other = std::fs::read(bags.join("sensors/sensors.mcap")).unwrap();
-    *proxy.faults.replace.lock().unwrap() = Some((4, "fleet/moving.mcap".into(), other));
+    *proxy.faults.replace.lock().unwrap() = Some((2, "fleet/moving.mcap".into(), other));
     let (c, _, e) = run_s3(p, &["clocks", "s3://fleet/moving.mcap", "--json"]);
     assert_eq!(c, 1, "a replaced object is an error: {e}");
     assert!(

@@ -69,8 +69,7 @@ impl RemoteObject {
         });
         let (meta, range, body) = match got {
             Ok(v) => v,
-            Err(e) if is_not_found(&e) => return Err(not_found(url, &e)),
-            Err(e) if is_denied(&e) => return Err(denied(url, &e)),
+            Err(e) if !suffix_refused(&e) => return Err(map_error(url, e)),
             Err(_) => {
                 // No suffix ranges here (or an empty object): the size first, then the tail.
                 let meta = block_on(async {
@@ -325,6 +324,22 @@ pub fn bucket_exists(url: &ObjectUrl) -> bool {
     }
 }
 
+/// Whether the store refused the suffix range itself (Azure; a server without suffix ranges;
+/// an empty object), rather than the object or the connection.
+fn suffix_refused(e: &object_store::Error) -> bool {
+    if matches!(e, object_store::Error::NotSupported { .. }) {
+        return true;
+    }
+    let s = e.to_string();
+    !is_not_found(e)
+        && !is_denied(e)
+        && (s.contains("416")
+            || s.contains("InvalidRange")
+            || s.contains("Range")
+            || s.contains("range"))
+        && !s.contains("error sending request")
+}
+
 fn is_not_found(e: &object_store::Error) -> bool {
     matches!(e, object_store::Error::NotFound { .. })
 }
@@ -377,9 +392,16 @@ pub(crate) fn map_error(url: &ObjectUrl, e: object_store::Error) -> SourceError 
     {
         return denied(url, &e);
     }
+    let detail = first_line(&s);
+    if s.contains("error sending request") || s.contains("timed out") || s.contains("connect") {
+        return SourceError::Store {
+            url: url.to_string(),
+            detail: format!("cannot reach the store (every retry failed; BAGSCOPE_REMOTE_RETRIES, BAGSCOPE_REMOTE_TIMEOUT_S): {detail}"),
+        };
+    }
     SourceError::Store {
         url: url.to_string(),
-        detail: first_line(&s),
+        detail,
     }
 }
 
