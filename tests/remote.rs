@@ -460,6 +460,111 @@ fn messages_of(path: &Path) -> Vec<(String, u64, u64, u32, Vec<u8>)> {
         .collect()
 }
 
+/// A plain HTTP file server with byte ranges (what a static web server or a CDN gives):
+/// `GET` / `HEAD` of the files in `dir`, `Range: bytes=a-b`, `a-` and `-n`, an ETag; no
+/// listing. Returns its port.
+fn http_file_server(dir: PathBuf) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { continue };
+            let dir = dir.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(conn.try_clone().unwrap());
+                let mut out = conn;
+                loop {
+                    let mut lines = Vec::new();
+                    loop {
+                        let mut l = String::new();
+                        match reader.read_line(&mut l) {
+                            Ok(0) | Err(_) => return,
+                            Ok(_) => {}
+                        }
+                        if l == "\r\n" {
+                            break;
+                        }
+                        lines.push(l.trim_end().to_string());
+                    }
+                    let first = lines.first().cloned().unwrap_or_default();
+                    let mut parts = first.split(' ');
+                    let method = parts.next().unwrap_or("").to_string();
+                    let path = parts.next().unwrap_or("").trim_start_matches('/').to_string();
+                    let range = lines
+                        .iter()
+                        .find(|l| l.to_ascii_lowercase().starts_with("range:"))
+                        .map(|l| l[6..].trim().trim_start_matches("bytes=").to_string());
+                    let file = dir.join(&path);
+                    let Ok(data) = std::fs::read(&file).map_err(|_| ()).and_then(|d| {
+                        (!path.contains("..") && file.is_file()).then_some(d).ok_or(())
+                    }) else {
+                        let _ = out.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+                        continue;
+                    };
+                    let n = data.len() as u64;
+                    let (status, a, b) = match range {
+                        Some(r) => {
+                            let (x, y) = r.split_once('-').unwrap_or(("", ""));
+                            let (a, b) = if x.is_empty() {
+                                let k: u64 = y.parse().unwrap_or(0);
+                                (n.saturating_sub(k), n)
+                            } else {
+                                let a: u64 = x.parse().unwrap_or(0);
+                                let b = y.parse::<u64>().map(|e| (e + 1).min(n)).unwrap_or(n);
+                                (a, b)
+                            };
+                            ("206 Partial Content", a, b)
+                        }
+                        None => ("200 OK", 0, n),
+                    };
+                    let body = &data[a as usize..b as usize];
+                    let mut head = format!(
+                        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nETag: \"{n:x}\"\r\nLast-Modified: Thu, 01 Jan 2026 00:00:00 GMT\r\nAccept-Ranges: bytes\r\n",
+                        body.len()
+                    );
+                    if status.starts_with("206") {
+                        head.push_str(&format!("Content-Range: bytes {a}-{}/{n}\r\n", b.saturating_sub(1)));
+                    }
+                    head.push_str("\r\n");
+                    if out.write_all(head.as_bytes()).is_err() {
+                        return;
+                    }
+                    if method != "HEAD" && out.write_all(body).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn plain_https_ranges() {
+    // Plain HTTP(S): one file, and a rosbag2 folder named by its URL with a trailing '/'
+    // (its metadata.yaml lists the files: no listing needed).
+    let bags = root().join("bags");
+    let port = http_file_server(bags.clone());
+    for n in ["sensors", "arm_split"] {
+        let local = bags.join(n);
+        for (url, here) in [
+            (format!("http://127.0.0.1:{port}/{n}/{n}.mcap"), local.join(format!("{n}.mcap"))),
+            (format!("http://127.0.0.1:{port}/{n}/"), local.clone()),
+        ] {
+            for cmd in ["info", "clocks"] {
+                let (lc, lo, le) = common::run(&[cmd, here.to_str().unwrap(), "--json"]);
+                let (rc, ro, re) = common::run(&[cmd, &url, "--json"]);
+                assert_eq!(lc, rc, "{le} / {re}");
+                let names = [url.as_str(), here.to_str().unwrap()];
+                assert_eq!(normalised(&lo, &names), normalised(&ro, &names), "{cmd} {url}");
+            }
+        }
+    }
+    let (c, _, e) = common::run(&["info", &format!("http://127.0.0.1:{port}/nothing.mcap")]);
+    assert_eq!(c, 1, "{e}");
+    assert!(e.contains("nothing.mcap") && e.contains("no such object"), "{e}");
+}
+
 #[test]
 fn object_storage() {
     let Some(moto) = moto_server() else {

@@ -31,10 +31,17 @@ pub use db3::{Db3File, TopicAggregate};
 pub use error::{BagError, Result, Warning, WarningCode};
 pub use mcap_file::{ChannelRec, Compression, McapFile, SchemaRec, DEFAULT_MAX_CHUNK_BYTES};
 pub use metadata::Rosbag2Metadata;
+pub use bagscope_source::{io_counters, IoCounters, SourceError};
 pub use remote::take_process_read_failure;
 pub use scan::{Item, RawMessage, TopicSpan};
 pub use select::TopicFilter;
 pub use write::{Rosbag2Writer, WriteChannel, WriteError};
+
+/// Whether `path` names a bag in object storage (`s3://`, `gs://`, `az://`, `azure://`,
+/// `http(s)://`) rather than a local file or folder.
+pub fn is_remote_path(path: &Path) -> bool {
+    path.to_str().is_some_and(bagscope_source::is_remote)
+}
 
 /// One file of a bag about to be opened.
 pub(crate) enum FileSource {

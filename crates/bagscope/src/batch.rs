@@ -201,6 +201,11 @@ fn expand(
     skipped: &mut Vec<(PathBuf, String)>,
 ) -> Result<Vec<(PathBuf, PathBuf)>, Error> {
     let s = input.to_string_lossy().to_string();
+    // A URL of object storage names one bag (an object, or a rosbag2 folder's prefix).
+    if bagscope_bag::is_remote_path(input) {
+        let root = input.parent().map(Path::to_path_buf).unwrap_or_default();
+        return Ok(vec![(root, input.to_path_buf())]);
+    }
     if !input.exists() && has_glob(&s) {
         // The literal prefix before the first wildcard component is where the walk starts.
         let comps: Vec<&str> = s.split('/').collect();

@@ -32,6 +32,16 @@ impl Bag {
         })
     }
 
+    /// `r`, unless a read of a remote bag failed for good while computing it (the object was
+    /// replaced, the store kept failing): then that error, since `r` is not the whole bag's
+    /// answer.
+    fn whole<T>(&self, r: Result<T, Error>) -> Result<T, Error> {
+        match self.inner.take_read_failure() {
+            Some(e) => Err(Error::Bag(e)),
+            None => r,
+        }
+    }
+
     /// The path the bag was opened from.
     pub fn path(&self) -> &Path {
         &self.inner.path
@@ -50,26 +60,26 @@ impl Bag {
     /// `bagscope clocks`: which clock each topic is stamped on, lag, stamp health, `/clock`,
     /// split clock axes, with the findings worst first.
     pub fn clocks(&self, opts: &ClocksOptions) -> Result<ClocksCommandReport, Error> {
-        crate::clocks::clocks_data_of(&self.inner, opts).map(|d| d.report)
+        self.whole(crate::clocks::clocks_data_of(&self.inner, opts).map(|d| d.report))
     }
 
     /// `bagscope check`: message contract checks (images, camera info, joints, point clouds,
     /// stamps).
     pub fn check(&self, opts: &CheckOptions) -> Result<CheckReport, Error> {
-        crate::check::check_of(&self.inner, opts)
+        self.whole(crate::check::check_of(&self.inner, opts))
     }
 
     /// `bagscope sync`: a message_filters synchronizer emulated message for message on the
     /// recorded arrival order, with drop reasons; or (`opts.recommend`) a slop and queue size
     /// recommendation.
     pub fn sync(&self, opts: &SyncOptions) -> Result<SyncCommandReport, Error> {
-        crate::sync::sync_of(&self.inner, opts)
+        self.whole(crate::sync::sync_of(&self.inner, opts))
     }
 
     /// `bagscope match`: the command → response delay and the tracking error before and after
     /// correcting for it.
     pub fn delay(&self, args: &MatchArgs) -> Result<MatchCommandReport, Error> {
-        crate::matching::match_bag_series_of(&self.inner, args).map(|(r, _, _)| r)
+        self.whole(crate::matching::match_bag_series_of(&self.inner, args).map(|(r, _, _)| r))
     }
 
     /// `bagscope echo`: the topic's messages decoded, each handed to `out` as it is read (a
@@ -79,18 +89,18 @@ impl Bag {
         opts: &crate::echo::EchoOptions,
         out: impl FnMut(crate::echo::EchoedMessage) -> std::io::Result<()> + Send,
     ) -> Result<crate::echo::EchoReport, Error> {
-        crate::echo::echo_of(&self.inner, opts, out)
+        self.whole(crate::echo::echo_of(&self.inner, opts, out))
     }
 
     /// `bagscope hist`: distributions of stamp differences to the nearest partner, periods and
     /// lag.
     pub fn hist(&self, opts: &HistOptions) -> Result<HistReport, Error> {
-        crate::hist::hist_of(&self.inner, opts)
+        self.whole(crate::hist::hist_of(&self.inner, opts))
     }
 
     /// `bagscope tf`: what `tf2_ros::MessageFilter` would have done with each message.
     pub fn tf(&self, opts: &TfOptions) -> Result<TfCommandReport, Error> {
-        crate::tf::tf_of(&self.inner, opts)
+        self.whole(crate::tf::tf_of(&self.inner, opts))
     }
 
     /// `bagscope export --timing-only` in memory: one row per message with its log, publish and
@@ -106,7 +116,7 @@ impl Bag {
         ),
         Error,
     > {
-        crate::export::timing_frame_of(&self.inner, opts)
+        self.whole(crate::export::timing_frame_of(&self.inner, opts))
     }
 
     /// The bag's rows of `batch`'s `summary.parquet` (one per topic, named `name` in the `bag`
@@ -135,7 +145,7 @@ impl Bag {
         out: &Path,
         opts: &crate::export::ExportOptions,
     ) -> Result<crate::export::ExportReport, Error> {
-        crate::export::export_of(&self.inner, out, opts)
+        self.whole(crate::export::export_of(&self.inner, out, opts))
     }
 }
 
@@ -148,6 +158,6 @@ impl Bag {
         &self,
         opts: &crate::export::ExportOptions,
     ) -> Result<(crate::timing::TimingColumns, crate::export::ExportReport), Error> {
-        crate::timing::timing_columns_of(&self.inner, opts)
+        self.whole(crate::timing::timing_columns_of(&self.inner, opts))
     }
 }

@@ -5,6 +5,7 @@ mod commands;
 mod interrupt;
 #[cfg(feature = "play")]
 mod keys;
+mod progress;
 mod render;
 
 use std::process::ExitCode;
@@ -95,6 +96,10 @@ fn main() -> ExitCode {
             std::process::exit(130);
         });
     }
+    // Commands that draw their own progress (batch, play) do without this one.
+    let own_bar = stops_cleanly;
+    let json = std::env::args_os().any(|a| a == "--json");
+    let bar = (!own_bar).then(|| progress::RemoteProgress::start(json));
     let res = match cli.command {
         Command::Info(a) => commands::info::run(a),
         Command::Synth(a) => commands::synth::run(a),
@@ -117,6 +122,7 @@ fn main() -> ExitCode {
         Command::Match(a) => commands::matching::run(a),
         Command::Compare(a) => commands::matching::run_compare(a),
     };
+    drop(bar);
     // A remote bag whose read failed for good part-way (the object replaced, the network
     // gone after every retry): the answer printed is not the whole bag's.
     if let Some(failure) = bagscope::io::take_process_read_failure() {

@@ -51,6 +51,15 @@ fn kind_of(e: &bagscope::Error) -> &'static str {
             B::InvalidPattern { .. } => "InvalidParameter",
             B::UnsupportedStorage { .. } | B::NotRegularFile { .. } => "UnsupportedBag",
             B::Io { .. } => "BagError",
+            B::Remote(r) => {
+                use bagscope::io::SourceError as S;
+                match r {
+                    S::NotFound { .. } | S::NoBucket { .. } => "BagNotFound",
+                    S::InvalidUrl { .. } => "InvalidParameter",
+                    S::AccessDenied { .. } => "AccessDenied",
+                    _ => "RemoteError",
+                }
+            }
             _ => "CorruptBag",
         },
         e if e.is_usage() => "InvalidParameter",

@@ -23,11 +23,13 @@ from typing import Union
 
 from ._bagscope import Bag, Table, __version__, batch_name, empty_summary, summary_columns
 from ._errors import (
+    AccessDenied,
     AnalysisError,
     BagError,
     BagNotFound,
     CorruptBag,
     InvalidParameter,
+    RemoteError,
     UnknownTopic,
     UnsupportedBag,
     UsageError,
@@ -36,7 +38,10 @@ from ._errors import (
 
 def open(path: Union[str, "os.PathLike[str]"]) -> Bag:  # noqa: A001 (mirrors builtins.open)
     """Opens the bag at ``path``: a rosbag2 folder (mcap or sqlite3 storage, split files), a
-    ``.mcap`` or ``.db3`` file, or a file-compressed ``.mcap.zstd`` / ``.db3.zstd``.
+    ``.mcap`` or ``.db3`` file, or a file-compressed ``.mcap.zstd`` / ``.db3.zstd``; or the same
+    in object storage, ``s3://bucket/key``, ``gs://…``, ``az://container/key``, ``https://…``
+    (credentials from the standard environment variables; only the bytes each call needs
+    are read).
 
     Raises :class:`BagNotFound`, :class:`CorruptBag`, :class:`UnsupportedBag` (all
     :class:`BagError`) naming the file.
@@ -59,5 +64,7 @@ __all__ = [
     "InvalidParameter",
     "UnknownTopic",
     "AnalysisError",
+    "RemoteError",
+    "AccessDenied",
     "__version__",
 ]

@@ -47,6 +47,17 @@ class AnalysisError(BagError):
     match); the message says what is missing."""
 
 
+class RemoteError(BagError):
+    """A bag in object storage could not be read: the store kept failing after its retries,
+    the object was replaced while it was read, or it is too large to fetch whole. The message
+    names the URL, never a credential."""
+
+
+class AccessDenied(RemoteError, PermissionError):
+    """The object store refused the credentials (the message names the environment variables
+    that were set, never their values)."""
+
+
 __all__ = [
     "BagError",
     "BagNotFound",
@@ -56,4 +67,6 @@ __all__ = [
     "InvalidParameter",
     "UnknownTopic",
     "AnalysisError",
+    "RemoteError",
+    "AccessDenied",
 ]
