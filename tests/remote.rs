@@ -489,16 +489,23 @@ fn http_file_server(dir: PathBuf) -> u16 {
                     let first = lines.first().cloned().unwrap_or_default();
                     let mut parts = first.split(' ');
                     let method = parts.next().unwrap_or("").to_string();
-                    let path = parts.next().unwrap_or("").trim_start_matches('/').to_string();
+                    let path = parts
+                        .next()
+                        .unwrap_or("")
+                        .trim_start_matches('/')
+                        .to_string();
                     let range = lines
                         .iter()
                         .find(|l| l.to_ascii_lowercase().starts_with("range:"))
                         .map(|l| l[6..].trim().trim_start_matches("bytes=").to_string());
                     let file = dir.join(&path);
                     let Ok(data) = std::fs::read(&file).map_err(|_| ()).and_then(|d| {
-                        (!path.contains("..") && file.is_file()).then_some(d).ok_or(())
+                        (!path.contains("..") && file.is_file())
+                            .then_some(d)
+                            .ok_or(())
                     }) else {
-                        let _ = out.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+                        let _ =
+                            out.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
                         continue;
                     };
                     let n = data.len() as u64;
@@ -523,7 +530,10 @@ fn http_file_server(dir: PathBuf) -> u16 {
                         body.len()
                     );
                     if status.starts_with("206") {
-                        head.push_str(&format!("Content-Range: bytes {a}-{}/{n}\r\n", b.saturating_sub(1)));
+                        head.push_str(&format!(
+                            "Content-Range: bytes {a}-{}/{n}\r\n",
+                            b.saturating_sub(1)
+                        ));
                     }
                     head.push_str("\r\n");
                     if out.write_all(head.as_bytes()).is_err() {
@@ -548,7 +558,10 @@ fn plain_https_ranges() {
     for n in ["sensors", "arm_split"] {
         let local = bags.join(n);
         for (url, here) in [
-            (format!("http://127.0.0.1:{port}/{n}/{n}.mcap"), local.join(format!("{n}.mcap"))),
+            (
+                format!("http://127.0.0.1:{port}/{n}/{n}.mcap"),
+                local.join(format!("{n}.mcap")),
+            ),
             (format!("http://127.0.0.1:{port}/{n}/"), local.clone()),
         ] {
             for cmd in ["info", "clocks"] {
@@ -556,13 +569,20 @@ fn plain_https_ranges() {
                 let (rc, ro, re) = common::run(&[cmd, &url, "--json"]);
                 assert_eq!(lc, rc, "{le} / {re}");
                 let names = [url.as_str(), here.to_str().unwrap()];
-                assert_eq!(normalised(&lo, &names), normalised(&ro, &names), "{cmd} {url}");
+                assert_eq!(
+                    normalised(&lo, &names),
+                    normalised(&ro, &names),
+                    "{cmd} {url}"
+                );
             }
         }
     }
     let (c, _, e) = common::run(&["info", &format!("http://127.0.0.1:{port}/nothing.mcap")]);
     assert_eq!(c, 1, "{e}");
-    assert!(e.contains("nothing.mcap") && e.contains("no such object"), "{e}");
+    assert!(
+        e.contains("nothing.mcap") && e.contains("no such object"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -631,6 +651,41 @@ fn object_storage() {
         "s3://fleet/bags/sensors/",
         &["--topic", "/imu/data", "--start", "+5", "--limit", "3"],
     );
+
+    // batch over URLs writes what it writes for the local copies.
+    let (lb, rb) = (tmp.join("batch_local"), tmp.join("batch_remote"));
+    let (c, _, e) = common::run(&[
+        "batch",
+        sensors.to_str().unwrap(),
+        arm.to_str().unwrap(),
+        "-o",
+        lb.to_str().unwrap(),
+    ]);
+    assert_eq!(c, 0, "{e}");
+    let (c, _, e) = run_s3(
+        p,
+        &[
+            "batch",
+            "s3://fleet/bags/sensors/",
+            "s3://fleet/bags/arm_wall/",
+            "-o",
+            rb.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(c, 0, "{e}");
+    for n in ["sensors", "arm_wall"] {
+        for f in ["info.json", "clocks.json"] {
+            let read = |d: &Path| std::fs::read_to_string(d.join("bags").join(n).join(f)).unwrap();
+            let local = bags.join(n);
+            let url = format!("s3://fleet/bags/{n}/");
+            let names = [url.as_str(), local.to_str().unwrap()];
+            assert_eq!(
+                normalised(&read(&lb), &names),
+                normalised(&read(&rb), &names),
+                "batch {n}/{f}"
+            );
+        }
+    }
 
     // A .db3 (fetched whole, said so) answers as its local copy.
     let db3 = root().join("tests/data/db3/arm_real");

@@ -26,12 +26,12 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use bagscope_source::{io_counters, IoCounters, SourceError};
 pub use columns::Columns;
 pub use db3::{Db3File, TopicAggregate};
 pub use error::{BagError, Result, Warning, WarningCode};
 pub use mcap_file::{ChannelRec, Compression, McapFile, SchemaRec, DEFAULT_MAX_CHUNK_BYTES};
 pub use metadata::Rosbag2Metadata;
-pub use bagscope_source::{io_counters, IoCounters, SourceError};
 pub use remote::take_process_read_failure;
 pub use scan::{Item, RawMessage, TopicSpan};
 pub use select::TopicFilter;
