@@ -18,6 +18,7 @@ mod scan;
 mod select;
 pub mod text;
 pub mod write;
+pub mod yaml;
 
 use std::collections::BTreeMap;
 use std::io::Read;

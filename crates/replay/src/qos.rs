@@ -141,7 +141,7 @@ pub fn from_recorded(yaml: Option<&str>) -> Result<Offer, String> {
     if text.is_empty() {
         return plain(TopicQos::default());
     }
-    let v: Value = serde_yaml_ng::from_str(text).map_err(|e| format!("not YAML: {e}"))?;
+    let v: Value = bagscope_bag::yaml::from_str(text).map_err(|e| e.to_string())?;
     let list = match v {
         Value::Sequence(s) => s,
         Value::Null => Vec::new(),
@@ -192,7 +192,7 @@ pub struct ProfileOverride(Profile);
 impl QosOverrides {
     /// Parses the override file's text; errors say which topic and policy is wrong.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let v: Value = serde_yaml_ng::from_str(text).map_err(|e| e.to_string())?;
+        let v: Value = bagscope_bag::yaml::from_str(text).map_err(|e| e.to_string())?;
         let mut out = BTreeMap::new();
         match v {
             Value::Null => {}
