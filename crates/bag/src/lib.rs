@@ -21,7 +21,6 @@ pub mod write;
 pub mod yaml;
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -301,9 +300,24 @@ impl Bag {
                 files.push(f);
             }
         }
-        let message_compression = metadata
-            .as_ref()
-            .is_some_and(Rosbag2Metadata::message_compression);
+        // Payloads are zstd frames only where the bag says so: its `metadata.yaml`, else the
+        // copy of the bag's metadata rosbag2 writes into each file (the first file that has
+        // one). A payload that merely starts like a zstd frame is data.
+        let message_compression = match &metadata {
+            Some(m) => m.message_compression(),
+            None => files
+                .iter()
+                .find_map(|f| {
+                    f.metadata_records
+                        .iter()
+                        .find(|(name, _)| name == "rosbag2")
+                        .and_then(|(_, m)| m.get("serialized_metadata"))
+                })
+                .map(String::as_str)
+                .or_else(|| db3_files.iter().find_map(|f| f.metadata_text.as_deref()))
+                .and_then(Rosbag2Metadata::from_serialized)
+                .is_some_and(|m| m.message_compression()),
+        };
         let mut bag = Bag {
             path: path.to_path_buf(),
             files,
@@ -865,24 +879,24 @@ impl Bag {
         let mut buf = Vec::new();
         let mut bad: BTreeMap<usize, usize> = BTreeMap::new();
         let mut too_large: BTreeMap<usize, usize> = BTreeMap::new();
+        let mut undeclared: std::collections::BTreeSet<usize> = Default::default();
         let mut warnings = db3::stream(&self.db3_files, &ids, needs_payload, |row| {
             let Some(&topic) = self.db3_topic[row.file].get(&row.topic_id) else {
                 return;
             };
             let mut data = row.data;
+            if needs_payload && !decompress && scan::looks_compressed(data) {
+                undeclared.insert(row.file);
+            }
             if decompress {
-                buf.clear();
                 // Bounded like a stored payload: a small frame can expand to any size.
-                match zstd::stream::read::Decoder::new(data)
-                    .and_then(|d| d.take(db3::MAX_MESSAGE_BYTES + 1).read_to_end(&mut buf))
-                {
-                    Ok(n) if n as u64 > db3::MAX_MESSAGE_BYTES => {
+                match scan::inflate_message(data, &mut buf) {
+                    Ok(()) => data = &buf,
+                    Err(scan::Inflate::TooLarge) => {
                         *too_large.entry(row.file).or_default() += 1;
-                        buf = Vec::new();
                         return;
                     }
-                    Ok(_) => data = &buf,
-                    Err(_) => {
+                    Err(scan::Inflate::Corrupt) => {
                         *bad.entry(row.file).or_default() += 1;
                         return;
                     }
@@ -908,17 +922,16 @@ impl Bag {
             );
         }
         for (fi, n) in too_large {
-            warnings.push(
-                Warning::new(
-                    WarningCode::MessageTooLarge,
-                    format!(
-                        "{n} message(s) decompress to more than {} bytes, the limit for one message (rosbag2 message compression): skipped",
-                        db3::MAX_MESSAGE_BYTES
-                    ),
-                )
-                .file(self.db3_files[fi].path.display().to_string())
-                .loss(),
-            );
+            warnings.push(scan::message_too_large_warning(
+                n,
+                &self.db3_files[fi].path.display().to_string(),
+                None,
+            ));
+        }
+        for fi in undeclared {
+            warnings.push(scan::undeclared_compression_warning(
+                &self.db3_files[fi].path.display().to_string(),
+            ));
         }
         warnings.sort();
         warnings.dedup();
