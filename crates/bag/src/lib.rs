@@ -149,7 +149,7 @@ pub struct Bag {
     /// (db3 file index, topic id) → topic index.
     db3_topic: Vec<BTreeMap<i64, usize>>,
     /// Decompressed copies of `.zstd` bag files (rosbag2 file compression), deleted with the bag.
-    _temp_files: Vec<tempfile::TempPath>,
+    _temp_files: Vec<outfile::LiveTempPath>,
 }
 
 impl std::fmt::Debug for Bag {
