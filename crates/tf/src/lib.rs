@@ -23,7 +23,7 @@ pub use filter::{
     availability, run_filter, FilterConfig, FilterReport, MessageDecision, Query, Readiness,
     TopicReadiness,
 };
-pub use tree::{analyze_tree, EdgeReport, Finding, Gap, TreeReport};
+pub use tree::{analyze_tree, EdgeReport, Finding, Gap, TreeReport, UntimedEdges, MAX_TIMED_EDGES};
 
 use serde::Serialize;
 
