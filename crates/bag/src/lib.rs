@@ -137,7 +137,9 @@ pub struct Bag {
     pub topics: Vec<Topic>,
     /// The folder's `metadata.yaml`, when there is one and it parsed.
     pub metadata: Option<Rosbag2Metadata>,
-    /// rosbag2 `compression_mode: MESSAGE`: every payload is its own zstd frame.
+    /// rosbag2 `compression_mode: MESSAGE`: every payload is its own zstd frame. Declared by
+    /// `metadata.yaml`, or without one by the rosbag2 metadata inside the first file that has
+    /// it; never guessed from the payloads.
     pub message_compression: bool,
     /// What went wrong while opening (damage recovered from, files missing or unlisted, ...).
     pub warnings: Vec<Warning>,
