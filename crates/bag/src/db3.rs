@@ -426,9 +426,10 @@ impl Db3File {
                 aggregates.insert(id, a);
             }
         }
+        let ids: std::collections::HashSet<i64> = topics.iter().map(|t| t.id).collect();
         let orphans: u64 = aggregates
             .iter()
-            .filter(|(id, _)| !topics.iter().any(|t| t.id == **id))
+            .filter(|(id, _)| !ids.contains(*id))
             .map(|(_, a)| a.count)
             .sum();
         if orphans > 0 {
@@ -553,7 +554,8 @@ pub(crate) fn stream(
     let mut stmts = Vec::new();
     for (fi, c) in &conns {
         let ids = &wanted[*fi];
-        let all = files[*fi].aggregates.keys().all(|id| ids.contains(id));
+        let set: std::collections::HashSet<&i64> = ids.iter().collect();
+        let all = files[*fi].aggregates.keys().all(|id| set.contains(id));
         // ids are integers from the database itself, so inlining them is safe.
         let filter = if all {
             String::new()

@@ -19,8 +19,9 @@ pub(crate) const RATIO_FLOOR_BYTES: u64 = 64 << 20;
 
 /// A decompressed copy of a compressed bag file.
 pub(crate) struct Decompressed {
-    /// The temporary file (removed when this is dropped).
-    pub path: tempfile::TempPath,
+    /// The temporary file (removed when this is dropped, or on Ctrl-C / SIGTERM by
+    /// [`crate::outfile::remove_live`]).
+    pub path: crate::outfile::LiveTempPath,
     /// `truncated` when the zstd stream is damaged or cut, `decompression_limit` when the
     /// output was cut at the cap: both data loss, both naming the compressed file.
     pub warnings: Vec<Warning>,
@@ -51,6 +52,8 @@ pub(crate) fn decompress_to_temp(path: &Path, limit_bytes: u64) -> Result<Decomp
             source,
         })?;
     let (file, tmp_path) = tmp.into_parts();
+    // Tracked from now on: an interrupted run must not leave a copy of the whole bag behind.
+    let tmp_path = crate::outfile::LiveTempPath::new(tmp_path);
     let tmp_err = |source| BagError::Io {
         path: tmp_path.to_path_buf(),
         source,
@@ -130,15 +133,20 @@ mod tests {
         std::fs::write(&p, zstd::encode_all(&data[..], 3).unwrap()).unwrap();
         let d = decompress_to_temp(&p, 4 << 20).unwrap();
         assert!(d.warnings.is_empty());
-        assert_eq!(std::fs::read(&d.path).unwrap(), data);
+        assert_eq!(std::fs::read(&*d.path).unwrap(), data);
         let kept = d.path.to_path_buf();
+        assert!(
+            crate::outfile::live_temporaries().contains(&kept),
+            "Ctrl-C removes it"
+        );
         drop(d);
         assert!(
             !kept.exists(),
             "the temporary file is deleted with its handle"
         );
+        assert!(!crate::outfile::live_temporaries().contains(&kept));
         let d = decompress_to_temp(&p, 1 << 20).unwrap();
-        assert_eq!(std::fs::metadata(&d.path).unwrap().len(), 1 << 20);
+        assert_eq!(std::fs::metadata(&*d.path).unwrap().len(), 1 << 20);
         assert_eq!(d.warnings[0].code, "decompression_limit");
         std::fs::write(&p, b"not zstd at all").unwrap();
         let d = decompress_to_temp(&p, 1 << 20).unwrap();

@@ -19,10 +19,10 @@ mod scan;
 mod select;
 pub mod text;
 pub mod write;
+pub mod yaml;
 pub mod yaml_keys;
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -156,7 +156,9 @@ pub struct Bag {
     pub topics: Vec<Topic>,
     /// The folder's `metadata.yaml`, when there is one and it parsed.
     pub metadata: Option<Rosbag2Metadata>,
-    /// rosbag2 `compression_mode: MESSAGE`: every payload is its own zstd frame.
+    /// rosbag2 `compression_mode: MESSAGE`: every payload is its own zstd frame. Declared by
+    /// `metadata.yaml`, or without one by the rosbag2 metadata inside the first file that has
+    /// it; never guessed from the payloads.
     pub message_compression: bool,
     /// What went wrong while opening (damage recovered from, files missing or unlisted, ...).
     pub warnings: Vec<Warning>,
@@ -168,7 +170,7 @@ pub struct Bag {
     /// (db3 file index, topic id) → topic index.
     db3_topic: Vec<BTreeMap<i64, usize>>,
     /// Decompressed copies of `.zstd` bag files (rosbag2 file compression), deleted with the bag.
-    _temp_files: Vec<tempfile::TempPath>,
+    _temp_files: Vec<outfile::LiveTempPath>,
 }
 
 impl std::fmt::Debug for Bag {
@@ -282,7 +284,7 @@ impl Bag {
         sources: Vec<FileSource>,
         metadata: Option<Rosbag2Metadata>,
         mut warnings: Vec<Warning>,
-        temp_files: Vec<tempfile::TempPath>,
+        temp_files: Vec<outfile::LiveTempPath>,
         opts: OpenOptions,
     ) -> Result<Bag> {
         let max_chunk_bytes = opts.resolved_max_chunk_bytes();
@@ -302,6 +304,7 @@ impl Bag {
                 }
             }
         } else {
+            let mut identities = std::collections::HashMap::new();
             for (s, is_db) in sources.into_iter().zip(&sqlite) {
                 let f = match s {
                     FileSource::Opened(f) => f,
@@ -341,8 +344,10 @@ impl Bag {
                 };
                 // The same file listed twice, or a copy of one (a half-finished upload, a
                 // duplicated split): reading it again would count every message twice.
+                // Looked up, not compared with every file before it: a folder of 20 000 files.
                 let key = f.identity();
-                if let Some(prev) = files.iter().find(|g: &&McapFile| g.identity() == key) {
+                if let Some(&prev) = identities.get(&key) {
+                    let prev: &McapFile = &files[prev];
                     warnings.push(
                         Warning::new(
                             WarningCode::DuplicateFile,
@@ -352,12 +357,28 @@ impl Bag {
                     );
                     continue;
                 }
+                identities.insert(key, files.len());
                 files.push(f);
             }
         }
-        let message_compression = metadata
-            .as_ref()
-            .is_some_and(Rosbag2Metadata::message_compression);
+        // Payloads are zstd frames only where the bag says so: its `metadata.yaml`, else the
+        // copy of the bag's metadata rosbag2 writes into each file (the first file that has
+        // one). A payload that merely starts like a zstd frame is data.
+        let message_compression = match &metadata {
+            Some(m) => m.message_compression(),
+            None => files
+                .iter()
+                .find_map(|f| {
+                    f.metadata_records
+                        .iter()
+                        .find(|(name, _)| name == "rosbag2")
+                        .and_then(|(_, m)| m.get("serialized_metadata"))
+                })
+                .map(String::as_str)
+                .or_else(|| db3_files.iter().find_map(|f| f.metadata_text.as_deref()))
+                .and_then(Rosbag2Metadata::from_serialized)
+                .is_some_and(|m| m.message_compression()),
+        };
         let mut bag = Bag {
             path: path.to_path_buf(),
             files,
@@ -453,9 +474,14 @@ impl Bag {
         // Topics only metadata.yaml knows about (declared, never written) are kept: they are the
         // zero-count topics users need to see.
         if let Some(m) = &self.metadata {
+            // The first topic of each name (a bag of 100 000 topics: looked up, not searched).
+            let mut first: std::collections::HashMap<String, usize> = Default::default();
+            for (i, t) in topics.iter().enumerate() {
+                first.entry(t.name.clone()).or_insert(i);
+            }
             for t in &m.topics_with_message_count {
                 let md = &t.topic_metadata;
-                let pos = topics.iter().position(|x| x.name == md.name);
+                let pos = first.get(&md.name).copied();
                 match pos {
                     Some(i) => {
                         topics[i].metadata_count = Some(t.message_count);
@@ -463,17 +489,20 @@ impl Bag {
                             topics[i].type_name = md.type_name.clone();
                         }
                     }
-                    None => topics.push(Topic {
-                        name: md.name.clone(),
-                        type_name: md.type_name.clone(),
-                        message_encoding: md.serialization_format.clone(),
-                        schema_name: String::new(),
-                        schema_encoding: String::new(),
-                        schema_data: Arc::from(&[][..]),
-                        metadata_count: Some(t.message_count),
-                        offered_qos_profiles: None,
-                        type_description_hash: md.type_description_hash.clone(),
-                    }),
+                    None => {
+                        first.insert(md.name.clone(), topics.len());
+                        topics.push(Topic {
+                            name: md.name.clone(),
+                            type_name: md.type_name.clone(),
+                            message_encoding: md.serialization_format.clone(),
+                            schema_name: String::new(),
+                            schema_encoding: String::new(),
+                            schema_data: Arc::from(&[][..]),
+                            metadata_count: Some(t.message_count),
+                            offered_qos_profiles: None,
+                            type_description_hash: md.type_description_hash.clone(),
+                        })
+                    }
                 }
             }
         }
@@ -599,10 +628,15 @@ impl Bag {
                 }
             }
         }
+        let by_name: std::collections::HashMap<_, &Db3File> = self
+            .db3_files
+            .iter()
+            .rev()
+            .filter_map(|f| Some((f.path.file_name()?, f)))
+            .collect();
         for fe in &m.files {
             let Some(mc) = fe.message_count else { continue };
-            let name = Path::new(&fe.path).file_name();
-            let Some(f) = self.db3_files.iter().find(|f| f.path.file_name() == name) else {
+            let Some(f) = Path::new(&fe.path).file_name().and_then(|n| by_name.get(n)) else {
                 continue;
             };
             let n = f.message_count();
@@ -993,24 +1027,24 @@ impl Bag {
         let mut buf = Vec::new();
         let mut bad: BTreeMap<usize, usize> = BTreeMap::new();
         let mut too_large: BTreeMap<usize, usize> = BTreeMap::new();
+        let mut undeclared: std::collections::BTreeSet<usize> = Default::default();
         let mut warnings = db3::stream(&self.db3_files, &ids, needs_payload, |row| {
             let Some(&topic) = self.db3_topic[row.file].get(&row.topic_id) else {
                 return;
             };
             let mut data = row.data;
+            if needs_payload && !decompress && scan::looks_compressed(data) {
+                undeclared.insert(row.file);
+            }
             if decompress {
-                buf.clear();
                 // Bounded like a stored payload: a small frame can expand to any size.
-                match zstd::stream::read::Decoder::new(data)
-                    .and_then(|d| d.take(db3::MAX_MESSAGE_BYTES + 1).read_to_end(&mut buf))
-                {
-                    Ok(n) if n as u64 > db3::MAX_MESSAGE_BYTES => {
+                match scan::inflate_message(data, &mut buf) {
+                    Ok(()) => data = &buf,
+                    Err(scan::Inflate::TooLarge) => {
                         *too_large.entry(row.file).or_default() += 1;
-                        buf = Vec::new();
                         return;
                     }
-                    Ok(_) => data = &buf,
-                    Err(_) => {
+                    Err(scan::Inflate::Corrupt) => {
                         *bad.entry(row.file).or_default() += 1;
                         return;
                     }
@@ -1036,17 +1070,16 @@ impl Bag {
             );
         }
         for (fi, n) in too_large {
-            warnings.push(
-                Warning::new(
-                    WarningCode::MessageTooLarge,
-                    format!(
-                        "{n} message(s) decompress to more than {} bytes, the limit for one message (rosbag2 message compression): skipped",
-                        db3::MAX_MESSAGE_BYTES
-                    ),
-                )
-                .file(self.db3_files[fi].path.display().to_string())
-                .loss(),
-            );
+            warnings.push(scan::message_too_large_warning(
+                n,
+                &self.db3_files[fi].path.display().to_string(),
+                None,
+            ));
+        }
+        for fi in undeclared {
+            warnings.push(scan::undeclared_compression_warning(
+                &self.db3_files[fi].path.display().to_string(),
+            ));
         }
         warnings.sort();
         warnings.dedup();
@@ -1148,6 +1181,7 @@ fn listed_files(
     warnings: &mut Vec<Warning>,
 ) -> Result<Vec<PathBuf>> {
     let mut found = Vec::new();
+    let mut found_set = std::collections::HashSet::new();
     let mut missing = Vec::new();
     let mut refused = Vec::new();
     for rel in &m.relative_file_paths {
@@ -1171,7 +1205,7 @@ fn listed_files(
             .find_map(|c| std::fs::metadata(&c).ok().map(|md| (c, md)));
         match hit {
             Some((c, md)) if md.is_file() => {
-                if !found.contains(&c) {
+                if found_set.insert(c.clone()) {
                     found.push(c);
                 }
             }
@@ -1188,7 +1222,7 @@ fn listed_files(
     }
     let unlisted: Vec<PathBuf> = list_bag_files(dir, "")?
         .into_iter()
-        .filter(|p| !found.contains(p))
+        .filter(|p| !found_set.contains(p))
         .collect();
     let name_of = |p: &Path| {
         p.file_name()

@@ -88,11 +88,24 @@ impl Rosbag2Metadata {
 
     /// Parses `text`, the `metadata.yaml` at `path` (named in errors).
     pub fn parse(text: &str, path: &Path) -> Result<Rosbag2Metadata> {
-        let file: MetadataFile = serde_yaml_ng::from_str(text).map_err(|e| BagError::Metadata {
+        let file: MetadataFile = crate::yaml::from_str(text).map_err(|e| BagError::Metadata {
             path: path.to_path_buf(),
-            reason: e.to_string(),
+            reason: match e {
+                crate::yaml::YamlError::Parse(reason) => reason,
+                refused => refused.to_string(),
+            },
         })?;
         Ok(file.rosbag2_bagfile_information)
+    }
+
+    /// The metadata a rosbag2 file keeps about its bag (an MCAP `rosbag2` Metadata record's
+    /// `serialized_metadata`, a `.db3`'s `metadata` table from Iron on): what `metadata.yaml`
+    /// holds under `rosbag2_bagfile_information`, with or without that key. None when it
+    /// does not parse.
+    pub fn from_serialized(text: &str) -> Option<Rosbag2Metadata> {
+        let v: serde_yaml_ng::Value = crate::yaml::from_str(text).ok()?;
+        let inner = v.get("rosbag2_bagfile_information").cloned().unwrap_or(v);
+        serde_yaml_ng::from_value(inner).ok()
     }
 
     /// rosbag2 compresses either each message payload or each whole file.

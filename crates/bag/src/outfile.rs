@@ -169,6 +169,34 @@ pub fn remove_live() {
     }
 }
 
+/// A temporary file of this process's own, away from any output (the decompressed copy of a
+/// `*.mcap.zstd` / `*.db3.zstd` bag file in the temp directory): deleted when dropped, and
+/// tracked until then so that [`remove_live`] deletes it on Ctrl-C or SIGTERM, when the
+/// process exits without dropping it.
+pub struct LiveTempPath(tempfile::TempPath);
+
+impl LiveTempPath {
+    /// Tracks `p` (already created) until dropped.
+    pub(crate) fn new(p: tempfile::TempPath) -> Self {
+        live().push(p.to_path_buf());
+        LiveTempPath(p)
+    }
+}
+
+impl std::ops::Deref for LiveTempPath {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for LiveTempPath {
+    fn drop(&mut self) {
+        // The file itself goes with the `TempPath` right after.
+        forget(&self.0);
+    }
+}
+
 /// The temporaries currently tracked (for tests).
 pub fn live_temporaries() -> Vec<PathBuf> {
     live().clone()

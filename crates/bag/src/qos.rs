@@ -200,7 +200,7 @@ pub fn offered_profiles(yaml: &str) -> Result<Vec<Profile>, String> {
     if text.is_empty() {
         return Ok(Vec::new());
     }
-    let v: Value = serde_yaml_ng::from_str(text).map_err(|e| format!("not YAML: {e}"))?;
+    let v: Value = crate::yaml::from_str(text).map_err(|e| e.to_string())?;
     let list = match v {
         Value::Sequence(s) => s,
         Value::Null => Vec::new(),

@@ -256,7 +256,7 @@ pub(crate) fn fetch_whole(
     obj: &RemoteObject,
     name_hint: &str,
     why: &str,
-) -> Result<(tempfile::TempPath, Warning)> {
+) -> Result<(crate::outfile::LiveTempPath, Warning)> {
     let limit = bagscope_source::max_download_bytes();
     // The file's own name last (its extension tells `.zstd` and `.db3` apart).
     let safe: String = name_hint
@@ -264,7 +264,7 @@ pub(crate) fn fetch_whole(
         .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
         .collect();
     let suffix = format!("-{}", &safe[safe.len().saturating_sub(64)..]);
-    let mut tmp = tempfile::Builder::new()
+    let tmp = tempfile::Builder::new()
         .prefix("bagscope-fetch-")
         .suffix(&suffix)
         .tempfile()
@@ -273,8 +273,12 @@ pub(crate) fn fetch_whole(
             source,
         })?;
     let tmp_path = tmp.path().to_path_buf();
-    obj.download_to(tmp.as_file_mut(), &tmp_path, limit, why)
+    // Tracked from now on: removed on Ctrl-C / SIGTERM too, not only when dropped.
+    let (mut file, path) = tmp.into_parts();
+    let live = crate::outfile::LiveTempPath::new(path);
+    obj.download_to(&mut file, &tmp_path, limit, why)
         .map_err(source_error)?;
+    drop(file);
     let warning = Warning::new(
         WarningCode::RemoteFetchedWhole,
         format!(
@@ -283,7 +287,7 @@ pub(crate) fn fetch_whole(
         ),
     )
     .file(obj.url().as_str());
-    Ok((tmp.into_temp_path(), warning))
+    Ok((live, warning))
 }
 
 /// The name of a listed remote file as warnings show it.
@@ -322,7 +326,7 @@ fn open_object(
     obj: RemoteObject,
     tail: &[u8],
     warnings: &mut Vec<Warning>,
-    temps: &mut Vec<tempfile::TempPath>,
+    temps: &mut Vec<crate::outfile::LiveTempPath>,
     opts: crate::OpenOptions,
 ) -> Result<crate::FileSource> {
     let name = obj.url().file_name().to_string();
@@ -330,7 +334,7 @@ fn open_object(
     let whole_copy = |obj: &RemoteObject,
                       why: &str,
                       warnings: &mut Vec<Warning>,
-                      temps: &mut Vec<tempfile::TempPath>|
+                      temps: &mut Vec<crate::outfile::LiveTempPath>|
      -> Result<crate::FileSource> {
         let (tmp, w) = fetch_whole(obj, &name, why)?;
         warnings.push(w);

@@ -186,13 +186,83 @@ impl Decoder {
         Ok(())
     }
 
-    /// rosbag2's per-message compression: each payload is its own zstd frame.
-    fn decompress_message<'a>(&'a mut self, data: &[u8]) -> Result<&'a [u8], String> {
-        self.msg_buf.clear();
-        zstd::stream::read::Decoder::new(data)
-            .and_then(|mut d| d.read_to_end(&mut self.msg_buf))
-            .map_err(|e| format!("zstd message payload: {e}"))?;
+    /// rosbag2's per-message compression: each payload is its own zstd frame
+    /// ([`inflate_message`]).
+    fn decompress_message<'a>(&'a mut self, data: &[u8]) -> Result<&'a [u8], Inflate> {
+        inflate_message(data, &mut self.msg_buf)?;
         Ok(&self.msg_buf)
+    }
+}
+
+/// Why a message payload under rosbag2 message compression was not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Inflate {
+    /// Not a valid zstd frame (or a damaged one).
+    Corrupt,
+    /// It decompresses to more than [`crate::db3::MAX_MESSAGE_BYTES`].
+    TooLarge,
+}
+
+/// rosbag2 message compression (`compression_mode: MESSAGE`): one payload, a zstd frame,
+/// decompressed into `buf`, and stopped one byte past [`crate::db3::MAX_MESSAGE_BYTES`] (the
+/// cap on a stored `.db3` payload): a frame of a few hundred bytes can expand to gigabytes.
+/// The one rule for MCAP chunks, loose MCAP messages and `.db3` rows; only for bags that declare
+/// message compression (a bare payload that merely starts like a zstd frame is data). A
+/// refused payload leaves `buf` empty and without its allocation.
+pub(crate) fn inflate_message(data: &[u8], buf: &mut Vec<u8>) -> Result<(), Inflate> {
+    let cap = crate::db3::MAX_MESSAGE_BYTES;
+    buf.clear();
+    let res = zstd::stream::read::Decoder::new(data).and_then(|d| d.take(cap + 1).read_to_end(buf));
+    match res {
+        Ok(n) if n as u64 > cap => {
+            *buf = Vec::new();
+            Err(Inflate::TooLarge)
+        }
+        Ok(_) => Ok(()),
+        Err(_) => {
+            if buf.capacity() as u64 > LARGE_CHUNK_BYTES {
+                *buf = Vec::new();
+            }
+            Err(Inflate::Corrupt)
+        }
+    }
+}
+
+/// A zstd frame's first bytes (a CDR payload starts with its encapsulation header, `00 0x`).
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
+/// Whether a payload starts like a zstd frame (only a hint: see
+/// [`undeclared_compression_warning`]).
+#[inline]
+pub(crate) fn looks_compressed(payload: &[u8]) -> bool {
+    payload.starts_with(&ZSTD_MAGIC)
+}
+
+/// The hint for payloads of `file` that start like zstd frames in a bag that does not declare
+/// message compression (read as stored: they fail to decode, and say so on their own).
+pub(crate) fn undeclared_compression_warning(file: &str) -> Warning {
+    Warning::new(
+        WarningCode::UnsupportedCompression,
+        "message payloads start like zstd frames (rosbag2 message compression), but the bag does not declare message compression (no metadata.yaml with compression_mode: MESSAGE beside the file, nor rosbag2's metadata inside it): read as stored; open the bag's folder",
+    )
+    .file(file)
+}
+
+/// The warning for `n` payloads of `file` that [`inflate_message`] refused as too large.
+pub(crate) fn message_too_large_warning(n: usize, file: &str, offset: Option<u64>) -> Warning {
+    let w = Warning::new(
+        WarningCode::MessageTooLarge,
+        format!(
+            "{n} message(s){} decompress to more than {} bytes, the limit for one message (rosbag2 message compression): skipped",
+            offset.map(|o| format!(" in the chunk at byte {o}")).unwrap_or_default(),
+            crate::db3::MAX_MESSAGE_BYTES
+        ),
+    )
+    .file(file)
+    .loss();
+    match offset {
+        Some(o) => w.offset(o),
+        None => w,
     }
 }
 
@@ -254,7 +324,7 @@ fn zstd_verified(file: &McapFile, c: &ChunkLoc) -> bool {
 
 fn is_checksummed_zstd_frame(data: &[u8]) -> bool {
     data.len() > 4
-        && data[..4] == [0x28, 0xb5, 0x2f, 0xfd]
+        && data[..4] == ZSTD_MAGIC
         && data[4] & 0x04 != 0
         && zstd::zstd_safe::find_frame_compressed_size(data) == Ok(data.len())
 }
@@ -276,13 +346,6 @@ pub(crate) fn walk_chunk_records(buf: &[u8], mut f: impl FnMut(u8, &[u8])) -> us
         pos = end;
     }
     pos
-}
-
-/// rosbag2's per-message compression without a `metadata.yaml` to say so (a bare `.mcap`): a
-/// CDR payload starts with its encapsulation header `00 0x`, a zstd frame with `28 b5 2f fd`.
-#[inline]
-fn is_zstd_frame(payload: &[u8]) -> bool {
-    payload.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
 }
 
 /// A Channel record's id, schema id and topic bytes.
@@ -926,6 +989,8 @@ where
     let mut msg_buf = Vec::new();
     let mut unknown = 0usize;
     let mut bad_payload = 0usize;
+    let mut too_large = 0usize;
+    let mut undeclared = false;
     let mut readable = 0usize;
     let mut clamped = 0usize;
     // Channels this chunk defines otherwise than the file's definitions say (hidden by a
@@ -978,14 +1043,18 @@ where
         }
         let off = start;
         let mut payload = &body[22..];
-        if (plan.message_compression || is_zstd_frame(payload)) && plan.needs_payload {
-            msg_buf.clear();
-            match zstd::stream::read::Decoder::new(payload)
-                .and_then(|mut d| d.read_to_end(&mut msg_buf))
-            {
-                Ok(_) => payload = &msg_buf,
-                Err(_) => {
+        if plan.needs_payload && !plan.message_compression && looks_compressed(payload) {
+            undeclared = true;
+        }
+        if plan.message_compression && plan.needs_payload {
+            match inflate_message(payload, &mut msg_buf) {
+                Ok(()) => payload = &msg_buf,
+                Err(Inflate::Corrupt) => {
                     bad_payload += 1;
+                    return;
+                }
+                Err(Inflate::TooLarge) => {
+                    too_large += 1;
                     return;
                 }
             }
@@ -1085,6 +1154,16 @@ where
             .loss(),
         );
     }
+    if too_large > 0 {
+        warnings.push(message_too_large_warning(
+            too_large,
+            &name,
+            Some(c.record_offset),
+        ));
+    }
+    if undeclared {
+        warnings.push(undeclared_compression_warning(&name));
+    }
     file.bytes.release(c.data_offset, c.data_len);
     dec.release_large();
     warnings
@@ -1134,6 +1213,8 @@ where
 {
     let mut unknown = 0usize;
     let mut bad = 0usize;
+    let mut too_large = 0usize;
+    let mut undeclared = false;
     for l in &file.loose {
         let body = &file.bytes[l.body_offset..l.body_offset + l.body_len];
         let Some((ch, seq, log, publ)) = message_header(body) else {
@@ -1147,11 +1228,18 @@ where
             continue;
         }
         let mut payload = &body[22..];
-        if (plan.message_compression || is_zstd_frame(payload)) && plan.needs_payload {
+        if plan.needs_payload && !plan.message_compression && looks_compressed(payload) {
+            undeclared = true;
+        }
+        if plan.message_compression && plan.needs_payload {
             match dec.decompress_message(payload) {
                 Ok(p) => payload = p,
-                Err(_) => {
+                Err(Inflate::Corrupt) => {
                     bad += 1;
+                    continue;
+                }
+                Err(Inflate::TooLarge) => {
+                    too_large += 1;
                     continue;
                 }
             }
@@ -1194,6 +1282,12 @@ where
             .file(&name)
             .loss(),
         );
+    }
+    if too_large > 0 {
+        warnings.push(message_too_large_warning(too_large, &name, None));
+    }
+    if undeclared {
+        warnings.push(undeclared_compression_warning(&name));
     }
     warnings
 }

@@ -25,6 +25,14 @@ pub enum WriteError {
         /// The output path asked for.
         path: PathBuf,
     },
+    /// The output's name says a format this writer does not write ([`check_output_name`]).
+    #[error("{path}: {reason}")]
+    Name {
+        /// The output path asked for.
+        path: PathBuf,
+        /// Which format the name says, and what is written.
+        reason: String,
+    },
     /// Creating, writing, finishing or renaming the output failed.
     #[error("cannot write {path}: {message}")]
     Write {
@@ -52,6 +60,27 @@ pub struct WriteChannel<'a> {
     pub offered_qos_profiles: &'a str,
     /// RIHS01 type hash to write in the channel metadata, when known.
     pub type_description_hash: Option<&'a str>,
+}
+
+/// Refuses an output name that says a format other than the one MCAP file written: a name
+/// ending in `.zstd` or `.zst` (rosbag2 file compression: readers, this one included, would
+/// decompress a plain file and fail) or `.db3` (rosbag2's sqlite3 storage). The reason names
+/// what is written.
+pub fn check_output_name(path: &Path) -> Result<(), String> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let said = if name.ends_with(".zstd") || name.ends_with(".zst") {
+        "a zstd-compressed file (rosbag2 file compression)"
+    } else if name.ends_with(".db3") {
+        "a sqlite3 database (rosbag2's .db3 storage)"
+    } else {
+        return Ok(());
+    };
+    Err(format!(
+        "the name says {said}, but the output is one MCAP file (its chunks zstd-compressed): name it *.mcap"
+    ))
 }
 
 /// Where a bag being written lives until it is complete.
@@ -82,6 +111,10 @@ impl Rosbag2Writer {
         library: &str,
         inputs: &[PathBuf],
     ) -> Result<Rosbag2Writer, WriteError> {
+        check_output_name(path).map_err(|reason| WriteError::Name {
+            path: path.to_path_buf(),
+            reason,
+        })?;
         let tmp = partial_path(path);
         if let Some(target) = outfile::input_among(&[path, tmp.as_path()], inputs) {
             return Err(WriteError::WouldOverwriteInput {

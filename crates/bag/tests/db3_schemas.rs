@@ -180,6 +180,51 @@ fn iron_tables_give_embedded_schemas_and_message_compression_is_undone() {
     let _ = std::fs::remove_dir_all(d);
 }
 
+/// A bare `.db3` (no metadata.yaml) says in its own `metadata` table (rosbag2 from Iron on)
+/// whether its payloads are zstd frames; a payload that only starts like one is data, with a
+/// hint that the bag does not declare message compression.
+#[test]
+fn a_bare_db3_declares_message_compression_in_its_metadata_table() {
+    let tmp = tempdir("db3-declared");
+    let d = tmp.path();
+    let payload = string_msg("hello");
+    let z = zstd::bulk::compress(&payload, 3).unwrap();
+    for declared in [true, false] {
+        let p = d.join(format!("bag_{declared}.db3"));
+        let meta = if declared {
+            "version: 9\nstorage_identifier: sqlite3\ncompression_format: zstd\ncompression_mode: MESSAGE\n"
+        } else {
+            "version: 9\nstorage_identifier: sqlite3\ncompression_format: \"\"\ncompression_mode: \"\"\n"
+        };
+        let c = create(
+            &p,
+            "CREATE TABLE topics(id INTEGER PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL, serialization_format TEXT NOT NULL, offered_qos_profiles TEXT NOT NULL)",
+            "CREATE TABLE metadata(id INTEGER PRIMARY KEY, metadata_version INTEGER NOT NULL, metadata TEXT NOT NULL);
+             INSERT INTO topics VALUES (1, '/chatter', 'std_msgs/msg/String', 'cdr', '');",
+        );
+        c.execute("INSERT INTO metadata VALUES (1, 9, ?1)", [meta])
+            .unwrap();
+        c.execute(
+            "INSERT INTO messages(topic_id, timestamp, data) VALUES (1, 100, ?1)",
+            [&z],
+        )
+        .unwrap();
+        drop(c);
+        let bag = Bag::open(&p).unwrap();
+        assert_eq!(bag.message_compression, declared);
+        let s = bag.scan(&bag.all_topics(), |m| m.data.to_vec());
+        let codes: Vec<&str> = s.warnings.iter().map(|w| w.code.as_str()).collect();
+        if declared {
+            assert_eq!(s.items[0].value, payload);
+            assert!(codes.is_empty(), "{:?}", s.warnings);
+        } else {
+            assert_eq!(s.items[0].value, z);
+            assert_eq!(codes, ["unsupported_compression"]);
+            assert!(!s.warnings[0].data_loss);
+        }
+    }
+}
+
 #[test]
 fn unsupported_and_empty_inputs_are_errors() {
     let tmp = tempdir("err");

@@ -86,8 +86,13 @@ struct Tally {
 
 /// `bagscope convert`: rewrites the bag at `input` as one rosbag2-compatible MCAP file at
 /// `output` (written as `output.partial`, renamed when complete). Refuses an existing `output`
-/// without `force`, and an output that is one of the input's files.
+/// without `force`, an output that is one of the input's files, and an output named as another
+/// format (`*.mcap.zstd`, `*.db3`: a usage error).
 pub fn convert(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<ConvertReport, Error> {
+    // Before the bag is read: `OUT.mcap.zstd` would be a plain MCAP file under a compressed
+    // name, which readers (this one too) refuse.
+    bagscope_bag::write::check_output_name(output)
+        .map_err(|reason| Error::Parameter(format!("{}: {reason}", output.display())))?;
     let bag = Bag::open(input)?;
     crate::refuse_output_file(output)?;
     if output.exists() && !opts.force {

@@ -196,6 +196,8 @@ fn list<'a>(path: &Path, key: &str, v: Option<&'a Json>) -> Result<&'a [Json], E
 pub fn load_contract(path: &Path) -> Result<LoadedContract, Error> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::Parameter(format!("cannot read contract {}: {e}", path.display())))?;
+    bagscope_bag::yaml::check(&text)
+        .map_err(|e| Error::Parameter(format!("contract {}: {e}", path.display())))?;
     let v: Json = serde_yaml_ng::from_str(&text)
         .map_err(|e| Error::Parameter(format!("contract {}: not YAML: {e}", path.display())))?;
     // Read as JSON the last of two equal keys wins silently: refused, naming the key and line.

@@ -295,7 +295,7 @@ pub fn tf_of(bag: &Bag, o: &TfOptions) -> Result<TfCommandReport, Error> {
             Event::Data(_) => None,
         })
     };
-    let tree = analyze_tree(&o.tf_topics, tf_msgs());
+    let tree = analyze_tree(&o.tf_topics, tf_msgs);
     if let Some(p) = &o.evidence {
         write_evidence(p, &o.topics, &r.decisions)?;
     }
@@ -310,6 +310,7 @@ pub fn tf_of(bag: &Bag, o: &TfOptions) -> Result<TfCommandReport, Error> {
     }
     // TF edges whose stamps went back (a simulator reset), as `clocks` reports them.
     warnings.extend(bagscope_tf::jump_warnings(&tree.edges));
+    warnings.extend(tree.untimed_edges.as_ref().map(untimed_edges_warning));
     warnings.sort();
     warnings.dedup();
     Ok(TfCommandReport {
@@ -493,13 +494,20 @@ where
     I: Iterator<Item = M>,
 {
     use bagscope_clocks::LagBasis;
-    let tree = bagscope_tf::analyze_tree_with(&topics, msgs(), jump);
+    let tree = bagscope_tf::analyze_tree_with(&topics, &msgs, jump);
     warnings.extend(bagscope_tf::jump_warnings(&tree.edges));
-    // Mapped lags of the dynamic edges whose stamps are on sim time (mostly not wall).
+    warnings.extend(tree.untimed_edges.as_ref().map(untimed_edges_warning));
+    // Mapped lags of the timed dynamic edges whose stamps are on sim time (mostly not wall).
     // parent → child → (wall stamps, mapped lags), looked up by `&str`.
     type Mapped = std::collections::BTreeMap<String, (usize, Vec<i64>)>;
     let mut mapped: std::collections::BTreeMap<String, Mapped> = Default::default();
     if let Some(map) = map {
+        for e in tree.edges.iter().filter(|e| !e.is_static) {
+            mapped
+                .entry(e.parent.clone())
+                .or_default()
+                .insert(e.child.clone(), Default::default());
+        }
         for m in msgs() {
             let m = m.borrow();
             if m.is_static {
@@ -510,14 +518,9 @@ where
                     bagscope_tf::strip_slash(&t.parent),
                     bagscope_tf::strip_slash(&t.child),
                 );
-                if !mapped.contains_key(p) {
-                    mapped.insert(p.to_string(), Mapped::new());
-                }
-                let to = mapped.get_mut(p).expect("inserted");
-                if !to.contains_key(c) {
-                    to.insert(c.to_string(), Default::default());
-                }
-                let e = to.get_mut(c).expect("inserted");
+                let Some(e) = mapped.get_mut(p).and_then(|to| to.get_mut(c)) else {
+                    continue;
+                };
                 if bagscope_types::is_wall_ns(t.stamp_ns) {
                     e.0 += 1;
                 } else if let Some(at) = map.sim_to_log_ns(t.stamp_ns, Some(m.log_time_ns)) {
@@ -550,6 +553,21 @@ where
         edges,
         warnings,
     }
+}
+
+/// The warning for a bag with more TF edges than are timed ([`bagscope_tf::MAX_TIMED_EDGES`]).
+fn untimed_edges_warning(u: &bagscope_tf::UntimedEdges) -> Warning {
+    Warning::new(
+        WarningCode::TfEdgesUntimed,
+        format!(
+            "the TF topics carry more than {} edges: the {} busiest are timed; {}{} other edges ({} transforms) are counted, not timed",
+            bagscope_tf::MAX_TIMED_EDGES,
+            bagscope_tf::MAX_TIMED_EDGES,
+            if u.at_least { "at least " } else { "" },
+            u.edges,
+            u.transforms
+        ),
+    )
 }
 
 /// The warning for TF messages of `topic` that did not decode (left out).

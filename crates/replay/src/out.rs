@@ -31,6 +31,9 @@ fn err(e: WriteError) -> ReplayError {
             "--out {} is part of the input bag: refusing to overwrite it",
             path.display()
         )),
+        WriteError::Name { path, reason } => {
+            ReplayError::Usage(format!("--out {}: {reason}", path.display()))
+        }
         WriteError::Write { path, message } => {
             ReplayError::Out(format!("writing {}: {message}", path.display()))
         }

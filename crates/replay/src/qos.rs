@@ -141,7 +141,7 @@ pub fn from_recorded(yaml: Option<&str>) -> Result<Offer, String> {
     if text.is_empty() {
         return plain(TopicQos::default());
     }
-    let v: Value = serde_yaml_ng::from_str(text).map_err(|e| format!("not YAML: {e}"))?;
+    let v: Value = bagscope_bag::yaml::from_str(text).map_err(|e| e.to_string())?;
     let list = match v {
         Value::Sequence(s) => s,
         Value::Null => Vec::new(),
@@ -195,7 +195,7 @@ impl QosOverrides {
         // A topic or policy given twice: refused with the key and its line (serde_yaml_ng
         // alone names only where the mapping starts).
         bagscope_bag::yaml_keys::check_unique_keys(text)?;
-        let v: Value = serde_yaml_ng::from_str(text).map_err(|e| e.to_string())?;
+        let v: Value = bagscope_bag::yaml::from_str(text).map_err(|e| e.to_string())?;
         let mut out = BTreeMap::new();
         match v {
             Value::Null => {}

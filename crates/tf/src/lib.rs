@@ -26,6 +26,7 @@ pub use filter::{
 };
 pub use tree::{
     analyze_tree, analyze_tree_with, jump_warnings, EdgeJump, EdgeReport, Finding, Gap, TreeReport,
+    UntimedEdges, MAX_TIMED_EDGES,
 };
 
 use serde::Serialize;

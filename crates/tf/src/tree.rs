@@ -14,6 +14,19 @@ use crate::{strip_slash, TfMessage};
 /// Gaps listed per edge at most (the count is always complete).
 const MAX_GAPS_LISTED: usize = 20;
 
+/// Edges timed at most: the busiest this many (parent, child, static) edges of a bag. A robot's
+/// tree has tens to hundreds; TF messages naming a million frames once each (2.5 MB of bag)
+/// must not cost gigabytes and an 80 MB report. The others are counted ([`UntimedEdges`]).
+pub const MAX_TIMED_EDGES: usize = 1024;
+
+/// Counters of the pass that finds the busiest edges (Misra–Gries): while a bag has no more
+/// distinct edges than this, its counts are exact; beyond, every edge carrying more than
+/// 1/`EDGE_COUNTERS` of the transforms is still found.
+const EDGE_COUNTERS: usize = 4 * MAX_TIMED_EDGES;
+
+/// Distinct edges counted one by one beyond the timed ones, at most.
+const UNTIMED_COUNTED: usize = 1 << 16;
+
 /// An interval between consecutive stamps of an edge longer than its gap threshold.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Gap {
@@ -91,19 +104,32 @@ pub struct Finding {
     pub message: String,
 }
 
+/// The edges of a bag beyond the [`MAX_TIMED_EDGES`] busiest: counted, not timed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UntimedEdges {
+    /// Distinct edges left out; a lower bound when `at_least` is set.
+    pub edges: usize,
+    /// More edges were left out than were counted one by one (65 536).
+    pub at_least: bool,
+    /// Transforms on the edges left out.
+    pub transforms: usize,
+}
+
 /// The transform tree over the whole bag ([`analyze_tree`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TreeReport {
-    /// Every frame named by a valid transform, sorted.
+    /// Every frame named by a timed edge's transforms, sorted.
     pub frames: Vec<String>,
-    /// Sorted by (parent, child, is_static).
+    /// Sorted by (parent, child, is_static); the [`MAX_TIMED_EDGES`] busiest at most.
     pub edges: Vec<EdgeReport>,
-    /// Sorted by (code, child).
+    /// Sorted by (code, child); from the timed edges.
     pub findings: Vec<Finding>,
     /// TF messages read.
     pub tf_messages: usize,
     /// Transforms in them, invalid ones (empty frame, child equal to parent) included.
     pub transforms: usize,
+    /// The edges beyond the [`MAX_TIMED_EDGES`] busiest; None when every edge is timed.
+    pub untimed_edges: Option<UntimedEdges>,
 }
 
 #[derive(Default)]
@@ -129,80 +155,104 @@ struct ChildAcc {
     switches: usize,
 }
 
-/// `tf_topics[m.source]` names each message's topic (unknown indices show as `?`). Takes the
-/// messages by reference or by value (a caller that builds each message as it goes holds none).
+/// An edge's key for counting: a hash of (parent, child, static). Two edges that collide are
+/// both timed or both not; the tables stay bounded either way.
+fn edge_key(parent: &str, child: &str, is_static: bool) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (parent, child, is_static).hash(&mut h);
+    h.finish()
+}
+
+/// The valid transforms of `m` as (parent, child) with the leading `/` stripped.
+fn valid_edges(m: &TfMessage) -> impl Iterator<Item = (&str, &str)> {
+    m.transforms
+        .iter()
+        .map(|t| (strip_slash(&t.parent), strip_slash(&t.child)))
+        .filter(|(p, c)| !p.is_empty() && !c.is_empty() && p != c)
+}
+
+/// The keys of the [`MAX_TIMED_EDGES`] busiest edges. One pass, [`EDGE_COUNTERS`] counters
+/// (Misra–Gries: a full table takes one from every count instead of admitting a new edge), so
+/// memory does not grow with the edges.
+fn busiest_edges<M, I>(msgs: &impl Fn() -> I) -> std::collections::HashSet<u64>
+where
+    M: std::borrow::Borrow<TfMessage>,
+    I: IntoIterator<Item = M>,
+{
+    let mut counts: std::collections::HashMap<u64, (u64, u64)> = Default::default();
+    let mut seen = 0u64;
+    for m in msgs() {
+        let m = m.borrow();
+        for (p, c) in valid_edges(m) {
+            let k = edge_key(p, c, m.is_static);
+            if let Some(e) = counts.get_mut(&k) {
+                e.0 += 1;
+            } else if counts.len() < EDGE_COUNTERS {
+                counts.insert(k, (1, seen));
+                seen += 1;
+            } else {
+                counts.retain(|_, e| {
+                    e.0 -= 1;
+                    e.0 > 0
+                });
+            }
+        }
+    }
+    // The highest counts; ties to the edge seen first.
+    let mut v: Vec<(u64, (u64, u64))> = counts.into_iter().collect();
+    v.sort_unstable_by_key(|&(_, (n, first))| (std::cmp::Reverse(n), first));
+    v.into_iter()
+        .take(MAX_TIMED_EDGES)
+        .map(|(k, _)| k)
+        .collect()
+}
+
+/// `tf_topics[m.source]` names each message's topic (unknown indices show as `?`). `msgs()`
+/// yields the messages (by reference or by value: a caller that builds each message as it
+/// goes holds none) in log-time order, the same each time: it is called once, or when the
+/// bag has more than [`MAX_TIMED_EDGES`] edges three times (the pass that meets too many
+/// edges stops there; one finds the busiest; one times them).
 /// Backward jumps by `clocks`' default rule ([`analyze_tree_with`] for another).
-pub fn analyze_tree<M: std::borrow::Borrow<TfMessage>>(
-    tf_topics: &[String],
-    msgs: impl IntoIterator<Item = M>,
-) -> TreeReport {
+pub fn analyze_tree<M, I>(tf_topics: &[String], msgs: impl Fn() -> I) -> TreeReport
+where
+    M: std::borrow::Borrow<TfMessage>,
+    I: IntoIterator<Item = M>,
+{
     analyze_tree_with(tf_topics, msgs, &JumpRule::default())
 }
 
 /// [`analyze_tree`] with the backward-jump rule `jump` (`ClocksOptions::jump_rule`).
-pub fn analyze_tree_with<M: std::borrow::Borrow<TfMessage>>(
+pub fn analyze_tree_with<M, I>(
     tf_topics: &[String],
-    msgs: impl IntoIterator<Item = M>,
+    msgs: impl Fn() -> I,
     jump: &JumpRule,
-) -> TreeReport {
-    // Keyed parent → child → [dynamic, static]: the order of (parent, child, is_static), looked
-    // up by `&str`, so a transform of a known edge allocates nothing.
-    let mut edges: BTreeMap<String, BTreeMap<String, [Option<EdgeAcc>; 2]>> = BTreeMap::new();
-    let mut children: BTreeMap<String, ChildAcc> = BTreeMap::new();
-    let mut frames = BTreeSet::new();
-    let mut transforms = 0usize;
-    let mut n_msgs = 0usize;
-    fn add(set: &mut BTreeSet<String>, s: &str) {
-        if !set.contains(s) {
-            set.insert(s.to_string());
+) -> TreeReport
+where
+    M: std::borrow::Borrow<TfMessage>,
+    I: IntoIterator<Item = M>,
+{
+    // Every edge, while the bag has no more than the limit (one pass, as almost every bag);
+    // else the busiest edges first, then those alone.
+    let (acc, timed) = match Acc::of(tf_topics, msgs(), None) {
+        Some(acc) => (acc, false),
+        None => {
+            let timed = busiest_edges(&msgs);
+            let acc = Acc::of(tf_topics, msgs(), Some(&timed)).expect("no limit");
+            (acc, true)
         }
-    }
-    fn entry<'m, V: Default>(map: &'m mut BTreeMap<String, V>, k: &str) -> &'m mut V {
-        if !map.contains_key(k) {
-            map.insert(k.to_string(), V::default());
-        }
-        map.get_mut(k).expect("inserted")
-    }
-    for m in msgs {
-        let m = m.borrow();
-        n_msgs += 1;
-        let topic = tf_topics.get(m.source).map_or("?", String::as_str);
-        for t in &m.transforms {
-            transforms += 1;
-            let (p, c) = (strip_slash(&t.parent), strip_slash(&t.child));
-            if p.is_empty() || c.is_empty() || p == c {
-                continue;
-            }
-            add(&mut frames, p);
-            add(&mut frames, c);
-            let e = entry(entry(&mut edges, p), c)[usize::from(m.is_static)]
-                .get_or_insert_with(EdgeAcc::default);
-            add(&mut e.topics, topic);
-            match e.first_source {
-                None => e.first_source = Some(m.source),
-                Some(f) if f != m.source && e.sources.is_empty() => {
-                    // A second topic: from now on each transform's topic is kept.
-                    e.sources = vec![f; e.stamps.len()];
-                }
-                _ => {}
-            }
-            if !e.sources.is_empty() {
-                e.sources.push(m.source);
-            }
-            e.stamps.push(t.stamp_ns);
-            e.logs.push(m.log_time_ns);
-            let ch = entry(&mut children, c);
-            add(&mut ch.parents, p);
-            add(&mut ch.topics, topic);
-            ch.is_static.insert(m.is_static);
-            if ch.last_parent.as_deref() != Some(p) {
-                if ch.last_parent.is_some() {
-                    ch.switches += 1;
-                }
-                ch.last_parent = Some(p.to_string());
-            }
-        }
-    }
+    };
+    let Acc {
+        edges,
+        children,
+        frames,
+        transforms,
+        n_msgs,
+        untimed,
+        untimed_more,
+        untimed_transforms,
+        ..
+    } = acc;
     let edges = edges
         .into_iter()
         .flat_map(|(parent, to)| {
@@ -273,6 +323,110 @@ pub fn analyze_tree_with<M: std::borrow::Borrow<TfMessage>>(
         findings,
         tf_messages: n_msgs,
         transforms,
+        untimed_edges: timed.then_some(UntimedEdges {
+            edges: untimed.len(),
+            at_least: untimed_more,
+            transforms: untimed_transforms,
+        }),
+    }
+}
+
+/// What [`analyze_tree`] gathers in its pass over the messages.
+#[derive(Default)]
+struct Acc {
+    /// Keyed parent → child → [dynamic, static]: the order of (parent, child, is_static),
+    /// looked up by `&str`, so a transform of a known edge allocates nothing.
+    edges: BTreeMap<String, BTreeMap<String, [Option<EdgeAcc>; 2]>>,
+    n_edges: usize,
+    children: BTreeMap<String, ChildAcc>,
+    frames: BTreeSet<String>,
+    transforms: usize,
+    n_msgs: usize,
+    /// Keys of the edges left out (the first [`UNTIMED_COUNTED`]).
+    untimed: std::collections::HashSet<u64>,
+    untimed_more: bool,
+    untimed_transforms: usize,
+}
+
+impl Acc {
+    /// The edges of `msgs`: those of `timed` only, or with None all of them, unless there are
+    /// more than [`MAX_TIMED_EDGES`] (None then: the caller picks the busiest first).
+    fn of<M: std::borrow::Borrow<TfMessage>>(
+        tf_topics: &[String],
+        msgs: impl IntoIterator<Item = M>,
+        timed: Option<&std::collections::HashSet<u64>>,
+    ) -> Option<Acc> {
+        fn add(set: &mut BTreeSet<String>, s: &str) {
+            if !set.contains(s) {
+                set.insert(s.to_string());
+            }
+        }
+        fn entry<'m, V: Default>(map: &'m mut BTreeMap<String, V>, k: &str) -> &'m mut V {
+            if !map.contains_key(k) {
+                map.insert(k.to_string(), V::default());
+            }
+            map.get_mut(k).expect("inserted")
+        }
+        let mut a = Acc::default();
+        for m in msgs {
+            let m = m.borrow();
+            a.n_msgs += 1;
+            let topic = tf_topics.get(m.source).map_or("?", String::as_str);
+            for t in &m.transforms {
+                a.transforms += 1;
+                let (p, c) = (strip_slash(&t.parent), strip_slash(&t.child));
+                if p.is_empty() || c.is_empty() || p == c {
+                    continue;
+                }
+                if let Some(timed) = timed {
+                    let k = edge_key(p, c, m.is_static);
+                    if !timed.contains(&k) {
+                        a.untimed_transforms += 1;
+                        if a.untimed.len() < UNTIMED_COUNTED {
+                            a.untimed.insert(k);
+                        } else if !a.untimed.contains(&k) {
+                            a.untimed_more = true;
+                        }
+                        continue;
+                    }
+                }
+                let slot = &mut entry(entry(&mut a.edges, p), c)[usize::from(m.is_static)];
+                if slot.is_none() {
+                    a.n_edges += 1;
+                    if timed.is_none() && a.n_edges > MAX_TIMED_EDGES {
+                        return None;
+                    }
+                }
+                let e = slot.get_or_insert_with(EdgeAcc::default);
+                add(&mut e.topics, topic);
+                match e.first_source {
+                    None => e.first_source = Some(m.source),
+                    Some(f) if f != m.source && e.sources.is_empty() => {
+                        // A second topic: from now on each transform's topic is kept.
+                        e.sources = vec![f; e.stamps.len()];
+                    }
+                    _ => {}
+                }
+                if !e.sources.is_empty() {
+                    e.sources.push(m.source);
+                }
+                e.stamps.push(t.stamp_ns);
+                e.logs.push(m.log_time_ns);
+                add(&mut a.frames, p);
+                add(&mut a.frames, c);
+                let ch = entry(&mut a.children, c);
+                add(&mut ch.parents, p);
+                add(&mut ch.topics, topic);
+                ch.is_static.insert(m.is_static);
+                if ch.last_parent.as_deref() != Some(p) {
+                    if ch.last_parent.is_some() {
+                        ch.switches += 1;
+                    }
+                    ch.last_parent = Some(p.to_string());
+                }
+            }
+        }
+        Some(a)
     }
 }
 
@@ -454,6 +608,96 @@ mod tests {
         }
     }
 
+    /// One message of `n` transforms naming distinct frames (`tag` keeps them apart).
+    fn junk(tag: &str, n: usize, log: i64) -> TfMessage {
+        TfMessage {
+            log_time_ns: log,
+            source: 0,
+            is_static: false,
+            transforms: (0..n)
+                .map(|i| TfTransform {
+                    parent: format!("{tag}_p{i}").into(),
+                    child: format!("{tag}_c{i}").into(),
+                    stamp_ns: log,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn edges_beyond_the_limit_are_counted_not_timed() {
+        let topics = vec!["/tf".to_string()];
+        // 3 messages of 10 000 edges each (once each), then the robot's two busy edges.
+        let mut v: Vec<TfMessage> = (0..3).map(|j| junk(&format!("j{j}"), 10_000, j)).collect();
+        for k in 0..300 {
+            v.push(m(0, false, "odom", "base_link", 1_000 + k * 10_000_000));
+            v.push(m(0, false, "base_link", "arm", 1_000 + k * 10_000_000));
+        }
+        let r = analyze_tree(&topics, || &v);
+        assert_eq!(r.edges.len(), MAX_TIMED_EDGES);
+        assert_eq!(r.transforms, 30_600);
+        // The busy edges came last, and are timed in full all the same.
+        for child in ["base_link", "arm"] {
+            let e = r.edges.iter().find(|e| e.child == child).unwrap();
+            assert_eq!(e.samples, 300);
+            assert!((e.rate_hz.unwrap() - 100.0).abs() < 1e-9);
+        }
+        let u = r.untimed_edges.clone().unwrap();
+        assert_eq!(u.edges, 30_002 - MAX_TIMED_EDGES);
+        assert!(!u.at_least);
+        assert_eq!(u.transforms, 30_002 - MAX_TIMED_EDGES);
+        // Frames and findings are those of the timed edges.
+        assert_eq!(r.frames.len(), 2 * (MAX_TIMED_EDGES - 2) + 3);
+        // More edges than are counted one by one: a lower bound.
+        let v = vec![junk("a", 40_000, 0), junk("b", 40_000, 1)];
+        let r = analyze_tree(&topics, || &v);
+        let u = r.untimed_edges.unwrap();
+        assert_eq!((u.edges, u.at_least), (UNTIMED_COUNTED, true));
+        assert_eq!(u.transforms, 80_000 - MAX_TIMED_EDGES);
+        // Exactly the limit: every edge timed, one pass.
+        let v = vec![junk("a", MAX_TIMED_EDGES, 0)];
+        let calls = std::cell::Cell::new(0);
+        let r = analyze_tree(&topics, || {
+            calls.set(calls.get() + 1);
+            &v
+        });
+        assert_eq!(
+            (r.edges.len(), r.untimed_edges, calls.get()),
+            (MAX_TIMED_EDGES, None, 1)
+        );
+    }
+
+    #[test]
+    fn rates_gaps_and_findings() {
+        let topics = vec!["/tf".to_string(), "/tf_static".into(), "/tf2".into()];
+        let mut v = vec![m(1, true, "base_link", "lidar", 0)];
+        for k in 0..100 {
+            if !(40..60).contains(&k) {
+                v.push(m(0, false, "odom", "base_link", k * 20_000_000));
+            }
+        }
+        // Two publishers alternating parents for one child.
+        for k in 0..6 {
+            let p = if k % 2 == 0 { "a" } else { "b" };
+            v.push(m(2 * (k % 2), false, p, "fought", k as i64));
+        }
+        let r = analyze_tree(&topics, || &v);
+        assert_eq!(r.untimed_edges, None);
+        let e = r.edges.iter().find(|e| e.child == "base_link").unwrap();
+        assert_eq!(e.samples, 80);
+        // Received at its stamp: no lag; static edges have none.
+        assert_eq!(e.lag_ns.as_ref().map(|l| (l.min, l.max)), Some((0, 0)));
+        assert_eq!(e.gaps_total, 1);
+        assert_eq!(e.gaps[0].length_ns, 21 * 20_000_000);
+        assert!((e.rate_hz.unwrap() - 79.0 / 1.98).abs() < 1e-9);
+        let codes: Vec<&str> = r.findings.iter().map(|f| f.code.as_str()).collect();
+        assert_eq!(codes, vec!["competing_publishers", "multiple_parents"]);
+        assert!(r
+            .edges
+            .iter()
+            .any(|e| e.is_static && e.rate_hz.is_none() && e.lag_ns.is_none()));
+    }
+
     /// An edge whose stamps go back 10 s (a simulator reset) has a jump, by the topics' rule;
     /// the same edge from two TF topics, each steady but 3 s apart, has none (each topic's
     /// transforms are a series of their own).
@@ -478,7 +722,7 @@ mod tests {
             b.log_time_ns = k * 50 * ms + 2;
             v.extend([a, b]);
         }
-        let r = analyze_tree(&topics, &v);
+        let r = analyze_tree(&topics, || &v);
         let e = r.edges.iter().find(|e| e.child == "base_link").unwrap();
         assert_eq!(e.jump_threshold_ns, Some(250 * ms));
         assert_eq!(e.backward_jumps.len(), 1);
@@ -504,35 +748,5 @@ mod tests {
             "{}",
             w[0].message
         );
-    }
-
-    #[test]
-    fn rates_gaps_and_findings() {
-        let topics = vec!["/tf".to_string(), "/tf_static".into(), "/tf2".into()];
-        let mut v = vec![m(1, true, "base_link", "lidar", 0)];
-        for k in 0..100 {
-            if !(40..60).contains(&k) {
-                v.push(m(0, false, "odom", "base_link", k * 20_000_000));
-            }
-        }
-        // Two publishers alternating parents for one child.
-        for k in 0..6 {
-            let p = if k % 2 == 0 { "a" } else { "b" };
-            v.push(m(2 * (k % 2), false, p, "fought", k as i64));
-        }
-        let r = analyze_tree(&topics, &v);
-        let e = r.edges.iter().find(|e| e.child == "base_link").unwrap();
-        assert_eq!(e.samples, 80);
-        // Received at its stamp: no lag; static edges have none.
-        assert_eq!(e.lag_ns.as_ref().map(|l| (l.min, l.max)), Some((0, 0)));
-        assert_eq!(e.gaps_total, 1);
-        assert_eq!(e.gaps[0].length_ns, 21 * 20_000_000);
-        assert!((e.rate_hz.unwrap() - 79.0 / 1.98).abs() < 1e-9);
-        let codes: Vec<&str> = r.findings.iter().map(|f| f.code.as_str()).collect();
-        assert_eq!(codes, vec!["competing_publishers", "multiple_parents"]);
-        assert!(r
-            .edges
-            .iter()
-            .any(|e| e.is_static && e.rate_hz.is_none() && e.lag_ns.is_none()));
     }
 }

@@ -166,6 +166,7 @@ codes! {
     StaticAndDynamic => "static_and_dynamic",
     StatisticsMismatch => "statistics_mismatch",
     SubstitutedFile => "substituted_file",
+    TfEdgesUntimed => "tf_edges_untimed",
     TfTopicMissing => "tf_topic_missing",
     Truncated => "truncated",
     Undecodable => "undecodable",
