@@ -80,6 +80,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     render::set_verbose(cli.verbose);
+    let cli_verbose = cli.verbose;
     // A second Ctrl-C, or the first one for commands that cannot stop half-way, ends the
     // process at once: the temporary files being written (`OUT.partial`, `NAME.tmp`, a
     // report's stage) are removed first.
@@ -123,6 +124,14 @@ fn main() -> ExitCode {
         Command::Compare(a) => commands::matching::run_compare(a),
     };
     drop(bar);
+    // What was read from object storage, with -v (users' own accounting, bench/remote.sh).
+    let io = bagscope::io::io_counters();
+    if cli_verbose && io.requests > 0 {
+        eprintln!(
+            "object storage: {} request(s), {} byte(s) read",
+            io.requests, io.bytes
+        );
+    }
     // A remote bag whose read failed for good part-way (the object replaced, the network
     // gone after every retry): the answer printed is not the whole bag's.
     if let Some(failure) = bagscope::io::take_process_read_failure() {
