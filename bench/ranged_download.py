@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""The download floor of bench/remote.sh: one object fetched whole from an S3-compatible server
-on 127.0.0.1 as ranged GETs, 8 in flight, 16 MiB each, bytes dropped (what a plain parallel
-downloader does; bagscope's full scan of the same object is compared with it).
+"""The download floor of bench/remote.sh: one object fetched whole from the HTTP server on
+127.0.0.1 (bench/range_server.py) as ranged GETs, 8 in flight, 16 MiB each, bytes dropped (what
+a plain parallel downloader does; bagscope's full scan of the same object is compared with it).
 
-usage: ranged_download.py PORT BUCKET/KEY
+usage: ranged_download.py PORT PATH
 """
 
 import http.client
