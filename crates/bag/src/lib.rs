@@ -49,7 +49,7 @@ pub(crate) enum FileSource {
     /// name outputs show.
     Local { read: PathBuf, shown: PathBuf },
     /// A remote MCAP file opened from its summary.
-    Opened(McapFile),
+    Opened(Box<McapFile>),
 }
 
 /// A topic of the bag, merged over all its files (same name and type).
@@ -307,7 +307,7 @@ impl Bag {
             let mut identities = std::collections::HashMap::new();
             for (s, is_db) in sources.into_iter().zip(&sqlite) {
                 let f = match s {
-                    FileSource::Opened(f) => f,
+                    FileSource::Opened(f) => *f,
                     FileSource::Local { shown, .. } if *is_db => {
                         // One bag, one storage: rosbag2 never mixes them.
                         warnings.push(

@@ -52,7 +52,7 @@ pub(crate) fn source_error(e: SourceError) -> BagError {
 /// What opening a remote MCAP object gave.
 pub(crate) enum RemoteMcap {
     /// Opened from its summary: scans fetch what they read.
-    Ready(McapFile),
+    Ready(Box<McapFile>),
     /// Must be read whole (why, in words), like a local file.
     Whole(Arc<SparseImage>, String),
 }
@@ -95,7 +95,8 @@ impl McapFile {
         if summary_start >= footer as u64 {
             return whole("its footer points at a summary past itself");
         }
-        let mut want = vec![0..HEAD_BYTES.min(size)];
+        let mut want = Vec::with_capacity(2);
+        want.push(0..HEAD_BYTES.min(size));
         if summary_start < tail_start {
             want.push(summary_start..tail_start);
         }
@@ -168,7 +169,7 @@ impl McapFile {
             });
         }
         f.chunks = locs;
-        Ok(RemoteMcap::Ready(f))
+        Ok(RemoteMcap::Ready(Box::new(f)))
     }
 
     /// Whether the file's bytes come from an object store.
