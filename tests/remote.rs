@@ -904,7 +904,25 @@ fn object_storage() {
         "{e}"
     );
     *proxy.faults.denied_key.lock().unwrap() = None;
+    proxy.reset();
     let (c, _, e) = run_s3(p, &["info", "s3://fleet/bags/sensors/metadata.yaml"]);
     assert_eq!(c, 1, "{e}");
-    assert!(e.contains("s3://fleet/bags/sensors/metadata.yaml"), "{e}");
+    assert!(
+        e.contains("s3://fleet/bags/sensors/metadata.yaml") && e.contains("not an MCAP file"),
+        "{e}"
+    );
+    // A large object that is no bag is refused from its first bytes, not fetched whole.
+    put(s3.port, "fleet/junk.mcap", &vec![b'x'; 8 << 20]);
+    proxy.reset();
+    let (c, _, e) = run_s3(p, &["info", "s3://fleet/junk.mcap"]);
+    assert_eq!(c, 1, "{e}");
+    assert!(
+        e.contains("s3://fleet/junk.mcap") && e.contains("not an MCAP file"),
+        "{e}"
+    );
+    assert!(
+        proxy.bytes() < 2 << 20,
+        "{} bytes read to refuse it",
+        proxy.bytes()
+    );
 }

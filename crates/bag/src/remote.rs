@@ -387,7 +387,24 @@ fn open_object(
         opts.trust_summary,
     )? {
         RemoteMcap::Ready(f) => Ok(crate::FileSource::Opened(f)),
-        RemoteMcap::Whole(img, why) => whole_copy(img.object(), &why, warnings, temps),
+        RemoteMcap::Whole(img, why) => {
+            // Not a bag at all (its first bytes say so): refused before anything is fetched.
+            let size = img.object().size();
+            img.ensure(&[0..HEAD_BYTES.min(size)])
+                .map_err(source_error)?;
+            let head = img.bytes();
+            if !head.starts_with(MAGIC) && !head.starts_with(b"SQLite format 3\0") {
+                return Err(if MAGIC.starts_with(&head[..head.len().min(MAGIC.len())]) {
+                    BagError::CutInMagic {
+                        path: shown,
+                        len: head.len(),
+                    }
+                } else {
+                    BagError::NotMcap { path: shown }
+                });
+            }
+            whole_copy(img.object(), &why, warnings, temps)
+        }
     }
 }
 
