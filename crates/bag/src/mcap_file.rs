@@ -503,6 +503,19 @@ impl McapFile {
     /// two files with equal identities are copies of one recording.
     pub(crate) fn identity(&self) -> (usize, u32, u32) {
         let n = self.bytes.len();
+        // A remote object: its size and version (ETag; equal for copies of one upload).
+        if let Bytes::Remote(img) = &self.bytes {
+            // Without one (a plain HTTP server may send none), its URL: never a duplicate.
+            let tag = img.object().version_tag();
+            return match tag {
+                "" => (
+                    n,
+                    crc32fast::hash(img.object().url().as_str().as_bytes()),
+                    1,
+                ),
+                t => (n, crc32fast::hash(t.as_bytes()), 0),
+            };
+        }
         let w = n.min(64 << 10);
         (
             n,

@@ -163,6 +163,13 @@ impl McapFile {
                 loc.data_len as u64,
             );
         }
+        // What the open read and no scan reads again: the head (profile, library) and the
+        // part of the tail before the summary (chunk data a scan fetches in its turn). The
+        // summary and footer stay: a folder of thousands of files holds only their summaries.
+        img.release(0, HEAD_BYTES.min(size));
+        if summary_start > tail_start {
+            img.release(tail_start, summary_start - tail_start);
+        }
         if trust_summary {
             f.summary_only = Some(SummaryIndex {
                 chunks: chunks.clone(),
@@ -492,34 +499,48 @@ fn open_prefix(url: &ObjectUrl, opts: crate::OpenOptions) -> Result<crate::Bag> 
         Err(e) => return Err(source_error(e)),
     }
     // Each file's tail, summary and head; several files at once.
-    let opened: Vec<Result<Option<(RemoteObject, bagscope_source::TailBytes)>>> =
-        std::thread::scope(|s| {
-            let handles: Vec<_> = names
+    // Each file's tail, summary and head, sixteen files at a time.
+    type Opened = (
+        crate::FileSource,
+        Vec<Warning>,
+        Vec<crate::outfile::LiveTempPath>,
+    );
+    let open_one = |cands: &[ObjectUrl]| -> Result<Option<Opened>> {
+        for c in cands {
+            match RemoteObject::open_tail(c, TAIL_BYTES) {
+                Ok((obj, tail)) => {
+                    let (mut w, mut t) = (Vec::new(), Vec::new());
+                    let src = open_object(obj, &tail, &mut w, &mut t, opts)?;
+                    return Ok(Some((src, w, t)));
+                }
+                Err(SourceError::NotFound { .. }) => continue,
+                Err(e) => return Err(source_error(e)),
+            }
+        }
+        Ok(None)
+    };
+    let mut opened: Vec<Result<Option<Opened>>> = Vec::with_capacity(names.len());
+    for group in names.chunks(16) {
+        let part: Vec<Result<Option<Opened>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = group
                 .iter()
-                .map(|(_, cands)| {
-                    s.spawn(move || {
-                        for c in cands {
-                            match RemoteObject::open_tail(c, TAIL_BYTES) {
-                                Ok(v) => return Ok(Some(v)),
-                                Err(SourceError::NotFound { .. }) => continue,
-                                Err(e) => return Err(source_error(e)),
-                            }
-                        }
-                        Ok(None)
-                    })
-                })
+                .map(|(_, cands)| s.spawn(|| open_one(cands)))
                 .collect();
             handles
                 .into_iter()
                 .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
                 .collect()
         });
+        opened.extend(part);
+    }
     let mut sources = Vec::new();
     let mut missing = Vec::new();
     for ((rel, cands), got) in names.iter().zip(opened) {
         match got? {
-            Some((obj, tail)) => {
-                sources.push(open_object(obj, &tail, &mut warnings, &mut temps, opts)?);
+            Some((src, w, t)) => {
+                sources.push(src);
+                warnings.extend(w);
+                temps.extend(t);
             }
             None => {
                 warnings.push(
