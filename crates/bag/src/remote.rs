@@ -397,7 +397,7 @@ fn open_object(
         RemoteMcap::Whole(img, why) => {
             // Not a bag at all (its first bytes say so): refused before anything is fetched.
             let size = img.object().size();
-            img.ensure(&[0..HEAD_BYTES.min(size)])
+            img.ensure(std::slice::from_ref(&(0..HEAD_BYTES.min(size))))
                 .map_err(source_error)?;
             let head = img.bytes();
             if !head.starts_with(MAGIC) && !head.starts_with(b"SQLite format 3\0") {
