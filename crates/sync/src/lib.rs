@@ -155,6 +155,14 @@ impl fmt::Display for Policy {
     }
 }
 
+/// From its name, as [`Policy::parse`] reads it.
+impl<'de> serde::Deserialize<'de> for Policy {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Policy, D::Error> {
+        let s = String::deserialize(d)?;
+        Policy::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
 /// One `add()` call.
 ///
 /// 24 bytes: a bag's arrivals are all held for the emulation (and its evidence), so the stamp
@@ -285,6 +293,23 @@ impl RateConfig {
             }),
             _ => Err(bad()),
         }
+    }
+}
+
+impl std::str::FromStr for RateConfig {
+    type Err = SyncError;
+
+    /// [`RateConfig::parse`]: `A,E,M`.
+    fn from_str(s: &str) -> Result<RateConfig, SyncError> {
+        RateConfig::parse(s)
+    }
+}
+
+/// From its `A,E,M` text, as [`RateConfig::parse`] reads it.
+impl<'de> serde::Deserialize<'de> for RateConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RateConfig, D::Error> {
+        let s = String::deserialize(d)?;
+        RateConfig::parse(&s).map_err(serde::de::Error::custom)
     }
 }
 
