@@ -11,7 +11,10 @@
 
 #![forbid(unsafe_code)]
 
+mod contract;
 mod state;
+
+pub use contract::ContractError;
 
 pub use state::{
     slerp, wrap_angle, Names, StateField, StateMode, StateSample, StateSeries, StateSpec,
