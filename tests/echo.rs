@@ -169,11 +169,12 @@ fn echo_errors_name_what_is_wrong() {
     let (code, _, err) = run(&["echo", b, "--topic", "/nope"]);
     assert_eq!(code, 1);
     assert!(err.contains("/nope"), "{err}");
+    // Malformed parameters are usage errors (2) naming the value.
     let (code, _, err) = run(&["echo", b, "--topic", "/joint_states", "--start", "soon"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(err.contains("soon"), "{err}");
     let (code, _, err) = run(&["echo", b, "--topic", "/joint_states", "--fields", "a..b"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(err.contains("a..b"), "{err}");
 }
 

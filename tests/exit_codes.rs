@@ -909,7 +909,13 @@ fn synth_contract() {
         "-o",
         all.to_str().unwrap(),
     ]);
-    assert_error(&o, &["--tf-rate", "sim_reset"], "synth sim_reset --tf-rate");
+    // A parameter that does not apply to the scenario: a usage error.
+    assert_code(&o, 2, "synth sim_reset --tf-rate");
+    assert!(
+        o.stderr.contains("--tf-rate") && o.stderr.contains("sim_reset"),
+        "{}",
+        o.stderr
+    );
 }
 
 #[test]
@@ -1321,7 +1327,7 @@ fn bad_parameters_exit_2_with_the_reason() {
                 "--slop",
                 "30ms",
             ],
-            "--slop applies to --policy approx-py only",
+            "--slop: applies to --policy approx-py only",
         ),
         (
             vec![
@@ -1336,7 +1342,7 @@ fn bad_parameters_exit_2_with_the_reason() {
         ),
         (
             vec!["check", &s, "--fail-on", "nonsense"],
-            "--fail-on nonsense",
+            "--fail-on: no check gives the code nonsense",
         ),
         (
             vec![
@@ -1469,4 +1475,156 @@ fn dash_is_standard_output_for_json_lines() {
     assert!(n > 100, "{n} lines");
     assert!(String::from_utf8_lossy(&o.stderr).contains("target frame base_link"));
     assert!(!dir.join("-").exists());
+}
+
+/// Every parameter that does not apply to the command as asked is a usage error (exit 2) naming
+/// the parameter as its flag, for each command that has such parameters; nothing on stdout.
+#[test]
+fn parameters_that_do_not_apply_exit_2() {
+    let s = bag("sensors");
+    let a = bag("arm_wall");
+    let dir = tempdir("na");
+    let out = dir.join("x");
+    let out = out.to_str().unwrap();
+    let pair = "/camera/image_raw,/lidar/points";
+    let sync = |extra: &[&str]| {
+        let mut v = vec!["sync", s.as_str(), "--topics", pair];
+        v.extend(extra);
+        v.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let matching = |cmd: &str, extra: &[&str]| {
+        let mut v = vec![cmd, a.as_str()];
+        if cmd == "compare" {
+            v.push(a.as_str());
+        }
+        v.extend(["--command", "/arm_cmd", "--response", "/joint_states"]);
+        v.extend(extra);
+        v.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (sync(&["--policy", "exact", "--slop", "30ms"]), "--slop"),
+        (sync(&["--recommend", "--slop", "30ms"]), "--slop"),
+        (
+            sync(&["--policy", "approx", "--epsilon", "5ms"]),
+            "--epsilon",
+        ),
+        (
+            sync(&["--policy", "exact", "--age-penalty", "0.2"]),
+            "--age-penalty",
+        ),
+        (
+            sync(&["--policy", "exact", "--max-interval", "1s"]),
+            "--max-interval",
+        ),
+        (
+            sync(&["--policy", "exact", "--lower-bound", "/lidar/points=5ms"]),
+            "--lower-bound",
+        ),
+        (
+            sync(&["--policy", "exact", "--queue-offset", "/lidar/points=5ms"]),
+            "--queue-offset",
+        ),
+        (
+            sync(&["--policy", "exact", "--allow-headerless"]),
+            "--allow-headerless",
+        ),
+        (
+            sync(&["--policy", "exact", "--sync-arrival-time"]),
+            "--sync-arrival-time",
+        ),
+        (
+            sync(&["--policy", "approx", "--rate-config", "0.9,0.3,10"]),
+            "--rate-config",
+        ),
+        (sync(&["--slop", "30ms", "--speed", "1"]), "--speed"),
+        (sync(&["--slop", "30ms", "--fx", "500"]), "--fx"),
+        (sync(&["--slop", "30ms", "--depth", "2"]), "--depth"),
+        (
+            sync(&["--slop", "30ms", "--pixel-budget", "2"]),
+            "--pixel-budget",
+        ),
+        (sync(&["--recommend", "--max-age", "50ms"]), "--max-age"),
+        (sync(&["--recommend", "--tf-target", "map"]), "--tf-target"),
+        (sync(&["--recommend", "--evidence", out]), "--evidence"),
+        (
+            sync(&["--recommend", "--evidence-drops", out]),
+            "--evidence-drops",
+        ),
+        (
+            sync(&["--slop", "30ms", "--anchor", "/lidar/points"]),
+            "--anchor",
+        ),
+        (
+            sync(&["--slop", "30ms", "--tf-topics", "/tf"]),
+            "--tf-topics",
+        ),
+        (
+            sync(&["--slop", "30ms", "--tf-buffer", "5s"]),
+            "--tf-buffer",
+        ),
+        (
+            matching("match", &["--align", "relative", "--clock-topic", "/clock"]),
+            "--clock-topic",
+        ),
+        (
+            matching("match", &["--window", "1s..5s", "--keep-still"]),
+            "--keep-still",
+        ),
+        (
+            matching(
+                "compare",
+                &["--align", "relative", "--clock-topic", "/clock"],
+            ),
+            "--clock-topic",
+        ),
+        (
+            [
+                "export",
+                a.as_str(),
+                "-o",
+                out,
+                "--timing-only",
+                "--fields",
+                "position",
+            ]
+            .map(String::from)
+            .to_vec(),
+            "--fields",
+        ),
+        (
+            [
+                "export",
+                a.as_str(),
+                "-o",
+                out,
+                "--timing-only",
+                "--explode",
+            ]
+            .map(String::from)
+            .to_vec(),
+            "--explode",
+        ),
+        (
+            ["synth", "sim_reset", "--tf-rate", "30", "-o", out]
+                .map(String::from)
+                .to_vec(),
+            "--tf-rate",
+        ),
+        (
+            ["synth", "perf", "--delay", "0.01", "-o", out]
+                .map(String::from)
+                .to_vec(),
+            "--messages",
+        ),
+    ];
+    for (args, flag) in cases {
+        let o = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_code(&o, 2, &format!("{args:?}"));
+        assert!(o.stderr.contains(flag), "{args:?}: {}", o.stderr);
+        assert!(o.stdout.is_empty(), "{args:?}: stdout on a usage error");
+    }
+    assert!(
+        !dir.join("x").exists(),
+        "a refused command wrote its output"
+    );
 }

@@ -708,7 +708,9 @@ fn timing_rows_per_transform_and_csv_on_stdout() {
     );
     let o = export(&["--topics", "/imu/data,/tf", "-o", "-"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("-o -: standard output holds one table"));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--output: -: standard output holds one table")
+    );
     let o = Command::new(bin())
         .args(["export", b, "--timing-only", "-o", "-"])
         .output()

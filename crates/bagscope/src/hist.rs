@@ -17,13 +17,20 @@ use bagscope_bag::Bag;
 use crate::clocks::ClocksData;
 use crate::Error;
 
-/// Which distributions `hist` computes.
-#[derive(Debug, Clone)]
+/// Which distributions `hist` computes (`Default`: 60 bins). The fields are the parameters'
+/// names (Python's keywords, the CLI's flags).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(default, deny_unknown_fields)]
 pub struct HistOptions {
-    /// First topic is the reference: stamp differences go from it to each other topic.
+    /// Topics; stamp differences go from the first to each other one (nearest partner).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_delimiter = ',', num_args = 1.., required = true)
+    )]
     pub topics: Vec<String>,
-    /// Number of bins between the 0.1 % and 99.9 % quantiles (default 60; clamped to
-    /// 1..=10 000).
+    /// Number of bins (between the 0.1 % and 99.9 % quantiles; clamped to 1..=10 000).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = HistOptions::default().bins))]
     pub bins: usize,
 }
 
@@ -115,12 +122,7 @@ pub struct HistReport {
     pub warnings: Vec<Warning>,
 }
 
-impl HistReport {
-    /// True when a warning says messages were lost (exit code 3).
-    pub fn data_loss(&self) -> bool {
-        self.warnings.iter().any(|w| w.data_loss)
-    }
-}
+impl HistReport {}
 
 /// Quantile of sorted values, nearest rank (bins need no interpolation).
 fn q(sorted: &[i64], p: f64) -> i64 {
@@ -292,7 +294,7 @@ pub fn hist(path: &Path, o: &HistOptions) -> Result<HistReport, Error> {
 
 fn validate_hist(o: &HistOptions) -> Result<(), Error> {
     if o.topics.is_empty() {
-        return Err(Error::Usage("--topics needs at least one topic".into()));
+        return Err(Error::invalid("topics", "needs at least one topic"));
     }
     Ok(())
 }
@@ -312,7 +314,7 @@ pub fn hist_of(bag: &Bag, o: &HistOptions) -> Result<HistReport, Error> {
         d.times
             .iter()
             .find(|t| t.topic == name)
-            .ok_or_else(|| Error::Usage(format!("topic {name} is not in the bag")))
+            .ok_or_else(|| Error::invalid("topics", format!("topic {name} is not in the bag")))
     };
     let chosen: Vec<&TopicTimes> = o.topics.iter().map(|n| find(n)).collect::<Result<_, _>>()?;
     let mut dists = Vec::new();

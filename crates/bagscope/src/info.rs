@@ -121,7 +121,9 @@ pub struct ImageBandwidth {
 }
 
 /// How `info` orders its topics.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "snake_case")]
 pub enum InfoSort {
     /// By name, then type (the default).
     #[default]
@@ -255,12 +257,7 @@ pub struct InfoReport {
     pub warnings: Vec<Warning>,
 }
 
-impl InfoReport {
-    /// True when a warning says messages were lost (exit code 3).
-    pub fn data_loss(&self) -> bool {
-        self.warnings.iter().any(|w| w.data_loss)
-    }
-}
+impl InfoReport {}
 
 /// A topic whose first message comes this long after the bag starts (or whose last comes this
 /// long before it ends) is flagged: at least 1 s and at least 10 % of the bag.
@@ -282,15 +279,20 @@ fn published_once(t: &bagscope_bag::Topic) -> bool {
             .is_some_and(|q| q.contains("transient_local") || q.contains("durability: 1"))
 }
 
-/// How much `info` reads.
-#[derive(Debug, Clone, Copy, Default)]
+/// How much `info` reads, and in which order it lists topics. The fields are the parameters'
+/// names (Python's keywords, the CLI's flags).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(default, deny_unknown_fields)]
 pub struct InfoOptions {
-    /// Only what the summary and the message index records give without reading each entry
-    /// (counts, first and last log time, rate): work grows with chunks, not messages. No
-    /// median period, gaps or sizes. Falls back to the full read where the indexes cannot
-    /// answer.
+    /// Counts, first / last time and rate from the summary alone (like `mcap info`: the data
+    /// section is not checked), else from the message index records' headers; work grows with
+    /// chunks, not messages. Median periods, gaps, sizes and service latencies are left out.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub fast: bool,
-    /// The order of the topics.
+    /// Order of the topics, in the text and in the JSON: name (then type), or count, size
+    /// (payload bytes) or rate, largest first.
+    #[cfg_attr(feature = "clap", arg(long, value_enum, default_value_t))]
     pub sort: InfoSort,
 }
 

@@ -490,7 +490,7 @@ fn row_places(
         let p = &mut places[t];
         loop {
             let i = p.len();
-            p.push(u32::try_from(row).map_err(|_| Error::Usage(TOO_MANY_ROWS.into()))?);
+            p.push(u32::try_from(row).map_err(|_| Error::no_data(TOO_MANY_ROWS))?);
             row += rows_of(counts, t, i);
             if i + 1 >= cols[t].len() {
                 break;
@@ -503,7 +503,7 @@ fn row_places(
         }
     }
     // Every row index, not only the first of each message, within the same bound.
-    u32::try_from(row).map_err(|_| Error::Usage(TOO_MANY_ROWS.into()))?;
+    u32::try_from(row).map_err(|_| Error::no_data(TOO_MANY_ROWS))?;
     Ok((places, row))
 }
 

@@ -392,10 +392,19 @@ pub struct PlayReport {
     pub warnings: Vec<Warning>,
 }
 
-impl PlayReport {
-    /// Something was not played as recorded (exit 3).
-    pub fn data_loss(&self) -> bool {
+impl bagscope_types::CommandReport for PlayReport {
+    fn warnings(&self) -> Vec<&Warning> {
+        self.warnings.iter().collect()
+    }
+
+    /// Something was not played as recorded: a message lost or failed to publish.
+    fn data_loss(&self) -> bool {
         self.failed > 0 || self.warnings.iter().any(|w| w.data_loss)
+    }
+
+    /// Also when playing was stopped by Ctrl-C.
+    fn finished_with_warnings(&self) -> bool {
+        self.data_loss() || self.interrupted
     }
 }
 

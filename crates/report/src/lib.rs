@@ -595,10 +595,10 @@ pub fn write_plots(dir: &Path, plots: &[Plot]) -> Result<Vec<String>, Error> {
 /// `bagscope clocks --plots DIR`.
 pub fn clocks_with_plots(
     path: &Path,
-    opts: &ClocksOptions,
+    opts: &bagscope::clocks::ClocksOptions,
     dir: &Path,
 ) -> Result<(ClocksCommandReport, Vec<String>), Error> {
-    let d = clocks_data(path, opts)?;
+    let d = clocks_data(path, &opts.analysis())?;
     let files = write_plots(dir, &clock_plots(&d))?;
     Ok((d.report, files))
 }
@@ -620,7 +620,7 @@ pub fn batch_page(bag: &Path, out_dir: &Path) -> Result<bool, String> {
         ..Default::default()
     };
     report(bag, &ro)
-        .map(|r| r.data_loss())
+        .map(|r| bagscope::CommandReport::data_loss(&r))
         .map_err(|e| e.to_string())
 }
 
@@ -631,7 +631,7 @@ pub fn match_with_plots(
     dir: &Path,
 ) -> Result<(MatchCommandReport, Vec<String>), Error> {
     let (r, c, s) = match_bag_series(path, a)?;
-    let files = write_plots(dir, &match_plots(&r, &c, &s, &a.options, "match-"))?;
+    let files = write_plots(dir, &match_plots(&r, &c, &s, &a.options()?, "match-"))?;
     Ok((r, files))
 }
 
@@ -832,9 +832,14 @@ pub struct ReportOutcome {
     pub report: Report,
 }
 
-impl ReportOutcome {
-    /// True when messages of the bag could not be read (exit code 3).
-    pub fn data_loss(&self) -> bool {
+impl bagscope::CommandReport for ReportOutcome {
+    fn warnings(&self) -> Vec<&Warning> {
+        self.report.warnings.iter().collect()
+    }
+
+    /// Messages of the bag could not be read (the verdicts' data loss, which also counts loss
+    /// the recorder logged).
+    fn data_loss(&self) -> bool {
         self.report.verdicts.data_loss
     }
 }
@@ -956,10 +961,13 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
             .find(|t| !info_r.topics.iter().any(|x| &&x.topic == t))
         {
             let known: Vec<&str> = info_r.topics.iter().map(|x| x.topic.as_str()).collect();
-            return Err(Error::Bag(bagscope::Error::Parameter(format!(
-                "--pair {c}:{r}: topic {t} is not in the bag (the bag has: {})",
-                known.join(", ")
-            ))));
+            return Err(Error::Bag(bagscope::Error::invalid(
+                "pairs",
+                format!(
+                    "{c}:{r}: topic {t} is not in the bag (the bag has: {})",
+                    known.join(", ")
+                ),
+            )));
         }
     }
     let (mut cd, check_r) = scanned?;
@@ -1012,7 +1020,8 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
         };
         match match_bag_series_with_times(path, &args, &match_times) {
             Ok((rep, cs, rs)) => {
-                let p = match_plots(&rep, &cs, &rs, &args.options, &format!("match-{i}-"));
+                let opts = args.options().unwrap_or_default();
+                let p = match_plots(&rep, &cs, &rs, &opts, &format!("match-{i}-"));
                 let entry = MatchEntry {
                     command: c.clone(),
                     response: r.clone(),
