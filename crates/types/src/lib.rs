@@ -9,9 +9,11 @@
 mod axis;
 pub mod duration;
 mod outcome;
+mod severity;
 pub mod timefmt;
 mod warning;
 
 pub use axis::{is_wall_ns, series_is_wall, Axis, StampSource, WALL_MIN_NS};
 pub use outcome::CommandReport;
+pub use severity::Severity;
 pub use warning::{UnknownWarningCode, Warning, WarningCode};
