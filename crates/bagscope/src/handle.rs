@@ -97,6 +97,16 @@ impl Bag {
         crate::hist::hist_of(&self.inner, opts)
     }
 
+    /// `bagscope report`'s data (everything the page shows but its figures): `info`, `clocks`
+    /// and `check` from one scan, synchronizers on sensor pairs, command/response pairs
+    /// matched, observations under a contract, the verdicts.
+    pub fn report_data(
+        &self,
+        opts: &crate::report::ReportOptions,
+    ) -> Result<crate::report::ReportData, Error> {
+        crate::report::report_data(self, opts)
+    }
+
     /// `bagscope tf`: what `tf2_ros::MessageFilter` would have done with each message.
     pub fn tf(&self, opts: &TfOptions) -> Result<TfCommandReport, Error> {
         crate::tf::tf_of(&self.inner, opts)

@@ -103,6 +103,7 @@ pub mod matching;
 pub mod observe;
 pub mod params;
 pub mod recorder_events;
+pub mod report;
 pub mod series;
 pub mod services;
 pub mod sync;

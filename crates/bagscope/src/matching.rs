@@ -750,15 +750,15 @@ pub fn match_bag_series(
     match_bag_series_of(&Bag::open(path)?, a)
 }
 
-/// [`match_bag_series`] with the bag's topics' times already read (`times[i]` for topic `i`,
+/// [`match_bag_series_of`] with the bag's topics' times already read (`times[i]` for topic `i`,
 /// as [`crate::clocks::topic_times`] reads them; only the two topics' and the sim-time topic's
 /// are looked at): the topics' clocks are classified from those, not from a scan of their own.
 pub fn match_bag_series_with_times(
-    path: &Path,
+    bag: &Bag,
     a: &MatchArgs,
     times: &[TopicTimes],
 ) -> Result<(MatchCommandReport, JointSeries, JointSeries), Error> {
-    match_series_given(&Bag::open(path)?, a, Some(times))
+    match_series_given(bag, a, Some(times))
 }
 
 /// [`match_bag_series`] of an open bag.

@@ -445,6 +445,30 @@ impl PyBag {
         to_py(py, &r)
     }
 
+    /// What `bagscope report` writes as `report.json`, but its page's sections and figures:
+    /// info, clocks and check from one scan, synchronizers on sensor pairs, the
+    /// command/response `pairs` matched (default: every JointTrajectory → JointState pair),
+    /// observations under the `contract` file, the verdicts.
+    #[pyo3(signature = (pairs = None, contract = None))]
+    fn report_data(
+        &self,
+        py: Python<'_>,
+        pairs: Option<Vec<(String, String)>>,
+        contract: Option<PathBuf>,
+    ) -> PyResult<Py<PyAny>> {
+        let r = self.call(py, move |b| {
+            let contract = contract
+                .as_deref()
+                .map(bagscope::observe::load_contract)
+                .transpose()?;
+            b.report_data(&bagscope::report::ReportOptions {
+                pairs: pairs.unwrap_or_default(),
+                contract,
+            })
+        })?;
+        to_py(py, &r)
+    }
+
     /// One row per message of `topics` (all topics when None): the table `bagscope export
     /// --timing-only` writes (bag, topic, type, log_time_ns, publish_time_ns, header_stamp_ns,
     /// clock_axis, size_bytes, ...) and `lag_ns` (log time − header stamp), as an Arrow table.

@@ -138,3 +138,15 @@ def test_tf_and_hist_equal_the_cli() -> None:
     assert bagscope.open(SENSORS).hist(PAIR, bins=20) == json.loads(
         run_cli("hist", SENSORS, "--topics", ",".join(PAIR), "--bins", "20", "--json").stdout
     )
+
+
+def test_report_data_is_the_report_page_s_json(tmp: Path) -> None:
+    for name in ["arm_split", "sensors"]:
+        bag = ROOT / "bags" / name
+        run_cli("report", str(bag), "-o", str(tmp / name))
+        page = json.loads((tmp / name / "report.json").read_text())
+        for k in ["sections", "plots", "unplotted_topics"]:
+            del page[k]
+        assert bagscope.open(bag).report_data() == page, name
+    with pytest.raises(bagscope.InvalidParameter, match="pairs"):
+        bagscope.open(ROOT / "bags" / "arm_wall").report_data(pairs=[("/nope", "/joint_states")])

@@ -148,6 +148,15 @@ class Bag:
         message of ``topics`` for ``target_frame``."""
     def hist(self, topics: Sequence[str], *, bins: int = 60) -> Report:
         """``bagscope hist --json``: stamp differences to the nearest partner, periods, lag."""
+    def report_data(
+        self,
+        pairs: Optional[Sequence[Tuple[str, str]]] = None,
+        contract: Optional[Union[str, "os.PathLike[str]"]] = None,
+    ) -> Report:
+        """What ``bagscope report`` writes as ``report.json`` but the page's ``sections``,
+        ``plots`` and ``unplotted_topics``: info, clocks and check from one scan, sensor
+        pairs synchronized, command/response ``pairs`` matched, observations under the
+        ``contract`` file, the verdicts."""
     def timing(self, topics: Optional[Sequence[str]] = None) -> Table:
         """One row per message: ``export --timing-only``'s columns and ``lag_ns``; the string
         columns (``bag``, ``topic``, ``type``, ``clock_axis``, ``parent_frame``,
