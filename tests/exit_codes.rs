@@ -12,25 +12,14 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 
 mod common;
-use common::{bin, root, tempdir, Tmp};
+use common::{bin, root, tempdir, Out, Tmp};
 
 fn bag(name: &str) -> String {
     root().join("bags").join(name).display().to_string()
 }
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn run(args: &[&str]) -> Out {
-    let (code, stdout, stderr) = common::run(args);
-    Out {
-        code,
-        stdout,
-        stderr,
-    }
+    common::out(args)
 }
 
 /// A copy of `bags/arm_wall` cut in the middle of its data section (a recorder killed
@@ -421,20 +410,11 @@ fn clocks_contract() {
 fn bag_with_bad_schema(dir: &std::path::Path, in_data: bool, in_summary: bool) -> String {
     use bagscope_msg::types::{Header, Imu, Time};
     let p = dir.join(format!("bad_schema_{in_data}_{in_summary}.mcap"));
-    let mut buf = Vec::new();
     {
-        let mut w = mcap::WriteOptions::new()
-            .profile("ros2")
-            .use_chunks(false)
-            .create(std::io::Cursor::new(&mut buf))
-            .unwrap();
+        let mut w =
+            common::BagWriter::with_options(&p, mcap::WriteOptions::new().use_chunks(false));
         let text = bagscope_msg::schema::builtin::schema_text("sensor_msgs/msg/Imu").unwrap();
-        let sid = w
-            .add_schema("sensor_msgs/msg/Imu", "ros2msg", text.as_bytes())
-            .unwrap();
-        let cid = w
-            .add_channel(sid, "/imu", "cdr", &Default::default())
-            .unwrap();
+        let cid = w.channel("/imu", "sensor_msgs/msg/Imu", &text);
         for k in 0..50u32 {
             let t = 1_764_460_800_000_000_000u64 + u64::from(k) * 10_000_000;
             let data = bagscope_msg::encode_typed(&Imu {
@@ -445,16 +425,11 @@ fn bag_with_bad_schema(dir: &std::path::Path, in_data: bool, in_summary: bool) -
                 ..Default::default()
             })
             .unwrap();
-            let h = mcap::records::MessageHeader {
-                channel_id: cid,
-                sequence: k,
-                log_time: t + 1_000_000,
-                publish_time: t + 1_000_000,
-            };
-            w.write_to_known_channel(&h, &data).unwrap();
+            w.message(cid, t as i64 + 1_000_000, &data);
         }
-        w.finish().unwrap();
+        w.finish();
     }
+    let mut buf = std::fs::read(&p).unwrap();
     // Every place the schema's name is stored: a schema record each (data section first).
     let name = b"sensor_msgs/msg/Imu";
     let at: Vec<usize> = (0..buf.len() - name.len())
