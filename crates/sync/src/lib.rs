@@ -1,7 +1,8 @@
 //! Message-for-message emulation of the ROS 2 `message_filters` synchronizers.
 //!
-//! The behaviour follows `/work/shared/sync-golden/SPEC.md` (derived from the upstream code and
-//! checked against golden vectors produced by the real upstream implementations):
+//! The behaviour follows `tests/data/sync-golden/SPEC.md` in the repository (derived from the
+//! upstream code and checked against golden vectors produced by the real upstream
+//! implementations):
 //!
 //! | [`Policy`]            | CLI name          | upstream                                            |
 //! |-----------------------|-------------------|-----------------------------------------------------|
