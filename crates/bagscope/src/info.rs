@@ -418,6 +418,108 @@ pub fn sort_topics(topics: &mut [TopicInfo], sort: InfoSort) {
     }
 }
 
+/// A topic's arrival warnings: declared without messages, starting late or ending early
+/// against the bag (`bag_span`: its first and last log time), or holding another count than
+/// metadata.yaml says.
+fn topic_warnings(
+    t: &bagscope_bag::Topic,
+    c: &Cadence,
+    (start_ns, end_ns): (i64, i64),
+    warnings: &mut Vec<Warning>,
+) {
+    let (count, first, last) = (c.count, c.first, c.last);
+    let duration_ns = end_ns - start_ns;
+    if count == 0 {
+        warnings.push(
+            Warning::new(
+                WarningCode::ZeroCountTopic,
+                "topic is declared but has no messages",
+            )
+            .topic(&t.name),
+        );
+    } else if count >= MIN_CADENCE_MESSAGES && duration_ns > 0 && !published_once(t) {
+        let thr = late_threshold_ns(duration_ns);
+        let (first, last) = (first.unwrap_or(start_ns), last.unwrap_or(end_ns));
+        if first - start_ns > thr {
+            warnings.push(
+                Warning::new(
+                    WarningCode::LateStart,
+                    format!(
+                        "first message {:.3} s after the bag starts",
+                        (first - start_ns) as f64 / 1e9
+                    ),
+                )
+                .topic(&t.name),
+            );
+        }
+        if end_ns - last > thr {
+            warnings.push(
+                Warning::new(
+                    WarningCode::EarlyEnd,
+                    format!(
+                        "last message {:.3} s before the bag ends",
+                        (end_ns - last) as f64 / 1e9
+                    ),
+                )
+                .topic(&t.name),
+            );
+        }
+    }
+    if let Some(mc) = t.metadata_count {
+        if mc != count && !warnings.iter().any(|w| w.data_loss) {
+            warnings.push(
+                Warning::new(
+                    WarningCode::MetadataCountMismatch,
+                    format!("metadata.yaml says {mc} messages, the files hold {count}"),
+                )
+                .topic(&t.name),
+            );
+        }
+    }
+}
+
+/// Counts that disagree: the summary's Statistics against the data section (one file), and
+/// the messages metadata.yaml lists against those present when split files are missing.
+fn count_warnings(
+    bag: &Bag,
+    topics: &[TopicInfo],
+    message_count: u64,
+    warnings: &mut Vec<Warning>,
+) {
+    for f in &bag.files {
+        if let Some(s) = f.stats_message_count {
+            if bag.files.len() == 1 && s != message_count && !warnings.iter().any(|w| w.data_loss) {
+                warnings.push(
+                    Warning::new(
+                        WarningCode::StatisticsMismatch,
+                        format!(
+                            "the summary's Statistics record says {s} messages, the data section holds {message_count}"
+                        ),
+                    )
+                    .file(f.path.display().to_string()),
+                );
+            }
+        }
+    }
+    // Missing split files: how much of the bag that is, where metadata.yaml counts it.
+    let missing = warnings.iter().filter(|w| w.code == "missing_file").count();
+    let listed: Option<u64> = topics.iter().map(|t| t.metadata_count).sum();
+    if let (true, Some(listed)) = (missing > 0, listed) {
+        if listed > message_count {
+            warnings.push(
+                Warning::new(
+                    WarningCode::MissingMessages,
+                    format!(
+                        "{message_count} of the {listed} messages metadata.yaml lists are present: {} are in the {missing} missing file(s)",
+                        listed - message_count
+                    ),
+                )
+                .loss(),
+            );
+        }
+    }
+}
+
 fn info_from(
     bag: &Bag,
     spans: Option<Vec<bagscope_bag::TopicSpan>>,
@@ -479,53 +581,7 @@ fn info_from(
         };
         let rate_hz = bagscope_stats::rate_hz(count, span);
         let (largest_gap_ns, largest_gap_end_ns) = c.largest_gap.unzip();
-        if count == 0 {
-            warnings.push(
-                Warning::new(
-                    WarningCode::ZeroCountTopic,
-                    "topic is declared but has no messages",
-                )
-                .topic(&t.name),
-            );
-        } else if count >= MIN_CADENCE_MESSAGES && duration_ns > 0 && !published_once(t) {
-            let thr = late_threshold_ns(duration_ns);
-            let (first, last) = (first.unwrap_or(start_ns), last.unwrap_or(end_ns));
-            if first - start_ns > thr {
-                warnings.push(
-                    Warning::new(
-                        WarningCode::LateStart,
-                        format!(
-                            "first message {:.3} s after the bag starts",
-                            (first - start_ns) as f64 / 1e9
-                        ),
-                    )
-                    .topic(&t.name),
-                );
-            }
-            if end_ns - last > thr {
-                warnings.push(
-                    Warning::new(
-                        WarningCode::EarlyEnd,
-                        format!(
-                            "last message {:.3} s before the bag ends",
-                            (end_ns - last) as f64 / 1e9
-                        ),
-                    )
-                    .topic(&t.name),
-                );
-            }
-        }
-        if let Some(mc) = t.metadata_count {
-            if mc != count && !warnings.iter().any(|w| w.data_loss) {
-                warnings.push(
-                    Warning::new(
-                        WarningCode::MetadataCountMismatch,
-                        format!("metadata.yaml says {mc} messages, the files hold {count}"),
-                    )
-                    .topic(&t.name),
-                );
-            }
-        }
+        topic_warnings(t, c, (start_ns, end_ns), &mut warnings);
         let mean_message_bytes = c
             .size_bytes
             .filter(|_| count > 0)
@@ -586,38 +642,7 @@ fn info_from(
         image_bandwidths(bag, &mut topics);
     }
     topics.sort_by(|a, b| a.topic.cmp(&b.topic).then(a.type_name.cmp(&b.type_name)));
-    for f in &bag.files {
-        if let Some(s) = f.stats_message_count {
-            if bag.files.len() == 1 && s != message_count && !warnings.iter().any(|w| w.data_loss) {
-                warnings.push(
-                    Warning::new(
-                        WarningCode::StatisticsMismatch,
-                        format!(
-                            "the summary's Statistics record says {s} messages, the data section holds {message_count}"
-                        ),
-                    )
-                    .file(f.path.display().to_string()),
-                );
-            }
-        }
-    }
-    // Missing split files: how much of the bag that is, where metadata.yaml counts it.
-    let missing = warnings.iter().filter(|w| w.code == "missing_file").count();
-    let listed: Option<u64> = topics.iter().map(|t| t.metadata_count).sum();
-    if let (true, Some(listed)) = (missing > 0, listed) {
-        if listed > message_count {
-            warnings.push(
-                Warning::new(
-                    WarningCode::MissingMessages,
-                    format!(
-                        "{message_count} of the {listed} messages metadata.yaml lists are present: {} are in the {missing} missing file(s)",
-                        listed - message_count
-                    ),
-                )
-                .loss(),
-            );
-        }
-    }
+    count_warnings(bag, &topics, message_count, &mut warnings);
     warnings.sort();
     warnings.dedup();
 

@@ -24,6 +24,9 @@ use crate::observe::{observe_of, LoadedContract};
 use crate::sync::{sync_of, SyncCommandReport, SyncOptions};
 use crate::{Bag, Error};
 
+/// A topic's lag series: (log time, lag), ns.
+pub type LagSeries = (Vec<i64>, Vec<i64>);
+
 /// Most sensor pairs the report emulates a synchronizer on (the first by name).
 pub const MAX_SYNC_PAIRS: usize = 16;
 
@@ -179,7 +182,7 @@ pub struct ReportData {
     pub lag_distributions: Vec<Distribution>,
     /// Each lag distribution's series (log time, lag), for figures; not in JSON.
     #[serde(skip)]
-    pub lag_series: Vec<(Vec<i64>, Vec<i64>)>,
+    pub lag_series: Vec<LagSeries>,
     /// The synchronizers emulated on sensor pairs (at most [`MAX_SYNC_PAIRS`]).
     pub sync: Vec<SyncEntry>,
     /// The command/response pairs matched; `match` in JSON.
@@ -338,7 +341,7 @@ pub fn report_data(bag: &Bag, o: &ReportOptions) -> Result<ReportData, Error> {
         .iter()
         .map(|t| t.name == "/clock" || pairs.iter().any(|(c, r)| t.name == *c || t.name == *r))
         .collect();
-    let (lag_distributions, lag_series): (Vec<Distribution>, Vec<(Vec<i64>, Vec<i64>)>) =
+    let (lag_distributions, lag_series): (Vec<Distribution>, Vec<LagSeries>) =
         lag_distributions(&cd, 60)
             .into_iter()
             .map(|(d, x, y)| (d, (x, y)))
@@ -351,48 +354,7 @@ pub fn report_data(bag: &Bag, o: &ReportOptions) -> Result<ReportData, Error> {
             t.stamp_ns = Vec::new();
         }
     }
-    // Synchronizer emulations and matches read their own few topics of the same open bag:
-    // independent of each other, run side by side.
-    let sync_of_pair = |(kind, topics): (String, Vec<String>)| {
-        let res = sync_of(io, &sync_opts(topics.clone(), kind == "exact"));
-        SyncEntry {
-            kind,
-            topics,
-            error: res.as_ref().err().map(|e| e.to_string()),
-            report: res.ok(),
-        }
-    };
-    let match_of = |(c, r): &(String, String)| {
-        let args = MatchArgs {
-            command: c.clone(),
-            response: r.clone(),
-            ..Default::default()
-        };
-        let res = match_bag_series_with_times(io, &args, &match_times);
-        let (report, series, error) = match res {
-            Ok((rep, cs, rs)) => (Some(rep), Some((cs, rs)), None),
-            Err(e) => (None, None, Some(e.to_string())),
-        };
-        MatchEntry {
-            command: c.clone(),
-            response: r.clone(),
-            report,
-            error,
-            series,
-        }
-    };
-    let (sync_entries, match_entries): (Vec<SyncEntry>, Vec<MatchEntry>) = rayon::join(
-        || {
-            sensor_pairs(&info_r)
-                .into_iter()
-                .take(MAX_SYNC_PAIRS)
-                .collect::<Vec<_>>()
-                .into_par_iter()
-                .map(sync_of_pair)
-                .collect()
-        },
-        || pairs.par_iter().map(match_of).collect(),
-    );
+    let (sync_entries, match_entries) = pair_analyses(io, &info_r, &pairs, &match_times);
     drop(match_times);
     let observations = o.contract.as_ref().map(|c| observations(io, c));
 
@@ -430,6 +392,58 @@ pub fn report_data(bag: &Bag, o: &ReportOptions) -> Result<ReportData, Error> {
         warnings,
         observations,
     })
+}
+
+/// A synchronizer on each sensor pair and every command/response pair matched, from the
+/// same open bag and the topics' times already read (`match_times`).
+fn pair_analyses(
+    io: &bagscope_bag::Bag,
+    info_r: &InfoReport,
+    pairs: &[(String, String)],
+    match_times: &[bagscope_clocks::TopicTimes],
+) -> (Vec<SyncEntry>, Vec<MatchEntry>) {
+    // Synchronizer emulations and matches read their own few topics of the same open bag:
+    // independent of each other, run side by side.
+    let sync_of_pair = |(kind, topics): (String, Vec<String>)| {
+        let res = sync_of(io, &sync_opts(topics.clone(), kind == "exact"));
+        SyncEntry {
+            kind,
+            topics,
+            error: res.as_ref().err().map(|e| e.to_string()),
+            report: res.ok(),
+        }
+    };
+    let match_of = |(c, r): &(String, String)| {
+        let args = MatchArgs {
+            command: c.clone(),
+            response: r.clone(),
+            ..Default::default()
+        };
+        let res = match_bag_series_with_times(io, &args, match_times);
+        let (report, series, error) = match res {
+            Ok((rep, cs, rs)) => (Some(rep), Some((cs, rs)), None),
+            Err(e) => (None, None, Some(e.to_string())),
+        };
+        MatchEntry {
+            command: c.clone(),
+            response: r.clone(),
+            report,
+            error,
+            series,
+        }
+    };
+    rayon::join(
+        || {
+            sensor_pairs(info_r)
+                .into_iter()
+                .take(MAX_SYNC_PAIRS)
+                .collect::<Vec<_>>()
+                .into_par_iter()
+                .map(sync_of_pair)
+                .collect()
+        },
+        || pairs.par_iter().map(match_of).collect(),
+    )
 }
 
 /// `observe` under the contract, for its summary (no files written).
