@@ -461,6 +461,7 @@ fn messages_of(path: &Path) -> Vec<(String, u64, u64, u32, Vec<u8>)> {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // One server started once for every case; split with the object-storage work.
 fn object_storage() {
     let Some(moto) = moto_server() else {
         return;

@@ -37,6 +37,8 @@ pub use select::TopicFilter;
 pub use write::{Rosbag2Writer, WriteChannel, WriteError};
 
 /// One file of a bag about to be opened.
+// Short-lived, one per file being opened: not worth a box.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum FileSource {
     /// A local file: where its bytes are read (a decompressed copy, a fetched copy) and the
     /// name outputs show.

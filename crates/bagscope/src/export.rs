@@ -722,6 +722,7 @@ fn log_time_order(c: Columns<2>) -> Columns<2> {
     }
 }
 
+#[allow(clippy::too_many_lines)] // To split once export.rs is being reworked for speed (issue 44).
 fn walk(
     bag: &Bag,
     o: &ExportOptions,

@@ -128,7 +128,7 @@ fn main() -> ExitCode {
     // A remote bag whose read failed for good part-way (the object replaced, the network
     // gone after every retry): the answer printed is not the whole bag's.
     if let Some(failure) = bagscope::io::take_process_read_failure() {
-        if !matches!(&res, Err(_)) {
+        if res.is_ok() {
             eprintln!("bagscope: error: {}", render::terminal_text(&failure));
             return ExitCode::from(1);
         }

@@ -526,6 +526,7 @@ fn summary_of(mut v: Vec<i64>) -> Option<NsSummary> {
 }
 
 /// Build the observations.
+#[allow(clippy::too_many_lines)] // To split once the builder is being reworked to stream (issue 44).
 pub fn build(input: &Input) -> Result<ObserveReport, ObserveError> {
     let c = input.contract;
     let topics = c.sync_topics();

@@ -200,12 +200,9 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
         bagscope::outfile::check_output_file(p)
             .map_err(|e| anyhow::anyhow!("cannot write --report {}: {e}", p.display()))?;
     }
+    // Malformed content is a usage error (2); an unreadable file is an error (1).
     let qos_overrides = match &a.qos_overrides {
-        Some(p) => match QosOverrides::read(p) {
-            Ok(o) => o,
-            // Malformed content is a usage error (2); an unreadable file is an error (1).
-            Err(e) => return Err(e.into()),
-        },
+        Some(p) => QosOverrides::read(p)?,
         None => QosOverrides::default(),
     };
     let publish = !a.no_publish && !a.dry_run;
