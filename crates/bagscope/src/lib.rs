@@ -84,6 +84,39 @@
 //! they take `i64` nanosecond series and do no I/O. [`io`] (`bagscope-bag`) reads the files,
 //! [`types`] holds the shared vocabulary. The report page is `bagscope-report`; replaying onto
 //! a live graph is `bagscope-replay`.
+//!
+//! # In the workspace
+//!
+//! One `commands` function per command over an opened `Bag` (`Bag::open(path)?.clocks(&opts)?`,
+//! and path-taking twins: `clocks::clocks`); each command's options type (`SyncOptions`,
+//! `MatchArgs`, `ClocksOptions`, `CheckOptions`, `HistOptions`, `TfOptions`, `EchoOptions`,
+//! `InfoOptions`, `ConvertOptions`, `ExportOptions`) owns its defaults (`Default`), its parsing
+//! (`FromStr` of the value types in `params.rs`: durations that remember their unit, ranges,
+//! per-topic durations, joint limits; serde for keyword arguments, `params::from_json`) and its
+//! validation in parameter names (every parameter that does not apply is an
+//! `Error::InvalidParameter`); the CLI derives its flags from those types (feature `clap`) and
+//! Python fills them through `params::from_json`; typed errors (`error.rs`: `InvalidParameter {
+//! name, reason }`, `NoData`, `Input`, `Output`, `Contract`, ...) with one `Error::is_usage`
+//! (exit 2, Python's `InvalidParameter`); `CommandReport` for every report (`outcome.rs`); what
+//! `report` shows from one open bag (`report.rs`: `report_data`, `Bag::report_data`: info,
+//! clocks and check from one scan, synchronizers on sensor pairs, command/response pairs
+//! matched, observations, verdicts); observe (the contract's `policy_version` hash, one bag
+//! pass, Parquet through `bagscope-frames`; `lerobot.rs`: a LeRobot v3.0 dataset staged and
+//! renamed whole into a new or empty folder); `check::clocks_and_check_of` (both from one
+//! scan); the verdicts' findings (`findings.rs`: warnings grouped by code with the code's
+//! severity, worst first, one rule for `clocks`, `check` and `report`; docs/findings.md); loss
+//! the recorder logged (`recorder_events.rs`); services recorded through introspection
+//! (`services.rs`); time windows (`window.rs`: `+SECONDS` after the start, nanoseconds or RFC
+//! 3339; topics through `bagscope-bag`'s `TopicFilter`); `refuse_outputs`: an output that is
+//! one of the bag's files or breaks the output rule is refused before anything is read;
+//! `batch`'s inputs and fingerprints (`batch_inputs.rs`); re-exports the analysis crates and
+//! the vocabulary.
+//!
+//! Notable dependencies: `bagscope-types`, `-bag`, `-msg`, `-stats`, `-clocks`, `-sync`,
+//! `-matching`, `-checks`, `-tf`; `-frames` only with its `frames` feature (`export`, `batch`,
+//! `Bag::timing`, and `Bag::timing_columns`: the timing table as columns from one column scan
+//! in file order, `timing.rs`); `clap` only with its `clap` feature (the CLI's flags); not
+//! `-replay`, `-plot`, `-synth`.
 
 #[cfg(feature = "frames")]
 pub mod batch;

@@ -1,5 +1,18 @@
 //! `bagscope`: timing answers for ROS 2 bags. This crate only parses arguments, calls one
 //! library function per subcommand and renders the result.
+//!
+//! # In the workspace
+//!
+//! The facade's options types flattened into clap commands (`#[command(flatten)]`), one
+//! `commands/<verb>.rs` per subcommand (`match` and `compare` share `matching.rs`), text/JSON
+//! rendering, one exit-code rule (`render::finish` / `render::exit_code` over `CommandReport`;
+//! a library parameter error spelled with the command's own flags), Ctrl-C (`interrupt.rs`:
+//! first stops cleanly, second aborts), `play`'s keyboard (`keys.rs`) and progress bars;
+//! `anyhow` lives only here.
+//!
+//! Notable dependencies: `bagscope`, `bagscope-report`, `bagscope-synth`, `bagscope-replay`
+//! (feature `play`); `clap`, `anyhow`, `indicatif`, `ctrlc`; features `export` (polars) and
+//! `play` (RustDDS), both default.
 
 mod commands;
 mod interrupt;

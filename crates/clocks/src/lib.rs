@@ -19,6 +19,22 @@
 //! * A wall topic whose median lag is beyond `clock_offset_ns` (1 s) is a clock offset, not lag:
 //!   `lag_ns` is null and `clock_offset_ns` holds median(stamp − log_time).
 //! * The /clock topic is excluded from the split decision: it is the reference, not a producer.
+//!
+//! # In the workspace
+//!
+//! Clock axes, lag distributions and modes, stamp health (frozen, zero, invalid stamps), each
+//! topic's clock model (drift with its standard error; fitted on at most 64 Ki evenly spread
+//! messages, never on fewer than 30), `/clock` fit and epochs, axis mapping; the analysis of a
+//! selection of the topics made from the analysis of all of them where the recorder's axis and
+//! the sim-time topic agree (`analyze_with_subset`: `check`'s verdicts in `report`); aggregate
+//! topics (`roles.rs`: `/rosout`, `/diagnostics`, `/events/*`, … never decide split, resets or
+//! drift); recorded replays (`replay.rs`); the backward-jump rule (`JumpRule`,
+//! `backward_jumps`, `clock_jump_back_text`: one rule for topics' stamps, `/clock` and TF
+//! edges); modes one simulation step apart (the `/clock` period) worded as delivery in the next
+//! step; topics analysed in parallel.
+//!
+//! Notable dependencies: `bagscope-stats`, `rayon`, `either` (one iterator type over narrow or
+//! wide lags), `radsort` (the mode search's sort).
 
 #![forbid(unsafe_code)]
 

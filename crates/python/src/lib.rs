@@ -6,6 +6,26 @@
 //! Every scan runs on a worker thread with the GIL released; the calling thread waits for it
 //! and checks for signals, so `Ctrl-C` raises `KeyboardInterrupt` at once (the worker finishes
 //! its scan in the background and its result is dropped).
+//!
+//! # In the workspace
+//!
+//! The `bagscope` Python package (pyo3, stable ABI for CPython 3.9+, built by maturin for `pip
+//! install ./crates/python`; the tests load the workspace build's own library): `Bag` over the
+//! facade's `Bag` whose methods (info, clocks, check, sync, recommend, match, tf, hist,
+//! report_data, timing, messages, summary) fill the facade's options types from their arguments
+//! through `params::from_json` (the stub `_bagscope.pyi` states the same defaults, tested) and
+//! return the facade's reports as the CLI's `--json` (serialised by serde_json, parsed by
+//! Python's `json`: the same keys and values), `Table` (a polars `DataFrame`, or for `timing()`
+//! Arrow arrays built from `Bag::timing_columns`' vectors with dictionary-encoded strings,
+//! exported as an `ArrowArrayStream` in a PyCapsule, `__arrow_c_stream__`: no copy of the
+//! columns), one exception class per kind of `bagscope::Error` (`python/bagscope/_errors.py`;
+//! `InvalidParameter` exactly where the CLI exits 2); scans run on a worker thread with the GIL
+//! released while the caller polls for signals (`Ctrl-C`). Pure-Python `bagscope.ray` /
+//! `bagscope.spark` map bags to the rows of `batch`'s `summary.parquet` (`Bag::summary`,
+//! `batch::summary_frame`), timing and findings rows; a bag that fails is a row with `error`.
+//!
+//! Notable dependencies: `bagscope` (feature `frames`), `pyo3`, `polars-arrow` (its C data
+//! interface, the version polars uses), `tempfile` (`Bag.from_bytes`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

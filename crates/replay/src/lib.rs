@@ -13,6 +13,25 @@
 //! hand-off-to-wire delay is steady, messages are handed off earlier by it.
 //!
 //! This crate is the only DDS user of the workspace.
+//!
+//! # In the workspace
+//!
+//! `play`: publishes a bag on a live ROS 2 graph (ROS 2 topic/type naming, recorded CDR sent
+//! unchanged, QoS from `offered_qos_profiles` adapted as rosbag2 does, rosbag2 override YAML);
+//! read-ahead thread with a byte-bounded queue and a reorder window; schedule on one monotonic
+//! origin (`origin + delay + (t − t_begin)/rate`, pauses shift the origin; checked i64
+//! arithmetic: a `--delay` / `--rate` whose schedule leaves i64 ns since the epoch is a usage
+//! error, up front where the selected span is known, else at the first message past it), or on
+//! a followed `/clock`; `/clock` publisher; restamping; retimed MCAP out (through
+//! `bagscope-bag`'s writer); per-publish timing error at the hand-off to DDS, with the share
+//! host steal took measured apart (`steal`); when each message left the host (`wire`: its own
+//! outgoing RTPS DATA captured on an `AF_PACKET` socket with kernel timestamps, matched by
+//! writer GUID and sequence number; needs CAP_NET_RAW, else reported as not measured), and
+//! hand-off early by that delay where it is steady.
+//!
+//! Notable dependencies: `rustdds` (only crate allowed to use it), `bagscope-bag`,
+//! `bagscope-msg`, `bagscope-stats`, `serde_yaml_ng` (QoS YAML), `bytes`, `libc` (thread CPU
+//! time for the steal measurement; the packet socket).
 
 pub mod dds;
 mod out;

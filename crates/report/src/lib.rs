@@ -7,6 +7,18 @@
 //!
 //! It sits above the `bagscope` library (it lays out that library's reports), so the library's
 //! `batch --report` receives the page writer as a function ([`batch_page`]).
+//!
+//! # In the workspace
+//!
+//! The `report` page (HTML with inline SVG, Markdown with PNGs, `report.json`): which figures
+//! to draw (worst topics first, capped), verdict wording (the verdict table: data loss and
+//! findings of warning severity or worse; info-level findings one line per code below it),
+//! layout; the `--plots` figures of `clocks`, `match`, `compare` and `hist`; `batch_page` for
+//! `batch --report`. Lays out the facade's `report_data` (the bag opened once) and adds the
+//! figures; draws through `bagscope-plot`; computes nothing itself.
+//!
+//! Notable dependencies: `bagscope` (and through it every crate it re-exports),
+//! `bagscope-plot`, `rayon` (figures drawn in parallel).
 
 mod observations;
 

@@ -2,6 +2,19 @@
 //!
 //! Everything works on `i64` nanoseconds (or `f64` where the quantity is not a time) and returns
 //! plain `Serialize` structs, so reports can embed them directly.
+//!
+//! # In the workspace
+//!
+//! Quantiles (by selection, in place, or on sorted data; or streamed: exact order statistics of
+//! a sequence produced again on each of two passes — count, extremes and a positional sample;
+//! then counts around brackets the sample sets, and the values inside them — with histogram
+//! rounds where a bracket misses, nothing per value stored), summaries, histograms
+//! (`Histogram::central`: fixed-width bins over the central 99.8 %, what `hist` and the report
+//! draw), robust linear fits (masked: no copies; trimming and refitting share passes); the
+//! busiest sliding window of bytes; service call latency from introspection events paired by
+//! client GID and sequence number (`services`).
+//!
+//! Notable dependencies: `serde`.
 
 #![forbid(unsafe_code)]
 

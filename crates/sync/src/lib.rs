@@ -18,6 +18,18 @@
 //! their *per-topic index*: the count of earlier arrivals of the same topic in that slice.
 //!
 //! Pure library: no I/O, no panics on any input, deterministic output.
+//!
+//! # In the workspace
+//!
+//! Message_filters emulation (C++ ExactTime / ApproximateTime / ApproximateEpsilonTime /
+//! LatestTime, Python TimeSynchronizer old and new, ApproximateTimeSynchronizer; docs/sync.md),
+//! reports, slop/queue recommendation (sweeps count sets only, `count_sets`, on all cores),
+//! diagnosis; 24-byte arrivals (stamp sentinel behind `Arrival::new` / `stamp_ns()`); emitted
+//! sets and drops stored by column (`SetList`, `DropList`: 12 + 16·n bytes a set of n topics,
+//! 25 a drop) and handed out as `EmittedSet` / `DroppedMessage` values.
+//!
+//! Notable dependencies: `bagscope-stats`, `smallvec` (members of a handed-out set, per-topic
+//! lists of the engines, inline), `rayon` (sweeps).
 
 #![forbid(unsafe_code)]
 
