@@ -119,6 +119,30 @@ PY
       run sync-recommend "$b" sync "$b" --topics "$pair" --recommend
     fi
   fi
+  # Topics for the commands that take them: the first two stamped topics (clocks' order), the
+  # first topic of all, and a TF frame when the bag has /tf.
+  read -r first two tfframe < <("$BIN" clocks "$b" --json 2>/dev/null | python3 -c '
+import json, sys
+try:
+    r = json.load(sys.stdin)
+except Exception:
+    print("- - -"); sys.exit()
+ts = [t["topic"] for t in r.get("topics", [])]
+st = [t["topic"] for t in r.get("topics", []) if t.get("source") == "header_stamp"]
+edges = r.get("tf_edges") or []
+frame = edges[0]["parent"] if edges else "-"
+print(ts[0] if ts else "-", ",".join(st[:2]) if len(st) >= 2 else "-", frame or "-")
+')
+  if [ "$first" != "-" ]; then run echo "$b" echo "$b" --topic "$first" --limit 3; fi
+  if [ "$two" != "-" ]; then
+    run hist "$b" hist "$b" --topics "$two"
+    run sync-exact "$b" sync "$b" --topics "$two" --policy exact
+    run sync-approx-py "$b" sync "$b" --topics "$two"
+    run sync-approx-py-30 "$b" sync "$b" --topics "$two" --slop 30
+    if [ "$tfframe" != "-" ]; then
+      run tf "$b" tf "$b" --target-frame "$tfframe" --topics "${two%%,*}"
+    fi
+  fi
   export_tables "$b"
   rm -rf "$OUT/.report" && "$BIN" report "$b" -o "$OUT/.report" >/dev/null 2>&1
   key=$(echo "$b" | sed 's#^\.\./##; s#[/ ]#_#g')

@@ -86,15 +86,16 @@ fn convert_keeps_exactly_the_selected_topics_and_window() {
     }
     // Unknown topics and bad patterns name what is wrong.
     let out = dir.join("bad.mcap");
-    for (args, needle) in [
-        (vec!["--topics", "/nope"], "/nope"),
-        (vec!["--regex", "("], "--regex"),
-        (vec!["--start", "later"], "later"),
+    // A malformed time or pattern is a usage error (2), as every malformed parameter.
+    for (args, needle, want) in [
+        (vec!["--topics", "/nope"], "/nope", 1),
+        (vec!["--regex", "("], "--regex", 2),
+        (vec!["--start", "later"], "later", 2),
     ] {
         let mut a = vec!["convert", input.to_str().unwrap(), out.to_str().unwrap()];
         a.extend(&args);
         let (code, _, err) = run(&a);
-        assert_eq!(code, 1, "{args:?}");
+        assert_eq!(code, want, "{args:?}");
         assert!(err.contains(needle), "{args:?}: {err}");
         assert!(!out.exists(), "{args:?}: an output was left");
     }

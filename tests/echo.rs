@@ -2,7 +2,6 @@
 //! values (encoded by the typed CDR encoder, independent of the dynamic decoder `echo` uses),
 //! and every value, time, window, field selection and count is checked against them.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use bagscope_msg::types::{Header, JointState, Time};
@@ -17,18 +16,9 @@ const S: i64 = 1_000_000_000;
 /// Ten JointState messages, one a second from `WALL`, with two joints at `k` and `-k / 10`, and
 /// a stamp 3 ms before each log time.
 fn write_bag(path: &Path) {
-    let f = std::fs::File::create(path).unwrap();
-    let mut w = mcap::WriteOptions::new()
-        .profile("ros2")
-        .create(std::io::BufWriter::new(f))
-        .unwrap();
+    let mut w = common::BagWriter::create(path);
     let text = bagscope_msg::schema::builtin::schema_text("sensor_msgs/msg/JointState").unwrap();
-    let s = w
-        .add_schema("sensor_msgs/msg/JointState", "ros2msg", text.as_bytes())
-        .unwrap();
-    let ch = w
-        .add_channel(s, "/joint_states", "cdr", &BTreeMap::new())
-        .unwrap();
+    let ch = w.channel("/joint_states", "sensor_msgs/msg/JointState", &text);
     for k in 0..10i64 {
         let log = WALL + k * S;
         let data = bagscope_msg::encode_typed(&JointState {
@@ -42,15 +32,9 @@ fn write_bag(path: &Path) {
             effort: vec![],
         })
         .unwrap();
-        let h = mcap::records::MessageHeader {
-            channel_id: ch,
-            sequence: k as u32,
-            log_time: log as u64,
-            publish_time: (log - 1_000) as u64,
-        };
-        w.write_to_known_channel(&h, &data).unwrap();
+        w.message_published(ch, log, log - 1_000, &data);
     }
-    w.finish().unwrap();
+    w.finish();
 }
 
 /// Every line one message object with the documented keys.
@@ -169,11 +153,12 @@ fn echo_errors_name_what_is_wrong() {
     let (code, _, err) = run(&["echo", b, "--topic", "/nope"]);
     assert_eq!(code, 1);
     assert!(err.contains("/nope"), "{err}");
+    // Malformed parameters are usage errors (2) naming the value.
     let (code, _, err) = run(&["echo", b, "--topic", "/joint_states", "--start", "soon"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(err.contains("soon"), "{err}");
     let (code, _, err) = run(&["echo", b, "--topic", "/joint_states", "--fields", "a..b"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(err.contains("a..b"), "{err}");
 }
 

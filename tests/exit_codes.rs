@@ -12,25 +12,14 @@ use std::process::{Command, Stdio};
 use serde_json::Value;
 
 mod common;
-use common::{bin, root, tempdir, Tmp};
+use common::{bin, root, tempdir, Out, Tmp};
 
 fn bag(name: &str) -> String {
     root().join("bags").join(name).display().to_string()
 }
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn run(args: &[&str]) -> Out {
-    let (code, stdout, stderr) = common::run(args);
-    Out {
-        code,
-        stdout,
-        stderr,
-    }
+    common::out(args)
 }
 
 /// A copy of `bags/arm_wall` cut in the middle of its data section (a recorder killed
@@ -421,20 +410,11 @@ fn clocks_contract() {
 fn bag_with_bad_schema(dir: &std::path::Path, in_data: bool, in_summary: bool) -> String {
     use bagscope_msg::types::{Header, Imu, Time};
     let p = dir.join(format!("bad_schema_{in_data}_{in_summary}.mcap"));
-    let mut buf = Vec::new();
     {
-        let mut w = mcap::WriteOptions::new()
-            .profile("ros2")
-            .use_chunks(false)
-            .create(std::io::Cursor::new(&mut buf))
-            .unwrap();
+        let mut w =
+            common::BagWriter::with_options(&p, mcap::WriteOptions::new().use_chunks(false));
         let text = bagscope_msg::schema::builtin::schema_text("sensor_msgs/msg/Imu").unwrap();
-        let sid = w
-            .add_schema("sensor_msgs/msg/Imu", "ros2msg", text.as_bytes())
-            .unwrap();
-        let cid = w
-            .add_channel(sid, "/imu", "cdr", &Default::default())
-            .unwrap();
+        let cid = w.channel("/imu", "sensor_msgs/msg/Imu", &text);
         for k in 0..50u32 {
             let t = 1_764_460_800_000_000_000u64 + u64::from(k) * 10_000_000;
             let data = bagscope_msg::encode_typed(&Imu {
@@ -445,16 +425,11 @@ fn bag_with_bad_schema(dir: &std::path::Path, in_data: bool, in_summary: bool) -
                 ..Default::default()
             })
             .unwrap();
-            let h = mcap::records::MessageHeader {
-                channel_id: cid,
-                sequence: k,
-                log_time: t + 1_000_000,
-                publish_time: t + 1_000_000,
-            };
-            w.write_to_known_channel(&h, &data).unwrap();
+            w.message(cid, t as i64 + 1_000_000, &data);
         }
-        w.finish().unwrap();
+        w.finish();
     }
+    let mut buf = std::fs::read(&p).unwrap();
     // Every place the schema's name is stored: a schema record each (data section first).
     let name = b"sensor_msgs/msg/Imu";
     let at: Vec<usize> = (0..buf.len() - name.len())
@@ -909,7 +884,13 @@ fn synth_contract() {
         "-o",
         all.to_str().unwrap(),
     ]);
-    assert_error(&o, &["--tf-rate", "sim_reset"], "synth sim_reset --tf-rate");
+    // A parameter that does not apply to the scenario: a usage error.
+    assert_code(&o, 2, "synth sim_reset --tf-rate");
+    assert!(
+        o.stderr.contains("--tf-rate") && o.stderr.contains("sim_reset"),
+        "{}",
+        o.stderr
+    );
 }
 
 #[test]
@@ -1321,7 +1302,7 @@ fn bad_parameters_exit_2_with_the_reason() {
                 "--slop",
                 "30ms",
             ],
-            "--slop applies to --policy approx-py only",
+            "--slop: applies to --policy approx-py only",
         ),
         (
             vec![
@@ -1336,7 +1317,7 @@ fn bad_parameters_exit_2_with_the_reason() {
         ),
         (
             vec!["check", &s, "--fail-on", "nonsense"],
-            "--fail-on nonsense",
+            "--fail-on: no check gives the code nonsense",
         ),
         (
             vec![
@@ -1469,4 +1450,156 @@ fn dash_is_standard_output_for_json_lines() {
     assert!(n > 100, "{n} lines");
     assert!(String::from_utf8_lossy(&o.stderr).contains("target frame base_link"));
     assert!(!dir.join("-").exists());
+}
+
+/// Every parameter that does not apply to the command as asked is a usage error (exit 2) naming
+/// the parameter as its flag, for each command that has such parameters; nothing on stdout.
+#[test]
+fn parameters_that_do_not_apply_exit_2() {
+    let s = bag("sensors");
+    let a = bag("arm_wall");
+    let dir = tempdir("na");
+    let out = dir.join("x");
+    let out = out.to_str().unwrap();
+    let pair = "/camera/image_raw,/lidar/points";
+    let sync = |extra: &[&str]| {
+        let mut v = vec!["sync", s.as_str(), "--topics", pair];
+        v.extend(extra);
+        v.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let matching = |cmd: &str, extra: &[&str]| {
+        let mut v = vec![cmd, a.as_str()];
+        if cmd == "compare" {
+            v.push(a.as_str());
+        }
+        v.extend(["--command", "/arm_cmd", "--response", "/joint_states"]);
+        v.extend(extra);
+        v.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (sync(&["--policy", "exact", "--slop", "30ms"]), "--slop"),
+        (sync(&["--recommend", "--slop", "30ms"]), "--slop"),
+        (
+            sync(&["--policy", "approx", "--epsilon", "5ms"]),
+            "--epsilon",
+        ),
+        (
+            sync(&["--policy", "exact", "--age-penalty", "0.2"]),
+            "--age-penalty",
+        ),
+        (
+            sync(&["--policy", "exact", "--max-interval", "1s"]),
+            "--max-interval",
+        ),
+        (
+            sync(&["--policy", "exact", "--lower-bound", "/lidar/points=5ms"]),
+            "--lower-bound",
+        ),
+        (
+            sync(&["--policy", "exact", "--queue-offset", "/lidar/points=5ms"]),
+            "--queue-offset",
+        ),
+        (
+            sync(&["--policy", "exact", "--allow-headerless"]),
+            "--allow-headerless",
+        ),
+        (
+            sync(&["--policy", "exact", "--sync-arrival-time"]),
+            "--sync-arrival-time",
+        ),
+        (
+            sync(&["--policy", "approx", "--rate-config", "0.9,0.3,10"]),
+            "--rate-config",
+        ),
+        (sync(&["--slop", "30ms", "--speed", "1"]), "--speed"),
+        (sync(&["--slop", "30ms", "--fx", "500"]), "--fx"),
+        (sync(&["--slop", "30ms", "--depth", "2"]), "--depth"),
+        (
+            sync(&["--slop", "30ms", "--pixel-budget", "2"]),
+            "--pixel-budget",
+        ),
+        (sync(&["--recommend", "--max-age", "50ms"]), "--max-age"),
+        (sync(&["--recommend", "--tf-target", "map"]), "--tf-target"),
+        (sync(&["--recommend", "--evidence", out]), "--evidence"),
+        (
+            sync(&["--recommend", "--evidence-drops", out]),
+            "--evidence-drops",
+        ),
+        (
+            sync(&["--slop", "30ms", "--anchor", "/lidar/points"]),
+            "--anchor",
+        ),
+        (
+            sync(&["--slop", "30ms", "--tf-topics", "/tf"]),
+            "--tf-topics",
+        ),
+        (
+            sync(&["--slop", "30ms", "--tf-buffer", "5s"]),
+            "--tf-buffer",
+        ),
+        (
+            matching("match", &["--align", "relative", "--clock-topic", "/clock"]),
+            "--clock-topic",
+        ),
+        (
+            matching("match", &["--window", "1s..5s", "--keep-still"]),
+            "--keep-still",
+        ),
+        (
+            matching(
+                "compare",
+                &["--align", "relative", "--clock-topic", "/clock"],
+            ),
+            "--clock-topic",
+        ),
+        (
+            [
+                "export",
+                a.as_str(),
+                "-o",
+                out,
+                "--timing-only",
+                "--fields",
+                "position",
+            ]
+            .map(String::from)
+            .to_vec(),
+            "--fields",
+        ),
+        (
+            [
+                "export",
+                a.as_str(),
+                "-o",
+                out,
+                "--timing-only",
+                "--explode",
+            ]
+            .map(String::from)
+            .to_vec(),
+            "--explode",
+        ),
+        (
+            ["synth", "sim_reset", "--tf-rate", "30", "-o", out]
+                .map(String::from)
+                .to_vec(),
+            "--tf-rate",
+        ),
+        (
+            ["synth", "perf", "--delay", "0.01", "-o", out]
+                .map(String::from)
+                .to_vec(),
+            "--messages",
+        ),
+    ];
+    for (args, flag) in cases {
+        let o = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_code(&o, 2, &format!("{args:?}"));
+        assert!(o.stderr.contains(flag), "{args:?}: {}", o.stderr);
+        assert!(o.stdout.is_empty(), "{args:?}: stdout on a usage error");
+    }
+    assert!(
+        !dir.join("x").exists(),
+        "a refused command wrote its output"
+    );
 }

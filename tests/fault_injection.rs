@@ -21,7 +21,7 @@ use std::process::Command;
 use serde_json::Value;
 
 mod common;
-use common::{bin, root, tempdir};
+use common::{bin, root, tempdir, Out};
 
 fn shared_bags() -> Option<PathBuf> {
     common::shared_path("bags", "")
@@ -154,19 +154,8 @@ fn summary_start(b: &[u8]) -> usize {
 // ---------------------------------------------------------------------------------------------
 // Running the binary and holding it to the contract.
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn run(args: &[&str]) -> Out {
-    let (code, stdout, stderr) = common::run(args);
-    Out {
-        code,
-        stdout,
-        stderr,
-    }
+    common::out(args)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -1013,7 +1002,6 @@ fn peak_memory(args: &[&str]) -> (i32, u64, u64) {
 #[test]
 fn bounded_memory_on_a_2gb_bag() {
     use bagscope_msg::types::{Header, Image, JointState, Time};
-    use std::io::BufWriter;
 
     if std::env::var_os("BAGSCOPE_SKIP_BIG_BAG").is_some() {
         eprintln!("note: BAGSCOPE_SKIP_BIG_BAG is set; skipping the 2 GiB bounded-memory test");
@@ -1050,31 +1038,23 @@ fn bounded_memory_on_a_2gb_bag() {
     let t0 = 1_764_460_800_000_000_000i64;
     let started = std::time::Instant::now();
     {
-        let f = std::fs::File::create(&path).unwrap();
-        let mut w = mcap::WriteOptions::new()
-            .profile("ros2")
-            .compression(None)
-            .chunk_size(Some(CHUNK))
-            .create(BufWriter::with_capacity(1 << 20, f))
-            .unwrap();
+        let mut w = common::BagWriter::with_options(
+            &path,
+            mcap::WriteOptions::new()
+                .compression(None)
+                .chunk_size(Some(CHUNK)),
+        );
         let text = |t: &str| bagscope_msg::schema::builtin::schema_text(t).unwrap();
-        let si = w
-            .add_schema(
-                "sensor_msgs/msg/Image",
-                "ros2msg",
-                text("sensor_msgs/msg/Image").as_bytes(),
-            )
-            .unwrap();
-        let sj = w
-            .add_schema(
-                "sensor_msgs/msg/JointState",
-                "ros2msg",
-                text("sensor_msgs/msg/JointState").as_bytes(),
-            )
-            .unwrap();
-        let md = BTreeMap::new();
-        let ci = w.add_channel(si, "/camera/image_raw", "cdr", &md).unwrap();
-        let cj = w.add_channel(sj, "/joint_states", "cdr", &md).unwrap();
+        let ci = w.channel(
+            "/camera/image_raw",
+            "sensor_msgs/msg/Image",
+            &text("sensor_msgs/msg/Image"),
+        );
+        let cj = w.channel(
+            "/joint_states",
+            "sensor_msgs/msg/JointState",
+            &text("sensor_msgs/msg/JointState"),
+        );
         let mut img = bagscope_msg::encode_typed(&Image {
             header: Header {
                 stamp: Time::default(),
@@ -1099,20 +1079,12 @@ fn bounded_memory_on_a_2gb_bag() {
             effort: vec![],
         })
         .unwrap();
-        let mut seq = (0u32, 0u32);
         for k in 0..N_IMAGES {
             let t = t0 + k as i64 * 100_000_000;
             let stamp = Time::from_ns(t - 5_000_000);
             img[4..8].copy_from_slice(&stamp.sec.to_le_bytes());
             img[8..12].copy_from_slice(&stamp.nanosec.to_le_bytes());
-            seq.0 += 1;
-            let h = mcap::records::MessageHeader {
-                channel_id: ci,
-                sequence: seq.0,
-                log_time: t as u64,
-                publish_time: t as u64,
-            };
-            w.write_to_known_channel(&h, &img).unwrap();
+            w.message(ci, t, &img);
             for j in 0..JS_PER_IMAGE {
                 let tj = t + 1 + j as i64 * 20_000;
                 // Encoded once, stamp patched per message (as for the images): 2.6 M encodes
@@ -1120,17 +1092,10 @@ fn bounded_memory_on_a_2gb_bag() {
                 let stamp = Time::from_ns(tj - 1_000_000);
                 js[4..8].copy_from_slice(&stamp.sec.to_le_bytes());
                 js[8..12].copy_from_slice(&stamp.nanosec.to_le_bytes());
-                seq.1 += 1;
-                let h = mcap::records::MessageHeader {
-                    channel_id: cj,
-                    sequence: seq.1,
-                    log_time: tj as u64,
-                    publish_time: tj as u64,
-                };
-                w.write_to_known_channel(&h, &js).unwrap();
+                w.message(cj, tj, &js);
             }
         }
-        w.finish().unwrap();
+        w.finish();
     }
     let size = std::fs::metadata(&path).unwrap().len();
     let n_msgs = N_IMAGES * (1 + JS_PER_IMAGE);

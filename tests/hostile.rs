@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -56,18 +54,10 @@ fn header_cdr(t_ns: i64, frame_id: &str) -> Vec<u8> {
 /// messages each at 10 Hz on the wall clock, stamped 2 ms before their log time; `pad`
 /// extra bytes of incompressible frame_id per message make it large.
 fn write_bag(path: &Path, topics: &[String], n: usize, pad: usize) {
-    let f = std::fs::File::create(path).unwrap();
-    let mut w = mcap::WriteOptions::new()
-        .profile("ros2")
-        .create(BufWriter::new(f))
-        .unwrap();
-    let sid = w
-        .add_schema("std_msgs/msg/Header", "ros2msg", HEADER_SCHEMA.as_bytes())
-        .unwrap();
-    let md = BTreeMap::new();
+    let mut w = common::BagWriter::create(path);
     let channels: Vec<u16> = topics
         .iter()
-        .map(|t| w.add_channel(sid, t, "cdr", &md).unwrap())
+        .map(|t| w.channel(t, "std_msgs/msg/Header", HEADER_SCHEMA))
         .collect();
     let t0 = 1_764_460_800_000_000_000i64;
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -81,17 +71,10 @@ fn write_bag(path: &Path, topics: &[String], n: usize, pad: usize) {
                 x ^= x << 17;
                 frame.push(char::from(b'a' + (x % 26) as u8));
             }
-            let h = mcap::records::MessageHeader {
-                channel_id: c,
-                sequence: k as u32 + 1,
-                log_time: t as u64,
-                publish_time: t as u64,
-            };
-            w.write_to_known_channel(&h, &header_cdr(t - 2_000_000, &frame))
-                .unwrap();
+            w.message(c, t, &header_cdr(t - 2_000_000, &frame));
         }
     }
-    w.finish().unwrap();
+    w.finish();
 }
 
 fn hostile_bag(dir: &Path) -> PathBuf {

@@ -64,30 +64,24 @@ fn write_sizes_bag(
     path: &Path,
     compression: Option<mcap::Compression>,
 ) -> Vec<(String, i64, usize)> {
-    let f = std::fs::File::create(path).unwrap();
-    let mut w = mcap::WriteOptions::new()
-        .profile("ros2")
-        .library("bagscope-test")
-        .compression(compression)
-        .chunk_size(Some(2048))
-        .create(std::io::BufWriter::new(f))
-        .unwrap();
+    let mut w = common::BagWriter::with_options(
+        path,
+        mcap::WriteOptions::new()
+            .library("bagscope-test")
+            .compression(compression)
+            .chunk_size(Some(2048)),
+    );
     let image_text = bagscope_msg::schema::builtin::schema_text("sensor_msgs/msg/Image").unwrap();
-    let si = w
-        .add_schema("sensor_msgs/msg/Image", "ros2msg", image_text.as_bytes())
-        .unwrap();
-    let sb = w
-        .add_schema("std_msgs/msg/String", "ros2msg", b"string data")
-        .unwrap();
     let meta: BTreeMap<String, String> =
         [("offered_qos_profiles".to_string(), QOS.to_string())].into();
-    let cam = w.add_channel(si, "/cam", "cdr", &meta).unwrap();
-    let blob = w.add_channel(sb, "/blob", "cdr", &BTreeMap::new()).unwrap();
-    w.write_metadata(&mcap::records::Metadata {
-        name: "rosbag2".into(),
-        metadata: [("ROS_DISTRO".to_string(), "jazzy".to_string())].into(),
-    })
-    .unwrap();
+    let cam = w.channel_with("/cam", "sensor_msgs/msg/Image", &image_text, &meta);
+    let blob = w.channel("/blob", "std_msgs/msg/String", "string data");
+    w.raw()
+        .write_metadata(&mcap::records::Metadata {
+            name: "rosbag2".into(),
+            metadata: [("ROS_DISTRO".to_string(), "jazzy".to_string())].into(),
+        })
+        .unwrap();
     let mut msgs: Vec<(String, u16, i64, Vec<u8>)> = Vec::new();
     for k in 0..30i64 {
         let log = WALL + k * 100 * MS;
@@ -127,30 +121,17 @@ fn write_sizes_bag(
     for (seq, (t, ch, log, data)) in msgs.into_iter().enumerate() {
         if seq == 40 {
             // A channel registered mid-recording: its definition lands between messages.
-            let c = w.add_channel(sb, "/late", "cdr", &BTreeMap::new()).unwrap();
-            late = Some(c);
+            late = Some(w.channel("/late", "std_msgs/msg/String", "string data"));
         }
-        let h = mcap::records::MessageHeader {
-            channel_id: ch,
-            sequence: seq as u32,
-            log_time: log as u64,
-            publish_time: log as u64,
-        };
-        w.write_to_known_channel(&h, &data).unwrap();
+        w.message(ch, log, &data);
         out.push((t, log, data.len()));
         if let (Some(c), true) = (late, seq % 7 == 0) {
             let d = vec![1u8; 33];
-            let h = mcap::records::MessageHeader {
-                channel_id: c,
-                sequence: seq as u32,
-                log_time: (log + 1) as u64,
-                publish_time: (log + 1) as u64,
-            };
-            w.write_to_known_channel(&h, &d).unwrap();
+            w.message(c, log + 1, &d);
             out.push(("/late".into(), log + 1, d.len()));
         }
     }
-    w.finish().unwrap();
+    w.finish();
     out
 }
 
@@ -312,21 +293,12 @@ fn event(kind: u8, stamp_ns: i64, gid: u8, seq: i64) -> Vec<u8> {
 fn info_pairs_service_events_into_latencies() {
     let dir = tempdir("info-services");
     let f = dir.join("services.mcap");
-    let file = std::fs::File::create(&f).unwrap();
-    let mut w = mcap::WriteOptions::new()
-        .profile("ros2")
-        .create(std::io::BufWriter::new(file))
-        .unwrap();
-    let s = w
-        .add_schema(
-            "example_interfaces/srv/AddTwoInts_Event",
-            "ros2msg",
-            b"int64 a\nint64 b\n---\nint64 sum\n",
-        )
-        .unwrap();
-    let ch = w
-        .add_channel(s, "/add/_service_event", "cdr", &BTreeMap::new())
-        .unwrap();
+    let mut w = common::BagWriter::create(&f);
+    let ch = w.channel(
+        "/add/_service_event",
+        "example_interfaces/srv/AddTwoInts_Event",
+        "int64 a\nint64 b\n---\nint64 sum\n",
+    );
     let mut events = Vec::new();
     // Client 1, calls 1..=5: round trip (1 + k) ms, request in transit 100 µs, response in
     // transit 200 µs. Call 6 is never answered. Client 2 reuses sequence numbers 1..=2 with a
@@ -347,16 +319,10 @@ fn info_pairs_service_events_into_latencies() {
     }
     events.push((WALL + 8 * S, vec![0x00, 0x01, 0, 0, 1]));
     events.sort_by_key(|e| e.0);
-    for (i, (log, data)) in events.iter().enumerate() {
-        let h = mcap::records::MessageHeader {
-            channel_id: ch,
-            sequence: i as u32,
-            log_time: *log as u64 + 50_000,
-            publish_time: *log as u64,
-        };
-        w.write_to_known_channel(&h, data).unwrap();
+    for (log, data) in &events {
+        w.message_published(ch, log + 50_000, *log, data);
     }
-    w.finish().unwrap();
+    w.finish();
     let p = f.to_str().unwrap();
     let v = info_json(&["info", p, "--json"]);
     let svc = &v["services"][0];

@@ -7,7 +7,6 @@
 //! matched on its log time (not refused as "on zero time" with advice about use_sim_time), and
 //! an IMU read through a field it does not have gets an error naming the field.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use bagscope_msg::types::{Header, Imu, Time, Vector3};
@@ -32,21 +31,10 @@ fn write_bag(path: &Path) {
 /// The bag with the IMU's header stamps given by `stamp(t)`, `t` being when the sample was
 /// taken (its log time is `t` + 1 ms).
 fn write_bag_stamped(path: &Path, stamp: impl Fn(i64) -> i64) {
-    let f = std::fs::File::create(path).unwrap();
-    let mut w = mcap::WriteOptions::new()
-        .profile("ros2")
-        .create(std::io::BufWriter::new(f))
-        .unwrap();
+    let mut w = common::BagWriter::create(path);
     let imu_text = bagscope_msg::schema::builtin::schema_text("sensor_msgs/msg/Imu").unwrap();
-    let sf = w
-        .add_schema("std_msgs/msg/Float64", "ros2msg", b"float64 data")
-        .unwrap();
-    let si = w
-        .add_schema("sensor_msgs/msg/Imu", "ros2msg", imu_text.as_bytes())
-        .unwrap();
-    let md = BTreeMap::new();
-    let cf = w.add_channel(sf, "/cmd", "cdr", &md).unwrap();
-    let ci = w.add_channel(si, "/imu", "cdr", &md).unwrap();
+    let cf = w.channel("/cmd", "std_msgs/msg/Float64", "float64 data");
+    let ci = w.channel("/imu", "sensor_msgs/msg/Imu", &imu_text);
     // 20 s: commands at 20 Hz, IMU at 200 Hz, in log-time order.
     let mut msgs: Vec<(i64, u16, Vec<u8>)> = Vec::new();
     for k in 0..400i64 {
@@ -73,16 +61,10 @@ fn write_bag_stamped(path: &Path, stamp: impl Fn(i64) -> i64) {
         msgs.push((t + MS, ci, data));
     }
     msgs.sort_by_key(|m| (m.0, m.1));
-    for (seq, (log, ch, data)) in msgs.into_iter().enumerate() {
-        let h = mcap::records::MessageHeader {
-            channel_id: ch,
-            sequence: seq as u32,
-            log_time: log as u64,
-            publish_time: log as u64,
-        };
-        w.write_to_known_channel(&h, &data).unwrap();
+    for (log, ch, data) in msgs {
+        w.message(ch, log, &data);
     }
-    w.finish().unwrap();
+    w.finish();
 }
 
 #[test]

@@ -708,7 +708,7 @@ fn lerobot_layout_refuses_incomplete_frames() {
     let (code, _, err) = k.run(&c, "out2", &LEROBOT_ARGS);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("--action /joint_commands") && err.contains("not a state topic"),
+        err.contains("--action: /joint_commands") && err.contains("not a state topic"),
         "{err}"
     );
 }

@@ -24,15 +24,13 @@ use common::{bin, root};
 /// A 20 Hz JointTrajectory command bag of at least 10 s: the shared `arm_real` (written by an
 /// independent writer) where it exists, else the repo's own `bags/arm_wall`.
 fn command_bag() -> PathBuf {
-    let shared = root().join("../shared/bags/arm_real");
-    if shared.exists() {
-        return shared;
+    match common::shared_path("bags", "arm_real") {
+        Some(b) => b.join("arm_real"),
+        None => {
+            eprintln!("note: playing the repo's bags/arm_wall instead");
+            root().join("bags/arm_wall")
+        }
     }
-    if std::env::var_os("CI").is_some() {
-        panic!("CI is set but ../shared/bags/arm_real is missing");
-    }
-    eprintln!("note: ../shared not found; playing the repo's bags/arm_wall instead");
-    root().join("bags/arm_wall")
 }
 
 /// (log time, payload) of `topic` in the first `window_ns` of its own messages, as the
@@ -1306,37 +1304,27 @@ fn bag_with_qos(src: &Path, out: &Path, topics: &[(&str, &str)], window_ns: i64)
     let i = b.topic_index("/arm_cmd").unwrap();
     let t = &b.topics[i];
     let msgs = expected(src, "/arm_cmd", Some(window_ns));
-    let mut w = mcap::WriteOptions::new()
-        .profile("ros2")
-        .create(std::io::BufWriter::new(std::fs::File::create(out).unwrap()))
-        .unwrap();
+    let mut w = common::BagWriter::create(out);
     let (enc, data, _) = bagscope_msg::schema::builtin::schema_for_writing(
         &t.type_name,
         &t.schema_encoding,
         &t.schema_data,
     )
     .unwrap();
-    let sid = w.add_schema(&t.type_name, &enc, &data).unwrap();
     let mut chans = Vec::new();
     for (name, qos) in topics {
         let md = std::collections::BTreeMap::from([(
             "offered_qos_profiles".to_string(),
             qos.to_string(),
         )]);
-        chans.push(w.add_channel(sid, name, "cdr", &md).unwrap());
+        chans.push(w.channel_encoded(name, &t.type_name, &enc, &data, &md));
     }
-    for (seq, (lt, d)) in msgs.iter().enumerate() {
+    for (lt, d) in &msgs {
         for &c in &chans {
-            let h = mcap::records::MessageHeader {
-                channel_id: c,
-                sequence: seq as u32,
-                log_time: *lt as u64,
-                publish_time: *lt as u64,
-            };
-            w.write_to_known_channel(&h, d).unwrap();
+            w.message(c, *lt, d);
         }
     }
-    w.finish().unwrap();
+    w.finish();
 }
 
 /// The recorded QoS decides who can match, as with the original publishers: a transient-local

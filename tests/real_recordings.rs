@@ -574,28 +574,19 @@ fn write_mcap(
         Vec<(i64, Vec<u8>)>,
     )],
 ) {
-    let f = std::fs::File::create(path).unwrap();
-    let mut w = mcap::WriteOptions::new()
-        .profile("ros2")
-        .create(std::io::BufWriter::new(f))
-        .unwrap();
-    let mut all: Vec<(i64, u16, &Vec<u8>)> = Vec::new();
-    for (topic, ty, text, md, msgs) in topics {
-        let sid = w.add_schema(ty, "ros2msg", text.as_bytes()).unwrap();
-        let cid = w.add_channel(sid, topic, "cdr", md).unwrap();
-        all.extend(msgs.iter().map(|(t, d)| (*t, cid, d)));
-    }
-    all.sort_by_key(|m| (m.0, m.1));
-    for (seq, (log, ch, data)) in all.into_iter().enumerate() {
-        let h = mcap::records::MessageHeader {
-            channel_id: ch,
-            sequence: seq as u32,
-            log_time: log as u64,
-            publish_time: log as u64,
-        };
-        w.write_to_known_channel(&h, data).unwrap();
-    }
-    w.finish().unwrap();
+    let topics: Vec<common::TopicMessages> = topics
+        .iter()
+        .map(|(t, ty, text, md, msgs)| {
+            (
+                t.to_string(),
+                ty.to_string(),
+                text.clone(),
+                md.clone(),
+                msgs.clone(),
+            )
+        })
+        .collect();
+    common::write_bag(path, &topics);
 }
 
 fn imu_msgs(n: i64, period_ns: i64, from: i64) -> Vec<(i64, Vec<u8>)> {

@@ -586,6 +586,7 @@ fn plain_https_ranges() {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // One server started once for every case; split with the object-storage work.
 fn object_storage() {
     let Some(moto) = moto_server() else {
         return;

@@ -4,7 +4,6 @@
 //! abort, exit 134, no output), and an Imu topic whose stamps are frozen. The reason comes
 //! out in place of the numbers, and the commands finish.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -20,36 +19,21 @@ const WALL: i64 = 1_764_460_800_000_000_000;
 /// 170 images at 30 Hz stamped on wall time and 1 130 IMU messages at 200 Hz stamped by
 /// `imu_stamp(k)`, all logged on wall time.
 fn write_bag(path: &Path, imu_stamp: impl Fn(i64) -> i64) {
-    let f = std::fs::File::create(path).unwrap();
-    let mut w = mcap::WriteOptions::new()
-        .profile("ros2")
-        .create(std::io::BufWriter::new(f))
-        .unwrap();
+    let mut w = common::BagWriter::create(path);
     let text = |t: &str| bagscope_msg::schema::builtin::schema_text(t).unwrap();
-    let si = w
-        .add_schema(
-            "sensor_msgs/msg/Image",
-            "ros2msg",
-            text("sensor_msgs/msg/Image").as_bytes(),
-        )
-        .unwrap();
-    let su = w
-        .add_schema(
-            "sensor_msgs/msg/Imu",
-            "ros2msg",
-            text("sensor_msgs/msg/Imu").as_bytes(),
-        )
-        .unwrap();
-    let md = BTreeMap::new();
-    let ci = w.add_channel(si, "/camera/image_raw", "cdr", &md).unwrap();
-    let cu = w.add_channel(su, "/imu", "cdr", &md).unwrap();
+    let ci = w.channel(
+        "/camera/image_raw",
+        "sensor_msgs/msg/Image",
+        &text("sensor_msgs/msg/Image"),
+    );
+    let cu = w.channel("/imu", "sensor_msgs/msg/Imu", &text("sensor_msgs/msg/Imu"));
     // (log time, channel, stamp), written in log-time order.
     let mut msgs: Vec<(i64, u16, i64)> = (0..170)
         .map(|k| (WALL + k * 33_333_333 + 5 * MS, ci, WALL + k * 33_333_333))
         .chain((0..1130).map(|k| (WALL + k * 5 * MS + MS, cu, imu_stamp(k))))
         .collect();
     msgs.sort_unstable();
-    for (seq, (log, ch, stamp)) in msgs.into_iter().enumerate() {
+    for (log, ch, stamp) in msgs {
         let header = Header {
             stamp: Time::from_ns(stamp),
             frame_id: "f".into(),
@@ -71,15 +55,9 @@ fn write_bag(path: &Path, imu_stamp: impl Fn(i64) -> i64) {
             })
         }
         .unwrap();
-        let h = mcap::records::MessageHeader {
-            channel_id: ch,
-            sequence: seq as u32,
-            log_time: log as u64,
-            publish_time: log as u64,
-        };
-        w.write_to_known_channel(&h, &data).unwrap();
+        w.message(ch, log, &data);
     }
-    w.finish().unwrap();
+    w.finish();
 }
 
 fn run(args: &[&str]) -> (i32, String, String, Duration) {

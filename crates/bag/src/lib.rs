@@ -5,6 +5,41 @@
 //!
 //! rosbag2's sqlite3 storage (`.db3`, Humble and older) is read through the same interface
 //! (see [`db3`]): read-only, streamed in timestamp order, with no publish time.
+//!
+//! # In the workspace
+//!
+//! Open rosbag2 folders / `.mcap` files / split sets; mmap; walk records; parallel zero-copy chunk
+//! scan; truncation and corruption recovery with structured warnings; a summary-only open for `info
+//! --fast` (no scans on such a bag); rosbag2 sqlite3 (`.db3`, Humble and older) read-only and
+//! immutable, streamed in timestamp order (no publish time: `RawMessage::publish_time_ns` is
+//! `Option`); sequential `visit` for writers; writing rosbag2-compatible MCAP
+//! (`write::Rosbag2Writer`: `ros2` profile, zstd chunks, `offered_qos_profiles`, written as
+//! `PATH.partial` and renamed when complete; refuses an output or partial file that is one of the
+//! bag's files by any name, `Bag::input_paths`) for `convert` and `play --out`; `outfile`: every
+//! writer's temporary files (created exclusively beside the output, a leftover of a killed run
+//! replaced, links not followed, removed on failure and on Ctrl-C or SIGTERM by `remove_live`, as
+//! are the decompressed copies of `*.zstd` bag files, `LiveTempPath`; refusal of outputs that are
+//! the bag's files; errors with their OS cause); `write::check_output_name`: an output named as
+//! another format (`*.mcap.zstd`, `*.zst`, `*.db3`) refused; `outfile::check_output_file` /
+//! `check_output_dir`: the one rule for what an output may be (a regular file or folder, or a new
+//! path; never a device, FIFO or socket), checked by every writer before it creates anything and by
+//! `persist` before the rename; `yaml_keys`: a key given twice in one mapping of a hand-written
+//! YAML file refused with the key and its line; `yaml`: the one guard every YAML text passes before
+//! it is parsed (`metadata.yaml`, QoS texts, `play`'s override file, `observe`'s contract, the
+//! metadata rosbag2 writes into its files): nesting measured by a linear scan that follows
+//! libyaml's token rules, refused beyond 64 levels or 64 MiB; `select`: which topics a command
+//! works on, by name and by regular expression (`TopicFilter`, one rule for `play`, `convert`,
+//! `echo`); `qos`: recorded `offered_qos_profiles` parsed (one parser for `info` and `play`);
+//! payload lengths with log times from the message index offsets, no chunk decompressed
+//! (`Bag::topic_log_times_sizes`, for `info`'s sizes); bags in object storage (`remote.rs`: an
+//! object opened from its summary, folders sixteen files at a time, scans fetching their chunks
+//! in batches through `bagscope-source`'s `SparseImage`; `.db3` and `*.zstd` fetched whole);
+//! `text`: bag strings for outputs (`visible`
+//! for terminals, `md_escape` for Markdown, `file_stem_for_topic`: unique, bounded file names).
+//!
+//! Notable dependencies: `mcap` (record parsing; the writer), `memmap2`, `zstd`, `lz4_flex`,
+//! `crc32fast` (chunk CRCs), `rayon`, `serde_yaml_ng`, `rusqlite` (bundled SQLite), `libc`
+//! (`malloc_trim` after parallel scans, `madvise`), `regex` (topic patterns).
 
 mod columns;
 pub mod db3;
@@ -44,6 +79,8 @@ pub fn is_remote_path(path: &Path) -> bool {
 }
 
 /// One file of a bag about to be opened.
+// Short-lived, one per file being opened: not worth a box.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum FileSource {
     /// A local file: where its bytes are read (a decompressed copy, a fetched copy) and the
     /// name outputs show.

@@ -50,6 +50,8 @@ pub(crate) fn source_error(e: SourceError) -> BagError {
 }
 
 /// What opening a remote MCAP object gave.
+// Short-lived, one per file being opened: not worth a box.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum RemoteMcap {
     /// Opened from its summary: scans fetch what they read.
     Ready(Box<McapFile>),
@@ -62,6 +64,7 @@ impl McapFile {
     /// [`RemoteObject::open_tail`] read them) and, in one more round of requests, its head and
     /// whatever of the summary the tail did not hold. `trust_summary`: also answer
     /// [`crate::Bag::topic_spans`] from the summary (`info --fast`).
+    #[allow(clippy::single_range_in_vec_init)] // A range list of one range: a `Vec<Range>`, not a range collected.
     pub(crate) fn open_remote(
         obj: RemoteObject,
         tail: &[u8],

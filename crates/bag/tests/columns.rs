@@ -3,42 +3,29 @@
 //! scan gives (every message, log-time order, stable), regrouped by topic: checked here on
 //! files where the index counts are right, wrong in both directions, or missing.
 
-use std::collections::BTreeMap;
-use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
 use bagscope_bag::{Bag, Columns};
+use bagscope_testkit::tempdir;
 
 /// `(channel index, log time)` of each message, written in this order.
 fn write_mcap(msgs: &[(usize, u64)], chunk_size: Option<u64>) -> Vec<u8> {
-    let mut w = mcap::WriteOptions::new()
-        .profile("ros2")
-        .compression(None)
-        .chunk_size(chunk_size)
-        .use_chunks(chunk_size.is_some())
-        .create(Cursor::new(Vec::new()))
-        .unwrap();
-    let schema = w
-        .add_schema("std_msgs/msg/Int32", "ros2msg", b"int32 data")
-        .unwrap();
-    let md = BTreeMap::new();
+    let mut w = bagscope_testkit::BagWriter::in_memory(
+        mcap::WriteOptions::new()
+            .compression(None)
+            .chunk_size(chunk_size)
+            .use_chunks(chunk_size.is_some()),
+    );
     let channels: Vec<u16> = ["/a", "/b", "/c"]
         .iter()
-        .map(|t| w.add_channel(schema, t, "cdr", &md).unwrap())
+        .map(|t| w.channel(t, "std_msgs/msg/Int32", "int32 data"))
         .collect();
     for (i, &(c, t)) in msgs.iter().enumerate() {
-        let h = mcap::records::MessageHeader {
-            channel_id: channels[c],
-            sequence: i as u32,
-            log_time: t,
-            publish_time: t + 7,
-        };
         let mut payload = vec![0, 1, 0, 0];
         payload.extend_from_slice(&(i as i32).to_le_bytes());
-        w.write_to_known_channel(&h, &payload).unwrap();
+        w.message_published(channels[c], t as i64, t as i64 + 7, &payload);
     }
-    w.finish().unwrap();
-    w.into_inner().into_inner()
+    w.into_bytes()
 }
 
 /// Three topics at different rates; log times jump back between `blocks` (chunks overlap).
@@ -60,14 +47,6 @@ fn save(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, bytes).unwrap();
     p
-}
-
-/// A fresh temp folder, removed when dropped.
-fn tempdir(tag: &str) -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix(&format!("bagscope-bag-{tag}-"))
-        .tempdir()
-        .unwrap()
 }
 
 /// Asserts the column scan of `path` equals the plain scan regrouped by topic; returns the

@@ -7,27 +7,12 @@ use std::time::Duration;
 use bagscope_bag::{Bag, BagError};
 use rusqlite::Connection;
 
-fn tempdir(tag: &str) -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix(&format!("bagscope-bag-{tag}-"))
-        .tempdir()
-        .unwrap()
-}
+use bagscope_testkit::tempdir;
 
 /// `../shared/corpus/<rel>` from the repository root; `None` (with a note) when absent, a
 /// panic under `CI`.
 fn corpus(rel: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/corpus")
-        .join(rel);
-    if p.exists() {
-        return Some(p);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("CI is set but {} is missing", p.display());
-    }
-    eprintln!("note: {} not found; skipping", p.display());
-    None
+    bagscope_testkit::shared_path("corpus", rel).map(|p| p.join(rel))
 }
 
 fn codes(b: &Bag) -> Vec<String> {
@@ -332,29 +317,16 @@ fn fifos_are_never_opened() {
 
 /// An MCAP file of `n` std_msgs/String messages on `/chatter`, uncompressed chunks.
 fn mcap_bytes(n: u64) -> Vec<u8> {
-    let mut w = mcap::WriteOptions::new()
-        .compression(None)
-        .chunk_size(Some(4096))
-        .create(std::io::Cursor::new(Vec::new()))
-        .unwrap();
-    let s = w
-        .add_schema("std_msgs/msg/String", "ros2msg", b"string data")
-        .unwrap();
-    let c = w
-        .add_channel(s, "/chatter", "cdr", &Default::default())
-        .unwrap();
-    for i in 0..n {
-        let h = mcap::records::MessageHeader {
-            channel_id: c,
-            sequence: i as u32,
-            log_time: 1_000 + i,
-            publish_time: 1_000 + i,
-        };
-        w.write_to_known_channel(&h, &[0, 1, 0, 0, 2, 0, 0, 0, b'x', 0])
-            .unwrap();
+    let mut w = bagscope_testkit::BagWriter::in_memory(
+        mcap::WriteOptions::new()
+            .compression(None)
+            .chunk_size(Some(4096)),
+    );
+    let c = w.channel("/chatter", "std_msgs/msg/String", "string data");
+    for i in 0..n as i64 {
+        w.message(c, 1_000 + i, &[0, 1, 0, 0, 2, 0, 0, 0, b'x', 0]);
     }
-    w.finish().unwrap();
-    w.into_inner().into_inner()
+    w.into_bytes()
 }
 
 #[test]

@@ -126,15 +126,6 @@ impl BatchReport {
     pub fn failed(&self) -> impl Iterator<Item = &BagOutcome> {
         self.bags.iter().filter(|b| b.status == Status::Failed)
     }
-
-    /// Exit 3: a bag failed or lost data, or the run was interrupted.
-    pub fn warn(&self) -> bool {
-        self.interrupted
-            || self
-                .bags
-                .iter()
-                .any(|b| b.status == Status::Failed || b.data_loss)
-    }
 }
 
 /// Progress events, from the worker threads.
@@ -581,7 +572,8 @@ pub fn batch(
         interrupted: not_started > 0,
         not_started,
     };
-    write_json(&o.out_dir.join("batch.json"), &report).map_err(Error::Analysis)?;
+    let json_path = o.out_dir.join("batch.json");
+    write_json(&json_path, &report).map_err(|e| Error::refused_output(&json_path, e))?;
     Ok(report)
 }
 

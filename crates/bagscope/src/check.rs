@@ -21,20 +21,84 @@ use bagscope_msg::types::{
 use bagscope_msg::{decode_typed, StampSource};
 
 use crate::findings::{check_hits, summarise, VerdictSummary};
+use crate::params::{Duration, JointLimits};
 use crate::series::{
     locators, series_of_columns, stamp_values, topic_schemas, NO_STAMP_READ, UNREADABLE,
 };
 use crate::Error;
 
-/// What `check` checks beyond the fixed contracts.
-#[derive(Debug, Clone, Default)]
+/// What `check` checks beyond the fixed contracts (`Default`: no joint limits, no age limit).
+/// The fields are the parameters' names (Python's keywords, the CLI's flags).
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(default, deny_unknown_fields)]
 pub struct CheckOptions {
-    /// Joint limits and the command-age window for `JointState` / `JointTrajectory` topics
-    /// (default: no limits, no age limit, 5 ms future tolerance).
-    pub joints: JointCheckOptions,
-    /// Stamps earlier than the bag start by more than this are flagged; 0 (the default) or
-    /// less means 10 s.
+    /// Joint position limits: a JSON file {"joint": [min, max], ...} (Python: the mapping).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
+    pub limits: Option<JointLimits>,
+    /// Flag commands whose stamp is older than this when recorded, e.g. `200ms`.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub max_command_age: Option<Duration>,
+    /// Stamps earlier than the bag start by more than this many nanoseconds are flagged; 0
+    /// (the default) or less means 10 s. Not a parameter of the CLI or Python.
+    #[cfg_attr(feature = "clap", arg(skip))]
+    #[serde(skip)]
     pub before_start_ns: i64,
+}
+
+/// [`CheckOptions`] resolved: the joint checks' options (limits read from their file).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CheckConfig {
+    joints: JointCheckOptions,
+    before_start_ns: i64,
+}
+
+impl CheckOptions {
+    fn config(&self) -> Result<CheckConfig, Error> {
+        Ok(CheckConfig {
+            joints: JointCheckOptions {
+                limits: self
+                    .limits
+                    .as_ref()
+                    .map(JointLimits::resolve)
+                    .transpose()?
+                    .unwrap_or_default(),
+                max_command_age_ns: self.max_command_age.map(Duration::ns),
+                ..Default::default()
+            },
+            before_start_ns: self.before_start_ns,
+        })
+    }
+}
+
+/// The finding codes `fail_on` may name ([`bagscope_checks::FINDING_CODES`]): another is an
+/// [`Error::InvalidParameter`] naming the codes.
+pub fn validate_fail_on(codes: &[String]) -> Result<(), Error> {
+    let known = bagscope_checks::FINDING_CODES;
+    match codes.iter().find(|c| !known.contains(&c.as_str())) {
+        Some(bad) => Err(Error::invalid(
+            "fail_on",
+            format!(
+                "no check gives the code {bad} (the codes: {})",
+                known.join(", ")
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+impl CheckReport {
+    /// Whether a finding fails the check: one of `fail_on`'s codes, or (none given) any
+    /// error-level finding. The CLI exits 3 on it.
+    pub fn failing(&self, fail_on: &[String]) -> bool {
+        self.findings.iter().any(|f| {
+            if fail_on.is_empty() {
+                f.severity == bagscope_checks::Severity::Error
+            } else {
+                fail_on.contains(&f.code)
+            }
+        })
+    }
 }
 
 /// `bagscope check`: message contract findings (the CLI's `check --json`).
@@ -187,6 +251,7 @@ pub fn check(path: &Path, o: &CheckOptions) -> Result<CheckReport, Error> {
 
 /// [`check`] of an open bag.
 pub fn check_of(bag: &Bag, o: &CheckOptions) -> Result<CheckReport, Error> {
+    let o = &o.config()?;
     let (part, mut times, _, tf) = scan_both(bag, o, true);
     // TF edges whose stamps went back are clock findings too (as `clocks` reports them); the
     // rest of the TF timing is not check's.
@@ -209,6 +274,7 @@ pub fn clocks_and_check_of(
     clocks_opts: &bagscope_clocks::ClocksOptions,
     o: &CheckOptions,
 ) -> Result<(crate::clocks::ClocksData, CheckReport), Error> {
+    let o = &o.config()?;
     if let Some(c) = &clocks_opts.clock_topic {
         bag.topic_index(c)?;
     }
@@ -253,7 +319,7 @@ const TAKEN_EXTRA: i64 = -3;
 /// `with_tf`) the TF messages for `clocks`' TF timing.
 fn scan_both(
     bag: &Bag,
-    o: &CheckOptions,
+    o: &CheckConfig,
     with_tf: bool,
 ) -> (
     CheckPart,

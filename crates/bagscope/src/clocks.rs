@@ -6,8 +6,46 @@ use serde::Serialize;
 
 use bagscope_bag::{Bag, Warning};
 use bagscope_clocks::{
-    analyze, AxisGroup, ClocksOptions, ReplayedRecording, SimClockReport, TopicClock, TopicTimes,
+    analyze, AxisGroup, ReplayedRecording, SimClockReport, TopicClock, TopicTimes,
 };
+
+/// The analysis' options (every threshold), apart from the parameters [`ClocksOptions`] takes.
+pub type AnalysisOptions = bagscope_clocks::ClocksOptions;
+
+/// What `clocks` is asked (`Default`: the analysis' defaults). The fields are the parameters'
+/// names (Python's keywords, the CLI's flags).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(default, deny_unknown_fields)]
+pub struct ClocksOptions {
+    /// Topic holding sim time (default /clock).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub clock_topic: Option<String>,
+    /// A gap is an interval longer than this many median periods.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = ClocksOptions::default().gap_factor))]
+    pub gap_factor: f64,
+}
+
+impl Default for ClocksOptions {
+    fn default() -> Self {
+        let a = AnalysisOptions::default();
+        ClocksOptions {
+            clock_topic: a.clock_topic,
+            gap_factor: a.gap_factor,
+        }
+    }
+}
+
+impl ClocksOptions {
+    /// The analysis' options: these parameters, every other threshold at its default.
+    pub fn analysis(&self) -> AnalysisOptions {
+        AnalysisOptions {
+            clock_topic: self.clock_topic.clone(),
+            gap_factor: self.gap_factor,
+            ..Default::default()
+        }
+    }
+}
 
 use crate::findings::{summarise, VerdictSummary};
 use crate::series::scan_series;
@@ -48,12 +86,7 @@ pub struct ClocksCommandReport {
     pub warnings: Vec<Warning>,
 }
 
-impl ClocksCommandReport {
-    /// True when a warning says messages were lost (exit code 3).
-    pub fn data_loss(&self) -> bool {
-        self.warnings.iter().any(|w| w.data_loss)
-    }
-}
+impl ClocksCommandReport {}
 
 /// Per-topic times of every topic, as the clocks analysis takes them.
 pub fn topic_times(bag: &Bag) -> (Vec<TopicTimes>, Vec<Warning>) {
@@ -85,7 +118,7 @@ pub(crate) fn times_of_series(series: Vec<crate::series::TopicSeries>) -> Vec<To
 /// `bagscope clocks` of the bag at `path`. Errors when the bag cannot be opened or a
 /// `clock_topic` asked for does not exist.
 pub fn clocks(path: &Path, opts: &ClocksOptions) -> Result<ClocksCommandReport, Error> {
-    clocks_data(path, opts).map(|d| d.report)
+    clocks_data(path, &opts.analysis()).map(|d| d.report)
 }
 
 /// What `clocks` computes plus the inputs plots need (per-topic times, the /clock map).
@@ -100,12 +133,12 @@ pub struct ClocksData {
 
 /// [`clocks`] plus the per-topic times and clock map (for the `--plots` figures) of the bag at
 /// `path`.
-pub fn clocks_data(path: &Path, opts: &ClocksOptions) -> Result<ClocksData, Error> {
+pub fn clocks_data(path: &Path, opts: &AnalysisOptions) -> Result<ClocksData, Error> {
     clocks_data_of(&Bag::open(path)?, opts)
 }
 
 /// [`clocks_data`] of an open bag.
-pub fn clocks_data_of(bag: &Bag, opts: &ClocksOptions) -> Result<ClocksData, Error> {
+pub fn clocks_data_of(bag: &Bag, opts: &AnalysisOptions) -> Result<ClocksData, Error> {
     if let Some(c) = &opts.clock_topic {
         // A named clock topic that does not exist is a usage mistake, not "no sim clock".
         bag.topic_index(c)?;
@@ -118,7 +151,7 @@ pub fn clocks_data_of(bag: &Bag, opts: &ClocksOptions) -> Result<ClocksData, Err
 /// ([`topic_times`]), and the TF messages that scan collected (None: read here).
 pub(crate) fn clocks_data_from(
     bag: &Bag,
-    opts: &ClocksOptions,
+    opts: &AnalysisOptions,
     times: Vec<TopicTimes>,
     warnings: Vec<Warning>,
     tf: Option<crate::tf::TfCollected>,
@@ -148,7 +181,7 @@ pub(crate) struct AnalysisVerdict {
 /// ([`bagscope_clocks::analyze_with_subset`]).
 pub(crate) fn clocks_data_and_subset(
     bag: &Bag,
-    opts: &ClocksOptions,
+    opts: &AnalysisOptions,
     times: Vec<TopicTimes>,
     mut warnings: Vec<Warning>,
     tf: Option<crate::tf::TfCollected>,

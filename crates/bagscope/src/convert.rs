@@ -16,17 +16,46 @@ use bagscope_bag::{Bag, Rosbag2Writer, Warning, WriteChannel, WriteError};
 
 use crate::Error;
 
-/// How `convert` writes its output.
-#[derive(Debug, Clone, Default)]
+/// How `convert` writes its output and what it keeps (`Default`: every topic, every message).
+/// The fields are the parameters' names (Python's keywords, the CLI's flags).
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(default, deny_unknown_fields)]
 pub struct ConvertOptions {
-    /// Replace OUT when it exists (default false: an existing OUT is a usage error).
+    /// Replace OUTPUT if it exists.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub force: bool,
-    /// Which topics to write (default: all).
-    pub filter: crate::window::TopicFilter,
-    /// Write messages logged at or after this time only.
+    /// Write only these topics (comma separated or repeated; default: all).
+    #[cfg_attr(feature = "clap", arg(long, value_delimiter = ',', num_args = 1..))]
+    pub topics: Vec<String>,
+    /// Also write the topics whose name matches this regular expression.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub regex: Option<String>,
+    /// Leave these topics out.
+    #[cfg_attr(feature = "clap", arg(long, value_delimiter = ',', num_args = 1..))]
+    pub exclude_topics: Vec<String>,
+    /// Leave out the topics whose name matches this regular expression.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub exclude_regex: Option<String>,
+    /// Write messages logged from this time: `+SECONDS` or `+DURATION` after the bag's first
+    /// message (`+2.5`, `+1500ms`), nanoseconds since the epoch, or an RFC 3339 time.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub start: Option<crate::window::TimeBound>,
-    /// Write messages logged before this time only.
+    /// Write messages logged before this time, as `start`.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub end: Option<crate::window::TimeBound>,
+}
+
+impl ConvertOptions {
+    /// The topics chosen, as `bagscope-bag`'s one rule for topic selection.
+    pub fn filter(&self) -> crate::window::TopicFilter {
+        crate::window::TopicFilter {
+            topics: self.topics.clone(),
+            regex: self.regex.clone(),
+            exclude_topics: self.exclude_topics.clone(),
+            exclude_regex: self.exclude_regex.clone(),
+        }
+    }
 }
 
 /// One topic as written (`topics` in `convert --json`, sorted by name then type).
@@ -69,12 +98,7 @@ pub struct ConvertReport {
     pub warnings: Vec<Warning>,
 }
 
-impl ConvertReport {
-    /// True when a warning says messages of the input could not be read (exit code 3).
-    pub fn data_loss(&self) -> bool {
-        self.warnings.iter().any(|w| w.data_loss)
-    }
-}
+impl ConvertReport {}
 
 /// Per-topic bookkeeping while writing.
 #[derive(Default, Clone)]
@@ -92,14 +116,14 @@ pub fn convert(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<Con
     // Before the bag is read: `OUT.mcap.zstd` would be a plain MCAP file under a compressed
     // name, which readers (this one too) refuse.
     bagscope_bag::write::check_output_name(output)
-        .map_err(|reason| Error::Parameter(format!("{}: {reason}", output.display())))?;
+        .map_err(|reason| Error::invalid("output", format!("{}: {reason}", output.display())))?;
     let bag = Bag::open(input)?;
     crate::refuse_output_file(output)?;
     if output.exists() && !opts.force {
-        return Err(Error::Usage(format!(
-            "{} exists (pass --force to replace it)",
-            output.display()
-        )));
+        return Err(Error::refused_output(
+            output,
+            format!("{} exists (give `force` to replace it)", output.display()),
+        ));
     }
     let inputs = bag.input_paths();
     // Written as OUT.partial and renamed when complete (an interrupted run leaves no half
@@ -109,7 +133,7 @@ pub fn convert(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<Con
         concat!("bagscope ", env!("CARGO_PKG_VERSION")),
         &inputs,
     )?;
-    let wanted = opts.filter.wanted(&bag)?;
+    let wanted = opts.filter().wanted(&bag)?;
     let window = crate::window::log_window(&bag, opts.start, opts.end);
     let mut report = write(&bag, w, output, &wanted, window)?;
     report.input = input.display().to_string();

@@ -14,18 +14,27 @@ use crate::series::topic_schemas;
 pub use crate::window::TimeBound;
 use crate::Error;
 
-/// What to print.
-#[derive(Debug, Clone, Default)]
+/// What to print. The fields are the parameters' names (Python's keywords, the CLI's flags).
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(default, deny_unknown_fields)]
 pub struct EchoOptions {
-    /// The topic.
+    /// The topic to print.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub topic: String,
-    /// Field paths to print (`header.stamp`, `position[0]`); empty: the whole message.
+    /// Only these fields, by path, comma separated (e.g. `header.stamp,position[0]`); none:
+    /// the whole message.
+    #[cfg_attr(feature = "clap", arg(long, value_delimiter = ',', num_args = 1..))]
     pub fields: Vec<String>,
-    /// Messages logged at or after this time only.
+    /// From this log time: `+SECONDS` or `+DURATION` after the bag's first message (`+2.5`,
+    /// `+1500ms`), nanoseconds since the epoch, or an RFC 3339 time (`2025-11-30T00:00:05Z`).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub start: Option<TimeBound>,
-    /// Messages logged before this time only.
+    /// Until this time (exclusive), as `start`.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub end: Option<TimeBound>,
     /// At most this many messages.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub limit: Option<usize>,
 }
 
@@ -88,12 +97,7 @@ pub struct EchoReport {
     pub warnings: Vec<Warning>,
 }
 
-impl EchoReport {
-    /// Whether messages were lost (the CLI exits 3).
-    pub fn data_loss(&self) -> bool {
-        self.warnings.iter().any(|w| w.data_loss)
-    }
-}
+impl EchoReport {}
 
 /// [`echo_of`] of the bag at `path`.
 pub fn echo(
@@ -114,22 +118,23 @@ pub fn echo_of(
 ) -> Result<EchoReport, Error> {
     for f in &o.fields {
         if bagscope_msg::parse_path(f).is_none_or(|s| s.is_empty()) {
-            return Err(Error::Usage(format!(
-                "--fields: {f:?} is not a field path (e.g. header.stamp, position[0])"
-            )));
+            return Err(Error::invalid(
+                "fields",
+                format!("{f:?} is not a field path (e.g. header.stamp, position[0])"),
+            ));
         }
     }
     let ti = bag.topic_index(&o.topic)?;
     let topic = &bag.topics[ti];
     let schema = topic_schemas(bag)
         .swap_remove(ti)
-        .map_err(|e| Error::Analysis(format!("{}: cannot decode its messages: {e}", o.topic)))?;
+        .map_err(|e| Error::no_data(format!("{}: cannot decode its messages: {e}", o.topic)))?;
     // A path the type does not have would print null for every message: a usage error
     // naming the fields there are.
     for f in &o.fields {
         schema
             .resolve_path(f)
-            .map_err(|e| Error::Parameter(format!("--fields on {}: {e}", o.topic)))?;
+            .map_err(|e| Error::invalid("fields", format!("on {}: {e}", o.topic)))?;
     }
     let mut wanted = vec![false; bag.topics.len()];
     wanted[ti] = true;
@@ -199,7 +204,11 @@ pub fn echo_of(
         skipped,
     );
     if let Some(e) = write_error {
-        return Err(Error::Output(e));
+        return Err(Error::Output {
+            path: None,
+            reason: "cannot write the output".into(),
+            source: Some(e),
+        });
     }
     warnings.extend(visit_warnings);
     if undecodable > 0 {

@@ -84,6 +84,22 @@ impl Default for ExportOptions {
     }
 }
 
+impl ExportOptions {
+    /// Refuses parameters that do not apply: `fields` and `explode` choose message columns,
+    /// which the timing table (`timing_only`) does not have.
+    pub fn validate(&self) -> Result<(), Error> {
+        for (set, name) in [
+            (!self.fields.is_empty(), "fields"),
+            (self.explode, "explode"),
+        ] {
+            crate::params::not_applicable(set && self.timing_only, name, || {
+                "does not apply with `timing_only` (the timing table has no message fields)".into()
+            })?;
+        }
+        Ok(())
+    }
+}
+
 /// One table written (or built in memory).
 #[derive(Debug, Clone, Serialize)]
 pub struct ExportedTable {
@@ -109,20 +125,15 @@ pub struct ExportReport {
     pub warnings: Vec<Warning>,
 }
 
-impl ExportReport {
-    /// True when a warning says messages were lost (exit code 3).
-    pub fn data_loss(&self) -> bool {
-        self.warnings.iter().any(|w| w.data_loss)
-    }
-}
-
 /// Writes the tables to files (see the module docs for naming).
 pub fn export(path: &Path, out: &Path, o: &ExportOptions) -> Result<ExportReport, Error> {
+    o.validate()?;
     export_of(&Bag::open(path)?, out, o)
 }
 
 /// [`export`] of an open bag.
 pub fn export_of(bag: &Bag, out: &Path, o: &ExportOptions) -> Result<ExportReport, Error> {
+    o.validate()?;
     export_known(bag, out, o, None)
 }
 
@@ -711,6 +722,7 @@ fn log_time_order(c: Columns<2>) -> Columns<2> {
     }
 }
 
+#[allow(clippy::too_many_lines)] // To split once export.rs is being reworked for speed (issue 44).
 fn walk(
     bag: &Bag,
     o: &ExportOptions,
@@ -1067,10 +1079,13 @@ fn make_tables(
             }
             None if o.fields.is_empty() => MessageColumns::empty(text_nested),
             None => {
-                return Err(Error::Usage(format!(
-                    "{}: no usable schema, so no fields to select",
-                    bag.topics[ti].name
-                )))
+                return Err(Error::invalid(
+                    "fields",
+                    format!(
+                        "{}: no usable schema, so no fields to select",
+                        bag.topics[ti].name
+                    ),
+                ))
             }
         };
         tables.push(Table::Message {

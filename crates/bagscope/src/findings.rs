@@ -15,20 +15,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use bagscope_bag::Warning;
+use bagscope_bag::{Warning, WarningCode};
 
-/// How bad a finding is. Ordered worst first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Severity {
-    /// Messages were lost: they could not be read at all.
-    Error,
-    /// Something that makes the bag's numbers wrong or misleading (clock offsets, bad stamps,
-    /// split axes, contract violations).
-    Warning,
-    /// Describes the bag without faulting it (a late start, a topic without a definition).
-    Info,
-}
+pub use bagscope_types::Severity;
 
 /// One code's findings.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -58,63 +47,28 @@ pub struct VerdictSummary {
     pub findings: Vec<VerdictFinding>,
 }
 
-/// Codes that describe a bag without faulting it.
-const INFO_CODES: [&str; 17] = [
-    "early_end",
-    "encapsulation_options",
-    "headerless",
-    "late_start",
-    "metadata_count_mismatch",
-    "multimodal_lag",
-    "qos_mixed",
-    "qos_unreadable",
-    "recorder_on_sim_time",
-    "schedule_fallback",
-    "sim_clock_pause",
-    "slop_from_recommendation",
-    "summary_truncated",
-    "undecodable_topic",
-    "unlisted_file",
-    "unmerged_wal",
-    "zero_count_topic",
-];
-
-/// Warning-severity codes in the order a reader should meet them; other codes follow by name.
-const WARNING_ORDER: [&str; 13] = [
-    "split_clock_axes",
-    "replayed_recording",
-    "clock_offset",
-    "clock_jump_back",
-    "stamp_frozen",
-    "stamp_zero",
-    "stamp_invalid",
-    "stamps_in_future",
-    "clock_drift",
-    "large_lag",
-    "mixed_axis",
-    "no_clock_for_sim",
-    "stamp_before_bag_start",
-];
-
-/// The severity of a warning code (`data_loss`: the warning says messages were lost).
+/// The severity of a warning or check code (`data_loss`: the warning says messages were
+/// lost): a warning code's own ([`WarningCode::severity`]); `data_loss`, the entry summing up
+/// the losses, an error; a contract-check code a warning.
 pub fn severity_of(code: &str, data_loss: bool) -> Severity {
-    if data_loss || code == "data_loss" {
-        Severity::Error
-    } else if INFO_CODES.contains(&code) {
-        Severity::Info
-    } else {
-        Severity::Warning
+    match code.parse::<WarningCode>() {
+        _ if data_loss || code == "data_loss" => Severity::Error,
+        Ok(c) => c.severity(),
+        Err(_) => Severity::Warning,
     }
 }
 
-fn rank(f: &VerdictFinding) -> (Severity, usize, String) {
-    let pos = if f.code == "data_loss" {
-        0
-    } else {
-        WARNING_ORDER
-            .iter()
-            .position(|c| *c == f.code)
-            .map_or(WARNING_ORDER.len() + 1, |p| p + 1)
+/// A check finding met right after the warnings a reader should meet first.
+const CHECK_READ_FIRST: &str = "stamp_before_bag_start";
+
+/// Worst first; within a severity, `data_loss`, then the codes in their reading order
+/// ([`WarningCode::reading_order`]), then by name.
+fn rank(f: &VerdictFinding) -> (Severity, u8, String) {
+    let pos = match f.code.parse::<WarningCode>() {
+        _ if f.code == "data_loss" => 0,
+        Ok(c) if c.reading_order() < WarningCode::LAST_IN_ORDER => c.reading_order(),
+        _ if f.code == CHECK_READ_FIRST => WarningCode::LAST_IN_ORDER - 1,
+        _ => WarningCode::LAST_IN_ORDER,
     };
     (f.severity, pos, f.code.clone())
 }
@@ -268,7 +222,6 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bagscope_bag::WarningCode;
 
     #[test]
     fn natural_order_compares_numbers() {

@@ -2,10 +2,8 @@
 
 use std::path::Path;
 
-use bagscope_clocks::ClocksOptions;
-
 use crate::check::{CheckOptions, CheckReport};
-use crate::clocks::ClocksCommandReport;
+use crate::clocks::{ClocksCommandReport, ClocksOptions};
 use crate::hist::{HistOptions, HistReport};
 use crate::info::InfoReport;
 use crate::matching::{MatchArgs, MatchCommandReport};
@@ -57,10 +55,21 @@ impl Bag {
         crate::info::info_of(&self.inner)
     }
 
+    /// `bagscope info` with options: `fast` reads the summaries alone (the bag is opened again
+    /// from its path for that), `sort` orders the topics.
+    pub fn info_with(&self, opts: &crate::info::InfoOptions) -> Result<InfoReport, Error> {
+        if opts.fast {
+            return crate::info::info_with(&self.inner.path, opts);
+        }
+        let mut r = self.info();
+        crate::info::sort_topics(&mut r.topics, opts.sort);
+        Ok(r)
+    }
+
     /// `bagscope clocks`: which clock each topic is stamped on, lag, stamp health, `/clock`,
     /// split clock axes, with the findings worst first.
     pub fn clocks(&self, opts: &ClocksOptions) -> Result<ClocksCommandReport, Error> {
-        self.whole(crate::clocks::clocks_data_of(&self.inner, opts).map(|d| d.report))
+        self.whole(crate::clocks::clocks_data_of(&self.inner, &opts.analysis()).map(|d| d.report))
     }
 
     /// `bagscope check`: message contract checks (images, camera info, joints, point clouds,
@@ -98,6 +107,16 @@ impl Bag {
         self.whole(crate::hist::hist_of(&self.inner, opts))
     }
 
+    /// `bagscope report`'s data (everything the page shows but its figures): `info`, `clocks`
+    /// and `check` from one scan, synchronizers on sensor pairs, command/response pairs
+    /// matched, observations under a contract, the verdicts.
+    pub fn report_data(
+        &self,
+        opts: &crate::report::ReportOptions,
+    ) -> Result<crate::report::ReportData, Error> {
+        crate::report::report_data(self, opts)
+    }
+
     /// `bagscope tf`: what `tf2_ros::MessageFilter` would have done with each message.
     pub fn tf(&self, opts: &TfOptions) -> Result<TfCommandReport, Error> {
         self.whole(crate::tf::tf_of(&self.inner, opts))
@@ -131,7 +150,7 @@ impl Bag {
         fn json<T: serde::Serialize>(v: &T) -> Result<serde_json::Value, Error> {
             serde_json::to_string(v)
                 .and_then(|s| serde_json::from_str(&s))
-                .map_err(|e| Error::Analysis(e.to_string()))
+                .map_err(|e| Error::no_data(format!("cannot read back a report: {e}")))
         }
         let info = json(&self.info())?;
         let clocks = json(&self.clocks(&ClocksOptions::default())?)?;

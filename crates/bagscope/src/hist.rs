@@ -17,13 +17,20 @@ use bagscope_bag::Bag;
 use crate::clocks::ClocksData;
 use crate::Error;
 
-/// Which distributions `hist` computes.
-#[derive(Debug, Clone)]
+/// Which distributions `hist` computes (`Default`: 60 bins). The fields are the parameters'
+/// names (Python's keywords, the CLI's flags).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(default, deny_unknown_fields)]
 pub struct HistOptions {
-    /// First topic is the reference: stamp differences go from it to each other topic.
+    /// Topics; stamp differences go from the first to each other one (nearest partner).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_delimiter = ',', num_args = 1.., required = true)
+    )]
     pub topics: Vec<String>,
-    /// Number of bins between the 0.1 % and 99.9 % quantiles (default 60; clamped to
-    /// 1..=10 000).
+    /// Number of bins (between the 0.1 % and 99.9 % quantiles; clamped to 1..=10 000).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = HistOptions::default().bins))]
     pub bins: usize,
 }
 
@@ -36,22 +43,8 @@ impl Default for HistOptions {
     }
 }
 
-/// Fixed-width bins over the central 99.8 % of the values; the rest are counted, not drawn,
-/// so one outlier cannot stretch the axis (or allocate billions of bins).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Bins {
-    /// Lower edge of the first bin: the 0.1 % quantile (nearest rank), in the distribution's
-    /// unit (ns).
-    pub start_ns: i64,
-    /// Width of every bin (at least 1 ns).
-    pub bin_width_ns: i64,
-    /// Values per bin, from `start_ns` up.
-    pub counts: Vec<u64>,
-    /// Values below the 0.1 % quantile, not in any bin.
-    pub below: u64,
-    /// Values above the 99.9 % quantile, not in any bin.
-    pub above: u64,
-}
+/// Fixed-width bins over the central 99.8 % of the values (`bagscope-stats`' histogram).
+pub use bagscope_stats::Histogram as Bins;
 
 /// What a [`Distribution`] is of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -115,56 +108,6 @@ pub struct HistReport {
     pub warnings: Vec<Warning>,
 }
 
-impl HistReport {
-    /// True when a warning says messages were lost (exit code 3).
-    pub fn data_loss(&self) -> bool {
-        self.warnings.iter().any(|w| w.data_loss)
-    }
-}
-
-/// Quantile of sorted values, nearest rank (bins need no interpolation).
-fn q(sorted: &[i64], p: f64) -> i64 {
-    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[i.min(sorted.len() - 1)]
-}
-
-/// Bins `values` into `nbins` fixed-width bins (clamped to 1..=10 000) between their 0.1 % and
-/// 99.9 % quantiles; None when `values` is empty.
-pub fn bins_of(values: &[i64], nbins: usize) -> Option<Bins> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut v = values.to_vec();
-    v.sort_unstable();
-    let lo = q(&v, 0.001);
-    let hi = q(&v, 0.999);
-    let nb = nbins.clamp(1, 10_000) as i128;
-    // i128: the span of wall-clock differences can exceed i64.
-    let span = hi as i128 - lo as i128 + 1;
-    let width = ((span + nb - 1) / nb).clamp(1, i64::MAX as i128) as i64;
-    let n = (span + width as i128 - 1) / width as i128;
-    let mut counts = vec![0u64; n.clamp(1, 10_001) as usize];
-    let (mut below, mut above) = (0u64, 0u64);
-    for &x in &v {
-        if x < lo {
-            below += 1;
-        } else if x > hi {
-            above += 1;
-        } else {
-            let i = ((x as i128 - lo as i128) / width as i128) as usize;
-            let last = counts.len() - 1;
-            counts[i.min(last)] += 1;
-        }
-    }
-    Some(Bins {
-        start_ns: lo,
-        bin_width_ns: width,
-        counts,
-        below,
-        above,
-    })
-}
-
 /// The [`Distribution`] of `values`: summary, modes, `nbins` bins, with `note` attached.
 pub fn distribution(
     kind: DistKind,
@@ -182,7 +125,7 @@ pub fn distribution(
         summary: NsSummary::of(values),
         bimodal: modes.len() > 1,
         modes_ns: modes,
-        bins: bins_of(values, nbins),
+        bins: Bins::central(values, nbins),
         note,
     }
 }
@@ -292,7 +235,7 @@ pub fn hist(path: &Path, o: &HistOptions) -> Result<HistReport, Error> {
 
 fn validate_hist(o: &HistOptions) -> Result<(), Error> {
     if o.topics.is_empty() {
-        return Err(Error::Usage("--topics needs at least one topic".into()));
+        return Err(Error::invalid("topics", "needs at least one topic"));
     }
     Ok(())
 }
@@ -312,7 +255,7 @@ pub fn hist_of(bag: &Bag, o: &HistOptions) -> Result<HistReport, Error> {
         d.times
             .iter()
             .find(|t| t.topic == name)
-            .ok_or_else(|| Error::Usage(format!("topic {name} is not in the bag")))
+            .ok_or_else(|| Error::invalid("topics", format!("topic {name} is not in the bag")))
     };
     let chosen: Vec<&TopicTimes> = o.topics.iter().map(|n| find(n)).collect::<Result<_, _>>()?;
     let mut dists = Vec::new();
@@ -403,20 +346,6 @@ mod tests {
         assert_eq!(nearest_diffs(&a, &b), vec![90, -10, 5, -795]);
         assert!(nearest_diffs(&a, &[]).is_empty());
         assert_eq!(nearest_diffs(&[i64::MIN], &[i64::MAX]), vec![i64::MAX]);
-    }
-
-    #[test]
-    fn bins_cover_the_centre_and_count_the_rest() {
-        let mut v: Vec<i64> = (0..10_000).map(|i| i % 100).collect();
-        v.push(i64::MAX);
-        v.push(i64::MIN);
-        let b = bins_of(&v, 50).unwrap();
-        assert_eq!(b.below + b.above, 2);
-        assert_eq!(b.counts.iter().sum::<u64>(), 10_000);
-        assert!(b.counts.len() <= 51);
-        assert!(bins_of(&[], 10).is_none());
-        let one = bins_of(&[5, 5, 5], 0).unwrap();
-        assert_eq!(one.counts, vec![3]);
     }
 
     #[test]

@@ -121,7 +121,9 @@ pub struct ImageBandwidth {
 }
 
 /// How `info` orders its topics.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "snake_case")]
 pub enum InfoSort {
     /// By name, then type (the default).
     #[default]
@@ -255,12 +257,7 @@ pub struct InfoReport {
     pub warnings: Vec<Warning>,
 }
 
-impl InfoReport {
-    /// True when a warning says messages were lost (exit code 3).
-    pub fn data_loss(&self) -> bool {
-        self.warnings.iter().any(|w| w.data_loss)
-    }
-}
+impl InfoReport {}
 
 /// A topic whose first message comes this long after the bag starts (or whose last comes this
 /// long before it ends) is flagged: at least 1 s and at least 10 % of the bag.
@@ -282,15 +279,20 @@ fn published_once(t: &bagscope_bag::Topic) -> bool {
             .is_some_and(|q| q.contains("transient_local") || q.contains("durability: 1"))
 }
 
-/// How much `info` reads.
-#[derive(Debug, Clone, Copy, Default)]
+/// How much `info` reads, and in which order it lists topics. The fields are the parameters'
+/// names (Python's keywords, the CLI's flags).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(default, deny_unknown_fields)]
 pub struct InfoOptions {
-    /// Only what the summary and the message index records give without reading each entry
-    /// (counts, first and last log time, rate): work grows with chunks, not messages. No
-    /// median period, gaps or sizes. Falls back to the full read where the indexes cannot
-    /// answer.
+    /// Counts, first / last time and rate from the summary alone (like `mcap info`: the data
+    /// section is not checked), else from the message index records' headers; work grows with
+    /// chunks, not messages. Median periods, gaps, sizes and service latencies are left out.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub fast: bool,
-    /// The order of the topics.
+    /// Order of the topics, in the text and in the JSON: name (then type), or count, size
+    /// (payload bytes) or rate, largest first.
+    #[cfg_attr(feature = "clap", arg(long, value_enum, default_value_t))]
     pub sort: InfoSort,
 }
 
@@ -416,6 +418,109 @@ pub fn sort_topics(topics: &mut [TopicInfo], sort: InfoSort) {
     }
 }
 
+/// A topic's arrival warnings: declared without messages, starting late or ending early
+/// against the bag (`bag_span`: its first and last log time), or holding another count than
+/// metadata.yaml says.
+fn topic_warnings(
+    t: &bagscope_bag::Topic,
+    c: &Cadence,
+    (start_ns, end_ns): (i64, i64),
+    lost: bool,
+    warnings: &mut Vec<Warning>,
+) {
+    let (count, first, last) = (c.count, c.first, c.last);
+    let duration_ns = end_ns - start_ns;
+    if count == 0 {
+        warnings.push(
+            Warning::new(
+                WarningCode::ZeroCountTopic,
+                "topic is declared but has no messages",
+            )
+            .topic(&t.name),
+        );
+    } else if count >= MIN_CADENCE_MESSAGES && duration_ns > 0 && !published_once(t) {
+        let thr = late_threshold_ns(duration_ns);
+        let (first, last) = (first.unwrap_or(start_ns), last.unwrap_or(end_ns));
+        if first - start_ns > thr {
+            warnings.push(
+                Warning::new(
+                    WarningCode::LateStart,
+                    format!(
+                        "first message {:.3} s after the bag starts",
+                        (first - start_ns) as f64 / 1e9
+                    ),
+                )
+                .topic(&t.name),
+            );
+        }
+        if end_ns - last > thr {
+            warnings.push(
+                Warning::new(
+                    WarningCode::EarlyEnd,
+                    format!(
+                        "last message {:.3} s before the bag ends",
+                        (end_ns - last) as f64 / 1e9
+                    ),
+                )
+                .topic(&t.name),
+            );
+        }
+    }
+    if let Some(mc) = t.metadata_count {
+        if mc != count && !lost {
+            warnings.push(
+                Warning::new(
+                    WarningCode::MetadataCountMismatch,
+                    format!("metadata.yaml says {mc} messages, the files hold {count}"),
+                )
+                .topic(&t.name),
+            );
+        }
+    }
+}
+
+/// Counts that disagree: the summary's Statistics against the data section (one file), and
+/// the messages metadata.yaml lists against those present when split files are missing.
+fn count_warnings(
+    bag: &Bag,
+    topics: &[TopicInfo],
+    message_count: u64,
+    warnings: &mut Vec<Warning>,
+) {
+    for f in &bag.files {
+        if let Some(s) = f.stats_message_count {
+            if bag.files.len() == 1 && s != message_count && !warnings.iter().any(|w| w.data_loss) {
+                warnings.push(
+                    Warning::new(
+                        WarningCode::StatisticsMismatch,
+                        format!(
+                            "the summary's Statistics record says {s} messages, the data section holds {message_count}"
+                        ),
+                    )
+                    .file(f.path.display().to_string()),
+                );
+            }
+        }
+    }
+    // Missing split files: how much of the bag that is, where metadata.yaml counts it.
+    let missing = warnings.iter().filter(|w| w.code == "missing_file").count();
+    let listed: Option<u64> = topics.iter().map(|t| t.metadata_count).sum();
+    if let (true, Some(listed)) = (missing > 0, listed) {
+        if listed > message_count {
+            warnings.push(
+                Warning::new(
+                    WarningCode::MissingMessages,
+                    format!(
+                        "{message_count} of the {listed} messages metadata.yaml lists are present: {} are in the {missing} missing file(s)",
+                        listed - message_count
+                    ),
+                )
+                .loss(),
+            );
+        }
+    }
+}
+
 fn info_from(
     bag: &Bag,
     spans: Option<Vec<bagscope_bag::TopicSpan>>,
@@ -479,53 +584,7 @@ fn info_from(
         };
         let rate_hz = bagscope_stats::rate_hz(count, span);
         let (largest_gap_ns, largest_gap_end_ns) = c.largest_gap.unzip();
-        if count == 0 {
-            warnings.push(
-                Warning::new(
-                    WarningCode::ZeroCountTopic,
-                    "topic is declared but has no messages",
-                )
-                .topic(&t.name),
-            );
-        } else if count >= MIN_CADENCE_MESSAGES && duration_ns > 0 && !published_once(t) {
-            let thr = late_threshold_ns(duration_ns);
-            let (first, last) = (first.unwrap_or(start_ns), last.unwrap_or(end_ns));
-            if first - start_ns > thr {
-                warnings.push(
-                    Warning::new(
-                        WarningCode::LateStart,
-                        format!(
-                            "first message {:.3} s after the bag starts",
-                            (first - start_ns) as f64 / 1e9
-                        ),
-                    )
-                    .topic(&t.name),
-                );
-            }
-            if end_ns - last > thr {
-                warnings.push(
-                    Warning::new(
-                        WarningCode::EarlyEnd,
-                        format!(
-                            "last message {:.3} s before the bag ends",
-                            (end_ns - last) as f64 / 1e9
-                        ),
-                    )
-                    .topic(&t.name),
-                );
-            }
-        }
-        if let Some(mc) = t.metadata_count {
-            if mc != count && !lost {
-                warnings.push(
-                    Warning::new(
-                        WarningCode::MetadataCountMismatch,
-                        format!("metadata.yaml says {mc} messages, the files hold {count}"),
-                    )
-                    .topic(&t.name),
-                );
-            }
-        }
+        topic_warnings(t, c, (start_ns, end_ns), lost, &mut warnings);
         let mean_message_bytes = c
             .size_bytes
             .filter(|_| count > 0)
@@ -586,38 +645,7 @@ fn info_from(
         image_bandwidths(bag, &mut topics);
     }
     topics.sort_by(|a, b| a.topic.cmp(&b.topic).then(a.type_name.cmp(&b.type_name)));
-    for f in &bag.files {
-        if let Some(s) = f.stats_message_count {
-            if bag.files.len() == 1 && s != message_count && !warnings.iter().any(|w| w.data_loss) {
-                warnings.push(
-                    Warning::new(
-                        WarningCode::StatisticsMismatch,
-                        format!(
-                            "the summary's Statistics record says {s} messages, the data section holds {message_count}"
-                        ),
-                    )
-                    .file(f.path.display().to_string()),
-                );
-            }
-        }
-    }
-    // Missing split files: how much of the bag that is, where metadata.yaml counts it.
-    let missing = warnings.iter().filter(|w| w.code == "missing_file").count();
-    let listed: Option<u64> = topics.iter().map(|t| t.metadata_count).sum();
-    if let (true, Some(listed)) = (missing > 0, listed) {
-        if listed > message_count {
-            warnings.push(
-                Warning::new(
-                    WarningCode::MissingMessages,
-                    format!(
-                        "{message_count} of the {listed} messages metadata.yaml lists are present: {} are in the {missing} missing file(s)",
-                        listed - message_count
-                    ),
-                )
-                .loss(),
-            );
-        }
-    }
+    count_warnings(bag, &topics, message_count, &mut warnings);
     warnings.sort();
     warnings.dedup();
 

@@ -97,8 +97,8 @@ impl VectorFeature {
         if self.rows.is_empty() {
             self.names = names;
         } else if names != self.names {
-            return Err(Error::Analysis(format!(
-                "--layout lerobot: `{feature}` changes at frame {} ({} values: {}; the first frame had {}: {}); \
+            return Err(Error::no_data(format!(
+                "`layout` lerobot: '{feature}' changes at frame {} ({} values: {}; the first frame had {}: {}); \
                  a LeRobot feature has one shape and one meaning per dataset",
                 self.rows.len(),
                 names.len(),
@@ -206,8 +206,9 @@ impl Stage {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "lerobot".into());
         let dir = out.with_file_name(format!(".{name}.bagscope-staging.tmp"));
-        let io =
-            |e: std::io::Error| Error::Analysis(format!("cannot write {}: {e}", dir.display()));
+        let io = |e: std::io::Error| {
+            Error::write_failed(&dir, format!("cannot write {}", dir.display()), e)
+        };
         if let Some(p) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(p).map_err(io)?;
         }
@@ -223,8 +224,9 @@ impl Stage {
     /// checked again here: something may have appeared meanwhile).
     fn commit(mut self, out: &Path) -> Result<(), Error> {
         check_target(out)?;
-        let io =
-            |e: std::io::Error| Error::Analysis(format!("cannot write {}: {e}", out.display()));
+        let io = |e: std::io::Error| {
+            Error::write_failed(out, format!("cannot write {}", out.display()), e)
+        };
         if out.is_dir() {
             std::fs::remove_dir(out).map_err(io)?;
         }
@@ -299,13 +301,16 @@ pub(crate) fn non_empty(dir: &Path) -> bool {
 pub fn check_target(out: &Path) -> Result<(), Error> {
     crate::refuse_output_dir(out)?;
     if out.is_dir() && non_empty(out) {
-        return Err(Error::Usage(format!(
-            "--layout lerobot: {} is not empty ({}): a LeRobot dataset is written whole into a \
-             new or empty folder, never mixed with the files of another; remove it or write to \
-             another -o",
-            out.display(),
-            listing(out)
-        )));
+        return Err(Error::refused_output(
+            out,
+            format!(
+                "`layout` lerobot: {} is not empty ({}): a LeRobot dataset is written whole \
+                 into a new or empty folder, never mixed with the files of another; remove it \
+                 or write to another `out`",
+                out.display(),
+                listing(out)
+            ),
+        ));
     }
     Ok(())
 }
@@ -316,6 +321,7 @@ pub fn check_target(out: &Path) -> Result<(), Error> {
 /// empty episode, an observation without the action or a state value (an `optional` state
 /// that was missing), and a state whose shape changes over the episode: LeRobot frames are
 /// complete vectors of one shape.
+#[allow(clippy::too_many_lines)] // To split once lerobot.rs is being reworked to stream (issue 44).
 pub fn write_lerobot(
     bag: &Bag,
     r: &ObserveCommandReport,
@@ -330,14 +336,15 @@ pub fn write_lerobot(
         .iter()
         .position(|t| t == action_topic)
         .ok_or_else(|| {
-            Error::Parameter(format!(
-                "--action {action_topic}: not a state topic of the contract (add it under state:, e.g. with mode: hold)"
-            ))
+            Error::invalid(
+                "action",
+                format!("{action_topic}: not a state topic of the contract (add it under state:, e.g. with mode: hold)"),
+            )
         })?;
     let obs = &rep.observations;
     if obs.is_empty() {
-        return Err(Error::Analysis(
-            "--layout lerobot: no observation was built (the summary's drops and rejections.parquet say why), and a LeRobot episode needs at least one frame".into(),
+        return Err(Error::no_data(
+            "`layout` lerobot: no observation was built (the summary's drops and rejections.parquet say why), and a LeRobot episode needs at least one frame",
         ));
     }
     let data = out.join(DATA_FILE);
@@ -358,8 +365,8 @@ pub fn write_lerobot(
     };
     for o in obs {
         let missing = |s: usize| {
-            Error::Analysis(format!(
-                "--layout lerobot: observation {} (anchor index {}) has no value of {} (an optional state that was missing); \
+            Error::no_data(format!(
+                "`layout` lerobot: observation {} (anchor index {}) has no value of {} (an optional state that was missing); \
                  a LeRobot frame needs every value: make it required or leave it out of the contract",
                 o.observation_id, o.anchor_index, rep.state_topics[s]
             ))
@@ -514,8 +521,9 @@ pub fn write_lerobot(
         "video_path": null,
         "features": features,
     });
-    let io =
-        |p: &Path, e: std::io::Error| Error::Analysis(format!("cannot write {}: {e}", p.display()));
+    let io = |p: &Path, e: std::io::Error| {
+        Error::write_failed(p, format!("cannot write {}", p.display()), e)
+    };
     let meta = stage.path("meta");
     std::fs::create_dir_all(&meta).map_err(|e| io(&meta, e))?;
     for (p, v) in [

@@ -33,12 +33,12 @@
 //! let bag = Bag::open("bags/sensors")?;
 //! let topics = vec!["/camera/image_raw".to_string(), "/lidar/points".to_string()];
 //! let mut opts = SyncOptions::new(topics, Policy::ApproxPy, 10);
-//! opts.slop_ns = Some(50_000_000);
+//! opts.slop = Some("50ms".parse()?);
 //! let r = bag.sync(&opts)?;
 //! let emulated = r.report.as_ref().unwrap();
 //! println!("{} sets, match rate {:.2}, drops {:?}", emulated.sets, emulated.match_rate, emulated.drops);
 //! assert!(emulated.sets > 0);
-//! # Ok::<(), bagscope::Error>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! # How late does the arm follow its commands?
@@ -84,6 +84,39 @@
 //! they take `i64` nanosecond series and do no I/O. [`io`] (`bagscope-bag`) reads the files,
 //! [`types`] holds the shared vocabulary. The report page is `bagscope-report`; replaying onto
 //! a live graph is `bagscope-replay`.
+//!
+//! # In the workspace
+//!
+//! One `commands` function per command over an opened `Bag` (`Bag::open(path)?.clocks(&opts)?`,
+//! and path-taking twins: `clocks::clocks`); each command's options type (`SyncOptions`,
+//! `MatchArgs`, `ClocksOptions`, `CheckOptions`, `HistOptions`, `TfOptions`, `EchoOptions`,
+//! `InfoOptions`, `ConvertOptions`, `ExportOptions`) owns its defaults (`Default`), its parsing
+//! (`FromStr` of the value types in `params.rs`: durations that remember their unit, ranges,
+//! per-topic durations, joint limits; serde for keyword arguments, `params::from_json`) and its
+//! validation in parameter names (every parameter that does not apply is an
+//! `Error::InvalidParameter`); the CLI derives its flags from those types (feature `clap`) and
+//! Python fills them through `params::from_json`; typed errors (`error.rs`: `InvalidParameter {
+//! name, reason }`, `NoData`, `Input`, `Output`, `Contract`, ...) with one `Error::is_usage`
+//! (exit 2, Python's `InvalidParameter`); `CommandReport` for every report (`outcome.rs`); what
+//! `report` shows from one open bag (`report.rs`: `report_data`, `Bag::report_data`: info,
+//! clocks and check from one scan, synchronizers on sensor pairs, command/response pairs
+//! matched, observations, verdicts); observe (the contract's `policy_version` hash, one bag
+//! pass, Parquet through `bagscope-frames`; `lerobot.rs`: a LeRobot v3.0 dataset staged and
+//! renamed whole into a new or empty folder); `check::clocks_and_check_of` (both from one
+//! scan); the verdicts' findings (`findings.rs`: warnings grouped by code with the code's
+//! severity, worst first, one rule for `clocks`, `check` and `report`; docs/findings.md); loss
+//! the recorder logged (`recorder_events.rs`); services recorded through introspection
+//! (`services.rs`); time windows (`window.rs`: `+SECONDS` after the start, nanoseconds or RFC
+//! 3339; topics through `bagscope-bag`'s `TopicFilter`); `refuse_outputs`: an output that is
+//! one of the bag's files or breaks the output rule is refused before anything is read;
+//! `batch`'s inputs and fingerprints (`batch_inputs.rs`); re-exports the analysis crates and
+//! the vocabulary.
+//!
+//! Notable dependencies: `bagscope-types`, `-bag`, `-msg`, `-stats`, `-clocks`, `-sync`,
+//! `-matching`, `-checks`, `-tf`; `-frames` only with its `frames` feature (`export`, `batch`,
+//! `Bag::timing`, and `Bag::timing_columns`: the timing table as columns from one column scan
+//! in file order, `timing.rs`); `clap` only with its `clap` feature (the CLI's flags); not
+//! `-replay`, `-plot`, `-synth`.
 
 #[cfg(feature = "frames")]
 pub mod batch;
@@ -101,7 +134,9 @@ pub mod info;
 pub mod lerobot;
 pub mod matching;
 pub mod observe;
+pub mod params;
 pub mod recorder_events;
+pub mod report;
 pub mod series;
 pub mod services;
 pub mod sync;
@@ -123,8 +158,12 @@ pub use bagscope_bag::{outfile, qos, text, BagError};
 pub use bagscope_types as types;
 pub use bagscope_types::{Axis, StampSource, Warning, WarningCode};
 
+mod error;
 mod handle;
+mod outcome;
+pub use error::Error;
 pub use handle::Bag;
+pub use outcome::CommandReport;
 
 /// A bag's display name: a `.mcap` file's stem, a folder's name (`bag` when there is none).
 pub fn bag_name(path: &std::path::Path) -> String {
@@ -144,10 +183,13 @@ pub fn bag_name(path: &std::path::Path) -> String {
 /// a FIFO, a folder).
 pub(crate) fn refuse_outputs(bag: &io::Bag, outputs: &[&std::path::Path]) -> Result<(), Error> {
     if let Some(p) = outfile::input_among(outputs, &bag.input_paths()) {
-        return Err(Error::Usage(format!(
-            "{} is part of the input bag: refusing to overwrite it",
-            p.display()
-        )));
+        return Err(Error::refused_output(
+            p,
+            format!(
+                "{} is part of the input bag: refusing to overwrite it",
+                p.display()
+            ),
+        ));
     }
     outputs.iter().try_for_each(|p| refuse_output_file(p))
 }
@@ -155,103 +197,12 @@ pub(crate) fn refuse_outputs(bag: &io::Bag, outputs: &[&std::path::Path]) -> Res
 /// [`outfile::check_output_file`] as this crate's error (exit 1), naming the path.
 pub(crate) fn refuse_output_file(p: &std::path::Path) -> Result<(), Error> {
     outfile::check_output_file(p)
-        .map_err(|e| Error::Usage(format!("cannot write {}: {e}", p.display())))
+        .map_err(|e| Error::refused_output(p, format!("cannot write {}: {e}", p.display())))
 }
 
 /// [`outfile::check_output_dir`] as this crate's error (exit 1), naming the folder.
+#[cfg_attr(not(feature = "frames"), allow(dead_code))]
 pub(crate) fn refuse_output_dir(p: &std::path::Path) -> Result<(), Error> {
     outfile::check_output_dir(p)
-        .map_err(|e| Error::Usage(format!("cannot write into {}: {e}", p.display())))
-}
-
-/// Why a command could not answer; every variant names what to fix or what is wrong.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// The bag could not be opened or read.
-    #[error(transparent)]
-    Bag(#[from] BagError),
-    /// The request cannot be answered as asked (options, topic names, output paths); the
-    /// message says what to change.
-    #[error("{0}")]
-    Usage(String),
-    /// A parameter that does not apply to the command as asked, or a required one missing or out
-    /// of range: a usage error (the CLI exits 2, as for a malformed argument).
-    #[error("{0}")]
-    Parameter(String),
-    /// The bag holds nothing the analysis can work on; the message says what is missing.
-    #[error("{0}")]
-    Analysis(String),
-    /// A synchronizer refused its parameters or inputs.
-    #[error(transparent)]
-    Sync(#[from] bagscope_sync::SyncError),
-    /// A topic's message definition could not be used.
-    #[error("{topic}: no usable schema")]
-    Schema {
-        /// The topic whose definition is unusable.
-        topic: String,
-        /// What is wrong with its definition.
-        #[source]
-        source: bagscope_msg::SchemaError,
-    },
-    /// Command/response matching found nothing to measure.
-    #[error("{}", bag.display())]
-    Match {
-        /// The bag the topics were read from.
-        bag: std::path::PathBuf,
-        /// Why the matching failed.
-        #[source]
-        source: bagscope_matching::MatchError,
-    },
-    /// Writing the command's output (stdout, a file) failed.
-    #[error("cannot write the output")]
-    Output(#[source] std::io::Error),
-    /// Writing a bag (`convert`) failed or would have replaced the input.
-    #[error(transparent)]
-    Write(#[from] bagscope_bag::WriteError),
-    /// Writing a table (Parquet / CSV) failed.
-    #[cfg(feature = "frames")]
-    #[error(transparent)]
-    Frames(#[from] bagscope_frames::FramesError),
-    /// The fields asked for cannot be read from a topic's messages.
-    #[cfg(feature = "frames")]
-    #[error("{topic}")]
-    Fields {
-        /// The topic whose fields were asked for.
-        topic: String,
-        /// Which field and why.
-        #[source]
-        source: bagscope_frames::FramesError,
-    },
-}
-
-impl Error {
-    /// Whether the error is about how the command was asked rather than about the bag: a
-    /// parameter that does not apply, a required one missing, a synchronizer parameter out of
-    /// range. The CLI exits 2 on these, as on a malformed argument.
-    pub fn is_usage(&self) -> bool {
-        use bagscope_sync::SyncError as S;
-        // A field path the topic's type does not have (`export --fields`).
-        #[cfg(feature = "frames")]
-        if matches!(
-            self,
-            Error::Fields {
-                source: bagscope_frames::FramesError::Usage(_),
-                ..
-            }
-        ) {
-            return true;
-        }
-        matches!(
-            self,
-            Error::Parameter(_)
-                | Error::Sync(
-                    S::TopicCount(_)
-                        | S::TopicOutOfRange { .. }
-                        | S::ParamLength { .. }
-                        | S::InvalidParam(_)
-                        | S::UnknownPolicy(_)
-                        | S::InvalidDuration(_)
-                )
-        )
-    }
+        .map_err(|e| Error::refused_output(p, format!("cannot write into {}: {e}", p.display())))
 }

@@ -12,11 +12,12 @@ use bagscope_bag::{Bag, Warning};
 use bagscope_clocks::{Axis, ClockMap, TopicTimes};
 use bagscope_matching::{
     compare_runs, match_series, ClockMappingNote, CompareReport, JointNames, JointSeries,
-    MatchOptions, MatchReport,
+    MatchOptions, MatchReport, ResponseKind,
 };
 use bagscope_msg::types::{JointState, JointTrajectory};
 use bagscope_msg::{decode, decode_typed, schema_for_channel, StampSource, Value};
 
+use crate::params::{Duration, DurationRange, JointLimits};
 use crate::Error;
 
 /// How the command and response streams are put on one time axis.
@@ -29,28 +30,189 @@ pub enum Align {
     Relative,
 }
 
-/// What `match` and `compare` pair: the two topics, how to read them, how to align them.
-#[derive(Debug, Clone, Default)]
+impl std::str::FromStr for Align {
+    type Err = String;
+
+    /// `stamps` or `relative`.
+    fn from_str(s: &str) -> Result<Align, String> {
+        match s.trim() {
+            "stamps" => Ok(Align::Stamps),
+            "relative" => Ok(Align::Relative),
+            x => Err(format!("must be stamps or relative, got '{x}'")),
+        }
+    }
+}
+
+impl std::fmt::Display for Align {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Align::Stamps => "stamps",
+            Align::Relative => "relative",
+        })
+    }
+}
+
+impl serde::Serialize for Align {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Align {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Align, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// What `match` and `compare` pair: the two topics, how to read them, how to align them, and
+/// the matching's parameters (`Default`: the documented defaults). The fields are the
+/// parameters' names (Python's keywords, the CLI's flags; `interpolate` is the CLI's
+/// `--no-interpolate` turned around).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(default, deny_unknown_fields)]
 pub struct MatchArgs {
-    /// The command topic (JointTrajectory, JointState, or any type with `command_field`).
+    /// Command topic (e.g. trajectory_msgs/JointTrajectory).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub command: String,
-    /// The response topic, read like the command topic.
+    /// Response topic (e.g. sensor_msgs/JointState).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub response: String,
-    /// Field path of the command values for types other than JointTrajectory / JointState
-    /// (default `data`); setting it makes those two types read through the path too.
+    /// Field path of the command values for other types (e.g. `data`, `points[0].positions`);
+    /// setting it makes JointTrajectory and JointState read through the path too.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub command_field: Option<String>,
-    /// Field path of the response values, as `command_field`.
+    /// Field path of the response values for other types.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub response_field: Option<String>,
-    /// Field path of a string array holding the joint names, for types read through a field
-    /// path; without it the joints are named `FIELD[i]`.
+    /// Field path of the joint names for other types (without it the joints are named
+    /// `FIELD[i]`).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub names_field: Option<String>,
-    /// How the streams are put on one axis (default: their stamps, mapped through `/clock`
-    /// when they are on different clocks).
+    /// `stamps` (map through /clock across axes, else refuse) or `relative` (each stream's
+    /// first message at 0).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = MatchArgs::default().align))]
     pub align: Align,
-    /// The sim-time topic used to map sim stamps to wall time (default: `/clock`).
+    /// Clock topic used to map sim time to wall time (default /clock).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub clock_topic: Option<String>,
-    /// The matching analysis' options (pairing, delay search window, trimming, limits).
-    pub options: MatchOptions,
+    /// `sampled` or `event`; default: decided from the topics' rates.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub response_kind: Option<ResponseKind>,
+    /// Delay search window, START..END (e.g. `0..500ms`).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = MatchArgs::default().search))]
+    pub search: DurationRange,
+    /// Analyse only START..END (relative to the first command), e.g. `2s..20s`.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub window: Option<DurationRange>,
+    /// Keep still segments (by default warm-up and still segments are trimmed).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub keep_still: bool,
+    /// Downsample the response keeping the last sample of each bucket, e.g. `10ms`.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub bucket: Option<Duration>,
+    /// Interpolate sampled responses linearly (the default); off (CLI: --no-interpolate):
+    /// pair each command with the nearest response instead.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long = "no-interpolate", action = clap::ArgAction::SetFalse)
+    )]
+    pub interpolate: bool,
+    /// Each response used at most once.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub one_to_one: bool,
+    /// Maximum pairing distance, e.g. `20ms`.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub max_pair_distance: Option<Duration>,
+    /// Joints that wrap around (angles in radians).
+    #[cfg_attr(feature = "clap", arg(long, value_delimiter = ',', num_args = 1..))]
+    pub continuous: Vec<String>,
+    /// Position limits: a JSON file {"joint": [min, max], ...} (Python: the mapping).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FILE"))]
+    pub limits: Option<JointLimits>,
+    /// Flag commands whose stamp is older than this when recorded, e.g. `200ms`.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub max_command_age: Option<Duration>,
+}
+
+impl Default for MatchArgs {
+    fn default() -> Self {
+        let o = MatchOptions::default();
+        let (start, end) = o.search_window_ns;
+        MatchArgs {
+            command: String::new(),
+            response: String::new(),
+            command_field: None,
+            response_field: None,
+            names_field: None,
+            align: Align::Stamps,
+            clock_topic: None,
+            response_kind: o.response_kind,
+            search: DurationRange {
+                start: Duration::from_ns(start),
+                end: Duration::from_ns(end),
+            },
+            window: None,
+            keep_still: !o.trim_still,
+            bucket: None,
+            interpolate: o.interpolate,
+            one_to_one: o.one_to_one,
+            max_pair_distance: None,
+            continuous: Vec::new(),
+            limits: None,
+            max_command_age: None,
+        }
+    }
+}
+
+impl MatchArgs {
+    /// Refuses parameters that do not apply (a clock topic with relative alignment, keeping
+    /// still segments inside a window, which never trims them) and topics not given.
+    pub fn validate(&self) -> Result<(), Error> {
+        use crate::params::not_applicable as na;
+        for (name, topic) in [("command", &self.command), ("response", &self.response)] {
+            if topic.is_empty() {
+                return Err(Error::invalid(name, "a topic is needed"));
+            }
+        }
+        na(
+            self.clock_topic.is_some() && self.align == Align::Relative,
+            "clock_topic",
+            || "does not apply with `align` relative (no clock is mapped)".into(),
+        )?;
+        na(
+            self.keep_still && self.window.is_some(),
+            "keep_still",
+            || "does not apply with `window`, which never trims still segments".into(),
+        )?;
+        Ok(())
+    }
+
+    /// The matching analysis' options: these parameters (limits read from their file), every
+    /// other threshold at its default.
+    pub fn options(&self) -> Result<MatchOptions, Error> {
+        Ok(MatchOptions {
+            search_window_ns: self.search.ns(),
+            window_ns: self.window.map(DurationRange::ns),
+            trim_still: !self.keep_still,
+            bucket_ns: self.bucket.map(Duration::ns),
+            interpolate: self.interpolate,
+            one_to_one: self.one_to_one,
+            max_pair_distance_ns: self.max_pair_distance.map(Duration::ns),
+            continuous_joints: self.continuous.clone(),
+            max_command_age_ns: self.max_command_age.map(Duration::ns),
+            limits: self
+                .limits
+                .as_ref()
+                .map(JointLimits::resolve)
+                .transpose()?
+                .unwrap_or_default(),
+            response_kind: self.response_kind,
+            ..Default::default()
+        })
+    }
 }
 
 /// `bagscope match`: the command → response delay (the CLI's `match --json`; the matching
@@ -80,12 +242,7 @@ pub struct MatchCommandReport {
     pub warnings: Vec<Warning>,
 }
 
-impl MatchCommandReport {
-    /// True when a warning says messages were lost (exit code 3).
-    pub fn data_loss(&self) -> bool {
-        self.warnings.iter().any(|w| w.data_loss)
-    }
-}
+impl MatchCommandReport {}
 
 /// Each topic's clock as the clocks analysis classifies it (one rule for every command),
 /// for the command and response topics (with the sim-time topic, if any, for its map).
@@ -256,10 +413,13 @@ fn decode_topic(
         let nf = names_field.map(str::to_string);
         // A path the type does not have is refused before reading, naming the type's fields.
         for (p, flag) in
-            std::iter::once((&vf, values_flag)).chain(nf.iter().map(|n| (n, "--names-field")))
+            std::iter::once((&vf, values_flag)).chain(nf.iter().map(|n| (n, "names_field")))
         {
             schema.resolve_path(p).map_err(|e| {
-                Error::Parameter(format!("{}: {e}; name the field with {flag}", t.name))
+                Error::invalid(
+                    flag,
+                    format!("{}: {e}; name the field with `{flag}`", t.name),
+                )
             })?;
         }
         let label = label.unwrap_or(&vf).to_string();
@@ -406,7 +566,7 @@ fn prepare(bag: &Bag, a: &MatchArgs, times: Option<&[TopicTimes]>) -> Result<Pre
         bag,
         ci,
         a.command_field.as_deref(),
-        "--command-field",
+        "command_field",
         a.names_field.as_deref(),
         label.as_deref(),
     )?;
@@ -414,7 +574,7 @@ fn prepare(bag: &Bag, a: &MatchArgs, times: Option<&[TopicTimes]>) -> Result<Pre
         bag,
         ri,
         a.response_field.as_deref(),
-        "--response-field",
+        "response_field",
         a.names_field.as_deref(),
         label.as_deref(),
     )?;
@@ -424,8 +584,8 @@ fn prepare(bag: &Bag, a: &MatchArgs, times: Option<&[TopicTimes]>) -> Result<Pre
     // A topic none of whose messages could be read through its field path has no series:
     // say which field, rather than anything about its clock.
     for (d, topic, field, flag) in [
-        (&cmd, &a.command, &a.command_field, "--command-field"),
-        (&resp, &a.response, &a.response_field, "--response-field"),
+        (&cmd, &a.command, &a.command_field, "command_field"),
+        (&resp, &a.response, &a.response_field, "response_field"),
     ] {
         if d.series.stamp_ns.is_empty() && d.errors > 0 {
             let first = warnings
@@ -433,11 +593,14 @@ fn prepare(bag: &Bag, a: &MatchArgs, times: Option<&[TopicTimes]>) -> Result<Pre
                 .find(|w| w.code == WarningCode::DecodeError && w.topic.as_deref() == Some(topic))
                 .map(|w| w.message.clone())
                 .unwrap_or_default();
-            return Err(Error::Parameter(format!(
-                "no message of {topic} ({}) could be read as '{}': {first}; name a numeric field with {flag}",
-                bag.topics[if topic == &a.command { ci } else { ri }].type_name,
-                field.as_deref().unwrap_or("data"),
-            )));
+            return Err(Error::invalid(
+                flag,
+                format!(
+                    "no message of {topic} ({}) could be read as '{}': {first}; name a numeric field with `{flag}`",
+                    bag.topics[if topic == &a.command { ci } else { ri }].type_name,
+                    field.as_deref().unwrap_or("data"),
+                ),
+            ));
         }
     }
     let (recorder_axis, [cmd_time, resp_time]) = clock_axes(
@@ -500,8 +663,8 @@ fn prepare(bag: &Bag, a: &MatchArgs, times: Option<&[TopicTimes]>) -> Result<Pre
             .into_iter()
             .find(|(_, ax)| !matches!(ax, Axis::Wall | Axis::Sim))
         {
-            return Err(Error::Analysis(format!(
-                "command {} is on {} time and response {} on {} time: {name} is stamped on a clock of its own ({}: no /clock maps it); re-run with --align relative (each stream's first message at 0)",
+            return Err(Error::no_data(format!(
+                "command {} is on {} time and response {} on {} time: {name} is stamped on a clock of its own ({}: no /clock maps it); re-run with `align` relative (each stream's first message at 0)",
                 a.command,
                 cmd_axis.name(),
                 a.response,
@@ -510,8 +673,8 @@ fn prepare(bag: &Bag, a: &MatchArgs, times: Option<&[TopicTimes]>) -> Result<Pre
             )));
         }
         let Some(clock) = find_clock(bag, a.clock_topic.as_deref()) else {
-            return Err(Error::Analysis(format!(
-                "command {} is on {} time and response {} on {} time, and the bag has no /clock to map between them; re-run with --align relative (each stream's first message at 0), or record /clock (or run both sides with the same use_sim_time)",
+            return Err(Error::no_data(format!(
+                "command {} is on {} time and response {} on {} time, and the bag has no /clock to map between them; re-run with `align` relative (each stream's first message at 0), or record /clock (or run both sides with the same use_sim_time)",
                 a.command,
                 cmd_axis.name(),
                 a.response,
@@ -520,7 +683,7 @@ fn prepare(bag: &Bag, a: &MatchArgs, times: Option<&[TopicTimes]>) -> Result<Pre
         };
         let (log, sim) = clock_series(bag, clock);
         let map = ClockMap::from_series(&log, &sim, Axis::Wall).ok_or_else(|| {
-            Error::Analysis(format!(
+            Error::no_data(format!(
                 "{} has too few messages to map sim time to wall time",
                 bag.topics[clock].name
             ))
@@ -587,15 +750,15 @@ pub fn match_bag_series(
     match_bag_series_of(&Bag::open(path)?, a)
 }
 
-/// [`match_bag_series`] with the bag's topics' times already read (`times[i]` for topic `i`,
+/// [`match_bag_series_of`] with the bag's topics' times already read (`times[i]` for topic `i`,
 /// as [`crate::clocks::topic_times`] reads them; only the two topics' and the sim-time topic's
 /// are looked at): the topics' clocks are classified from those, not from a scan of their own.
 pub fn match_bag_series_with_times(
-    path: &Path,
+    bag: &Bag,
     a: &MatchArgs,
     times: &[TopicTimes],
 ) -> Result<(MatchCommandReport, JointSeries, JointSeries), Error> {
-    match_series_given(&Bag::open(path)?, a, Some(times))
+    match_series_given(bag, a, Some(times))
 }
 
 /// [`match_bag_series`] of an open bag.
@@ -611,9 +774,11 @@ fn match_series_given(
     a: &MatchArgs,
     times: Option<&[TopicTimes]>,
 ) -> Result<(MatchCommandReport, JointSeries, JointSeries), Error> {
+    a.validate()?;
+    let opts = a.options()?;
     let path = bag.path.as_path();
     let p = prepare(bag, a, times)?;
-    let mut report = match_series(&p.cmd, &p.resp, &a.options).map_err(|source| Error::Match {
+    let mut report = match_series(&p.cmd, &p.resp, &opts).map_err(|source| Error::Match {
         bag: path.to_path_buf(),
         source,
     })?;
@@ -661,6 +826,8 @@ pub fn compare_series(
     paths: &[&Path],
     a: &MatchArgs,
 ) -> Result<(CompareCommandReport, RunSeries), Error> {
+    a.validate()?;
+    let opts = a.options()?;
     let mut runs = Vec::new();
     let mut warnings = BTreeMap::new();
     for p in paths {
@@ -670,7 +837,7 @@ pub fn compare_series(
         warnings.insert(name.clone(), prep.warnings);
         runs.push((name, prep.cmd, prep.resp));
     }
-    let report = compare_runs(&runs, &a.options);
+    let report = compare_runs(&runs, &opts);
     let r = CompareCommandReport {
         bags: paths.iter().map(|p| p.display().to_string()).collect(),
         report,

@@ -11,10 +11,9 @@ use serde_json::Value as Json;
 use bagscope_bag::{Bag, Warning, WarningCode};
 use bagscope_msg::{decode, StampSource, Value};
 use bagscope_observe::{
-    Contract, EmitAxis, GroupSpec, Input, ObserveReport, StateField, StateMode, StateSample,
-    StateSeries, StateSpec, SyncMessage,
+    Contract, ContractError, EmitAxis, Input, ObserveReport, StateField, StateSample, StateSeries,
+    SyncMessage,
 };
-use bagscope_sync::{parse_duration_ns, Policy};
 use bagscope_tf::{Frame, TfMessage, TfTransform};
 
 use crate::series::{locators, topic_schemas};
@@ -31,10 +30,6 @@ pub struct LoadedContract {
     pub policy_version: String,
     /// The contract as the builder takes it.
     pub contract: Contract,
-}
-
-fn bad(path: &Path, key: &str, what: impl std::fmt::Display) -> Error {
-    Error::Parameter(format!("contract {}: {key}: {what}", path.display()))
 }
 
 /// JSON text with every object's keys sorted (the canonical form hashed for
@@ -78,103 +73,6 @@ pub fn policy_version(v: &Json) -> String {
     d.iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
-struct Obj<'a> {
-    path: &'a Path,
-    key: String,
-    m: &'a serde_json::Map<String, Json>,
-}
-
-impl<'a> Obj<'a> {
-    fn new(path: &'a Path, key: &str, v: &'a Json, allowed: &[&str]) -> Result<Obj<'a>, Error> {
-        let m = v
-            .as_object()
-            .ok_or_else(|| bad(path, key, "expected a mapping"))?;
-        for k in m.keys() {
-            if !allowed.contains(&k.as_str()) {
-                return Err(bad(
-                    path,
-                    &join(key, k),
-                    format!("unknown key (expected one of {})", allowed.join(", ")),
-                ));
-            }
-        }
-        Ok(Obj {
-            path,
-            key: key.to_string(),
-            m,
-        })
-    }
-
-    fn k(&self, k: &str) -> String {
-        join(&self.key, k)
-    }
-
-    fn get(&self, k: &str) -> Option<&'a Json> {
-        self.m.get(k).filter(|v| !v.is_null())
-    }
-
-    fn string(&self, k: &str) -> Result<Option<String>, Error> {
-        match self.get(k) {
-            None => Ok(None),
-            Some(Json::String(s)) if !s.trim().is_empty() => Ok(Some(s.trim().to_string())),
-            Some(_) => Err(bad(self.path, &self.k(k), "expected a non-empty string")),
-        }
-    }
-
-    fn strings(&self, k: &str) -> Result<Vec<String>, Error> {
-        match self.get(k) {
-            None => Ok(Vec::new()),
-            Some(Json::Array(a)) => a
-                .iter()
-                .enumerate()
-                .map(|(i, x)| match x {
-                    Json::String(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
-                    _ => Err(bad(
-                        self.path,
-                        &format!("{}[{i}]", self.k(k)),
-                        "expected a non-empty string",
-                    )),
-                })
-                .collect(),
-            Some(_) => Err(bad(self.path, &self.k(k), "expected a list of strings")),
-        }
-    }
-
-    fn boolean(&self, k: &str) -> Result<bool, Error> {
-        match self.get(k) {
-            None => Ok(false),
-            Some(Json::Bool(b)) => Ok(*b),
-            Some(_) => Err(bad(self.path, &self.k(k), "expected true or false")),
-        }
-    }
-
-    fn duration(&self, k: &str) -> Result<Option<i64>, Error> {
-        let s = match self.get(k) {
-            None => return Ok(None),
-            Some(Json::String(s)) => s.clone(),
-            Some(Json::Number(n)) => n.to_string(),
-            Some(_) => {
-                return Err(bad(
-                    self.path,
-                    &self.k(k),
-                    "expected a duration (15ms, 0.015, 2s)",
-                ))
-            }
-        };
-        let ns = parse_duration_ns(&s).map_err(|_| {
-            bad(
-                self.path,
-                &self.k(k),
-                format!("'{s}' is not a duration (15ms, 0.015, 2s)"),
-            )
-        })?;
-        if ns < 0 {
-            return Err(bad(self.path, &self.k(k), "must not be negative"));
-        }
-        Ok(Some(ns))
-    }
-}
-
 fn join(a: &str, b: &str) -> String {
     if a.is_empty() {
         b.to_string()
@@ -183,257 +81,23 @@ fn join(a: &str, b: &str) -> String {
     }
 }
 
-fn list<'a>(path: &Path, key: &str, v: Option<&'a Json>) -> Result<&'a [Json], Error> {
-    match v {
-        None => Ok(&[]),
-        Some(Json::Array(a)) => Ok(a),
-        Some(_) => Err(bad(path, key, "expected a list")),
-    }
-}
-
-/// Reads and checks a contract file. Every error names the file and the key that is wrong
-/// (a usage error: the CLI exits 2).
+/// Reads and checks a contract file ([`Contract::from_yaml`]). Every error names the file and
+/// the key that is wrong, with its line where the parser knows it (a usage error: the CLI
+/// exits 2); a key given twice is refused with its line.
 pub fn load_contract(path: &Path) -> Result<LoadedContract, Error> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::Parameter(format!("cannot read contract {}: {e}", path.display())))?;
-    bagscope_bag::yaml::check(&text)
-        .map_err(|e| Error::Parameter(format!("contract {}: {e}", path.display())))?;
+        .map_err(|e| ContractError::file(path, format!("cannot read it: {e}")))?;
+    bagscope_bag::yaml::check(&text).map_err(|e| ContractError::file(path, e.to_string()))?;
     let v: Json = serde_yaml_ng::from_str(&text)
-        .map_err(|e| Error::Parameter(format!("contract {}: not YAML: {e}", path.display())))?;
+        .map_err(|e| ContractError::file(path, format!("not YAML: {e}")))?;
     // Read as JSON the last of two equal keys wins silently: refused, naming the key and line.
-    bagscope_bag::yaml_keys::check_unique_keys(&text)
-        .map_err(|e| Error::Parameter(format!("contract {}: {e}", path.display())))?;
-    let contract = parse_contract(path, &v)?;
+    bagscope_bag::yaml_keys::check_unique_keys(&text).map_err(|e| ContractError::file(path, e))?;
+    let contract = Contract::from_yaml(&text).map_err(|e| e.in_file(path))?;
     Ok(LoadedContract {
         path: path.to_path_buf(),
         policy_version: policy_version(&v),
         contract,
     })
-}
-
-/// The contract in `v` (`path` names the file in errors).
-pub fn parse_contract(path: &Path, v: &Json) -> Result<Contract, Error> {
-    let top = Obj::new(
-        path,
-        "",
-        v,
-        &["anchor", "members", "state", "freshness", "tf"],
-    )?;
-    let anchor = top.string("anchor")?.ok_or_else(|| {
-        bad(
-            path,
-            "anchor",
-            "missing (the topic whose messages define observation times)",
-        )
-    })?;
-    let mut groups = Vec::new();
-    for (i, g) in list(path, "members", top.get("members"))?
-        .iter()
-        .enumerate()
-    {
-        let key = format!("members[{i}]");
-        let o = Obj::new(
-            path,
-            &key,
-            g,
-            &[
-                "name",
-                "policy",
-                "topics",
-                "queue",
-                "slop",
-                "epsilon",
-                "age_penalty",
-                "max_interval",
-                "hierarchical",
-            ],
-        )?;
-        let pname = o.string("policy")?.ok_or_else(|| {
-            bad(
-                path,
-                &o.k("policy"),
-                "missing (exact, approx, approx-py, approx-epsilon)",
-            )
-        })?;
-        let policy = Policy::parse(&pname)
-            .ok()
-            .filter(|p| *p != Policy::Latest)
-            .ok_or_else(|| {
-                bad(
-                    path,
-                    &o.k("policy"),
-                    format!("'{pname}' is not one of exact, approx, approx-py, approx-epsilon, exact-py"),
-                )
-            })?;
-        let topics = o.strings("topics")?;
-        if topics.is_empty() {
-            return Err(bad(path, &o.k("topics"), "needs at least one topic"));
-        }
-        let queue = match o.get("queue") {
-            None => 10,
-            Some(q) => q
-                .as_u64()
-                .filter(|q| (1..=1_000_000).contains(q))
-                .ok_or_else(|| bad(path, &o.k("queue"), "expected a whole number from 1"))?
-                as usize,
-        };
-        let slop_ns = o.duration("slop")?;
-        let epsilon_ns = o.duration("epsilon")?;
-        if policy == Policy::ApproxPy && slop_ns.is_none() {
-            return Err(bad(path, &o.k("slop"), "approx-py needs a slop"));
-        }
-        if policy != Policy::ApproxPy && slop_ns.is_some() {
-            return Err(bad(
-                path,
-                &o.k("slop"),
-                format!("applies to approx-py only, not {policy}"),
-            ));
-        }
-        if policy == Policy::ApproxEpsilon && epsilon_ns.is_none() {
-            return Err(bad(
-                path,
-                &o.k("epsilon"),
-                "approx-epsilon needs an epsilon",
-            ));
-        }
-        if policy != Policy::ApproxEpsilon && epsilon_ns.is_some() {
-            return Err(bad(
-                path,
-                &o.k("epsilon"),
-                format!("applies to approx-epsilon only, not {policy}"),
-            ));
-        }
-        let age_penalty = match o.get("age_penalty") {
-            None => None,
-            Some(x) => Some(
-                x.as_f64()
-                    .filter(|a| a.is_finite() && *a >= 0.0 && policy == Policy::Approx)
-                    .ok_or_else(|| {
-                        bad(path, &o.k("age_penalty"), "a number >= 0, for approx only")
-                    })?,
-            ),
-        };
-        let max_interval_ns = o.duration("max_interval")?;
-        if max_interval_ns.is_some() && policy != Policy::Approx {
-            return Err(bad(path, &o.k("max_interval"), "applies to approx only"));
-        }
-        let hierarchical = o.boolean("hierarchical")?;
-        if hierarchical && topics.len() < 2 {
-            return Err(bad(
-                path,
-                &o.k("hierarchical"),
-                "a hierarchical group needs at least 2 topics",
-            ));
-        }
-        if topics.len() + usize::from(!hierarchical) > bagscope_sync::MAX_TOPICS {
-            return Err(bad(
-                path,
-                &o.k("topics"),
-                format!(
-                    "a synchronizer takes at most {} topics",
-                    bagscope_sync::MAX_TOPICS
-                ),
-            ));
-        }
-        groups.push(GroupSpec {
-            name: o.string("name")?.unwrap_or_else(|| format!("group{i}")),
-            policy,
-            topics,
-            queue,
-            slop_ns,
-            epsilon_ns,
-            age_penalty,
-            max_interval_ns,
-            hierarchical,
-        });
-    }
-    let mut state = Vec::new();
-    for (i, s) in list(path, "state", top.get("state"))?.iter().enumerate() {
-        let key = format!("state[{i}]");
-        let o = Obj::new(
-            path,
-            &key,
-            s,
-            &["topic", "mode", "max_gap", "continuous_joints", "optional"],
-        )?;
-        let topic = o
-            .string("topic")?
-            .ok_or_else(|| bad(path, &o.k("topic"), "missing"))?;
-        let mode = match o.string("mode")?.as_deref() {
-            Some("nearest") => StateMode::Nearest,
-            Some("interpolate") => StateMode::Interpolate,
-            Some("hold") => StateMode::Hold,
-            Some(m) => {
-                return Err(bad(
-                    path,
-                    &o.k("mode"),
-                    format!("'{m}' is not one of nearest, interpolate, hold"),
-                ))
-            }
-            None => {
-                return Err(bad(
-                    path,
-                    &o.k("mode"),
-                    "missing (nearest, interpolate, hold)",
-                ))
-            }
-        };
-        let max_gap_ns = o.duration("max_gap")?.ok_or_else(|| {
-            bad(
-                path,
-                &o.k("max_gap"),
-                "missing: the largest gap beyond which the state is missing",
-            )
-        })?;
-        state.push(StateSpec {
-            topic,
-            mode,
-            max_gap_ns,
-            continuous_joints: o.strings("continuous_joints")?,
-            optional: o.boolean("optional")?,
-        });
-    }
-    let max_age_ns = match top.get("freshness") {
-        None => None,
-        Some(f) => Obj::new(path, "freshness", f, &["max_age"])?.duration("max_age")?,
-    };
-    let (tf_target, tf_cache_ns) = match top.get("tf") {
-        None => (None, bagscope_tf::DEFAULT_CACHE_NS),
-        Some(t) => {
-            let o = Obj::new(path, "tf", t, &["target_frame", "cache"])?;
-            (
-                Some(
-                    o.string("target_frame")?
-                        .ok_or_else(|| bad(path, "tf.target_frame", "missing"))?,
-                ),
-                o.duration("cache")?
-                    .unwrap_or(bagscope_tf::DEFAULT_CACHE_NS),
-            )
-        }
-    };
-    let c = Contract {
-        anchor,
-        groups,
-        state,
-        max_age_ns,
-        tf_target,
-        tf_cache_ns,
-    };
-    let mut seen = std::collections::BTreeSet::new();
-    for t in c
-        .sync_topics()
-        .iter()
-        .chain(c.state.iter().map(|s| &s.topic))
-    {
-        if !seen.insert(t.clone()) {
-            return Err(bad(
-                path,
-                "members",
-                format!("topic {t} is listed twice (anchor, members and state topics must differ)"),
-            ));
-        }
-    }
-    Ok(c)
 }
 
 /// `bagscope observe`'s report: the builder's result, the bag and contract it came from, and
@@ -451,12 +115,7 @@ pub struct ObserveCommandReport {
     pub warnings: Vec<Warning>,
 }
 
-impl ObserveCommandReport {
-    /// True when a warning says messages were lost (exit code 3).
-    pub fn data_loss(&self) -> bool {
-        self.warnings.iter().any(|w| w.data_loss)
-    }
-}
+impl ObserveCommandReport {}
 
 /// A state message as read: its stamp, its numeric fields (path, values, is a list) and its
 /// `name` list.
@@ -520,26 +179,28 @@ fn flatten_state(v: &Value) -> (Vec<StateFieldValues>, Option<Vec<String>>) {
 }
 
 /// Runs the builder over an open bag.
+#[allow(clippy::too_many_lines)] // To split once observe.rs is being reworked to stream (issue 44).
 pub fn observe_of(bag: &Bag, lc: &LoadedContract) -> Result<ObserveCommandReport, Error> {
     let c = &lc.contract;
     let sync_topics = c.sync_topics();
     let mut role = vec![Role::None; bag.topics.len()];
     for (k, t) in sync_topics.iter().enumerate() {
         role[bag.topic_index(t).map_err(|_| {
-            Error::Parameter(format!(
-                "contract {}: topic {t} is not in the bag {}",
-                lc.path.display(),
-                bag.path.display()
+            Error::Contract(ContractError::file(
+                &lc.path,
+                format!("topic {t} is not in the bag {}", bag.path.display()),
             ))
         })?] = Role::Sync(k);
     }
     for (k, s) in c.state.iter().enumerate() {
         role[bag.topic_index(&s.topic).map_err(|_| {
-            Error::Parameter(format!(
-                "contract {}: state topic {} is not in the bag {}",
-                lc.path.display(),
-                s.topic,
-                bag.path.display()
+            Error::Contract(ContractError::file(
+                &lc.path,
+                format!(
+                    "state topic {} is not in the bag {}",
+                    s.topic,
+                    bag.path.display()
+                ),
             ))
         })?] = Role::State(k);
     }
@@ -568,7 +229,7 @@ pub fn observe_of(bag: &Bag, lc: &LoadedContract) -> Result<ObserveCommandReport
     for (i, r) in role.iter().enumerate() {
         if let Role::State(_) = r {
             if let Err(e) = &schemas[i] {
-                return Err(Error::Analysis(format!(
+                return Err(Error::no_data(format!(
                     "state topic {}: no usable message definition ({e})",
                     bag.topics[i].name
                 )));
@@ -734,7 +395,7 @@ pub fn observe_of(bag: &Bag, lc: &LoadedContract) -> Result<ObserveCommandReport
     })
     .map_err(|e| match e {
         bagscope_observe::ObserveError::Contract(s) => {
-            Error::Parameter(format!("contract {}: {s}", lc.path.display()))
+            Error::Contract(ContractError::file(&lc.path, s))
         }
         bagscope_observe::ObserveError::Sync(e) => Error::Sync(e),
     })?;
@@ -915,8 +576,8 @@ pub fn observation_columns(r: &ObserveReport) -> Vec<(String, bagscope_frames::C
             .summary
             .state
             .get(s)
-            .map_or(StateMode::Nearest, |x| x.mode);
-        if mode == StateMode::Hold {
+            .map_or(bagscope_observe::StateMode::Nearest, |x| x.mode);
+        if mode == bagscope_observe::StateMode::Hold {
             cols.push((
                 format!("{t}.hold_age_ns"),
                 i64s(&|o| state_of(o, s).and_then(|x| x.hold_age_ns)),
@@ -990,11 +651,14 @@ pub fn check_outputs(out: &Path, lerobot: bool) -> Result<(), Error> {
         return crate::lerobot::check_target(&dataset);
     }
     if dataset.is_dir() && crate::lerobot::non_empty(&dataset) {
-        return Err(Error::Usage(format!(
-            "{} holds a LeRobot dataset of an earlier run, which the observations written now \
-             would no longer match: remove it or write to another -o",
-            dataset.display()
-        )));
+        return Err(Error::refused_output(
+            &dataset,
+            format!(
+                "{} holds a LeRobot dataset of an earlier run, which the observations written \
+                 now would no longer match: remove it or write to another `out`",
+                dataset.display()
+            ),
+        ));
     }
     Ok(())
 }
@@ -1072,9 +736,10 @@ pub fn member_fields(bag: &Bag, r: &ObserveReport) -> Result<MemberFields, Error
     for (k, t) in topics.iter().enumerate() {
         let i = bag.topic_index(t)?;
         let schema = schemas[i].as_ref().map_err(|e| {
-            Error::Analysis(format!(
-                "--with-fields: topic {t} has no usable message definition ({e})"
-            ))
+            Error::invalid(
+                "with_fields",
+                format!("topic {t} has no usable message definition ({e})"),
+            )
         })?;
         parts.push(MessageColumns::new(schema, &[], false, false)?.prefixed(t));
         slot[i] = Some(k);
@@ -1216,7 +881,7 @@ mod tests {
         )
         .unwrap();
         let r = observe(&d.path().join("obs"), &c).unwrap();
-        assert!(!r.data_loss());
+        assert!(!crate::CommandReport::data_loss(&r));
         let rep = &r.report;
         assert_eq!(rep.summary.observations, 59);
         let lost: Vec<(usize, usize)> = rep.rejections.iter().map(|x| (x.topic, x.index)).collect();

@@ -15,106 +15,236 @@ use bagscope_sync::{
     SyncReport, TopicSeries,
 };
 
+use crate::params::{Duration, TopicDuration};
 use crate::series::{locators, topic_schemas};
 use crate::Error;
 
-/// Which synchronizer `sync` emulates and with which parameters ([`SyncOptions::new`] gives
-/// upstream's defaults).
-#[derive(Debug, Clone)]
+/// Which synchronizer `sync` emulates and with which parameters (`Default`: approx-py, queue
+/// 10, every other parameter at upstream's default). The fields are the parameters' names
+/// (Python's keywords; the CLI's flags, `lower_bounds` as `--lower-bound`, `queue` also as
+/// `--queue-size`).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(default, deny_unknown_fields)]
 pub struct SyncOptions {
-    /// The topics, in the order of the synchronizer's inputs (2 to 9).
+    /// Topics to synchronize, in the order of the synchronizer's inputs (2 to 9).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_delimiter = ',', num_args = 1.., required = true)
+    )]
     pub topics: Vec<String>,
-    /// The message_filters synchronizer emulated (with `recommend`: the one recommended for).
+    /// exact, approx, exact-py, exact-py-legacy, approx-py, approx-epsilon, latest
+    /// (see docs/sync.md); with `recommend`, the policy recommended for.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = SyncOptions::default().policy))]
     pub policy: Policy,
-    /// The synchronizer's `queue_size`.
-    pub queue_size: usize,
-    /// approx-py's slop; None takes the slop `recommend` would recommend (warning
-    /// `slop_from_recommendation`; a usage error when the bag supports no recommendation). The
-    /// other policies have none.
-    pub slop_ns: Option<i64>,
-    /// The slop was given as a bare number of seconds (no unit): one larger than ten times the
-    /// faster topic's median period is then warned about (`slop_unit_suspect`).
-    pub slop_unitless: bool,
-    /// C++ ApproximateTime's age penalty; None keeps upstream's 0.1.
+    /// queue_size of the synchronizer (latest has none).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long = "queue", alias = "queue-size", default_value_t = SyncOptions::default().queue)
+    )]
+    pub queue: usize,
+    /// approx-py slop: seconds ('0.05', as the Python API converts it) or with a unit ('50ms').
+    /// Without it, the slop `recommend` would recommend is used, and said.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub slop: Option<Duration>,
+    /// approx: age penalty (default 0.1, as upstream).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub age_penalty: Option<f64>,
-    /// C++ ApproximateTime's max interval duration; None keeps upstream's (no limit in
-    /// practice).
-    pub max_interval_ns: Option<i64>,
-    /// C++ ApproximateTime's inter-message lower bound per topic (topic, bound); topics not
-    /// listed keep 0. A topic not in `topics` is a usage error.
-    pub lower_bounds_ns: Vec<(String, i64)>,
-    /// approx-py's queue offset per topic (topic, offset); topics not listed keep 0.
-    pub queue_offsets_ns: Vec<(String, i64)>,
-    /// approx-epsilon: the tolerance (required, >= 0).
-    pub epsilon_ns: Option<i64>,
-    /// latest: one entry (`setRateConfig`) or one per topic in `topics` order
-    /// (`setRateConfigPerMessage`); empty = upstream defaults.
+    /// approx: max interval duration.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub max_interval: Option<Duration>,
+    /// approx: inter-message lower bound per topic, TOPIC=DUR (repeatable).
+    #[cfg_attr(feature = "clap", arg(long = "lower-bound", value_name = "TOPIC=DUR"))]
+    #[serde(deserialize_with = "crate::params::topic_durations")]
+    pub lower_bounds: Vec<TopicDuration>,
+    /// approx-py: queue offset per topic, TOPIC=DUR (repeatable).
+    #[cfg_attr(feature = "clap", arg(long = "queue-offset", value_name = "TOPIC=DUR"))]
+    #[serde(deserialize_with = "crate::params::topic_durations")]
+    pub queue_offsets: Vec<TopicDuration>,
+    /// approx-epsilon: tolerance from the oldest front (inclusive, >= 0).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub epsilon: Option<Duration>,
+    /// latest: A,E,M (rate EMA alpha, error EMA alpha, step-change margin). Once =
+    /// setRateConfig; once per topic, in topics order = setRateConfigPerMessage.
+    #[cfg_attr(feature = "clap", arg(long = "rate-config", value_name = "A,E,M"))]
     pub rate_config: Vec<RateConfig>,
-    /// approx-py's `allow_headerless`: messages without a header stamp are keyed on their
-    /// arrival (log) time instead of being rejected.
+    /// approx-py: accept header-less messages (their arrival time is used).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub allow_headerless: bool,
-    /// approx-py's `sync_arrival_time`: every message is keyed on its arrival (log) time
-    /// instead of its header stamp.
+    /// approx-py: synchronize on arrival time instead of header stamps.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub sync_arrival_time: bool,
-    /// Sweep slop and queue size and recommend them instead of emulating (approx-py; approx
-    /// when `max_interval_ns` is set).
+    /// Sweep slop (or epsilon) and queue size and recommend them (approx-py; approx with
+    /// max_interval; approx-epsilon) instead of emulating.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub recommend: bool,
-    /// Platform speed (m/s), to cost a recommended slop as alignment error (speed · slop).
-    pub speed_mps: Option<f64>,
-    /// Camera focal length (px), for the pixel cost `fx · speed · slop / depth`.
-    pub fx_px: Option<f64>,
-    /// Scene depth (m), for the pixel cost.
-    pub depth_m: Option<f64>,
-    /// Tolerated pixel error: the recommendation reports the largest slop that stays within it.
+    /// recommend: platform speed (m/s) to cost a slop as alignment error (v·slop).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub speed: Option<f64>,
+    /// recommend: focal length (px), for a pixel cost of the slop: fx·v·slop/depth (with
+    /// speed, depth).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub fx: Option<f64>,
+    /// recommend: scene depth (m) for the pixel cost (with speed and fx).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub depth: Option<f64>,
+    /// recommend: tolerated pixel error: the largest slop whose pixel cost stays within it is
+    /// reported.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub pixel_budget: Option<f64>,
-    /// Write one JSON line per emitted set here (members, span, emit time; `rejected` with
-    /// freshness checks). Refused when it is one of the bag's files.
+    /// Write one JSON line per emitted set (its members by topic and index; drops go to
+    /// evidence_drops); `-` (CLI): to standard output (the report then goes to standard error).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub evidence: Option<PathBuf>,
-    /// Dropped messages go to their own file: the evidence file holds exactly one line per set.
+    /// Write one JSON line per dropped message, with its reason; `-` (CLI): to standard output.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub evidence_drops: Option<PathBuf>,
-    /// Freshness: reject a set whose anchor is older than this when it completes.
-    pub max_age_ns: Option<i64>,
-    /// The reference member for `max_age_ns` (default: the first topic).
+    /// Reject a set whose anchor is older than this when it completes (emit log time - anchor
+    /// stamp): counted as `stale_at_emit`, apart from the pairing drops.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub max_age: Option<Duration>,
+    /// The set member max_age measures from (default: the first topic).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub anchor: Option<String>,
-    /// Reject sets whose members cannot all be transformed into this frame at their stamps.
+    /// Reject sets whose members cannot all be transformed into FRAME at their own stamps with
+    /// the TF received by the time the set completes (`frame_unavailable`).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "FRAME"))]
     pub tf_target: Option<String>,
-    /// TF topics for `tf_target` (default `/tf`, `/tf_static`).
+    /// TF topics for tf_target (default /tf,/tf_static; a name ending in tf_static is static).
+    #[cfg_attr(feature = "clap", arg(long, value_delimiter = ',', num_args = 1..))]
     pub tf_topics: Vec<String>,
-    /// tf2 buffer cache length for `tf_target` (default 10 s).
-    pub tf_cache_ns: Option<i64>,
+    /// tf2 buffer cache length for tf_target (default 10 s).
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub tf_buffer: Option<Duration>,
+}
+
+impl Default for SyncOptions {
+    fn default() -> Self {
+        SyncOptions::new(Vec::new(), Policy::ApproxPy, 10)
+    }
 }
 
 impl SyncOptions {
-    /// Emulate `policy` on `topics` with queue size `queue_size` and every other parameter at
-    /// upstream's default (the slop, when the policy needs one, must then be set).
-    pub fn new(topics: Vec<String>, policy: Policy, queue_size: usize) -> Self {
+    /// Emulate `policy` on `topics` with queue size `queue` and every other parameter at
+    /// upstream's default (approx-py's slop, when none is set, is the recommended one).
+    pub fn new(topics: Vec<String>, policy: Policy, queue: usize) -> Self {
         SyncOptions {
             topics,
             policy,
-            queue_size,
-            slop_ns: None,
-            slop_unitless: false,
+            queue,
+            slop: None,
             age_penalty: None,
-            max_interval_ns: None,
-            lower_bounds_ns: Vec::new(),
-            queue_offsets_ns: Vec::new(),
-            epsilon_ns: None,
+            max_interval: None,
+            lower_bounds: Vec::new(),
+            queue_offsets: Vec::new(),
+            epsilon: None,
             rate_config: Vec::new(),
             allow_headerless: false,
             sync_arrival_time: false,
             recommend: false,
-            speed_mps: None,
-            fx_px: None,
-            depth_m: None,
+            speed: None,
+            fx: None,
+            depth: None,
             pixel_budget: None,
             evidence: None,
             evidence_drops: None,
-            max_age_ns: None,
+            max_age: None,
             anchor: None,
             tf_target: None,
             tf_topics: Vec::new(),
-            tf_cache_ns: None,
+            tf_buffer: None,
         }
+    }
+
+    /// Refuses parameters that are out of range or do not apply to the policy and mode asked
+    /// for (each named, with what it applies to).
+    pub fn validate(&self) -> Result<(), Error> {
+        use crate::params::not_applicable as na;
+        let p = self.policy;
+        let emulating = !self.recommend;
+        if self.topics.len() < 2 || self.topics.len() > 9 {
+            return Err(Error::invalid(
+                "topics",
+                format!("needs 2 to 9 topics, got {}", self.topics.len()),
+            ));
+        }
+        let only = |what: &str| format!("applies to `policy` {what} only, not {p}");
+        na(self.slop.is_some() && p != Policy::ApproxPy, "slop", || {
+            format!(
+                "{} (approx-epsilon takes `epsilon`; exact, approx and latest have no slop)",
+                only("approx-py")
+            )
+        })?;
+        na(self.slop.is_some() && !emulating, "slop", || {
+            "does not apply with `recommend`, which sweeps the slop".into()
+        })?;
+        na(
+            self.epsilon.is_some() && p != Policy::ApproxEpsilon,
+            "epsilon",
+            || only("approx-epsilon"),
+        )?;
+        na(self.epsilon.is_some() && !emulating, "epsilon", || {
+            "does not apply with `recommend`, which sweeps the epsilon".into()
+        })?;
+        if p == Policy::ApproxEpsilon && emulating && self.epsilon.is_none() {
+            return Err(Error::invalid(
+                "epsilon",
+                "`policy` approx-epsilon needs an epsilon (its tolerance has no upstream default)",
+            ));
+        }
+        for (set, name) in [
+            (self.age_penalty.is_some(), "age_penalty"),
+            (self.max_interval.is_some(), "max_interval"),
+            (!self.lower_bounds.is_empty(), "lower_bounds"),
+        ] {
+            na(set && p != Policy::Approx, name, || only("approx"))?;
+        }
+        for (set, name) in [
+            (!self.queue_offsets.is_empty(), "queue_offsets"),
+            (self.allow_headerless, "allow_headerless"),
+            (self.sync_arrival_time, "sync_arrival_time"),
+        ] {
+            na(set && p != Policy::ApproxPy, name, || only("approx-py"))?;
+        }
+        na(
+            !self.rate_config.is_empty() && p != Policy::Latest,
+            "rate_config",
+            || only("latest"),
+        )?;
+        for (set, name) in [
+            (self.speed.is_some(), "speed"),
+            (self.fx.is_some(), "fx"),
+            (self.depth.is_some(), "depth"),
+            (self.pixel_budget.is_some(), "pixel_budget"),
+        ] {
+            na(set && emulating, name, || {
+                "applies with `recommend` only (it costs the recommended slop)".into()
+            })?;
+        }
+        for (set, name) in [
+            (self.evidence.is_some(), "evidence"),
+            (self.evidence_drops.is_some(), "evidence_drops"),
+            (self.max_age.is_some(), "max_age"),
+            (self.tf_target.is_some(), "tf_target"),
+        ] {
+            na(set && !emulating, name, || {
+                "does not apply with `recommend` (no sets are emitted)".into()
+            })?;
+        }
+        na(
+            self.anchor.is_some() && self.max_age.is_none() && self.tf_target.is_none(),
+            "anchor",
+            || "applies with `max_age` or `tf_target` only".into(),
+        )?;
+        for (set, name) in [
+            (!self.tf_topics.is_empty(), "tf_topics"),
+            (self.tf_buffer.is_some(), "tf_buffer"),
+        ] {
+            na(set && self.tf_target.is_none(), name, || {
+                "applies with `tf_target` only".into()
+            })?;
+        }
+        Ok(())
     }
 }
 
@@ -200,20 +330,15 @@ impl SyncCommandReport {
             .or_else(|| self.recommendation.as_ref().map(|r| r.policy))
             .or_else(|| self.no_recommendation.as_ref().map(|r| r.policy))
     }
-
-    /// True when a warning says messages were lost (exit code 3).
-    pub fn data_loss(&self) -> bool {
-        self.warnings.iter().any(|w| w.data_loss)
-    }
 }
 
-fn lookup(names: &[String], list: &[(String, i64)], what: &str) -> Result<Vec<i64>, Error> {
+fn lookup(names: &[String], list: &[TopicDuration], what: &str) -> Result<Vec<i64>, Error> {
     let mut v = vec![0i64; names.len()];
-    for (t, d) in list {
+    for TopicDuration { topic: t, duration } in list {
         let i = names.iter().position(|n| n == t).ok_or_else(|| {
-            Error::Usage(format!("{what} names topic {t}, which is not in --topics"))
+            Error::invalid(what, format!("names topic {t}, which is not in `topics`"))
         })?;
-        v[i] = *d;
+        v[i] = duration.ns();
     }
     Ok(v)
 }
@@ -231,10 +356,10 @@ fn arrivals(bag: &Bag, names: &[String]) -> Result<Fed, Error> {
     let mut slot = vec![usize::MAX; bag.topics.len()];
     for (k, &i) in idx.iter().enumerate() {
         if wanted[i] {
-            return Err(Error::Usage(format!(
-                "topic {} given twice",
-                bag.topics[i].name
-            )));
+            return Err(Error::invalid(
+                "topics",
+                format!("topic {} given twice", bag.topics[i].name),
+            ));
         }
         wanted[i] = true;
         slot[i] = k;
@@ -333,34 +458,16 @@ fn stamp_axes_split(arr: &[Arrival], n: usize) -> bool {
 }
 
 /// `bagscope sync` of the bag at `path`. Errors on fewer than 2 or more than 9 topics, a topic
-/// not in the bag or given twice, parameters the synchronizer refuses, or an evidence file
-/// that cannot be written.
+/// not in the bag or given twice, parameters that do not apply or the synchronizer refuses,
+/// or an evidence file that cannot be written.
 pub fn sync(path: &Path, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
-    validate_sync(o)?;
+    o.validate()?;
     sync_of(&Bag::open(path)?, o)
-}
-
-fn validate_sync(o: &SyncOptions) -> Result<(), Error> {
-    if o.topics.len() < 2 || o.topics.len() > 9 {
-        return Err(Error::Parameter(format!(
-            "--topics needs 2 to 9 topics, got {}",
-            o.topics.len()
-        )));
-    }
-    if o.slop_ns.is_some() && o.policy != Policy::ApproxPy {
-        return Err(Error::Parameter(format!(
-            "--slop applies to --policy approx-py only, not {} (approx-epsilon takes --epsilon; \
-             exact, approx and latest have no slop)",
-            o.policy.cli_name()
-        )));
-    }
-
-    Ok(())
 }
 
 /// [`sync`] of an open bag.
 pub fn sync_of(bag: &Bag, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
-    validate_sync(o)?;
+    o.validate()?;
     let path = bag.path.as_path();
     // Before any work: an evidence file must not replace the bag it is about.
     let evidence: Vec<&Path> = [&o.evidence, &o.evidence_drops]
@@ -375,30 +482,20 @@ pub fn sync_of(bag: &Bag, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
         warnings.retain(|w| w.code != WarningCode::Headerless);
     }
     let n = o.topics.len();
-    let mut cfg = SyncConfig::new(o.policy, n, o.queue_size);
-    if let Some(s) = o.slop_ns {
-        cfg.slop_ns = s;
+    let mut cfg = SyncConfig::new(o.policy, n, o.queue);
+    if let Some(s) = o.slop {
+        cfg.slop_ns = s.ns();
     }
     if let Some(a) = o.age_penalty {
         cfg.age_penalty = a;
     }
-    cfg.max_interval_ns = o.max_interval_ns;
-    cfg.lower_bounds_ns = lookup(&o.topics, &o.lower_bounds_ns, "--lower-bound")?;
-    cfg.queue_offset_ns = lookup(&o.topics, &o.queue_offsets_ns, "--queue-offset")?;
+    cfg.max_interval_ns = o.max_interval.map(Duration::ns);
+    cfg.lower_bounds_ns = lookup(&o.topics, &o.lower_bounds, "lower_bounds")?;
+    cfg.queue_offset_ns = lookup(&o.topics, &o.queue_offsets, "queue_offsets")?;
     cfg.allow_headerless = o.allow_headerless;
     cfg.sync_arrival_time = o.sync_arrival_time;
-    if let Some(e) = o.epsilon_ns {
-        cfg.epsilon_ns = e;
-    } else if o.policy == Policy::ApproxEpsilon && !o.recommend {
-        return Err(Error::Usage(
-            "--policy approx-epsilon needs --epsilon DUR (its tolerance has no upstream default)"
-                .into(),
-        ));
-    }
-    if !o.rate_config.is_empty() && o.policy != Policy::Latest {
-        return Err(Error::Usage(
-            "--rate-config applies to --policy latest only".into(),
-        ));
+    if let Some(e) = o.epsilon {
+        cfg.epsilon_ns = e.ns();
     }
     cfg.rate_config = o.rate_config.clone();
     cfg.validate()?;
@@ -437,7 +534,7 @@ pub fn sync_of(bag: &Bag, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
                 topic,
                 message,
                 ..
-            } => Error::Analysis(format!(
+            } => Error::no_data(format!(
                 "{}: {message} (input {topic} is {}, that message's log time {} ns)",
                 path.display(),
                 o.topics[topic],
@@ -471,9 +568,9 @@ pub fn sync_of(bag: &Bag, o: &SyncOptions) -> Result<SyncCommandReport, Error> {
     Ok(SyncCommandReport {
         bag: path.display().to_string(),
         topics: used,
-        queue_size: o.queue_size,
+        queue_size: o.queue,
         slop_ns,
-        epsilon_ns: o.epsilon_ns,
+        epsilon_ns: o.epsilon.map(Duration::ns),
         rate_config: o.rate_config.clone(),
         report,
         diagnoses,
@@ -499,7 +596,7 @@ fn recommend_input(o: &SyncOptions, arr: Vec<Arrival>, n: usize) -> RecommendInp
         s.arrival_ns.push(a.arrival_ns);
     }
     let policy = match o.policy {
-        Policy::Approx if o.max_interval_ns.is_some() => Policy::Approx,
+        Policy::Approx if o.max_interval.is_some() => Policy::Approx,
         Policy::ApproxEpsilon => Policy::ApproxEpsilon,
         _ => Policy::ApproxPy,
     };
@@ -517,9 +614,9 @@ fn recommend_input(o: &SyncOptions, arr: Vec<Arrival>, n: usize) -> RecommendInp
             })
             .collect(),
     );
-    input.speed_mps = o.speed_mps;
-    input.fx_px = o.fx_px;
-    input.depth_m = o.depth_m;
+    input.speed_mps = o.speed;
+    input.fx_px = o.fx;
+    input.depth_m = o.depth;
     input.pixel_budget = o.pixel_budget;
     input.topic_names = o.topics.clone();
     input
@@ -537,9 +634,9 @@ fn approx_py_slop(
     warnings: &mut Vec<Warning>,
 ) -> Result<Option<i64>, Error> {
     if o.policy != Policy::ApproxPy || o.recommend {
-        return Ok(o.slop_ns);
+        return Ok(o.slop.map(Duration::ns));
     }
-    let Some(slop) = o.slop_ns else {
+    let Some(given) = o.slop else {
         let input = recommend_input(o, arr.to_vec(), n);
         return match recommend(&input) {
             Ok(r) => {
@@ -547,27 +644,31 @@ fn approx_py_slop(
                 warnings.push(Warning::new(
                     WarningCode::SlopFromRecommendation,
                     format!(
-                        "no --slop given: emulated with the recommended slop {} (sync --recommend's rule); give --slop to choose one",
+                        "no slop given: emulated with the recommended slop {} (the rule of sync's recommendation); give a slop to choose one",
                         bagscope_types::timefmt::short_ns(s)
                     ),
                 ));
                 Ok(Some(s))
             }
-            Err(SyncError::NoRecommendation(why)) => Err(Error::Parameter(format!(
-                "--policy approx-py needs --slop DUR: this bag supports no recommended slop ({})",
-                why.message
-            ))),
+            Err(SyncError::NoRecommendation(why)) => Err(Error::invalid(
+                "slop",
+                format!(
+                    "`policy` approx-py needs a slop: this bag supports no recommended slop ({})",
+                    why.message
+                ),
+            )),
             Err(e) => Err(e.into()),
         };
     };
-    if o.slop_unitless {
+    let slop = given.ns();
+    if !given.unit_given() {
         if let Some(period) = fastest_median_period_ns(arr, n) {
             if period > 0 && slop > period.saturating_mul(10) {
                 let secs = format!("{}", slop as f64 / 1e9);
                 warnings.push(Warning::new(
                     WarningCode::SlopUnitSuspect,
                     format!(
-                        "--slop {secs} is read as {secs} s, more than ten times the faster topic's median period ({}): did you mean {secs}ms?",
+                        "slop {secs} is read as {secs} s, more than ten times the faster topic's median period ({}): did you mean {secs}ms?",
                         bagscope_types::timefmt::short_ns(period)
                     ),
                 ));
@@ -607,7 +708,7 @@ fn freshness_check(
     outcome: &SyncOutcome,
     warnings: &mut Vec<Warning>,
 ) -> Result<Option<SyncFreshness>, Error> {
-    if o.max_age_ns.is_none() && o.tf_target.is_none() {
+    if o.max_age.is_none() && o.tf_target.is_none() {
         return Ok(None);
     }
     let anchor_topic = o.anchor.clone().unwrap_or_else(|| o.topics[0].clone());
@@ -615,7 +716,7 @@ fn freshness_check(
         .topics
         .iter()
         .position(|t| *t == anchor_topic)
-        .ok_or_else(|| Error::Usage(format!("--anchor {anchor_topic} is not in --topics")))?;
+        .ok_or_else(|| Error::invalid("anchor", format!("{anchor_topic} is not in `topics`")))?;
     let tf_topics: Vec<String> = if o.tf_topics.is_empty() {
         crate::tf::DEFAULT_TF_TOPICS
             .iter()
@@ -647,7 +748,9 @@ fn freshness_check(
                 });
             }
         }
-        let cache = o.tf_cache_ns.unwrap_or(bagscope_tf::DEFAULT_CACHE_NS);
+        let cache = o
+            .tf_buffer
+            .map_or(bagscope_tf::DEFAULT_CACHE_NS, Duration::ns);
         let res = bagscope_tf::availability(target, cache, &st.tf, &queries);
         let mut it = res.into_iter();
         for s in &outcome.sets {
@@ -661,7 +764,7 @@ fn freshness_check(
     }
     let cfg = bagscope_sync::FreshnessConfig {
         anchor,
-        max_age_ns: o.max_age_ns,
+        max_age_ns: o.max_age.map(Duration::ns),
     };
     let frame_ok =
         |set: usize, k: usize| ok.get(set).and_then(|v| v.get(k)).copied().unwrap_or(true);
@@ -688,10 +791,11 @@ struct EvMember<'a> {
 
 fn jsonl(path: &Path, lines: impl Iterator<Item = serde_json::Value>) -> Result<(), Error> {
     let io = |e: std::io::Error| {
-        Error::Analysis(format!(
-            "cannot write evidence file {}: {e}",
-            path.display()
-        ))
+        Error::write_failed(
+            path,
+            format!("cannot write evidence file {}", path.display()),
+            e,
+        )
     };
     let f = std::fs::File::create(path).map_err(io)?;
     let mut w = std::io::BufWriter::new(f);

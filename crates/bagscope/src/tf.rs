@@ -14,29 +14,60 @@ use bagscope_tf::{
     TfMessage, TfTransform, TopicReadiness, TreeReport,
 };
 
+use crate::params::Duration;
 use crate::series::{locators, topic_schemas};
 use crate::Error;
 
 /// The TF topics read when none are given: dynamic `/tf` and latched `/tf_static`.
 pub const DEFAULT_TF_TOPICS: [&str; 2] = ["/tf", "/tf_static"];
 
-/// The `tf2_ros::MessageFilter` `tf` emulates and which topics it is fed.
-#[derive(Debug, Clone)]
+/// The `tf2_ros::MessageFilter` `tf` emulates and which topics it is fed (`Default`: queue
+/// 10, a 10 s buffer, `/tf` and `/tf_static`). The fields are the parameters' names (Python's
+/// keywords, the CLI's flags).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[serde(default, deny_unknown_fields)]
 pub struct TfOptions {
-    /// The frame every data message must be transformable into (a leading `/` is ignored;
-    /// empty is a usage error).
+    /// Frame every message must be transformable into (tf2_ros::MessageFilter target frame;
+    /// a leading `/` is ignored).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub target_frame: String,
-    /// The data topics fed to the filter (at least one); a topic without a `std_msgs/Header`
-    /// is warned about (the filter cannot take it).
+    /// Topics whose messages go through the filter (each has its own filter and queue); a
+    /// topic without a std_msgs/Header is warned about.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_delimiter = ',', num_args = 1.., required = true)
+    )]
     pub topics: Vec<String>,
-    /// MessageFilter queue size (0 = unbounded).
-    pub queue_size: usize,
-    /// The tf2 buffer's cache length (must be positive; tf2's default is 10 s).
-    pub cache_ns: i64,
+    /// MessageFilter queue size (waiting messages per topic; 0 = unbounded).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = TfOptions::default().queue))]
+    pub queue: usize,
+    /// tf2 buffer cache length ('10', '10s', '500ms'; positive).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = TfOptions::default().buffer))]
+    pub buffer: Duration,
     /// TF topics; a name ending in `tf_static` is latched static TF.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_delimiter = ',', num_args = 1.., default_values_t = TfOptions::default().tf_topics)
+    )]
     pub tf_topics: Vec<String>,
-    /// One JSON line per data message with its readiness.
+    /// Write one JSON line per message with its readiness, wait and reason; `-` (CLI): to
+    /// standard output (the report then goes to standard error).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub evidence: Option<PathBuf>,
+}
+
+impl Default for TfOptions {
+    fn default() -> Self {
+        TfOptions {
+            target_frame: String::new(),
+            topics: Vec::new(),
+            queue: 10,
+            buffer: Duration::from_ns(bagscope_tf::DEFAULT_CACHE_NS),
+            tf_topics: DEFAULT_TF_TOPICS.map(String::from).to_vec(),
+            evidence: None,
+        }
+    }
 }
 
 /// One TF topic as read.
@@ -81,12 +112,7 @@ pub struct TfCommandReport {
     pub warnings: Vec<Warning>,
 }
 
-impl TfCommandReport {
-    /// True when a warning says messages were lost (exit code 3).
-    pub fn data_loss(&self) -> bool {
-        self.warnings.iter().any(|w| w.data_loss)
-    }
-}
+impl TfCommandReport {}
 
 /// What one scanned message turned into.
 enum Item {
@@ -139,14 +165,20 @@ pub(crate) fn read_tf(bag: &Bag, tf_topics: &[String], data: &[String]) -> Resul
         let present = bag.topic_index(name).ok();
         if let Some(i) = present {
             if slot[i].is_some() {
-                return Err(Error::Usage(format!("topic {name} given twice")));
+                return Err(Error::invalid(
+                    "topics",
+                    format!("topic {name} given twice"),
+                ));
             }
             slot[i] = Some((true, k));
             if bag.topics[i].type_name != "tf2_msgs/msg/TFMessage" {
-                return Err(Error::Usage(format!(
-                    "{name} is a {}, not tf2_msgs/msg/TFMessage",
-                    bag.topics[i].type_name
-                )));
+                return Err(Error::invalid(
+                    "tf_topics",
+                    format!(
+                        "{name} is a {}, not tf2_msgs/msg/TFMessage",
+                        bag.topics[i].type_name
+                    ),
+                ));
             }
         } else {
             warnings.push(
@@ -166,10 +198,10 @@ pub(crate) fn read_tf(bag: &Bag, tf_topics: &[String], data: &[String]) -> Resul
     }
     for (k, &i) in data_idx.iter().enumerate() {
         if slot[i].is_some() {
-            return Err(Error::Usage(format!(
-                "topic {} given twice",
-                bag.topics[i].name
-            )));
+            return Err(Error::invalid(
+                "topics",
+                format!("topic {} given twice", bag.topics[i].name),
+            ));
         }
         slot[i] = Some((false, k));
     }
@@ -261,13 +293,13 @@ pub fn tf(path: &Path, o: &TfOptions) -> Result<TfCommandReport, Error> {
 
 fn validate_tf(o: &TfOptions) -> Result<(), Error> {
     if o.topics.is_empty() {
-        return Err(Error::Usage("--topics needs at least one topic".into()));
+        return Err(Error::invalid("topics", "needs at least one topic"));
     }
     if o.target_frame.trim_start_matches('/').is_empty() {
-        return Err(Error::Usage("--target-frame must not be empty".into()));
+        return Err(Error::invalid("target_frame", "must not be empty"));
     }
-    if o.cache_ns <= 0 {
-        return Err(Error::Usage("--buffer must be positive".into()));
+    if o.buffer.ns() <= 0 {
+        return Err(Error::invalid("buffer", "must be positive"));
     }
     Ok(())
 }
@@ -284,8 +316,8 @@ pub fn tf_of(bag: &Bag, o: &TfOptions) -> Result<TfCommandReport, Error> {
     let mut warnings = read.warnings;
     let cfg = FilterConfig {
         target_frame: o.target_frame.clone(),
-        queue_size: o.queue_size,
-        cache_ns: o.cache_ns,
+        queue_size: o.queue,
+        cache_ns: o.buffer.ns(),
     };
     let r = run_filter(&cfg, &o.topics, &read.events);
     // The TF messages in place (a copy of them all doubled the command's memory).
@@ -316,8 +348,8 @@ pub fn tf_of(bag: &Bag, o: &TfOptions) -> Result<TfCommandReport, Error> {
     Ok(TfCommandReport {
         bag: path.display().to_string(),
         target_frame: o.target_frame.clone(),
-        queue_size: o.queue_size,
-        cache_ns: o.cache_ns,
+        queue_size: o.queue,
+        cache_ns: o.buffer.ns(),
         tf_topics: read.tf_used,
         topics: r.topics,
         max_waiting: r.max_waiting,
@@ -334,10 +366,11 @@ fn write_evidence(
 ) -> Result<(), Error> {
     use std::io::Write;
     let io = |e: std::io::Error| {
-        Error::Analysis(format!(
-            "cannot write evidence file {}: {e}",
-            path.display()
-        ))
+        Error::write_failed(
+            path,
+            format!("cannot write evidence file {}", path.display()),
+            e,
+        )
     };
     let f = std::fs::File::create(path).map_err(io)?;
     let mut w = std::io::BufWriter::new(f);

@@ -107,6 +107,7 @@ type TfRow = (i64, i64, i64);
 
 /// The timing table of the exported topics of `o` (all when empty), as `export --timing-only`
 /// writes it, and the report the export gives.
+#[allow(clippy::too_many_lines)] // To split once timing.rs is being reworked for Python batches (issue 44).
 pub fn timing_columns_of(
     bag: &Bag,
     o: &ExportOptions,
@@ -490,7 +491,7 @@ fn row_places(
         let p = &mut places[t];
         loop {
             let i = p.len();
-            p.push(u32::try_from(row).map_err(|_| Error::Usage(TOO_MANY_ROWS.into()))?);
+            p.push(u32::try_from(row).map_err(|_| Error::no_data(TOO_MANY_ROWS))?);
             row += rows_of(counts, t, i);
             if i + 1 >= cols[t].len() {
                 break;
@@ -503,7 +504,7 @@ fn row_places(
         }
     }
     // Every row index, not only the first of each message, within the same bound.
-    u32::try_from(row).map_err(|_| Error::Usage(TOO_MANY_ROWS.into()))?;
+    u32::try_from(row).map_err(|_| Error::no_data(TOO_MANY_ROWS))?;
     Ok((places, row))
 }
 

@@ -4,8 +4,6 @@
 use bagscope_bag::Bag;
 pub use bagscope_bag::TopicFilter;
 
-use crate::Error;
-
 /// A bag's first log time (any topic): from the summary or the message indexes where they
 /// answer, else from every message's log time. 0 for an empty bag.
 pub(crate) fn bag_start_ns(bag: &Bag) -> i64 {
@@ -53,17 +51,17 @@ impl TimeBound {
     /// `+2.5` or `+1500ms`: that long after the bag's first message (seconds, or a duration with
     /// its unit). `1764460805500000000`: an absolute log time in nanoseconds.
     /// `2025-11-30T00:00:05.5Z` (RFC 3339): an absolute time.
-    pub fn parse(s: &str) -> Result<TimeBound, Error> {
+    pub fn parse(s: &str) -> Result<TimeBound, String> {
         let t = s.trim();
         let bad = || {
-            Error::Usage(format!(
+            format!(
                 "{s:?} is not a time: give +SECONDS or +DURATION after the bag's start (+2.5, \
                  +1500ms), nanoseconds since the epoch, or an RFC 3339 time \
                  (2025-11-30T00:00:05.5Z)"
-            ))
+            )
         };
         if let Some(rest) = t.strip_prefix('+') {
-            let ns = bagscope_sync::parse_duration_ns(rest).map_err(|_| bad())?;
+            let ns = bagscope_types::duration::parse_duration_ns(rest).map_err(|_| bad())?;
             return if ns >= 0 {
                 Ok(TimeBound::FromStart(ns))
             } else {
@@ -85,6 +83,24 @@ impl TimeBound {
             TimeBound::FromStart(d) => bag_start_ns.saturating_add(d),
             TimeBound::At(t) => t,
         }
+    }
+}
+
+impl std::str::FromStr for TimeBound {
+    type Err = String;
+
+    /// [`TimeBound::parse`].
+    fn from_str(s: &str) -> Result<TimeBound, String> {
+        TimeBound::parse(s)
+    }
+}
+
+/// Its text, as [`TimeBound::parse`] reads it.
+impl<'de> serde::Deserialize<'de> for TimeBound {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TimeBound, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
     }
 }
 

@@ -159,8 +159,12 @@ fn joint_findings_are_those_of_the_full_decode() {
     };
     assert_eq!(joint_findings(&CheckOptions::default(), &bag), want(&[]));
     // With a limit on joint `a`, message 8 (a = 1.5) is outside it.
-    let mut o = CheckOptions::default();
-    o.joints.limits.insert("a".into(), (-1.0, 1.0));
+    let o = CheckOptions {
+        limits: Some(bagscope::params::JointLimits::Given(
+            [("a".to_string(), (-1.0, 1.0))].into(),
+        )),
+        ..Default::default()
+    };
     assert_eq!(
         joint_findings(&o, &bag),
         want(&[("joint_outside_limits", 8)])

@@ -1,7 +1,7 @@
 //! The dynamic decoder (schema from the bag) agrees with the typed `cdr`/serde decoding on every
 //! message of the shared bags and of the repo's bags, field for field.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use bagscope::io::Bag;
 use bagscope_msg::types::{
@@ -12,16 +12,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 fn bag_dirs() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut dirs = vec![root.join("bags")];
-    let shared = root.join("../shared/bags");
-    if shared.exists() {
-        dirs.push(shared);
-    } else if std::env::var_os("CI").is_some() {
-        panic!("CI is set but ../shared/bags is missing");
-    } else {
-        eprintln!("note: ../shared/bags not found; checking the repo's bags only");
-    }
+    let mut dirs = vec![bagscope_testkit::root().join("bags")];
+    // Without ../shared: the repo's bags only (noted; under CI a failure).
+    dirs.extend(bagscope_testkit::shared_path("bags", ""));
     let mut out = Vec::new();
     for d in dirs {
         for e in std::fs::read_dir(&d).unwrap() {

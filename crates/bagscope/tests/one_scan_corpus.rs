@@ -20,22 +20,12 @@ use bagscope::StampSource;
 /// Also the TF scenarios `bagscope-synth` writes into `tmp` (TF edges are compared on them
 /// whether or not `../shared` is there); whether `../shared` was found.
 fn bags(tmp: &Path) -> (Vec<PathBuf>, bool) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut tops = vec![root.join("bags")];
+    let mut tops = vec![bagscope_testkit::root().join("bags")];
     let mut shared = true;
-    for s in [
-        "../shared/bags",
-        "../shared/corpus/ros2",
-        "../shared/corpus/ros2-more",
-    ] {
-        let p = root.join(s);
-        if p.exists() {
-            tops.push(p);
-        } else if std::env::var_os("CI").is_some() {
-            panic!("CI is set but {s} is missing");
-        } else {
-            eprintln!("note: {s} not found; left out");
-            shared = false;
+    for s in ["bags", "corpus/ros2", "corpus/ros2-more"] {
+        match bagscope_testkit::shared_path(s, "") {
+            Some(p) => tops.push(p),
+            None => shared = false,
         }
     }
     let mut out = Vec::new();

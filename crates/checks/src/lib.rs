@@ -1,6 +1,14 @@
 //! Message contract checks: the fields of common sensor and command messages that must agree
 //! with each other. Pure: callers pass the few fields each check needs (already decoded) and get
 //! structured findings back, sorted by topic, index and code.
+//!
+//! # In the workspace
+//!
+//! Message contract checks (Image, CameraInfo, JointState/JointTrajectory, PointCloud2,
+//! stamps); a joint message's own checks apart from the age checks, so a scan checks each
+//! message as it decodes it and keeps only findings.
+//!
+//! Notable dependencies: `serde`.
 
 #![forbid(unsafe_code)]
 

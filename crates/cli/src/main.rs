@@ -1,5 +1,18 @@
 //! `bagscope`: timing answers for ROS 2 bags. This crate only parses arguments, calls one
 //! library function per subcommand and renders the result.
+//!
+//! # In the workspace
+//!
+//! The facade's options types flattened into clap commands (`#[command(flatten)]`), one
+//! `commands/<verb>.rs` per subcommand (`match` and `compare` share `matching.rs`), text/JSON
+//! rendering, one exit-code rule (`render::finish` / `render::exit_code` over `CommandReport`;
+//! a library parameter error spelled with the command's own flags), Ctrl-C (`interrupt.rs`:
+//! first stops cleanly, second aborts), `play`'s keyboard (`keys.rs`) and progress bars;
+//! `anyhow` lives only here.
+//!
+//! Notable dependencies: `bagscope`, `bagscope-report`, `bagscope-synth`, `bagscope-replay`
+//! (feature `play`); `clap`, `anyhow`, `indicatif`, `ctrlc`; features `export` (polars) and
+//! `play` (RustDDS), both default.
 
 mod commands;
 mod interrupt;
@@ -10,7 +23,7 @@ mod render;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// Exit codes, as documented in the README: 0 ok, 1 error, 2 usage, 3 finished with warnings
 /// about lost or suspect data.
@@ -78,7 +91,15 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
+    // The subcommand run, whose flags spell the parameters its errors name.
+    let sub = matches
+        .subcommand_name()
+        .and_then(|n| Cli::command().find_subcommand(n).cloned());
     render::set_verbose(cli.verbose);
     let cli_verbose = cli.verbose;
     // A second Ctrl-C, or the first one for commands that cannot stop half-way, ends the
@@ -153,37 +174,92 @@ fn main() -> ExitCode {
             }
             eprintln!(
                 "bagscope: error: {}",
-                render::terminal_text(&one_line(&err))
+                render::terminal_text(&message(&err, sub.as_ref()))
             );
             ExitCode::from(if is_usage(&err) { 2 } else { 1 })
         }
     }
 }
 
-/// Whether the error is about how the command was asked (a parameter that does not apply, a
-/// missing one, an unknown code or topic in a parameter): exit 2, as clap's own usage errors.
-fn is_usage(err: &anyhow::Error) -> bool {
-    err.downcast_ref::<UsageError>().is_some()
-        || err
-            .downcast_ref::<bagscope::Error>()
-            .is_some_and(bagscope::Error::is_usage)
-        || matches!(
-            err.downcast_ref::<bagscope_report::Error>(),
-            Some(bagscope_report::Error::Bag(e)) if e.is_usage()
-        )
+/// The library error in `err`'s chain, if any (also inside the report page's error).
+fn facade_error(err: &anyhow::Error) -> Option<&bagscope::Error> {
+    err.chain().find_map(|c| {
+        c.downcast_ref::<bagscope::Error>()
+            .or(match c.downcast_ref::<bagscope_report::Error>() {
+                Some(bagscope_report::Error::Bag(e)) => Some(e),
+                _ => None,
+            })
+    })
 }
 
-/// A usage error found by the CLI itself (a flag that does not apply to the chosen mode).
-#[derive(Debug)]
-pub(crate) struct UsageError(pub(crate) String);
+/// Whether the error is about how the command was asked (the library's one rule,
+/// [`bagscope::Error::is_usage`]; for `play` and `synth`, which are not the library's, their
+/// parameter errors): exit 2, as clap's own usage errors.
+fn is_usage(err: &anyhow::Error) -> bool {
+    if facade_error(err).is_some_and(bagscope::Error::is_usage) {
+        return true;
+    }
+    err.chain().any(|c| {
+        #[cfg(feature = "play")]
+        if let Some(bagscope_replay::ReplayError::Usage(_)) = c.downcast_ref() {
+            return true;
+        }
+        matches!(
+            c.downcast_ref::<bagscope_synth::SynthError>(),
+            Some(
+                bagscope_synth::SynthError::Param(_)
+                    | bagscope_synth::SynthError::UnknownScenario(..)
+            )
+        )
+    })
+}
 
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+/// A parameter as the command's flag: `lower_bounds` → `--lower-bound`, `bag` → `BAG`.
+fn flag(cmd: Option<&clap::Command>, name: &str) -> String {
+    let arg = cmd.and_then(|c| c.get_arguments().find(|a| a.get_id() == name));
+    match arg {
+        Some(a) => match a.get_long() {
+            Some(l) => format!("--{l}"),
+            None => a
+                .get_value_names()
+                .and_then(|v| v.first())
+                .map_or_else(|| name.to_uppercase(), |v| v.to_string()),
+        },
+        None => format!("--{}", name.replace('_', "-")),
     }
 }
 
-impl std::error::Error for UsageError {}
+/// The error on one line, the parameters the library names spelled as the command's flags:
+/// the library says ``slop: applies to `policy` approx-py only``, the CLI `--slop: applies to
+/// --policy approx-py only`.
+fn message(err: &anyhow::Error, cmd: Option<&clap::Command>) -> String {
+    let mut line = one_line(err);
+    if let Some((name, reason)) = facade_error(err).and_then(bagscope::Error::parameter) {
+        line = line.replacen(
+            &format!("{name}: {reason}"),
+            &format!("{}: {reason}", flag(cmd, name)),
+            1,
+        );
+    }
+    // `name` → --flag, for the names that are this command's arguments.
+    let is_arg = |n: &str| cmd.is_some_and(|c| c.get_arguments().any(|a| a.get_id() == n));
+    let parts: Vec<&str> = line.split('`').collect();
+    let mut out = String::new();
+    for (i, part) in parts.iter().enumerate() {
+        if i % 2 == 1 && i + 1 < parts.len() && is_arg(part) {
+            out.push_str(&flag(cmd, part));
+        } else {
+            if i % 2 == 1 {
+                out.push('`');
+            }
+            out.push_str(part);
+            if i % 2 == 1 && i + 1 < parts.len() {
+                out.push('`');
+            }
+        }
+    }
+    out
+}
 
 /// The error and its causes on one line, each cause only where the text so far does not
 /// already hold it: library errors often print their source inside their own message

@@ -6,6 +6,7 @@
 use std::io::Write;
 
 use bagscope::text::visible;
+use bagscope::CommandReport;
 use serde::Serialize;
 
 /// Set when an output given as `-` holds standard output: the command's report (text or JSON)
@@ -31,6 +32,43 @@ pub(crate) fn json<T: Serialize>(v: &T) -> anyhow::Result<()> {
     out.write_all(&bytes)?;
     out.flush()?;
     Ok(())
+}
+
+/// Prints the command's report (JSON with `--json`, else `text` of it) and gives the exit
+/// code: [`crate::EXIT_WARN`] when it finished with lost or suspect data (or, for commands over
+/// many bags or a live graph, a failed bag or an interrupted run), else 0.
+pub(crate) fn finish<R: Serialize + CommandReport>(
+    r: &R,
+    as_json: bool,
+    text: impl FnOnce(&R) -> String,
+) -> anyhow::Result<u8> {
+    finish_with(r, as_json, text, false)
+}
+
+/// [`finish`], exiting 3 also when `warn` (`check`'s findings).
+pub(crate) fn finish_with<R: Serialize + CommandReport>(
+    r: &R,
+    as_json: bool,
+    text: impl FnOnce(&R) -> String,
+    warn: bool,
+) -> anyhow::Result<u8> {
+    if as_json {
+        json(r)?;
+    } else {
+        print(&text(r))?;
+    }
+    Ok(if warn { crate::EXIT_WARN } else { exit_code(r) })
+}
+
+/// The exit code of a command that finished with `r`: [`crate::EXIT_WARN`] when it finished
+/// with lost or suspect data (or, for commands over many bags or a live graph, a failed bag or
+/// an interrupted run), else 0. For commands that print something else than the report itself.
+pub(crate) fn exit_code(r: &impl CommandReport) -> u8 {
+    if r.finished_with_warnings() {
+        crate::EXIT_WARN
+    } else {
+        0
+    }
 }
 
 /// Whether an output argument is `-`: standard output.

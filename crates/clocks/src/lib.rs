@@ -19,6 +19,22 @@
 //! * A wall topic whose median lag is beyond `clock_offset_ns` (1 s) is a clock offset, not lag:
 //!   `lag_ns` is null and `clock_offset_ns` holds median(stamp − log_time).
 //! * The /clock topic is excluded from the split decision: it is the reference, not a producer.
+//!
+//! # In the workspace
+//!
+//! Clock axes, lag distributions and modes, stamp health (frozen, zero, invalid stamps), each
+//! topic's clock model (drift with its standard error; fitted on at most 64 Ki evenly spread
+//! messages, never on fewer than 30), `/clock` fit and epochs, axis mapping; the analysis of a
+//! selection of the topics made from the analysis of all of them where the recorder's axis and
+//! the sim-time topic agree (`analyze_with_subset`: `check`'s verdicts in `report`); aggregate
+//! topics (`roles.rs`: `/rosout`, `/diagnostics`, `/events/*`, … never decide split, resets or
+//! drift); recorded replays (`replay.rs`); the backward-jump rule (`JumpRule`,
+//! `backward_jumps`, `clock_jump_back_text`: one rule for topics' stamps, `/clock` and TF
+//! edges); modes one simulation step apart (the `/clock` period) worded as delivery in the next
+//! step; topics analysed in parallel.
+//!
+//! Notable dependencies: `bagscope-stats`, `rayon`, `either` (one iterator type over narrow or
+//! wide lags), `radsort` (the mode search's sort).
 
 #![forbid(unsafe_code)]
 
@@ -573,20 +589,13 @@ fn void_when_frozen(code: WarningCode) -> bool {
     )
 }
 
-fn analyse_topic(
-    t: &TopicTimes,
-    is_clock: bool,
-    ctx: &Ctx,
-    warnings: &mut Vec<Warning>,
-) -> TopicWork {
-    let opts = ctx.opts;
+/// The topic's stamps and publish times, cut to what matches its log times: stamps to the
+/// common prefix, publish times dropped, each said in a `length_mismatch` warning.
+fn checked_inputs<'a>(t: &'a TopicTimes, warnings: &mut Vec<Warning>) -> (&'a [i64], &'a [i64]) {
     let n = t.log_time_ns.len();
-    let log = &t.log_time_ns[..];
     let warn = |w: &mut Vec<Warning>, code, message: String| {
         w.push(Warning::new(code, message).topic(&t.topic))
     };
-
-    // Tolerate inconsistent lengths: use the common prefix and say so.
     let mut stamps: &[i64] = &t.stamp_ns;
     if !stamps.is_empty() && stamps.len() != n {
         warn(
@@ -614,17 +623,20 @@ fn analyse_topic(
         );
         publish = &[];
     }
-    let m = stamps.len();
-    let stamped = t.source != StampSource::None && m > 0;
-    let aggregate = !is_clock && is_aggregate_topic(&t.topic);
-    let frozen = if stamped && !is_clock {
-        frozen_stamps(stamps, &log[..m])
-    } else {
-        None
+    (stamps, publish)
+}
+
+/// `stamp_invalid` (with what it turns off when most are) and `stamp_frozen`.
+fn stamp_warnings(
+    t: &TopicTimes,
+    frozen: Option<&FrozenStamps>,
+    mostly_invalid: bool,
+    warnings: &mut Vec<Warning>,
+) {
+    let n = t.log_time_ns.len();
+    let warn = |w: &mut Vec<Warning>, code, message: String| {
+        w.push(Warning::new(code, message).topic(&t.topic))
     };
-    // Most stamps invalid: read as sec·10⁹ + nanosec they step back and forth by up to
-    // seconds, so jumps, drift and lag modes would describe the producer's bug, not its clock.
-    let mostly_invalid = stamped && !is_clock && t.invalid_stamps.saturating_mul(2) > m;
     if t.invalid_stamps > 0 {
         warn(
             warnings,
@@ -655,6 +667,332 @@ fn analyse_topic(
             ),
         );
     }
+}
+
+/// Why the topic's lag is computed on fewer stamps than it has, or not at all.
+fn topic_note(
+    is_clock: bool,
+    stamped: bool,
+    usable: usize,
+    m: usize,
+    axis: Axis,
+    recorder: Axis,
+) -> Option<String> {
+    if is_clock {
+        Some("reference clock: see sim_clock".into())
+    } else if !stamped {
+        Some("no stamp: later analyses use log time".into())
+    } else if usable == 0 {
+        Some(match axis {
+            Axis::Zero => "all stamps are zero".into(),
+            Axis::Relative => {
+                "relative clock (e.g. time since boot): no relation to the recorder's clock".into()
+            }
+            Axis::Sim if recorder == Axis::Wall => {
+                "sim stamps and no /clock to map them to wall time".into()
+            }
+            Axis::Wall if recorder == Axis::Sim => {
+                "wall stamps but the recorder ran on sim time".into()
+            }
+            _ => "no stamps on the recorder's axis".into(),
+        })
+    } else if usable < m {
+        Some(format!(
+            "computed on the {} of {} stamps that are on the recorder's axis",
+            usable, m
+        ))
+    } else {
+        None
+    }
+}
+
+/// The lag's modes (none for mostly invalid stamps; the one value when every lag is the
+/// same), read from the sorted i32 lags when there are, and `multimodal_lag` when there are
+/// several, worded as delivery in the next step when they are a simulation step apart.
+#[allow(clippy::too_many_arguments)]
+fn lag_modes<I: Iterator<Item = i64>>(
+    t: &TopicTimes,
+    axis: Axis,
+    ctx: &Ctx,
+    mostly_invalid: bool,
+    lag_summary: Option<NsSummary>,
+    sorted32: Option<&[i32]>,
+    usable: usize,
+    wide_lags: impl Fn() -> I,
+) -> (Vec<i64>, Vec<Warning>) {
+    let opts = ctx.opts;
+    let warn = |w: &mut Vec<Warning>, code, message: String| {
+        w.push(Warning::new(code, message).topic(&t.topic))
+    };
+    let mut w = Vec::new();
+    let lag_modes_ns = match lag_summary {
+        _ if mostly_invalid => Vec::new(),
+        // Every lag the same: that is the one mode (the method never separates equal
+        // values).
+        Some(s) if s.min == s.max => vec![s.min],
+        _ => match sorted32 {
+            Some(v) => modes::lag_modes_ns_sorted(v, &opts.modes),
+            None => {
+                // Sized first: collecting a filtered iterator would grow it by copying.
+                let mut sorted_lags: Vec<i64> = Vec::with_capacity(usable);
+                sorted_lags.extend(wide_lags());
+                modes::lag_modes_ns_in_place(&mut sorted_lags, &opts.modes)
+            }
+        },
+    };
+    if lag_modes_ns.len() > 1 {
+        let modes: Vec<String> = lag_modes_ns.iter().map(|&x| ms(x as f64)).collect();
+        // Sim-stamped: modes a simulator step apart are deliveries in the next step.
+        let step = (axis == Axis::Sim)
+            .then(|| modes_one_step_apart(&lag_modes_ns, ctx.sim_step_ns))
+            .flatten();
+        let why = match step {
+            Some(step) => format!(
+                "modes one simulation step (/clock period {}) apart: delivered in the next step (published late in one step, sent with the next), not a stamping fault; the stamps pair as they are",
+                ms(step as f64)
+            ),
+            None => "the producer stamps different messages at different points (e.g. exposure start vs end). Pairing by stamp inherits this offset; fix the driver's stamping or compensate per mode".to_string(),
+        };
+        warn(
+            &mut w,
+            WarningCode::MultimodalLag,
+            format!(
+                "{}'s lag (log_time − stamp) has {} modes ({}): {why}",
+                t.topic,
+                lag_modes_ns.len(),
+                join(&modes)
+            ),
+        );
+    }
+    (lag_modes_ns, w)
+}
+
+/// The publish-time lags: as measured, or (publish time = log time) the lags themselves and
+/// zeros; none against a stamp clock far from the recorder's (`offset`), whose lag would be
+/// that offset too.
+fn published_lags(
+    published: Published,
+    lag_summary: Option<NsSummary>,
+    n: usize,
+    offset: bool,
+) -> (Option<NsSummary>, Option<NsSummary>) {
+    let published = match published {
+        Published::Summaries(a, b) => (a, b),
+        Published::SameAsLog => (
+            // The lags are log − stamp over the same messages, saturating alike.
+            lag_summary,
+            (n > 0).then_some(NsSummary {
+                count: n,
+                min: 0,
+                p50: 0,
+                p95: 0,
+                p99: 0,
+                max: 0,
+                mean: 0,
+                negatives: 0,
+            }),
+        ),
+    };
+    // Publish time against a stamp clock far from the recorder's would be that offset too.
+    match published {
+        (_, lmp) if offset => (None, lmp),
+        p => p,
+    }
+}
+
+/// What keeps a topic from having a clock model, or its drift from being a finding.
+struct ModelBlockers {
+    /// The topic has stamps and is not the sim clock itself.
+    stamped: bool,
+    frozen: bool,
+    mostly_invalid: bool,
+    /// The stamps are on a clock offset from the recorder's (`clock_offset`).
+    offset: bool,
+}
+
+/// The clock model from the fit (`clock_drift` where it drifts measurably), or why there is
+/// none.
+fn clock_model_of(
+    t: &TopicTimes,
+    fitted: Option<(fit::RobustFit, i64, f64, usize)>,
+    b: ModelBlockers,
+    usable: usize,
+    opts: &ClocksOptions,
+    warnings: &mut Vec<Warning>,
+) -> (Option<ClockModel>, Option<String>) {
+    let warn = |w: &mut Vec<Warning>, code, message: String| {
+        w.push(Warning::new(code, message).topic(&t.topic))
+    };
+    let mut clock_model = None;
+    let mut clock_model_note = None;
+    if fitted.is_none() && b.stamped && usable > 0 {
+        clock_model_note = Some(if b.frozen {
+            "stamps are frozen: no clock model".to_string()
+        } else if b.mostly_invalid {
+            "most stamps are invalid (nanosec ≥ 10⁹): no clock model".to_string()
+        } else if usable < MIN_FIT_MESSAGES {
+            format!(
+                "too few messages (n={usable}; the clock model needs at least {MIN_FIT_MESSAGES})"
+            )
+        } else {
+            "the stamps admit no line fit".to_string()
+        });
+    }
+    if let Some((f, offset_ns, span, fit_stride)) = fitted {
+        let drift_ppm = (f.line.slope - 1.0) * 1e6;
+        let accumulated = drift_ppm.abs() * 1e-6 * span;
+        // Slope standard error for n points spread evenly over the span.
+        let drift_se_ppm = if span > 0.0 && f.n >= 3 {
+            f.residual_rms / (span * (f.n as f64 / 12.0).sqrt()) * 1e6
+        } else {
+            f64::INFINITY
+        };
+        if drift_ppm.abs() > opts.drift_warn_ppm
+            && accumulated > 5e6
+            && drift_ppm.abs() >= DRIFT_SIGNIFICANCE * drift_se_ppm
+            && !b.offset
+        {
+            warn(
+                warnings,
+                WarningCode::ClockDrift,
+                format!(
+                    "{}'s stamp clock drifts {:.0} ppm against the recorder ({} over the bag); lag grows or shrinks over time. Synchronise the producer's clock",
+                    t.topic,
+                    drift_ppm,
+                    ms(accumulated)
+                ),
+            );
+        }
+        if drift_ppm.is_finite() && f.residual_rms.is_finite() {
+            clock_model = Some(ClockModel {
+                drift_ppm,
+                offset_ns,
+                residual_jitter_ns: f.residual_rms,
+                n: f.n,
+                fit_stride,
+                drift_se_ppm: if drift_se_ppm.is_finite() {
+                    drift_se_ppm
+                } else {
+                    0.0
+                },
+            });
+        }
+    }
+    (clock_model, clock_model_note)
+}
+
+/// How far stamps mapped through `/clock` may be off: four times the worst epoch's residual
+/// jitter (the /clock's transport jitter and the simulator's step); 0 for stamps not mapped.
+fn map_uncertainty_ns(basis: Option<LagBasis>, map: Option<&ClockMap>) -> f64 {
+    match (basis, map) {
+        (Some(LagBasis::MappedThroughClock), Some(map)) => {
+            4.0 * map
+                .epochs
+                .iter()
+                .map(|e| e.residual_jitter_ns)
+                .fold(0.0f64, f64::max)
+        }
+        _ => 0.0,
+    }
+}
+
+/// The lags kept once, 4 bytes each, when every one is within ±2.1 s (the usual case): the
+/// passes of the statistics then read those instead of 16 bytes of log time and stamp (they
+/// are bound by memory bandwidth). The same values either way; None when a lag does not fit.
+fn narrow_lags<I: Iterator<Item = i64>>(
+    usable: usize,
+    wide_lags: impl Fn() -> I,
+) -> Option<Vec<i32>> {
+    (usable > 0)
+        .then(|| {
+            let mut v = Vec::with_capacity(usable);
+            for x in wide_lags() {
+                v.push(i32::try_from(x).ok()?);
+            }
+            Some(v)
+        })
+        .flatten()
+}
+
+/// The i32 lags sorted once (a copy, 4 bytes a message of this topic) for both the lag
+/// summary and the modes; lags in arrival order (constant ones, a sim bag's) are sorted
+/// already and not copied.
+fn sorted_lags(lags32: Option<&[i32]>) -> Option<Cow<'_, [i32]>> {
+    lags32.map(|v| {
+        if v.is_sorted() {
+            Cow::Borrowed(v)
+        } else {
+            let mut c = v.to_vec();
+            // Radix sort: a third of a comparison sort's time on a million lags.
+            radsort::sort(&mut c);
+            Cow::Owned(c)
+        }
+    })
+}
+
+/// The health analysis' thresholds from the options.
+fn health_params(opts: &ClocksOptions) -> health::HealthParams {
+    health::HealthParams {
+        gap_factor: opts.gap_factor,
+        max_gaps: opts.max_gaps,
+        jump_min_ns: opts.jump_min_ns,
+        jump_periods: opts.jump_periods,
+        jump_cap_ns: opts.jump_cap_ns,
+    }
+}
+
+/// Frozen stamps, and whether most stamps are invalid (read as sec·10⁹ + nanosec they step
+/// back and forth by up to seconds, so jumps, drift and lag modes would describe the
+/// producer's bug, not its clock); said in `stamp_frozen` / `stamp_invalid`. Only for a
+/// stamped topic that is not the sim clock (`own_stamps`).
+fn stamp_faults(
+    t: &TopicTimes,
+    stamps: &[i64],
+    own_stamps: bool,
+    warnings: &mut Vec<Warning>,
+) -> (Option<FrozenStamps>, bool) {
+    let m = stamps.len();
+    let frozen = own_stamps
+        .then(|| frozen_stamps(stamps, &t.log_time_ns[..m]))
+        .flatten();
+    let mostly_invalid = own_stamps && t.invalid_stamps.saturating_mul(2) > m;
+    stamp_warnings(t, frozen.as_ref(), mostly_invalid, warnings);
+    (frozen, mostly_invalid)
+}
+
+/// An aggregate topic keeps only the findings that apply to many producers; a frozen one
+/// drops those its frozen stamps make meaningless.
+fn keep_what_applies(warnings: &mut Vec<Warning>, aggregate: bool, frozen: bool) {
+    if aggregate {
+        warnings.retain(|w| kept_for_aggregate(w.code));
+    } else if frozen {
+        warnings.retain(|w| !void_when_frozen(w.code));
+    }
+}
+
+/// The median raw lag (log − stamp) of the messages stamped on the wall clock.
+fn wall_lag_median(stamps: &[i64], log: &[i64], classes: &[Class]) -> Option<i64> {
+    bagscope_stats::median_streamed(|| {
+        (0..stamps.len())
+            .filter(|&i| classes[i] == Class::Wall)
+            .map(|i| log[i].saturating_sub(stamps[i]))
+    })
+}
+
+fn analyse_topic(
+    t: &TopicTimes,
+    is_clock: bool,
+    ctx: &Ctx,
+    warnings: &mut Vec<Warning>,
+) -> TopicWork {
+    let n = t.log_time_ns.len();
+    let log = &t.log_time_ns[..];
+
+    let (stamps, publish) = checked_inputs(t, warnings);
+    let m = stamps.len();
+    let stamped = t.source != StampSource::None && m > 0;
+    let aggregate = !is_clock && is_aggregate_topic(&t.topic);
+    let (frozen, mostly_invalid) = stamp_faults(t, stamps, stamped && !is_clock, warnings);
 
     let Classified {
         classes,
@@ -682,7 +1020,6 @@ fn analyse_topic(
         ctx,
         warnings,
     );
-    let mut note: Option<String> = None;
     let usable = usable_known.unwrap_or_else(|| on_log.iter().filter(|&&x| x != NO_STAMP).count());
     // When every stamp is used as it is, the lags are exactly the raw log − stamp of the
     // wall-clock stamps, and the negated lags the stamp − log of the clock model: their
@@ -711,119 +1048,35 @@ fn analyse_topic(
     // Every lag within ±2.1 s (the usual case): the lags are kept once, 4 bytes each, and the
     // passes of the statistics below read those instead of 16 bytes of log time and stamp
     // (the passes are bound by memory bandwidth). The same values either way.
-    let lags32: Option<Vec<i32>> = (usable > 0)
-        .then(|| {
-            let mut v = Vec::with_capacity(usable);
-            for x in wide_lags() {
-                v.push(i32::try_from(x).ok()?);
-            }
-            Some(v)
-        })
-        .flatten();
+    let lags32 = narrow_lags(usable, wide_lags);
     let lags = || match lags32.as_deref() {
         Some(v) => Either::Left(v.iter().map(|&x| i64::from(x))),
         None => Either::Right(wide_lags()),
     };
-    if is_clock {
-        note = Some("reference clock: see sim_clock".into());
-    } else if !stamped {
-        note = Some("no stamp: later analyses use log time".into());
-    } else if usable == 0 {
-        note = Some(match axis {
-            Axis::Zero => "all stamps are zero".into(),
-            Axis::Relative => {
-                "relative clock (e.g. time since boot): no relation to the recorder's clock".into()
-            }
-            Axis::Sim if ctx.recorder == Axis::Wall => {
-                "sim stamps and no /clock to map them to wall time".into()
-            }
-            Axis::Wall if ctx.recorder == Axis::Sim => {
-                "wall stamps but the recorder ran on sim time".into()
-            }
-            _ => "no stamps on the recorder's axis".into(),
-        });
-    } else if usable < m {
-        note = Some(format!(
-            "computed on the {} of {} stamps that are on the recorder's axis",
-            usable, m
-        ));
-    }
+    let mut note = topic_note(is_clock, stamped, usable, m, axis, ctx.recorder);
 
     // The statistics below are independent of each other, so they run on all cores: a bag's
     // dominant topic (a 1 kHz IMU beside a camera) would otherwise keep one core busy alone.
     // Each part collects its own warnings; they are sorted with all others at the end.
 
-    // Stamps mapped through /clock carry the map's own error: the fit's residual (the /clock's
-    // transport jitter and the simulator's step) widens the future-stamp tolerance.
-    let map_uncertainty_ns = match (basis, ctx.map) {
-        (Some(LagBasis::MappedThroughClock), Some(map)) => {
-            4.0 * map
-                .epochs
-                .iter()
-                .map(|e| e.residual_jitter_ns)
-                .fold(0.0f64, f64::max)
-        }
-        _ => 0.0,
-    };
-    let base_tol = opts.future_tolerance_ns as f64 + map_uncertainty_ns;
-
     // --- Lag, offset, jitter -------------------------------------------------------------
     // `sorted32`: the i32 lags sorted, when there are any; the summary's order statistics
     // are read from it instead of being selected by passes over the lags.
-    let lag_input = LagInput {
-        t,
-        ctx,
-        basis,
-        usable,
-        base_tol,
-        map_uncertainty_ns,
-        lags,
-    };
+    let lag_input = LagInput::new(t, ctx, basis, usable, lags);
     let part_lag = |sorted32: Option<&[i32]>| lag_input.lag_part(sorted32);
 
     // --- Lag modes -----------------------------------------------------------------------
     let part_modes = |lag_summary: Option<NsSummary>, sorted32: Option<&[i32]>| {
-        let mut w = Vec::new();
-        let lag_modes_ns = match lag_summary {
-            _ if mostly_invalid => Vec::new(),
-            // Every lag the same: that is the one mode (the method never separates equal
-            // values).
-            Some(s) if s.min == s.max => vec![s.min],
-            _ => match sorted32 {
-                Some(v) => modes::lag_modes_ns_sorted(v, &opts.modes),
-                None => {
-                    // Sized first: collecting a filtered iterator would grow it by copying.
-                    let mut sorted_lags: Vec<i64> = Vec::with_capacity(usable);
-                    sorted_lags.extend(wide_lags());
-                    modes::lag_modes_ns_in_place(&mut sorted_lags, &opts.modes)
-                }
-            },
-        };
-        if lag_modes_ns.len() > 1 {
-            let modes: Vec<String> = lag_modes_ns.iter().map(|&x| ms(x as f64)).collect();
-            // Sim-stamped: modes a simulator step apart are deliveries in the next step.
-            let step = (axis == Axis::Sim)
-                .then(|| modes_one_step_apart(&lag_modes_ns, ctx.sim_step_ns))
-                .flatten();
-            let why = match step {
-                Some(step) => format!(
-                    "modes one simulation step (/clock period {}) apart: delivered in the next step (published late in one step, sent with the next), not a stamping fault; the stamps pair as they are",
-                    ms(step as f64)
-                ),
-                None => "the producer stamps different messages at different points (e.g. exposure start vs end). Pairing by stamp inherits this offset; fix the driver's stamping or compensate per mode".to_string(),
-            };
-            warn(
-                &mut w,
-                WarningCode::MultimodalLag,
-                format!(
-                    "{}'s lag (log_time − stamp) has {} modes ({}): {why}",
-                    t.topic,
-                    lag_modes_ns.len(),
-                    join(&modes)
-                ),
-            );
-        }
-        (lag_modes_ns, w)
+        lag_modes(
+            t,
+            axis,
+            ctx,
+            mostly_invalid,
+            lag_summary,
+            sorted32,
+            usable,
+            wide_lags,
+        )
     };
 
     // --- Publish-time lags: only where publish time is on the recorder's axis (so is log time)
@@ -843,33 +1096,21 @@ fn analyse_topic(
     // --- Median raw offset of the wall-clock stamps (for comparison across topics) -------
     let wall_from_lags = axis == Axis::Wall && stamped && !is_clock && lags_are_all_stamps;
     let part_wall = || {
-        if axis == Axis::Wall && stamped && !is_clock && !wall_from_lags {
-            bagscope_stats::median_streamed(|| {
-                (0..m)
-                    .filter(|&i| classes[i] == Class::Wall)
-                    .map(|i| log[i].saturating_sub(stamps[i]))
-            })
-        } else {
-            None
-        }
+        (axis == Axis::Wall && stamped && !is_clock && !wall_from_lags)
+            .then(|| wall_lag_median(stamps, log, &classes))
+            .flatten()
     };
 
     // --- Health: on stamps when they are a single clock, else on log time ----------------
     // /clock always on its values: its resets must show as jumps.
     let stamp_series =
         stamped && (is_clock || matches!(axis, Axis::Wall | Axis::Sim | Axis::Relative));
-    let (series, period_basis): (&[i64], TimeBasis) = if stamp_series {
+    let (series, period_basis) = if stamp_series {
         (stamps, TimeBasis::Stamp)
     } else {
         (log, TimeBasis::LogTime)
     };
-    let hp = health::HealthParams {
-        gap_factor: opts.gap_factor,
-        max_gaps: opts.max_gaps,
-        jump_min_ns: opts.jump_min_ns,
-        jump_periods: opts.jump_periods,
-        jump_cap_ns: opts.jump_cap_ns,
-    };
+    let hp = health_params(ctx.opts);
     let part_health = || health::analyse(series, log, &hp);
 
     let (
@@ -885,16 +1126,7 @@ fn analyse_topic(
             // The i32 lags sorted once (a copy, 4 bytes a message of this topic, freed here)
             // for both the lag summary and the modes; lags in arrival order (constant ones,
             // a sim bag's) are sorted already and not copied.
-            let sorted32: Option<Cow<'_, [i32]>> = lags32.as_deref().map(|v| {
-                if v.is_sorted() {
-                    Cow::Borrowed(v)
-                } else {
-                    let mut c = v.to_vec();
-                    // Radix sort: a third of a comparison sort's time on a million lags.
-                    radsort::sort(&mut c);
-                    Cow::Owned(c)
-                }
-            });
+            let sorted32 = sorted_lags(lags32.as_deref());
             let lag = part_lag(sorted32.as_deref());
             let modes = part_modes(lag.1, sorted32.as_deref());
             (lag, modes)
@@ -906,11 +1138,7 @@ fn analyse_topic(
             )
         },
     );
-    let wall_median_raw = if wall_from_lags {
-        lag_summary.map(|s| s.p50)
-    } else {
-        wall_median_raw
-    };
+    let wall_median_raw = wall_median_raw.or(lag_summary.map(|s| s.p50).filter(|_| wall_from_lags));
     let fitted = fitted.map(|(f, span, stride)| (f, fit_offset(lag_negated_median), span, stride));
     drop(lags32);
     drop(on_log);
@@ -920,104 +1148,39 @@ fn analyse_topic(
     if offset_note.is_some() {
         note = offset_note;
     }
-    let published = match published {
-        Published::Summaries(a, b) => (a, b),
-        Published::SameAsLog => (
-            // The lags are log − stamp over the same messages, saturating alike.
-            lag_summary,
-            (n > 0).then_some(NsSummary {
-                count: n,
-                min: 0,
-                p50: 0,
-                p95: 0,
-                p99: 0,
-                max: 0,
-                mean: 0,
-                negatives: 0,
-            }),
-        ),
-    };
-    // Publish time against a stamp clock far from the recorder's would be that offset too.
-    let (publish_lag_ns, log_minus_publish_ns) = match published {
-        (_, lmp) if clock_offset_ns.is_some() => (None, lmp),
-        p => p,
-    };
-    let mut clock_model = None;
-    let mut clock_model_note = None;
-    if fitted.is_none() && stamped && !is_clock && usable > 0 {
-        clock_model_note = Some(if frozen.is_some() {
-            "stamps are frozen: no clock model".to_string()
-        } else if mostly_invalid {
-            "most stamps are invalid (nanosec ≥ 10⁹): no clock model".to_string()
-        } else if usable < MIN_FIT_MESSAGES {
-            format!(
-                "too few messages (n={usable}; the clock model needs at least {MIN_FIT_MESSAGES})"
-            )
-        } else {
-            "the stamps admit no line fit".to_string()
-        });
-    }
-    if let Some((f, offset_ns, span, fit_stride)) = fitted {
-        let drift_ppm = (f.line.slope - 1.0) * 1e6;
-        let accumulated = drift_ppm.abs() * 1e-6 * span;
-        // Slope standard error for n points spread evenly over the span.
-        let drift_se_ppm = if span > 0.0 && f.n >= 3 {
-            f.residual_rms / (span * (f.n as f64 / 12.0).sqrt()) * 1e6
-        } else {
-            f64::INFINITY
-        };
-        if drift_ppm.abs() > opts.drift_warn_ppm
-            && accumulated > 5e6
-            && drift_ppm.abs() >= DRIFT_SIGNIFICANCE * drift_se_ppm
-            && clock_offset_ns.is_none()
-        {
-            warn(
-                warnings,
-                WarningCode::ClockDrift,
-                format!(
-                    "{}'s stamp clock drifts {:.0} ppm against the recorder ({} over the bag); lag grows or shrinks over time. Synchronise the producer's clock",
-                    t.topic,
-                    drift_ppm,
-                    ms(accumulated)
-                ),
-            );
-        }
-        if drift_ppm.is_finite() && f.residual_rms.is_finite() {
-            clock_model = Some(ClockModel {
-                drift_ppm,
-                offset_ns,
-                residual_jitter_ns: f.residual_rms,
-                n: f.n,
-                fit_stride,
-                drift_se_ppm: if drift_se_ppm.is_finite() {
-                    drift_se_ppm
-                } else {
-                    0.0
-                },
-            });
-        }
-    }
+    let (publish_lag_ns, log_minus_publish_ns) =
+        published_lags(published, lag_summary, n, clock_offset_ns.is_some());
+    let (clock_model, clock_model_note) = clock_model_of(
+        t,
+        fitted,
+        ModelBlockers {
+            stamped: stamped && !is_clock,
+            frozen: frozen.is_some(),
+            mostly_invalid,
+            offset: clock_offset_ns.is_some(),
+        },
+        usable,
+        ctx.opts,
+        warnings,
+    );
     if mostly_invalid {
         h.backward_jumps.clear();
     }
-    if let Some(text) = clock_jump_back_text(&t.topic, &h.backward_jumps) {
-        warn(
-            warnings,
-            WarningCode::ClockJumpBack,
-            format!("{text}; {CLOCK_JUMP_BACK_ADVICE}"),
-        );
-    }
-    let log_span_ns = if n >= 2 {
-        log[n - 1].saturating_sub(log[0])
-    } else {
-        0
-    };
+    warnings.extend(
+        clock_jump_back_text(&t.topic, &h.backward_jumps).map(|text| {
+            Warning::new(
+                WarningCode::ClockJumpBack,
+                format!("{text}; {CLOCK_JUMP_BACK_ADVICE}"),
+            )
+            .topic(&t.topic)
+        }),
+    );
+    let log_span_ns = log
+        .last()
+        .zip(log.first())
+        .map_or(0, |(b, a)| b.saturating_sub(*a));
     let rate_hz = bagscope_stats::rate_hz(n as u64, log_span_ns);
-    if aggregate {
-        warnings.retain(|w| kept_for_aggregate(w.code));
-    } else if frozen.is_some() {
-        warnings.retain(|w| !void_when_frozen(w.code));
-    }
+    keep_what_applies(warnings, aggregate, frozen.is_some());
     let analysis_time = if matches!(axis, Axis::Wall | Axis::Sim) && !is_clock && frozen.is_none() {
         TimeBasis::Stamp
     } else {
@@ -1160,6 +1323,30 @@ type LagPart = (
     Option<NsSummary>,
     Option<i64>,
 );
+
+impl<'a, L> LagInput<'a, L> {
+    /// The input of a topic's lag statistics; stamps mapped through /clock carry the map's
+    /// own error (the fit's residual: the /clock's transport jitter and the simulator's step),
+    /// which widens the future-stamp tolerance.
+    fn new(
+        t: &'a TopicTimes,
+        ctx: &'a Ctx<'a>,
+        basis: Option<LagBasis>,
+        usable: usize,
+        lags: L,
+    ) -> Self {
+        let map_uncertainty_ns = map_uncertainty_ns(basis, ctx.map);
+        LagInput {
+            t,
+            ctx,
+            basis,
+            usable,
+            base_tol: ctx.opts.future_tolerance_ns as f64 + map_uncertainty_ns,
+            map_uncertainty_ns,
+            lags,
+        }
+    }
+}
 
 impl<L, I> LagInput<'_, L>
 where

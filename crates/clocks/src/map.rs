@@ -359,10 +359,9 @@ impl ClockMap {
             }
             None => {
                 let mut best: Option<(i128, usize)> = None;
-                #[allow(clippy::unnecessary_map_or)] // is_none_or needs Rust 1.82; MSRV is 1.80
                 for (i, e) in self.epochs.iter().enumerate() {
                     let d = e.sim_distance(sim_ns);
-                    if best.map_or(true, |b| d < b.0) {
+                    if best.is_none_or(|b| d < b.0) {
                         best = Some((d, i));
                     }
                 }

@@ -8,6 +8,21 @@
 //!
 //! CSV string cells are neutralised against formula injection ([`csv_cell`]) unless the
 //! writer is told to keep them raw ([`TableWriter::raw_csv`]).
+//!
+//! # In the workspace
+//!
+//! Bag data as polars `DataFrame`s and streamed Parquet / CSV: plain columns, message schemas
+//! flattened into columns (`header.frame_id`, list or exploded arrays) that messages are
+//! decoded straight into (`bagscope-msg`'s `leaves`; parts of a row group decoded on other
+//! threads and appended), row-group writers that write to a temporary name and rename
+//! (schema-level metadata, e.g. pandas' index, written into the footer's Arrow schema with
+//! `polars-arrow`'s IPC serializer); CSV string cells neutralised against formula injection
+//! (`csv_cell`; raw on request); knows nothing about bag files.
+//!
+//! Notable dependencies: `polars` (only crate allowed to use it; no default features: parquet,
+//! csv, small int dtypes; `polars-arrow` and `base64` as polars' writer uses them),
+//! `bagscope-msg` (leaf decoding, decoded values), `bagscope-bag` (its `outfile` temporaries
+//! only).
 
 pub mod message;
 

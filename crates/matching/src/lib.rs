@@ -14,6 +14,15 @@
 //!
 //! All times are `i64` nanoseconds on the caller's common clock axis. Nothing here panics on
 //! bad input: malformed series are errors, odd messages are findings in [`Checks`].
+//!
+//! # In the workspace
+//!
+//! Nearest-neighbour pairing, delay estimation (event pairs, error-curve minimum; an automatic
+//! echo reading checked against a sampled one: sweeps tiled over commands so responses stay in
+//! cache, shift chunks on all cores), corrected error, segments, run comparison; a topic's
+//! joint names shared (`JointNames = Arc<[String]>`).
+//!
+//! Notable dependencies: `bagscope-stats`, `rayon`.
 
 #![forbid(unsafe_code)]
 // Parallel per-joint columns are indexed by joint number throughout; iterator zips over

@@ -44,6 +44,27 @@ pub enum ResponseKind {
     Sampled,
 }
 
+impl std::str::FromStr for ResponseKind {
+    type Err = String;
+
+    /// `sampled` or `event`.
+    fn from_str(s: &str) -> Result<ResponseKind, String> {
+        match s.trim() {
+            "sampled" => Ok(ResponseKind::Sampled),
+            "event" => Ok(ResponseKind::Event),
+            x => Err(format!("must be sampled or event, got '{x}'")),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ResponseKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ResponseKind, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
 impl ResponseKind {
     /// The serialised name: `event` or `sampled`.
     pub fn as_str(self) -> &'static str {

@@ -59,19 +59,9 @@ fn load(path: &PathBuf) -> Option<Value> {
 /// Truth file, or `None` (skip) when the shared bags are not on this machine; under CI a
 /// missing truth file fails the test.
 fn truth(bag: &str) -> Option<Value> {
-    let p = crate_dir()
-        .join("../../../shared/bags")
-        .join(format!("{bag}.truth.json"));
-    match load(&p) {
-        Some(t) => Some(t),
-        None if std::env::var_os("CI").is_some() => {
-            panic!("truth file {} missing under CI", p.display())
-        }
-        None => {
-            eprintln!("note: {} not found; skipping {bag}", p.display());
-            None
-        }
-    }
+    let name = format!("{bag}.truth.json");
+    let p = bagscope_testkit::shared_path("bags", &name)?.join(name);
+    Some(load(&p).unwrap_or_else(|| panic!("{} is not a truth file", p.display())))
 }
 
 /// Runs the matcher on one dump and checks it against the truth; returns the report.

@@ -11,6 +11,22 @@
 //!   [`types::encode_typed`].
 //!
 //! Nothing here does I/O or panics on malformed input.
+//!
+//! # In the workspace
+//!
+//! `ros2msg` / `ros2idl` / service-event schemas (and a service event's fixed `info` head,
+//! `service_event`), built-in definitions, dynamic CDR decoder, field paths
+//! (`MessageSchema::resolve_path`: the one rule for the field paths commands take, `echo
+//! --fields`, `match --*-field`, `export --fields`; an unknown one names the type's fields),
+//! the same decoding straight into a schema's leaf fields without a value tree (`leaves`: what
+//! `export` builds its columns from, accepting exactly what the tree decoder accepts), fast
+//! stamp reader, typed messages (`cdr` + serde), `types::tf_frames` (a TFMessage's stamps and
+//! frame names borrowed from the payload, accepting exactly what the typed decoder accepts:
+//! what the timing table and TF timing read of every TF message), `JointStateView` (a
+//! JointState read in place: what `check` reads of every joint message, accepting exactly what
+//! the typed decoder accepts).
+//!
+//! Notable dependencies: `cdr`, `serde`.
 
 mod cdr_de;
 pub mod decode;

@@ -4,6 +4,15 @@
 //!
 //! Text is drawn with an embedded font (DejaVu Sans, see `assets/fonts/`), registered with
 //! plotters' `ab_glyph` backend, so PNGs render the same on a machine without any system fonts.
+//!
+//! # In the workspace
+//!
+//! Line charts and histograms as PNG / SVG from plain `i64`-ns series (long lines decimated to
+//! per-bucket min/max; `drawn_points` gives a caller those points up front, so a long series is
+//! never copied whole); embedded DejaVu Sans font (`assets/fonts/`) so PNGs render without
+//! system fonts; no analysis.
+//!
+//! Notable dependencies: `plotters` (only crate allowed to use it).
 
 use std::path::Path;
 use std::sync::OnceLock;

@@ -6,21 +6,42 @@
 //! Every scan runs on a worker thread with the GIL released; the calling thread waits for it
 //! and checks for signals, so `Ctrl-C` raises `KeyboardInterrupt` at once (the worker finishes
 //! its scan in the background and its result is dropped).
+//!
+//! # In the workspace
+//!
+//! The `bagscope` Python package (pyo3, stable ABI for CPython 3.9+, built by maturin for `pip
+//! install ./crates/python`; the tests load the workspace build's own library): `Bag` over the
+//! facade's `Bag` whose methods (info, clocks, check, sync, recommend, match, tf, hist,
+//! report_data, timing, messages, summary) fill the facade's options types from their arguments
+//! through `params::from_json` (the stub `_bagscope.pyi` states the same defaults, tested) and
+//! return the facade's reports as the CLI's `--json` (serialised by serde_json, parsed by
+//! Python's `json`: the same keys and values), `Table` (a polars `DataFrame`, or for `timing()`
+//! Arrow arrays built from `Bag::timing_columns`' vectors with dictionary-encoded strings,
+//! exported as an `ArrowArrayStream` in a PyCapsule, `__arrow_c_stream__`: no copy of the
+//! columns), one exception class per kind of `bagscope::Error` (`python/bagscope/_errors.py`;
+//! `InvalidParameter` exactly where the CLI exits 2); scans run on a worker thread with the GIL
+//! released while the caller polls for signals (`Ctrl-C`). Pure-Python `bagscope.ray` /
+//! `bagscope.spark` map bags to the rows of `batch`'s `summary.parquet` (`Bag::summary`,
+//! `batch::summary_frame`), timing and findings rows; a bag that fails is a row with `error`.
+//!
+//! Notable dependencies: `bagscope` (feature `frames`), `pyo3`, `polars-arrow` (its C data
+//! interface, the version polars uses), `tempfile` (`Bag.from_bytes`).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bagscope::check::CheckOptions;
-use bagscope::clock_analysis::ClocksOptions;
+use bagscope::clocks::ClocksOptions;
 use bagscope::export::ExportOptions;
-use bagscope::match_analysis::{MatchOptions, ResponseKind};
-use bagscope::matching::{Align, MatchArgs};
+use bagscope::hist::HistOptions;
+use bagscope::info::InfoOptions;
+use bagscope::matching::MatchArgs;
 use bagscope::sync::SyncOptions;
-use bagscope::sync_policy::{parse_duration_ns, Policy, RateConfig};
+use bagscope::tf::TfOptions;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use serde::de::DeserializeOwned;
 
 mod arrow;
 
@@ -48,7 +69,6 @@ fn kind_of(e: &bagscope::Error) -> &'static str {
             B::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => "BagNotFound",
             B::NoFiles { .. } => "BagNotFound",
             B::UnknownTopic { .. } => "UnknownTopic",
-            B::InvalidPattern { .. } => "InvalidParameter",
             B::UnsupportedStorage { .. } | B::NotRegularFile { .. } => "UnsupportedBag",
             B::Io { .. } => "BagError",
             B::Remote(r) => {
@@ -63,8 +83,8 @@ fn kind_of(e: &bagscope::Error) -> &'static str {
             _ => "CorruptBag",
         },
         e if e.is_usage() => "InvalidParameter",
-        E::Usage(_) | E::Fields { .. } => "UsageError",
-        E::Output(_) | E::Write(_) | E::Frames(_) => "BagError",
+        E::Fields { .. } => "UsageError",
+        E::Output { .. } | E::Input { .. } | E::Write(_) | E::Frames(_) => "BagError",
         _ => "AnalysisError",
     }
 }
@@ -153,49 +173,88 @@ fn to_py<T: serde::Serialize>(py: Python<'_>, v: &T) -> PyResult<Py<PyAny>> {
         .unbind())
 }
 
-/// A duration argument: a string with a unit (`"50ms"`) or plain seconds (`"0.05"`), or a
-/// number of seconds (read through its `str()`, as the CLI reads its argument).
-fn duration(py: Python<'_>, name: &str, v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<i64>> {
-    let Some(v) = v else { return Ok(None) };
-    if v.is_none() {
-        return Ok(None);
-    }
-    let text: String = v.str()?.extract()?;
-    parse_duration_ns(&text)
-        .map(Some)
-        .map_err(|e| bad_param(py, format!("{name}={text}: {e}")))
+/// The positional parameters of each method taking an options type, in order (after them,
+/// keywords only): what the stub `_bagscope.pyi` declares.
+const POSITIONAL: [(&str, &[&str]); 8] = [
+    ("info", &["fast"]),
+    ("clocks", &["clock_topic", "gap_factor"]),
+    ("check", &["limits", "max_command_age"]),
+    ("sync", &["topics", "policy", "queue", "slop"]),
+    ("recommend", &["topics", "policy", "queue"]),
+    ("match", &["command", "response"]),
+    ("tf", &["target_frame", "topics"]),
+    ("hist", &["topics"]),
+];
+
+fn positional(method: &str) -> &'static [&'static str] {
+    POSITIONAL
+        .iter()
+        .find(|(m, _)| *m == method)
+        .map_or(&[], |(_, p)| *p)
 }
 
-fn range(py: Python<'_>, name: &str, v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<(i64, i64)>> {
-    let Some(v) = v else { return Ok(None) };
-    if v.is_none() {
-        return Ok(None);
-    }
-    if let Ok(s) = v.extract::<String>() {
-        let (a, b) = s
-            .split_once("..")
-            .ok_or_else(|| bad_param(py, format!("{name}: expected 'START..END', got '{s}'")))?;
-        let p =
-            |x: &str| parse_duration_ns(x).map_err(|e| bad_param(py, format!("{name}={s}: {e}")));
-        return Ok(Some((p(a)?, p(b)?)));
-    }
-    let (a, b): (Bound<'_, PyAny>, Bound<'_, PyAny>) = v.extract()?;
-    Ok(Some((
-        duration(py, name, Some(&a))?.unwrap_or(0),
-        duration(py, name, Some(&b))?.unwrap_or(0),
-    )))
-}
-
-fn topic_durations(
+/// A method's arguments by parameter name, as JSON (through Python's `json`, paths and other
+/// objects by their `str()`); `None` is left out: the parameter keeps its default.
+fn arguments(
     py: Python<'_>,
-    name: &str,
-    v: Option<BTreeMap<String, Bound<'_, PyAny>>>,
-) -> PyResult<Vec<(String, i64)>> {
-    let mut out = Vec::new();
-    for (t, d) in v.unwrap_or_default() {
-        out.push((t, duration(py, name, Some(&d))?.unwrap_or(0)));
+    method: &str,
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<serde_json::Map<String, serde_json::Value>> {
+    let names = positional(method);
+    if args.len() > names.len() {
+        return Err(bad_param(
+            py,
+            format!(
+                "{method}() takes {} positional argument(s) ({}), {} given",
+                names.len(),
+                names.join(", "),
+                args.len()
+            ),
+        ));
+    }
+    let dumps = py.import("json")?.getattr("dumps")?;
+    let str_fn = py.import("builtins")?.getattr("str")?;
+    let as_json = |v: &Bound<'_, PyAny>| -> PyResult<serde_json::Value> {
+        let kw = PyDict::new(py);
+        kw.set_item("default", &str_fn)?;
+        let text: String = dumps.call((v,), Some(&kw))?.extract()?;
+        serde_json::from_str(&text).map_err(|e| bad_param(py, e.to_string()))
+    };
+    let mut out = serde_json::Map::new();
+    for (name, v) in names.iter().zip(args.iter()) {
+        if !v.is_none() {
+            out.insert(name.to_string(), as_json(&v)?);
+        }
+    }
+    if let Some(kw) = kwargs {
+        for (k, v) in kw.iter() {
+            let k: String = k.extract()?;
+            if out.contains_key(&k) || names[..args.len()].contains(&k.as_str()) {
+                return Err(bad_param(
+                    py,
+                    format!("{method}() got several values for '{k}'"),
+                ));
+            }
+            if !v.is_none() {
+                out.insert(k, as_json(&v)?);
+            }
+        }
     }
     Ok(out)
+}
+
+/// The options type of `method` filled from its arguments, through the library's one path
+/// ([`bagscope::params::from_json`]): the same defaults, parsing and parameter names as the
+/// CLI's flags.
+fn options<T: DeserializeOwned>(
+    py: Python<'_>,
+    method: &str,
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<T> {
+    let map = arguments(py, method, args, kwargs)?;
+    bagscope::params::from_json(map).map_err(|e| raise(py, kind_of(&e), e.to_string(), None))
 }
 
 /// An opened bag: a rosbag2 folder (split files, `metadata.yaml`), a `.mcap` or `.db3` file,
@@ -306,236 +365,136 @@ impl PyBag {
         t
     }
 
-    /// `bagscope info --json` (`fast`: `info --fast --json`).
-    #[pyo3(signature = (fast = false))]
-    fn info(&self, py: Python<'_>, fast: bool) -> PyResult<Py<PyAny>> {
-        let path = self.path.clone();
-        let r = self.call(py, move |b| {
-            if fast {
-                bagscope::info::info_with(
-                    &path,
-                    &bagscope::info::InfoOptions {
-                        fast: true,
-                        ..Default::default()
-                    },
-                )
-            } else {
-                Ok(b.info())
-            }
-        })?;
+    /// `bagscope info --json` (`fast`: `info --fast --json`; `sort`: `info --sort`).
+    #[pyo3(signature = (*args, **kwargs))]
+    fn info(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let o: InfoOptions = options(py, "info", args, kwargs)?;
+        let r = self.call(py, move |b| b.info_with(&o))?;
         to_py(py, &r)
     }
 
     /// `bagscope clocks --json`.
-    #[pyo3(signature = (clock_topic = None, gap_factor = 3.0))]
+    #[pyo3(signature = (*args, **kwargs))]
     fn clocks(
         &self,
         py: Python<'_>,
-        clock_topic: Option<String>,
-        gap_factor: f64,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        let o = ClocksOptions {
-            clock_topic,
-            gap_factor,
-            ..Default::default()
-        };
+        let o: ClocksOptions = options(py, "clocks", args, kwargs)?;
         let r = self.call(py, move |b| b.clocks(&o))?;
         to_py(py, &r)
     }
 
-    /// `bagscope check --json`: `limits` maps joint → (min, max); `max_command_age` is a
-    /// duration (`"200ms"` or seconds).
-    #[pyo3(signature = (limits = None, max_command_age = None))]
+    /// `bagscope check --json`: `limits` maps joint → (min, max) (or is a JSON file's path);
+    /// `max_command_age` is a duration (`"200ms"` or seconds).
+    #[pyo3(signature = (*args, **kwargs))]
     fn check(
         &self,
         py: Python<'_>,
-        limits: Option<BTreeMap<String, (f64, f64)>>,
-        max_command_age: Option<Bound<'_, PyAny>>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        let mut o = CheckOptions::default();
-        o.joints.limits = limits.unwrap_or_default();
-        o.joints.max_command_age_ns = duration(py, "max_command_age", max_command_age.as_ref())?;
+        let o: CheckOptions = options(py, "check", args, kwargs)?;
         let r = self.call(py, move |b| b.check(&o))?;
         to_py(py, &r)
     }
 
     /// `bagscope sync --json`: the synchronizer `policy` emulated over `topics`.
-    #[pyo3(signature = (
-        topics, policy = String::from("approx-py"), queue = 10, slop = None, *, age_penalty = None,
-        max_interval = None, lower_bounds = None, queue_offsets = None, epsilon = None,
-        rate_config = None, allow_headerless = false, sync_arrival_time = false,
-        max_age = None, anchor = None, tf_target = None, tf_topics = None, tf_buffer = None
-    ))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (*args, **kwargs))]
     fn sync(
         &self,
         py: Python<'_>,
-        topics: Vec<String>,
-        policy: String,
-        queue: usize,
-        slop: Option<Bound<'_, PyAny>>,
-        age_penalty: Option<f64>,
-        max_interval: Option<Bound<'_, PyAny>>,
-        lower_bounds: Option<BTreeMap<String, Bound<'_, PyAny>>>,
-        queue_offsets: Option<BTreeMap<String, Bound<'_, PyAny>>>,
-        epsilon: Option<Bound<'_, PyAny>>,
-        rate_config: Option<Vec<String>>,
-        allow_headerless: bool,
-        sync_arrival_time: bool,
-        max_age: Option<Bound<'_, PyAny>>,
-        anchor: Option<String>,
-        tf_target: Option<String>,
-        tf_topics: Option<Vec<String>>,
-        tf_buffer: Option<Bound<'_, PyAny>>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        let policy =
-            Policy::parse(&policy).map_err(|e| bad_param(py, format!("policy={policy}: {e}")))?;
-        let mut o = SyncOptions::new(topics, policy, queue);
-        o.slop_ns = duration(py, "slop", slop.as_ref())?;
-        o.age_penalty = age_penalty;
-        o.max_interval_ns = duration(py, "max_interval", max_interval.as_ref())?;
-        o.lower_bounds_ns = topic_durations(py, "lower_bounds", lower_bounds)?;
-        o.queue_offsets_ns = topic_durations(py, "queue_offsets", queue_offsets)?;
-        o.epsilon_ns = duration(py, "epsilon", epsilon.as_ref())?;
-        o.rate_config = rate_config
-            .unwrap_or_default()
-            .iter()
-            .map(|s| {
-                RateConfig::parse(s).map_err(|e| bad_param(py, format!("rate_config={s}: {e}")))
-            })
-            .collect::<PyResult<_>>()?;
-        o.allow_headerless = allow_headerless;
-        o.sync_arrival_time = sync_arrival_time;
-        o.max_age_ns = duration(py, "max_age", max_age.as_ref())?;
-        o.anchor = anchor;
-        o.tf_target = tf_target;
-        o.tf_topics = tf_topics.unwrap_or_default();
-        o.tf_cache_ns = duration(py, "tf_buffer", tf_buffer.as_ref())?;
+        let o: SyncOptions = options(py, "sync", args, kwargs)?;
         let r = self.call(py, move |b| b.sync(&o))?;
         to_py(py, &r)
     }
 
     /// `bagscope sync --recommend --json`: a slop (or epsilon) and queue size for `policy` on
     /// `topics`, with the costs of the candidates.
-    #[pyo3(signature = (
-        topics, policy = String::from("approx-py"), queue = 10, *, max_interval = None, speed = None,
-        fx = None, depth = None, pixel_budget = None, allow_headerless = false,
-        sync_arrival_time = false
-    ))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (*args, **kwargs))]
     fn recommend(
         &self,
         py: Python<'_>,
-        topics: Vec<String>,
-        policy: String,
-        queue: usize,
-        max_interval: Option<Bound<'_, PyAny>>,
-        speed: Option<f64>,
-        fx: Option<f64>,
-        depth: Option<f64>,
-        pixel_budget: Option<f64>,
-        allow_headerless: bool,
-        sync_arrival_time: bool,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        let policy =
-            Policy::parse(&policy).map_err(|e| bad_param(py, format!("policy={policy}: {e}")))?;
-        let mut o = SyncOptions::new(topics, policy, queue);
+        let mut o: SyncOptions = options(py, "recommend", args, kwargs)?;
         o.recommend = true;
-        o.max_interval_ns = duration(py, "max_interval", max_interval.as_ref())?;
-        o.speed_mps = speed;
-        o.fx_px = fx;
-        o.depth_m = depth;
-        o.pixel_budget = pixel_budget;
-        o.allow_headerless = allow_headerless;
-        o.sync_arrival_time = sync_arrival_time;
         let r = self.call(py, move |b| b.sync(&o))?;
         to_py(py, &r)
     }
 
     /// `bagscope match --json`: the delay from `command` to `response` and the tracking error
     /// before and after correcting for it.
-    #[pyo3(name = "match", signature = (
-        command, response, *, command_field = None, response_field = None, names_field = None,
-        align = String::from("stamps"), clock_topic = None, response_kind = None, search = None, window = None,
-        keep_still = false, bucket = None, interpolate = true, one_to_one = false,
-        max_pair_distance = None, continuous = None, limits = None, max_command_age = None
-    ))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(name = "match", signature = (*args, **kwargs))]
     fn match_(
         &self,
         py: Python<'_>,
-        command: String,
-        response: String,
-        command_field: Option<String>,
-        response_field: Option<String>,
-        names_field: Option<String>,
-        align: String,
-        clock_topic: Option<String>,
-        response_kind: Option<String>,
-        search: Option<Bound<'_, PyAny>>,
-        window: Option<Bound<'_, PyAny>>,
-        keep_still: bool,
-        bucket: Option<Bound<'_, PyAny>>,
-        interpolate: bool,
-        one_to_one: bool,
-        max_pair_distance: Option<Bound<'_, PyAny>>,
-        continuous: Option<Vec<String>>,
-        limits: Option<BTreeMap<String, (f64, f64)>>,
-        max_command_age: Option<Bound<'_, PyAny>>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        let search_default = PyString::new(py, "0..500ms").into_any();
-        let o = MatchOptions {
-            search_window_ns: range(
-                py,
-                "search",
-                Some(search.as_ref().unwrap_or(&search_default)),
-            )?
-            .unwrap_or((0, 500_000_000)),
-            window_ns: range(py, "window", window.as_ref())?,
-            trim_still: !keep_still,
-            bucket_ns: duration(py, "bucket", bucket.as_ref())?,
-            interpolate,
-            one_to_one,
-            max_pair_distance_ns: duration(py, "max_pair_distance", max_pair_distance.as_ref())?,
-            continuous_joints: continuous.unwrap_or_default(),
-            max_command_age_ns: duration(py, "max_command_age", max_command_age.as_ref())?,
-            limits: limits.unwrap_or_default(),
-            response_kind: match response_kind.as_deref() {
-                None => None,
-                Some("sampled") => Some(ResponseKind::Sampled),
-                Some("event") => Some(ResponseKind::Event),
-                Some(x) => {
-                    return Err(bad_param(
-                        py,
-                        format!("response_kind must be 'sampled' or 'event', got '{x}'"),
-                    ))
-                }
-            },
-            ..Default::default()
-        };
-        // Fields MatchArgs may gain keep their defaults, as the CLI's.
-        #[allow(clippy::needless_update)]
-        let args = MatchArgs {
-            command,
-            response,
-            command_field,
-            response_field,
-            names_field,
-            align: match align.as_str() {
-                "stamps" => Align::Stamps,
-                "relative" => Align::Relative,
-                x => {
-                    return Err(bad_param(
-                        py,
-                        format!("align must be 'stamps' or 'relative', got '{x}'"),
-                    ))
-                }
-            },
-            clock_topic,
-            options: o,
-            ..Default::default()
-        };
-        let r = self.call(py, move |b| b.delay(&args))?;
+        let a: MatchArgs = options(py, "match", args, kwargs)?;
+        let r = self.call(py, move |b| b.delay(&a))?;
+        to_py(py, &r)
+    }
+
+    /// `bagscope tf --json`: what `tf2_ros::MessageFilter` would have done with each message
+    /// of `topics` for `target_frame`.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn tf(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let o: TfOptions = options(py, "tf", args, kwargs)?;
+        let r = self.call(py, move |b| b.tf(&o))?;
+        to_py(py, &r)
+    }
+
+    /// `bagscope hist --json`: distributions of stamp differences, periods and lag.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn hist(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let o: HistOptions = options(py, "hist", args, kwargs)?;
+        let r = self.call(py, move |b| b.hist(&o))?;
+        to_py(py, &r)
+    }
+
+    /// What `bagscope report` writes as `report.json`, but its page's sections and figures:
+    /// info, clocks and check from one scan, synchronizers on sensor pairs, the
+    /// command/response `pairs` matched (default: every JointTrajectory → JointState pair),
+    /// observations under the `contract` file, the verdicts.
+    #[pyo3(signature = (pairs = None, contract = None))]
+    fn report_data(
+        &self,
+        py: Python<'_>,
+        pairs: Option<Vec<(String, String)>>,
+        contract: Option<PathBuf>,
+    ) -> PyResult<Py<PyAny>> {
+        let r = self.call(py, move |b| {
+            let contract = contract
+                .as_deref()
+                .map(bagscope::observe::load_contract)
+                .transpose()?;
+            b.report_data(&bagscope::report::ReportOptions {
+                pairs: pairs.unwrap_or_default(),
+                contract,
+            })
+        })?;
         to_py(py, &r)
     }
 
@@ -626,6 +585,66 @@ fn empty_summary(py: Python<'_>) -> PyResult<Table> {
     Table::new(py, df, None)
 }
 
+/// Whether `value` given as `method`'s parameter `name` is what the parameter is when not
+/// given (`None`: that it has no value by default), through the same path as a call: what
+/// the stub's defaults are tested with.
+#[pyfunction]
+fn _default_matches(
+    py: Python<'_>,
+    method: &str,
+    name: &str,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<bool> {
+    fn same<T: DeserializeOwned + serde::Serialize>(
+        base: serde_json::Map<String, serde_json::Value>,
+        name: &str,
+        value: Option<serde_json::Value>,
+    ) -> Result<bool, bagscope::Error> {
+        let default = serde_json::to_value(bagscope::params::from_json::<T>(base.clone())?)
+            .map_err(|e| bagscope::Error::invalid(name, e.to_string()))?;
+        match value {
+            None => match default.get(name) {
+                None => Err(bagscope::Error::invalid(name, "no such parameter")),
+                Some(serde_json::Value::Null) => Ok(true),
+                Some(serde_json::Value::Array(a)) => Ok(a.is_empty()),
+                Some(_) => Ok(false),
+            },
+            Some(v) => {
+                let mut m = base;
+                m.insert(name.to_string(), v);
+                let given = serde_json::to_value(bagscope::params::from_json::<T>(m)?)
+                    .map_err(|e| bagscope::Error::invalid(name, e.to_string()))?;
+                Ok(given == default)
+            }
+        }
+    }
+    let value = if value.is_none() {
+        None
+    } else {
+        let kw = PyDict::new(py);
+        kw.set_item(name, value)?;
+        arguments(py, "", &PyTuple::empty(py), Some(&kw))?.remove(name)
+    };
+    let base = serde_json::Map::new();
+    let r = match method {
+        "info" => same::<InfoOptions>(base, name, value),
+        "clocks" => same::<ClocksOptions>(base, name, value),
+        "check" => same::<CheckOptions>(base, name, value),
+        "sync" | "recommend" => same::<SyncOptions>(base, name, value),
+        "match" => same::<MatchArgs>(base, name, value),
+        "tf" => same::<TfOptions>(base, name, value),
+        "hist" => same::<HistOptions>(base, name, value),
+        m => return Err(bad_param(py, format!("no method {m} takes options"))),
+    };
+    r.map_err(|e| raise(py, kind_of(&e), e.to_string(), None))
+}
+
+/// The positional parameters of `method`, in order.
+#[pyfunction]
+fn _positional(method: &str) -> Vec<&'static str> {
+    positional(method).to_vec()
+}
+
 /// The library's version.
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -638,6 +657,8 @@ fn _bagscope(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(batch_name, m)?)?;
     m.add_function(wrap_pyfunction!(summary_columns, m)?)?;
     m.add_function(wrap_pyfunction!(empty_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(_default_matches, m)?)?;
+    m.add_function(wrap_pyfunction!(_positional, m)?)?;
     m.add("__version__", version())?;
     Ok(())
 }

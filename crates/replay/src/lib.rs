@@ -13,6 +13,25 @@
 //! hand-off-to-wire delay is steady, messages are handed off earlier by it.
 //!
 //! This crate is the only DDS user of the workspace.
+//!
+//! # In the workspace
+//!
+//! `play`: publishes a bag on a live ROS 2 graph (ROS 2 topic/type naming, recorded CDR sent
+//! unchanged, QoS from `offered_qos_profiles` adapted as rosbag2 does, rosbag2 override YAML);
+//! read-ahead thread with a byte-bounded queue and a reorder window; schedule on one monotonic
+//! origin (`origin + delay + (t − t_begin)/rate`, pauses shift the origin; checked i64
+//! arithmetic: a `--delay` / `--rate` whose schedule leaves i64 ns since the epoch is a usage
+//! error, up front where the selected span is known, else at the first message past it), or on
+//! a followed `/clock`; `/clock` publisher; restamping; retimed MCAP out (through
+//! `bagscope-bag`'s writer); per-publish timing error at the hand-off to DDS, with the share
+//! host steal took measured apart (`steal`); when each message left the host (`wire`: its own
+//! outgoing RTPS DATA captured on an `AF_PACKET` socket with kernel timestamps, matched by
+//! writer GUID and sequence number; needs CAP_NET_RAW, else reported as not measured), and
+//! hand-off early by that delay where it is steady.
+//!
+//! Notable dependencies: `rustdds` (only crate allowed to use it), `bagscope-bag`,
+//! `bagscope-msg`, `bagscope-stats`, `serde_yaml_ng` (QoS YAML), `bytes`, `libc` (thread CPU
+//! time for the steal measurement; the packet socket).
 
 pub mod dds;
 mod out;
@@ -392,10 +411,19 @@ pub struct PlayReport {
     pub warnings: Vec<Warning>,
 }
 
-impl PlayReport {
-    /// Something was not played as recorded (exit 3).
-    pub fn data_loss(&self) -> bool {
+impl bagscope_types::CommandReport for PlayReport {
+    fn warnings(&self) -> Vec<&Warning> {
+        self.warnings.iter().collect()
+    }
+
+    /// Something was not played as recorded: a message lost or failed to publish.
+    fn data_loss(&self) -> bool {
         self.failed > 0 || self.warnings.iter().any(|w| w.data_loss)
+    }
+
+    /// Also when playing was stopped by Ctrl-C.
+    fn finished_with_warnings(&self) -> bool {
+        self.data_loss() || self.interrupted
     }
 }
 
@@ -523,37 +551,10 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
     } else {
         o
     };
-    if o.clock_hz.is_some() && o.publish {
-        if let Some(i) = bag
-            .topics
-            .iter()
-            .position(|t| remapped(&t.name) == clock_topic)
-        {
-            if wanted[i] {
-                return Err(ReplayError::Usage(format!(
-                    "--clock: the bag's own {} is being played (exclude it with --exclude-topics {} or drop --clock)",
-                    clock_topic, bag.topics[i].name
-                )));
-            }
-        }
-    }
+    refuse_own_clock(&bag, o, &wanted, clock_topic)?;
 
     let (plans, locators) = plan_topics(&bag, &wanted, o, &mut warnings);
-    if let Some(c) = &o.follow_clock {
-        if let Some(p) = plans.iter().find(|p| &p.published_as == c) {
-            return Err(ReplayError::Usage(format!(
-                "--follow-clock {c}: the bag's {} is being played onto it (playback would pace \
-                 itself by its own output); exclude it with --exclude-topics {}",
-                p.name, p.name
-            )));
-        }
-    }
-    if plans.is_empty() {
-        return Err(ReplayError::Usage(format!(
-            "no topic selected to play in {}",
-            bag_path.display()
-        )));
-    }
+    refuse_plans(o, &plans, bag_path)?;
     if o.order == Order::Publish && !bag.has_publish_time() {
         warnings.push(Warning::new(
             WarningCode::ScheduleFallback,
@@ -570,75 +571,19 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
     check_schedule_range(o, unix_now_ns(), log_span)?;
 
     // Outputs first, so that setup errors come before any waiting.
-    let mut sinks = out::Sinks::default();
-    if let Some(path) = &o.out {
-        sinks.mcap = Some(out::McapOut::create(path, &bag, &plans_meta(&plans, &bag))?);
-    }
-    let node = if o.publish {
-        Some(Arc::new(dds::Node::with_range(
-            o.domain_id,
-            o.discovery_range,
-        )?))
-    } else {
-        None
-    };
-    let mut writers = Vec::new();
-    if let Some(n) = &node {
-        for p in &plans {
-            writers.push(n.writer(&p.published_as, &p.type_name, &p.qos)?);
-        }
-    }
-    let (capture, mut wire_note) = match &node {
-        Some(n) if o.wire_capture => match wire::Capture::start(n.guid_prefix(), plans.len()) {
-            Ok(c) => (
-                Some(c),
-                "measured: kernel timestamps of this player's outgoing RTPS DATA".to_string(),
-            ),
-            Err(why) => (None, why),
-        },
-        Some(_) => (None, "not measured (capture turned off)".to_string()),
-        None => (None, "not measured (nothing was sent over DDS)".to_string()),
-    };
+    let Outputs {
+        mut sinks,
+        node,
+        mut writers,
+        capture,
+        mut wire_note,
+    } = open_outputs(o, &bag, &plans)?;
     let external = match (&node, &o.follow_clock) {
         (Some(n), Some(topic)) => Some(pace::ExternalClock::follow(n.clone(), topic, ctl)?),
         _ => None,
     };
 
-    if let (Some(wait), false) = (o.wait_for_subscribers_ns, writers.is_empty()) {
-        let until = Instant::now() + Duration::from_nanos(wait.max(0) as u64);
-        while writers.iter_mut().any(|w| w.matched_subscriptions() == 0) && !ctl.stopped() {
-            if Instant::now() >= until {
-                let missing: Vec<&str> = plans
-                    .iter()
-                    .zip(writers.iter_mut())
-                    .filter_map(|(p, w)| (w.matched_subscriptions() == 0).then_some(p))
-                    .map(|p| p.published_as.as_str())
-                    .collect();
-                // Messages sent before anyone listens are lost to the run being recorded.
-                warnings.push(
-                    Warning::new(
-                        WarningCode::NoSubscriber,
-                        format!(
-                            "no subscriber matched within the wait for: {} (played anyway)",
-                            missing.join(", ")
-                        ),
-                    )
-                    .loss(),
-                );
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        // Discovery is asymmetric: our writer sees a reader before that reader has taken in our
-        // writer, and a volatile reader drops what was sent in between (CycloneDDS lost the
-        // first message so in the interop test). Give the other side a moment. (A guess: a
-        // discovery message of ours that had to be resent can take longer.)
-        let all_matched = writers.iter_mut().all(|w| w.matched_subscriptions() > 0);
-        let settle = Instant::now() + DISCOVERY_SETTLE;
-        while all_matched && Instant::now() < settle && !ctl.stopped() {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
+    wait_for_subscribers(o, &plans, &mut writers, ctl, &mut warnings);
 
     let topic_slot: Vec<Option<usize>> = {
         let mut v = vec![None; bag.topics.len()];
@@ -712,62 +657,11 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
     })?;
 
     if let Some(e) = &external {
-        e.shutdown();
-        let (_, back) = e.counts();
-        if back > 0 {
-            warnings.push(Warning::new(
-                WarningCode::FollowedClockJumpedBack,
-                format!(
-                    "{} went back {back} time(s) (a simulation reset?): playback went on from \
-                     where it was, paced by the clock from there",
-                    e.topic
-                ),
-            ));
-        }
+        warnings.extend(followed_clock_warning(e));
     }
-    // Reliable subscribers get everything before we leave the graph.
-    if !ctl.stopped() {
-        for (p, w) in plans.iter().zip(writers.iter_mut()) {
-            if p.qos.reliability == qos::Reliability::Reliable
-                && w.matched_subscriptions() > 0
-                && !w.wait_for_acks(Duration::from_nanos(o.ack_timeout_ns.max(0) as u64))
-            {
-                warnings.push(
-                    Warning::new(
-                        WarningCode::NotAcknowledged,
-                        "reliable subscribers had not acknowledged every message when playback ended",
-                    )
-                    .topic(&p.published_as)
-                    .loss(),
-                );
-            }
-        }
-        // Stay on the graph a moment after the last acknowledgement: a reliable RustDDS
-        // reader drops samples it has received but not yet taken once their writer is gone
-        // (its cache forgets the writer's in-order marker), so a player that left at once
-        // would cost such a receiver its last messages.
-        if writers.iter_mut().any(|w| w.matched_subscriptions() > 0) {
-            std::thread::sleep(LINGER);
-        }
-    }
+    finish_publishing(o, &plans, &mut writers, ctl, &mut warnings);
     let wire_measured = capture.is_some();
-    let any_matched = writers.iter_mut().any(|w| w.matched_subscriptions() > 0);
-    let (wire_topics, capture_dropped) = match capture {
-        Some(c) => {
-            let (m, dropped) = c.finish(if any_matched {
-                WIRE_DRAIN
-            } else {
-                Duration::ZERO
-            });
-            (m.topics, dropped)
-        }
-        None => (Vec::new(), 0),
-    };
-    if capture_dropped > 0 {
-        wire_note.push_str(&format!(
-            "; the kernel dropped {capture_dropped} packet(s) from the capture"
-        ));
-    }
+    let (wire_topics, capture_dropped) = finish_capture(capture, &mut writers, &mut wire_note);
     let out_path = match sinks.mcap.take() {
         Some(m) => Some(m.finish()?),
         None => None,
@@ -805,18 +699,9 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         wire: all_wire,
         early: all_early,
     } = all;
-    let mode = if o.dry_run {
-        "dry_run"
-    } else if !o.publish {
-        "offline"
-    } else if o.follow_clock.is_some() {
-        "follow_clock"
-    } else {
-        "realtime"
-    };
     Ok(PlayReport {
         bag: bag_path.display().to_string(),
-        mode,
+        mode: mode(o),
         rate: o.rate,
         order: o.order,
         restamp: o.restamp,
@@ -854,6 +739,239 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         out_of_order: summary.out_of_order,
         warnings,
     })
+}
+
+/// Where a run writes: the retimed MCAP, the DDS node with one writer per topic, the capture
+/// of its own packets (or why there is none).
+struct Outputs {
+    sinks: out::Sinks,
+    node: Option<Arc<dds::Node>>,
+    writers: Vec<dds::RawWriter>,
+    capture: Option<wire::Capture>,
+    wire_note: String,
+}
+
+/// Opens [`Outputs`] before anything is read or waited for, so that setup errors come first.
+fn open_outputs(o: &PlayOptions, bag: &Bag, plans: &[Plan]) -> Result<Outputs, ReplayError> {
+    let mut sinks = out::Sinks::default();
+    if let Some(path) = &o.out {
+        sinks.mcap = Some(out::McapOut::create(path, bag, &plans_meta(plans, bag))?);
+    }
+    let node = if o.publish {
+        Some(Arc::new(dds::Node::with_range(
+            o.domain_id,
+            o.discovery_range,
+        )?))
+    } else {
+        None
+    };
+    let mut writers = Vec::new();
+    if let Some(n) = &node {
+        for p in plans {
+            writers.push(n.writer(&p.published_as, &p.type_name, &p.qos)?);
+        }
+    }
+    let (capture, wire_note) = match &node {
+        Some(n) if o.wire_capture => match wire::Capture::start(n.guid_prefix(), plans.len()) {
+            Ok(c) => (
+                Some(c),
+                "measured: kernel timestamps of this player's outgoing RTPS DATA".to_string(),
+            ),
+            Err(why) => (None, why),
+        },
+        Some(_) => (None, "not measured (capture turned off)".to_string()),
+        None => (None, "not measured (nothing was sent over DDS)".to_string()),
+    };
+    Ok(Outputs {
+        sinks,
+        node,
+        writers,
+        capture,
+        wire_note,
+    })
+}
+
+/// The capture's per-topic wire timings and the packets the kernel dropped (said in the
+/// note), once the last packets had time to arrive.
+fn finish_capture(
+    capture: Option<wire::Capture>,
+    writers: &mut [dds::RawWriter],
+    wire_note: &mut String,
+) -> (Vec<wire::TopicWire>, u64) {
+    let any_matched = writers.iter_mut().any(|w| w.matched_subscriptions() > 0);
+    let (wire_topics, capture_dropped) = match capture {
+        Some(c) => {
+            let (m, dropped) = c.finish(if any_matched {
+                WIRE_DRAIN
+            } else {
+                Duration::ZERO
+            });
+            (m.topics, dropped)
+        }
+        None => (Vec::new(), 0),
+    };
+    if capture_dropped > 0 {
+        wire_note.push_str(&format!(
+            "; the kernel dropped {capture_dropped} packet(s) from the capture"
+        ));
+    }
+    (wire_topics, capture_dropped)
+}
+
+/// The run's mode as reported: `dry_run`, `offline`, `follow_clock` or `realtime`.
+fn mode(o: &PlayOptions) -> &'static str {
+    if o.dry_run {
+        "dry_run"
+    } else if !o.publish {
+        "offline"
+    } else if o.follow_clock.is_some() {
+        "follow_clock"
+    } else {
+        "realtime"
+    }
+}
+
+/// `--clock` while the bag's own `/clock` is played: two publishers of one clock.
+fn refuse_own_clock(
+    bag: &Bag,
+    o: &PlayOptions,
+    wanted: &[bool],
+    clock_topic: &str,
+) -> Result<(), ReplayError> {
+    let remapped = |n: &str| remapped_name(o, n);
+    if o.clock_hz.is_some() && o.publish {
+        if let Some(i) = bag
+            .topics
+            .iter()
+            .position(|t| remapped(&t.name) == clock_topic)
+        {
+            if wanted[i] {
+                return Err(ReplayError::Usage(format!(
+                    "--clock: the bag's own {} is being played (exclude it with --exclude-topics {} or drop --clock)",
+                    clock_topic, bag.topics[i].name
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Nothing to play, or a topic played onto the clock playback follows.
+fn refuse_plans(o: &PlayOptions, plans: &[Plan], bag_path: &Path) -> Result<(), ReplayError> {
+    if let Some(c) = &o.follow_clock {
+        if let Some(p) = plans.iter().find(|p| &p.published_as == c) {
+            return Err(ReplayError::Usage(format!(
+                "--follow-clock {c}: the bag's {} is being played onto it (playback would pace \
+                 itself by its own output); exclude it with --exclude-topics {}",
+                p.name, p.name
+            )));
+        }
+    }
+    if plans.is_empty() {
+        return Err(ReplayError::Usage(format!(
+            "no topic selected to play in {}",
+            bag_path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// `--wait-for-subscribers`: until every writer has matched a subscriber (or the wait is
+/// over: a `no_subscriber` warning), then a moment for discovery to settle on the other side.
+fn wait_for_subscribers(
+    o: &PlayOptions,
+    plans: &[Plan],
+    writers: &mut [dds::RawWriter],
+    ctl: &Control,
+    warnings: &mut Vec<Warning>,
+) {
+    if let (Some(wait), false) = (o.wait_for_subscribers_ns, writers.is_empty()) {
+        let until = Instant::now() + Duration::from_nanos(wait.max(0) as u64);
+        while writers.iter_mut().any(|w| w.matched_subscriptions() == 0) && !ctl.stopped() {
+            if Instant::now() >= until {
+                let missing: Vec<&str> = plans
+                    .iter()
+                    .zip(writers.iter_mut())
+                    .filter_map(|(p, w)| (w.matched_subscriptions() == 0).then_some(p))
+                    .map(|p| p.published_as.as_str())
+                    .collect();
+                // Messages sent before anyone listens are lost to the run being recorded.
+                warnings.push(
+                    Warning::new(
+                        WarningCode::NoSubscriber,
+                        format!(
+                            "no subscriber matched within the wait for: {} (played anyway)",
+                            missing.join(", ")
+                        ),
+                    )
+                    .loss(),
+                );
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Discovery is asymmetric: our writer sees a reader before that reader has taken in our
+        // writer, and a volatile reader drops what was sent in between (CycloneDDS lost the
+        // first message so in the interop test). Give the other side a moment. (A guess: a
+        // discovery message of ours that had to be resent can take longer.)
+        let all_matched = writers.iter_mut().all(|w| w.matched_subscriptions() > 0);
+        let settle = Instant::now() + DISCOVERY_SETTLE;
+        while all_matched && Instant::now() < settle && !ctl.stopped() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// `followed_clock_jumped_back` when the clock playback followed went back.
+fn followed_clock_warning(e: &pace::ExternalClock) -> Option<Warning> {
+    e.shutdown();
+    let (_, back) = e.counts();
+    (back > 0).then(|| {
+        Warning::new(
+            WarningCode::FollowedClockJumpedBack,
+            format!(
+                "{} went back {back} time(s) (a simulation reset?): playback went on from \
+                 where it was, paced by the clock from there",
+                e.topic
+            ),
+        )
+    })
+}
+
+/// After the last message (not when stopped): reliable subscribers acknowledge everything
+/// (`not_acknowledged` otherwise), and the player stays on the graph a moment.
+fn finish_publishing(
+    o: &PlayOptions,
+    plans: &[Plan],
+    writers: &mut [dds::RawWriter],
+    ctl: &Control,
+    warnings: &mut Vec<Warning>,
+) {
+    // Reliable subscribers get everything before we leave the graph.
+    if !ctl.stopped() {
+        for (p, w) in plans.iter().zip(writers.iter_mut()) {
+            if p.qos.reliability == qos::Reliability::Reliable
+                && w.matched_subscriptions() > 0
+                && !w.wait_for_acks(Duration::from_nanos(o.ack_timeout_ns.max(0) as u64))
+            {
+                warnings.push(
+                    Warning::new(
+                        WarningCode::NotAcknowledged,
+                        "reliable subscribers had not acknowledged every message when playback ended",
+                    )
+                    .topic(&p.published_as)
+                    .loss(),
+                );
+            }
+        }
+        // Stay on the graph a moment after the last acknowledgement: a reliable RustDDS
+        // reader drops samples it has received but not yet taken once their writer is gone
+        // (its cache forgets the writer's in-order marker), so a player that left at once
+        // would cost such a receiver its last messages.
+        if writers.iter_mut().any(|w| w.matched_subscriptions() > 0) {
+            std::thread::sleep(LINGER);
+        }
+    }
 }
 
 /// What the run itself found: topics scheduled by log time after all (`schedule_fallback`, once

@@ -7,6 +7,18 @@
 //!
 //! It sits above the `bagscope` library (it lays out that library's reports), so the library's
 //! `batch --report` receives the page writer as a function ([`batch_page`]).
+//!
+//! # In the workspace
+//!
+//! The `report` page (HTML with inline SVG, Markdown with PNGs, `report.json`): which figures
+//! to draw (worst topics first, capped), verdict wording (the verdict table: data loss and
+//! findings of warning severity or worse; info-level findings one line per code below it),
+//! layout; the `--plots` figures of `clocks`, `match`, `compare` and `hist`; `batch_page` for
+//! `batch --report`. Lays out the facade's `report_data` (the bag opened once) and adds the
+//! figures; draws through `bagscope-plot`; computes nothing itself.
+//!
+//! Notable dependencies: `bagscope` (and through it every crate it re-exports),
+//! `bagscope-plot`, `rayon` (figures drawn in parallel).
 
 mod observations;
 
@@ -17,25 +29,23 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use bagscope_bag::outfile;
-use bagscope_bag::text::{file_stem_for_topic, md_escape, visible};
-use bagscope_bag::Warning;
-use bagscope_clocks::ClocksOptions;
-use bagscope_matching::{tracking_error_series, ErrorSeries, JointSeries, MatchOptions};
+use bagscope::match_analysis::{tracking_error_series, ErrorSeries, JointSeries, MatchOptions};
+use bagscope::text::{file_stem_for_topic, md_escape, visible};
+use bagscope::{outfile, Warning};
 use bagscope_plot::{Figure, HistChart, Line, LineChart, Marker, Scale};
-use bagscope_sync::Policy;
 
 pub use bagscope::bag_name;
-use bagscope::check::{clocks_and_check_of, CheckOptions, CheckReport};
+use bagscope::check::CheckReport;
 use bagscope::clocks::{clocks_data, ClocksCommandReport, ClocksData};
-use bagscope::findings::{check_hits, summarise, Severity, VerdictFinding};
+use bagscope::findings::Severity;
 use bagscope::hist::{lag_distributions, DistKind, Distribution, HistOptions, HistReport};
-use bagscope::info::{info_of, InfoReport};
 use bagscope::matching::{
-    compare_series, match_bag_series, match_bag_series_with_times, CompareCommandReport, MatchArgs,
-    MatchCommandReport,
+    compare_series, match_bag_series, CompareCommandReport, MatchArgs, MatchCommandReport,
 };
-use bagscope::sync::{sync, SyncCommandReport, SyncOptions};
+pub use bagscope::report::{
+    DelayVerdict, MatchEntry, ObservationsEntry, ReportData, SyncEntry, SyncVerdict, Verdicts,
+    MAX_SYNC_PAIRS,
+};
 
 /// Why a report or a figure could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -195,9 +205,6 @@ pub fn clock_plots(d: &ClocksData) -> Vec<Plot> {
 /// then the widest lag spread); the rest are in the tables.
 pub const MAX_PLOTTED_TOPICS: usize = 64;
 
-/// Most sensor pairs the report emulates a synchronizer on (the first by name).
-pub const MAX_SYNC_PAIRS: usize = 16;
-
 type LagSeries = (Distribution, Vec<i64>, Vec<i64>);
 
 /// The lag series to draw (at most [`MAX_PLOTTED_TOPICS`], in topic order) and the topics left
@@ -259,7 +266,7 @@ fn joint_track(s: &JointSeries, joint: &str) -> (Vec<i64>, Vec<f64>) {
     pts.into_iter().unzip()
 }
 
-use bagscope_types::timefmt::ms_unit as ms;
+use bagscope::timefmt::ms_unit as ms;
 
 /// Command and response per joint before and after the delay shift, the tracking error over
 /// time, and the error-vs-shift curve with the chosen delay marked.
@@ -595,10 +602,10 @@ pub fn write_plots(dir: &Path, plots: &[Plot]) -> Result<Vec<String>, Error> {
 /// `bagscope clocks --plots DIR`.
 pub fn clocks_with_plots(
     path: &Path,
-    opts: &ClocksOptions,
+    opts: &bagscope::clocks::ClocksOptions,
     dir: &Path,
 ) -> Result<(ClocksCommandReport, Vec<String>), Error> {
-    let d = clocks_data(path, opts)?;
+    let d = clocks_data(path, &opts.analysis())?;
     let files = write_plots(dir, &clock_plots(&d))?;
     Ok((d.report, files))
 }
@@ -620,7 +627,7 @@ pub fn batch_page(bag: &Path, out_dir: &Path) -> Result<bool, String> {
         ..Default::default()
     };
     report(bag, &ro)
-        .map(|r| r.data_loss())
+        .map(|r| bagscope::CommandReport::data_loss(&r))
         .map_err(|e| e.to_string())
 }
 
@@ -631,7 +638,7 @@ pub fn match_with_plots(
     dir: &Path,
 ) -> Result<(MatchCommandReport, Vec<String>), Error> {
     let (r, c, s) = match_bag_series(path, a)?;
-    let files = write_plots(dir, &match_plots(&r, &c, &s, &a.options, "match-"))?;
+    let files = write_plots(dir, &match_plots(&r, &c, &s, &a.options()?, "match-"))?;
     Ok((r, files))
 }
 
@@ -659,116 +666,6 @@ pub struct ReportOptions {
     pub contract: Option<PathBuf>,
 }
 
-pub use observations::ObservationsEntry;
-
-/// One synchronizer emulated on a sensor pair (`sync` in `report.json`).
-#[derive(Debug, Clone, Serialize)]
-pub struct SyncEntry {
-    /// `exact` (Image + CameraInfo of one namespace) or `approximate` (sensor pair).
-    pub kind: String,
-    /// The pair's topics, in the synchronizer's input order.
-    pub topics: Vec<String>,
-    /// `sync`'s report: C++ ExactTime emulated for an `exact` pair, an approx-py slop and queue
-    /// recommendation for an `approximate` one; None when `sync` failed.
-    pub report: Option<SyncCommandReport>,
-    /// Why `sync` failed on the pair; None when it answered.
-    pub error: Option<String>,
-}
-
-/// One command/response pair matched (`match` in `report.json`).
-#[derive(Debug, Clone, Serialize)]
-pub struct MatchEntry {
-    /// The command topic.
-    pub command: String,
-    /// The response topic.
-    pub response: String,
-    /// `match`'s report with default options; None when matching failed.
-    pub report: Option<MatchCommandReport>,
-    /// Why matching failed (different clocks with no `/clock`, nothing to pair, ...); None
-    /// when it answered.
-    pub error: Option<String>,
-}
-
-/// One matched pair's delay, for the first screen.
-#[derive(Debug, Clone, Serialize)]
-pub struct DelayVerdict {
-    /// The command topic.
-    pub command: String,
-    /// The response topic.
-    pub response: String,
-    /// How long the response follows the command.
-    pub delay_ns: i64,
-    /// `delay_ns` in milliseconds.
-    pub delay_ms: f64,
-    /// How the delay was found: `event_pairs` or `error_curve_min`.
-    pub method: String,
-    /// RMS of response − command over the pairs before correcting for the delay (the joints'
-    /// unit: radians for revolute joints).
-    pub error_before_rms: f64,
-    /// The same RMS after shifting the response back by the delay.
-    pub error_after_rms: f64,
-    /// How the two topics were put on one clock, in words, when they were on different ones;
-    /// None when no mapping was needed.
-    pub clock_mapping: Option<String>,
-}
-
-/// One sensor pair's synchronizer outcome, for the first screen.
-#[derive(Debug, Clone, Serialize)]
-pub struct SyncVerdict {
-    /// `exact` or `approximate`, as in [`SyncEntry::kind`].
-    pub kind: String,
-    /// The pair's topics.
-    pub topics: Vec<String>,
-    /// The policy emulated or recommended for (`exact`, `approx-py`); empty when `sync`
-    /// failed.
-    pub policy: String,
-    /// Sets per message of the sparser topic: at the recommendation for an `approximate` pair,
-    /// of the emulation for an `exact` one; None when there is neither.
-    pub match_rate: Option<f64>,
-    /// The recommended slop; None without a recommendation.
-    pub slop_ns: Option<i64>,
-    /// The recommended queue size; None without a recommendation.
-    pub queue_size: Option<usize>,
-    /// Why no slop / queue_size is recommended (too few messages, frozen stamps, stamps on
-    /// different clocks, ...), when none is.
-    pub no_recommendation: Option<String>,
-}
-
-/// The first screen: the facts a reader (or a truth file) checks first.
-#[derive(Debug, Clone, Serialize)]
-pub struct Verdicts {
-    /// Last − first log time of the bag (`info`'s `duration_ns`).
-    pub duration_ns: i64,
-    /// Messages in the bag, all topics.
-    pub message_count: u64,
-    /// Topics the bag declares.
-    pub topic_count: usize,
-    /// The clock the recorder's log times are on (`wall`, or `sim` with `use_sim_time`).
-    pub recorder_axis: String,
-    /// topic → clock axis (wall, sim, relative, zero, none, mixed).
-    pub clock_axes: BTreeMap<String, String>,
-    /// Stamped topics are on different clocks (see `clocks`).
-    pub split: bool,
-    /// Sim seconds per log-time second from the `/clock` fit; None without a sim clock.
-    pub sim_clock_rate: Option<f64>,
-    /// The delay of every pair that matched.
-    pub delays: Vec<DelayVerdict>,
-    /// Check finding code → count.
-    pub faults: BTreeMap<String, usize>,
-    /// The outcome of every sensor pair's synchronizer.
-    pub sync: Vec<SyncVerdict>,
-    /// Topics whose lag has more than one mode → mode centres (ns).
-    pub multimodal_lag: BTreeMap<String, Vec<i64>>,
-    /// Messages that could not be read at all (cut file, bad CRC, missing split file, loss the
-    /// recorder logged); not topics that could not be decoded.
-    pub data_loss: bool,
-    /// Warnings of all the analyses together, duplicates counted once.
-    pub warning_count: usize,
-    /// Every finding by code, worst first (errors, then warnings, then info), as `clocks
-    /// --json` and `check --json` give them.
-    pub findings: Vec<VerdictFinding>,
-}
-
 /// A figure of the page (`plots` in `report.json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct PlotRef {
@@ -782,35 +679,13 @@ pub struct PlotRef {
     pub png: String,
 }
 
-/// Everything the page shows (`report.json`).
+/// Everything the page shows (`report.json`): the facade's report data, then the page's
+/// sections and figures.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
-    /// The path the bag was opened from.
-    pub bag: String,
-    /// The bag's display name (a folder's name, a `.mcap` file's stem).
-    pub name: String,
-    /// The first screen.
-    pub verdicts: Verdicts,
-    /// `info`'s report.
-    pub info: InfoReport,
-    /// `clocks`' report.
-    pub clocks: ClocksCommandReport,
-    /// Each topic's lag distribution (log time − stamp), in the clocks report's topic order.
-    pub lag_distributions: Vec<Distribution>,
-    /// The synchronizers emulated on sensor pairs (at most [`MAX_SYNC_PAIRS`]).
-    pub sync: Vec<SyncEntry>,
-    /// The command/response pairs matched; `match` in JSON.
-    #[serde(rename = "match")]
-    pub matching: Vec<MatchEntry>,
-    /// `check`'s report; None when `check` failed.
-    pub check: Option<CheckReport>,
-    /// Why `check` failed; None when it answered.
-    pub check_error: Option<String>,
-    /// Every warning of every underlying report, deduplicated and sorted.
-    pub warnings: Vec<Warning>,
-    /// `observe`'s summary under the contract given (`report --contract`); absent without.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub observations: Option<ObservationsEntry>,
+    /// The bag's reports and verdicts (their keys at the top level).
+    #[serde(flatten)]
+    pub data: ReportData,
     /// The page's sections, in order ([`SECTIONS`], with `observations` before `warnings`
     /// when a contract was given).
     pub sections: Vec<String>,
@@ -832,9 +707,21 @@ pub struct ReportOutcome {
     pub report: Report,
 }
 
-impl ReportOutcome {
-    /// True when messages of the bag could not be read (exit code 3).
-    pub fn data_loss(&self) -> bool {
+impl std::ops::Deref for Report {
+    type Target = ReportData;
+    fn deref(&self) -> &ReportData {
+        &self.data
+    }
+}
+
+impl bagscope::CommandReport for ReportOutcome {
+    fn warnings(&self) -> Vec<&Warning> {
+        self.report.warnings.iter().collect()
+    }
+
+    /// Messages of the bag could not be read (the verdicts' data loss, which also counts loss
+    /// the recorder logged).
+    fn data_loss(&self) -> bool {
         self.report.verdicts.data_loss
     }
 }
@@ -844,92 +731,8 @@ pub const SECTIONS: [&str; 8] = [
     "verdicts", "summary", "clocks", "lag", "sync", "match", "checks", "warnings",
 ];
 
-fn norm_type(t: &str) -> String {
-    t.replace("/msg/", "/")
-}
-
-fn namespace(topic: &str) -> &str {
-    topic.rsplit_once('/').map(|(a, _)| a).unwrap_or("")
-}
-
-/// Image + CameraInfo in one namespace (exact), and every pair of Image / PointCloud2 / Imu
-/// topics not already paired exactly (approximate), sorted by topic name.
-fn sensor_pairs(info: &InfoReport) -> Vec<(String, Vec<String>)> {
-    let of = |ty: &str| -> Vec<String> {
-        let mut v: Vec<String> = info
-            .topics
-            .iter()
-            .filter(|t| norm_type(&t.type_name) == ty && t.count > 0)
-            .map(|t| t.topic.clone())
-            .collect();
-        v.sort();
-        v
-    };
-    let images = of("sensor_msgs/Image");
-    let infos = of("sensor_msgs/CameraInfo");
-    let mut out = Vec::new();
-    for ci in &infos {
-        let ns = namespace(ci);
-        let mut cands: Vec<&String> = images.iter().filter(|i| namespace(i) == ns).collect();
-        // Prefer image_raw, as `check` does.
-        cands.sort_by_key(|i| (!i.ends_with("image_raw"), (*i).clone()));
-        if let Some(img) = cands.first() {
-            out.push(("exact".to_string(), vec![(*img).clone(), ci.clone()]));
-        }
-    }
-    let mut sensors: Vec<String> = images.clone();
-    sensors.extend(of("sensor_msgs/PointCloud2"));
-    sensors.extend(of("sensor_msgs/Imu"));
-    sensors.sort();
-    sensors.dedup();
-    for (i, a) in sensors.iter().enumerate() {
-        for b in &sensors[i + 1..] {
-            out.push(("approximate".to_string(), vec![a.clone(), b.clone()]));
-        }
-    }
-    out
-}
-
-fn sync_opts(topics: Vec<String>, exact: bool) -> SyncOptions {
-    let policy = if exact {
-        Policy::Exact
-    } else {
-        Policy::ApproxPy
-    };
-    SyncOptions {
-        recommend: !exact,
-        ..SyncOptions::new(topics, policy, 10)
-    }
-}
-
-fn match_pairs(info: &InfoReport) -> Vec<(String, String)> {
-    let of = |ty: &str| -> Vec<String> {
-        let mut v: Vec<String> = info
-            .topics
-            .iter()
-            .filter(|t| norm_type(&t.type_name) == ty)
-            .map(|t| t.topic.clone())
-            .collect();
-        v.sort();
-        v
-    };
-    let mut out = Vec::new();
-    for c in of("trajectory_msgs/JointTrajectory") {
-        for r in of("sensor_msgs/JointState") {
-            out.push((c.clone(), r));
-        }
-    }
-    out
-}
-
-fn axis_name<T: Serialize>(v: &T) -> String {
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
-/// `bagscope report`: every analysis that applies, written as HTML, Markdown and JSON.
+/// `bagscope report`: every analysis that applies ([`bagscope::report::report_data`], from
+/// one open bag), written as HTML, Markdown and JSON with its figures.
 pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
     let name = bag_name(path);
     let out_dir = o
@@ -941,226 +744,50 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
         Some(c) => Some(bagscope::observe::load_contract(c)?),
         None => None,
     };
-    // `info`, `clocks` and `check` of one open bag, `info` (the message indexes) beside the
-    // scan of the chunks (`clocks` and `check` from that one scan: every message read once;
-    // `check` as the command does, joint stamps up to 5 ms ahead of the recorder are jitter).
-    let bag = bagscope_bag::Bag::open(path).map_err(bagscope::Error::from)?;
-    let (info_r, scanned) = rayon::join(
-        || info_of(&bag),
-        || clocks_and_check_of(&bag, &ClocksOptions::default(), &CheckOptions::default()),
-    );
-    // Pairs asked for must name topics of the bag (a typo is a usage error, not a quiet skip).
-    for (c, r) in &o.pairs {
-        if let Some(t) = [c, r]
-            .into_iter()
-            .find(|t| !info_r.topics.iter().any(|x| &&x.topic == t))
-        {
-            let known: Vec<&str> = info_r.topics.iter().map(|x| x.topic.as_str()).collect();
-            return Err(Error::Bag(bagscope::Error::Parameter(format!(
-                "--pair {c}:{r}: topic {t} is not in the bag (the bag has: {})",
-                known.join(", ")
-            ))));
-        }
-    }
-    let (mut cd, check_r) = scanned?;
-    let pairs = if o.pairs.is_empty() {
-        match_pairs(&info_r)
-    } else {
-        o.pairs.clone()
-    };
-    // `match` classifies its topics' clocks from these times (the pairs' topics and `/clock`)
-    // instead of reading them again; the rest are freed once the lag series are made.
-    let for_match: Vec<bool> = bag
-        .topics
-        .iter()
-        .map(|t| t.name == "/clock" || pairs.iter().any(|(c, r)| t.name == *c || t.name == *r))
-        .collect();
+    let bag = bagscope::Bag::open(path)?;
+    let mut data = bag.report_data(&bagscope::report::ReportOptions {
+        pairs: o.pairs.clone(),
+        contract,
+    })?;
     drop(bag);
     let mut plots: Vec<(String, Plot)> = Vec::new();
-    let lags = lag_distributions(&cd, 60);
-    // The lag series are all the page draws from the times.
-    let mut match_times = std::mem::take(&mut cd.times);
-    for (t, keep) in match_times.iter_mut().zip(&for_match) {
-        if !keep {
-            t.log_time_ns = Vec::new();
-            t.publish_time_ns = Vec::new();
-            t.stamp_ns = Vec::new();
-        }
-    }
-    let (drawn, unplotted_topics) = worst_lags(&lags, &cd.report.warnings);
+    let lags: Vec<LagSeries> = data
+        .lag_distributions
+        .iter()
+        .cloned()
+        .zip(std::mem::take(&mut data.lag_series))
+        .map(|(d, (x, y))| (d, x, y))
+        .collect();
+    let (drawn, unplotted_topics) = worst_lags(&lags, &data.clocks.warnings);
     for (d, x, y) in drawn {
         plots.push(("lag".into(), lag_plot(d, x, y)));
     }
-    let lags: Vec<Distribution> = lags.into_iter().map(|(d, _, _)| d).collect();
-
-    // Synchronizer emulations and matches read their own few topics: independent of each
-    // other, run side by side.
-    let sync_of = |(kind, topics): (String, Vec<String>)| {
-        let res = sync(path, &sync_opts(topics.clone(), kind == "exact"));
-        SyncEntry {
-            kind,
-            topics,
-            error: res.as_ref().err().map(|e| e.to_string()),
-            report: res.ok(),
+    drop(lags);
+    for (i, m) in data.matching.iter_mut().enumerate() {
+        if let (Some(rep), Some((cs, rs))) = (&m.report, m.series.take()) {
+            let p = match_plots(
+                rep,
+                &cs,
+                &rs,
+                &MatchOptions::default(),
+                &format!("match-{i}-"),
+            );
+            plots.extend(p.into_iter().map(|p| ("match".to_string(), p)));
         }
-    };
-    let match_of = |(i, (c, r)): (usize, &(String, String))| {
-        let args = MatchArgs {
-            command: c.clone(),
-            response: r.clone(),
-            ..Default::default()
-        };
-        match match_bag_series_with_times(path, &args, &match_times) {
-            Ok((rep, cs, rs)) => {
-                let p = match_plots(&rep, &cs, &rs, &args.options, &format!("match-{i}-"));
-                let entry = MatchEntry {
-                    command: c.clone(),
-                    response: r.clone(),
-                    report: Some(rep),
-                    error: None,
-                };
-                (entry, p)
-            }
-            Err(e) => (
-                MatchEntry {
-                    command: c.clone(),
-                    response: r.clone(),
-                    report: None,
-                    error: Some(e.to_string()),
-                },
-                Vec::new(),
-            ),
-        }
-    };
-    let (sync_entries, matched): (Vec<SyncEntry>, Vec<(MatchEntry, Vec<Plot>)>) = rayon::join(
-        || {
-            sensor_pairs(&info_r)
-                .into_iter()
-                .take(MAX_SYNC_PAIRS)
-                .collect::<Vec<_>>()
-                .into_par_iter()
-                .map(sync_of)
-                .collect()
-        },
-        || pairs.par_iter().enumerate().map(match_of).collect(),
-    );
-    drop(match_times);
-    let mut match_entries = Vec::new();
-    for (entry, p) in matched {
-        plots.extend(p.into_iter().map(|p| ("match".to_string(), p)));
-        match_entries.push(entry);
     }
-
-    let observations = contract
-        .as_ref()
-        .map(|c| observations::observations(path, c));
-    let (check_r, check_error): (Option<CheckReport>, Option<String>) = (Some(check_r), None);
-
-    let mut warnings: Vec<Warning> = info_r.warnings.clone();
-    warnings.extend(cd.report.warnings.iter().cloned());
-    for s in sync_entries.iter().filter_map(|s| s.report.as_ref()) {
-        warnings.extend(s.warnings.iter().cloned());
-    }
-    for m in match_entries.iter().filter_map(|m| m.report.as_ref()) {
-        warnings.extend(m.warnings.iter().cloned());
-    }
-    if let Some(c) = &check_r {
-        warnings.extend(c.warnings.iter().cloned());
-    }
-    warnings.sort();
-    warnings.dedup();
-
-    let clocks_r = cd.report.clone();
-    let hits = check_r
-        .as_ref()
-        .map(|c| check_hits(&c.findings))
-        .unwrap_or_default();
-    let summary = summarise(&warnings, &hits, clocks_r.split);
-    let verdicts = Verdicts {
-        duration_ns: info_r.duration_ns,
-        message_count: info_r.message_count,
-        topic_count: info_r.topics.len(),
-        recorder_axis: axis_name(&clocks_r.recorder_axis),
-        clock_axes: clocks_r
-            .topics
-            .iter()
-            .map(|t| (t.topic.clone(), axis_name(&t.axis)))
-            .collect(),
-        split: clocks_r.split,
-        sim_clock_rate: clocks_r.sim_clock.as_ref().map(|c| c.rate),
-        delays: match_entries
-            .iter()
-            .filter_map(|m| m.report.as_ref())
-            .map(|m| DelayVerdict {
-                command: m.command_topic.clone(),
-                response: m.response_topic.clone(),
-                delay_ns: m.report.delay_ns,
-                delay_ms: m.report.delay_ns as f64 / 1e6,
-                method: m.report.method.clone(),
-                error_before_rms: m.report.error_before.rms,
-                error_after_rms: m.report.error_after.rms,
-                clock_mapping: m.report.clock_mapping.as_ref().map(|c| c.note.clone()),
-            })
-            .collect(),
-        faults: check_r
-            .as_ref()
-            .map(|c| c.counts.clone())
-            .unwrap_or_default(),
-        sync: sync_entries
-            .iter()
-            .map(|s| {
-                let r = s.report.as_ref();
-                let rec = r.and_then(|r| r.recommendation.as_ref());
-                SyncVerdict {
-                    kind: s.kind.clone(),
-                    topics: s.topics.clone(),
-                    policy: r
-                        .and_then(|r| r.policy())
-                        .map(|p| axis_name(&p))
-                        .unwrap_or_default(),
-                    match_rate: rec
-                        .map(|x| x.recommendation.match_rate)
-                        .or_else(|| r.and_then(|r| r.report.as_ref()).map(|x| x.match_rate)),
-                    slop_ns: rec.map(|x| x.recommendation.slop_ns),
-                    queue_size: rec.map(|x| x.recommendation.queue_size),
-                    no_recommendation: r
-                        .and_then(|r| r.no_recommendation.as_ref())
-                        .map(|n| n.message.clone()),
-                }
-            })
-            .collect(),
-        multimodal_lag: clocks_r
-            .topics
-            .iter()
-            .filter(|t| t.lag_modes_ns.len() > 1)
-            .map(|t| (t.topic.clone(), t.lag_modes_ns.clone()))
-            .collect(),
-        data_loss: summary.data_loss,
-        warning_count: warnings.len(),
-        findings: summary.findings,
-    };
-
+    let has_observations = data.observations.is_some();
     unique_ids(plots.iter_mut().map(|(_, p)| p));
     let report = Report {
-        bag: path.display().to_string(),
-        name,
-        verdicts,
-        info: info_r,
-        clocks: clocks_r,
-        lag_distributions: lags,
-        sync: sync_entries,
-        matching: match_entries,
-        check: check_r,
-        check_error,
-        warnings,
+        data,
         sections: SECTIONS
             .iter()
-            .flat_map(|s| match (*s, &observations) {
-                ("warnings", Some(_)) => vec!["observations".to_string(), s.to_string()],
+            .flat_map(|s| match *s {
+                "warnings" if has_observations => {
+                    vec!["observations".to_string(), s.to_string()]
+                }
                 _ => vec![s.to_string()],
             })
             .collect(),
-        observations,
         unplotted_topics,
         plots: plots
             .iter()
@@ -1218,6 +845,14 @@ pub fn report(path: &Path, o: &ReportOptions) -> Result<ReportOutcome, Error> {
 // ------------------------------------------------------------------ rendering
 
 /// HTML text or attribute value; control characters written out as [`visible`] does.
+/// An enum's serialised name (an axis, a stamp source).
+fn axis_name<T: Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
 fn esc(s: &str) -> String {
     let s = visible(s);
     let mut o = String::with_capacity(s.len());
@@ -1234,7 +869,7 @@ fn esc(s: &str) -> String {
     o
 }
 
-use bagscope_types::timefmt::secs_unit as secs;
+use bagscope::timefmt::secs_unit as secs;
 
 fn opt_ms(v: Option<i64>) -> String {
     v.map(ms).unwrap_or_else(|| "–".into())

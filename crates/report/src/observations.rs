@@ -1,40 +1,7 @@
 //! The page's "Observations" section (`report --contract FILE`): `observe`'s summary for the
 //! contract, and the messages left out by reason.
 
-use serde::Serialize;
-
 use bagscope::observe::analysis::{NsSummary, ObserveSummary};
-use bagscope::observe::{observe_of, LoadedContract};
-
-/// `observe`'s summary of the bag under the contract (`observations` in `report.json`).
-#[derive(Debug, Clone, Serialize)]
-pub struct ObservationsEntry {
-    /// The contract file.
-    pub contract: String,
-    /// Its content hash.
-    pub policy_version: String,
-    /// The summary `observe --json` prints; None when the builder failed.
-    pub summary: Option<ObserveSummary>,
-    /// Why it failed; None when it answered.
-    pub error: Option<String>,
-}
-
-/// Runs the builder for the page (no files written).
-pub(crate) fn observations(path: &std::path::Path, c: &LoadedContract) -> ObservationsEntry {
-    let res = bagscope::io::Bag::open(path)
-        .map_err(bagscope::Error::from)
-        .and_then(|bag| observe_of(&bag, c));
-    let (summary, error) = match res {
-        Ok(r) => (Some(r.report.summary), None),
-        Err(e) => (None, Some(e.to_string())),
-    };
-    ObservationsEntry {
-        contract: c.path.display().to_string(),
-        policy_version: c.policy_version.clone(),
-        summary,
-        error,
-    }
-}
 
 fn ms(v: Option<i64>) -> String {
     v.map_or_else(|| "-".into(), |x| format!("{:.1} ms", x as f64 / 1e6))

@@ -95,6 +95,7 @@ impl SparseImage {
     }
 
     /// Places bytes already fetched (the tail read when opening) at `at`.
+    #[allow(clippy::single_range_in_vec_init)] // A range list of one range: a `Vec<Range>`, not a range collected.
     pub fn put(&self, at: u64, data: &[u8]) {
         let end = (at.saturating_add(data.len() as u64)).min(self.size as u64);
         if at >= end {
@@ -289,6 +290,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[allow(clippy::single_range_in_vec_init)] // A range list of one range: a `Vec<Range>`, not a range collected.
     fn range_sets() {
         let have = normalise(vec![10..20, 30..40, 20..25]);
         assert_eq!(have, vec![10..25, 30..40]);
@@ -302,6 +304,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::single_range_in_vec_init)] // A range list of one range.
     fn requests_coalesce_near_ranges_and_split_long_ones() {
         let gap = COALESCE_GAP_BYTES;
         let r = plan_requests(&[0..10, 10 + gap..20 + gap, 100 * gap..100 * gap + 1]);

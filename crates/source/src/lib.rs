@@ -17,6 +17,11 @@
 //! * [`io_counters`]: requests and bytes so far (progress bars, accounting).
 //!
 //! Local files do not come through here: `bagscope-bag` maps them.
+//!
+//! # In the workspace
+//!
+//! Notable dependencies: `object_store` (S3, GCS, Azure, HTTP; ring TLS), `tokio` (two I/O
+//! threads), `futures`, `url`, `libc` (`mmap` with `MAP_NORESERVE`).
 
 mod error;
 mod image;

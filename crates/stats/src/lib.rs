@@ -2,6 +2,19 @@
 //!
 //! Everything works on `i64` nanoseconds (or `f64` where the quantity is not a time) and returns
 //! plain `Serialize` structs, so reports can embed them directly.
+//!
+//! # In the workspace
+//!
+//! Quantiles (by selection, in place, or on sorted data; or streamed: exact order statistics of
+//! a sequence produced again on each of two passes — count, extremes and a positional sample;
+//! then counts around brackets the sample sets, and the values inside them — with histogram
+//! rounds where a bracket misses, nothing per value stored), summaries, histograms
+//! (`Histogram::central`: fixed-width bins over the central 99.8 %, what `hist` and the report
+//! draw), robust linear fits (masked: no copies; trimming and refitting share passes); the
+//! busiest sliding window of bytes; service call latency from introspection events paired by
+//! client GID and sequence number (`services`).
+//!
+//! Notable dependencies: `serde`.
 
 #![forbid(unsafe_code)]
 
@@ -247,33 +260,60 @@ pub fn rms(values: &[f64]) -> Option<f64> {
     Some((values.iter().map(|x| x * x).sum::<f64>() / values.len() as f64).sqrt())
 }
 
-/// Fixed-width histogram of nanosecond values.
+/// A fixed-width histogram of nanosecond values over their central 99.8 %: the values below
+/// the 0.1 % and above the 99.9 % quantile are counted, not binned, so one outlier cannot
+/// stretch the axis (or allocate billions of bins).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Histogram {
-    /// Left edge of the first bin.
+    /// Lower edge of the first bin: the 0.1 % quantile (nearest rank).
     pub start_ns: i64,
-    /// Width of every bin, ns (at least 1).
+    /// Width of every bin (at least 1 ns).
     pub bin_width_ns: i64,
-    /// Number of values in each bin, from the bin starting at `start_ns` upward; bin `i` covers `[start_ns + i·bin_width_ns, start_ns + (i+1)·bin_width_ns)`.
+    /// Values per bin, from `start_ns` up; bin `i` covers `[start_ns + i·bin_width_ns,
+    /// start_ns + (i+1)·bin_width_ns)`.
     pub counts: Vec<u64>,
+    /// Values below the 0.1 % quantile, not in any bin.
+    pub below: u64,
+    /// Values above the 99.9 % quantile, not in any bin.
+    pub above: u64,
 }
 
 impl Histogram {
-    /// Histogram with bins of `bin_width_ns` covering `[min, max]` of the data.
-    pub fn of(values: &[i64], bin_width_ns: i64) -> Option<Histogram> {
-        let bin = bin_width_ns.max(1);
-        let min = *values.iter().min()?;
-        let max = *values.iter().max()?;
-        let start = min.div_euclid(bin) * bin;
-        let n = ((max - start) / bin + 1) as usize;
-        let mut counts = vec![0u64; n];
-        for &x in values {
-            counts[((x - start) / bin) as usize] += 1;
+    /// `values` in `nbins` fixed-width bins (clamped to 1..=10 000) between their 0.1 % and
+    /// 99.9 % quantiles (nearest rank); None when `values` is empty.
+    pub fn central(values: &[i64], nbins: usize) -> Option<Histogram> {
+        if values.is_empty() {
+            return None;
+        }
+        let mut v = values.to_vec();
+        v.sort_unstable();
+        // Nearest rank on the sorted values: bins need no interpolation.
+        let q = |p: f64| v[(((v.len() - 1) as f64 * p).round() as usize).min(v.len() - 1)];
+        let (lo, hi) = (q(0.001), q(0.999));
+        let nb = nbins.clamp(1, 10_000) as i128;
+        // i128: the span of wall-clock differences can exceed i64.
+        let span = hi as i128 - lo as i128 + 1;
+        let width = ((span + nb - 1) / nb).clamp(1, i64::MAX as i128) as i64;
+        let n = (span + width as i128 - 1) / width as i128;
+        let mut counts = vec![0u64; n.clamp(1, 10_001) as usize];
+        let (mut below, mut above) = (0u64, 0u64);
+        for &x in &v {
+            if x < lo {
+                below += 1;
+            } else if x > hi {
+                above += 1;
+            } else {
+                let i = ((x as i128 - lo as i128) / width as i128) as usize;
+                let last = counts.len() - 1;
+                counts[i.min(last)] += 1;
+            }
         }
         Some(Histogram {
-            start_ns: start,
-            bin_width_ns: bin,
+            start_ns: lo,
+            bin_width_ns: width,
             counts,
+            below,
+            above,
         })
     }
 
@@ -708,9 +748,18 @@ mod tests {
     }
 
     #[test]
-    fn histogram_bins_everything() {
-        let h = Histogram::of(&[-3, 0, 1, 9, 10], 5).unwrap();
-        assert_eq!(h.counts.iter().sum::<u64>(), 5);
-        assert_eq!(h.start_ns, -5);
+    fn histogram_covers_the_centre_and_counts_the_rest() {
+        let mut v: Vec<i64> = (0..10_000).map(|i| i % 100).collect();
+        v.push(i64::MAX);
+        v.push(i64::MIN);
+        let h = Histogram::central(&v, 50).unwrap();
+        assert_eq!((h.below, h.above), (1, 1));
+        assert_eq!(h.counts.iter().sum::<u64>(), 10_000);
+        // 0..=99 in 50 bins of 2: every bin holds its two values 100 times.
+        assert_eq!((h.start_ns, h.bin_width_ns), (0, 2));
+        assert!(h.counts.iter().all(|&c| c == 200), "{:?}", h.counts);
+        assert_eq!(h.bin_centre(3), 7);
+        assert!(Histogram::central(&[], 10).is_none());
+        assert_eq!(Histogram::central(&[5, 5, 5], 0).unwrap().counts, vec![3]);
     }
 }

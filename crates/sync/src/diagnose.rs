@@ -63,6 +63,124 @@ pub struct Diagnosis {
 
 use bagscope_types::timefmt::ms_unit as ms;
 
+/// The queue cliff: topic b must keep its messages while topic a's partner is still in
+/// flight; a queue shorter than that loses sets.
+fn queue_cliff(cfg: &SyncConfig, arrivals: &[Arrival], stamps: &[Vec<i64>]) -> Option<Diagnosis> {
+    let n = cfg.n_topics;
+    let mut lq: Vec<Option<(i64, i64)>> = Vec::with_capacity(n);
+    let mut periods: Vec<Option<i64>> = Vec::with_capacity(n);
+    for (k, s) in stamps.iter().enumerate() {
+        let lags = || {
+            arrivals
+                .iter()
+                .filter(move |a| a.topic == k)
+                .filter_map(|a| a.stamp_ns().map(|s| a.arrival_ns.saturating_sub(s)))
+        };
+        lq.push(quantiles_streamed(lags, [0.01, 0.99]).map(|[lo, hi]| (lo, hi)));
+        periods.push(median_streamed(|| {
+            s.windows(2)
+                .map(|w| w[1].saturating_sub(w[0]))
+                .filter(|&p| p > 0)
+        }));
+    }
+    // LatestTime has no queue.
+    let unlimited =
+        (cfg.policy == Policy::Exact && cfg.queue_size == 0) || cfg.policy == Policy::Latest;
+    if unlimited {
+        return None;
+    }
+    let mut worst: Option<(usize, usize, i64, usize)> = None;
+    for a in 0..n {
+        for b in 0..n {
+            let (Some(la), Some(lb), Some(tb)) = (lq[a], lq[b], periods[b]) else {
+                continue;
+            };
+            if a == b || tb <= 0 {
+                continue;
+            }
+            let d = la.1.saturating_sub(lb.0);
+            if d < 0 {
+                continue;
+            }
+            let q = (d / tb) as usize + 1;
+            if q > cfg.queue_size && !matches!(worst, Some(w) if q <= w.3) {
+                worst = Some((a, b, d, q));
+            }
+        }
+    }
+    worst.map(|(a, b, d, q)| Diagnosis {
+        kind: DiagnosisKind::QueueBelowCliff,
+        topics: vec![a, b],
+        message: format!(
+            "topic {a} arrives up to {} later (relative to its stamps) than topic {b}; with \
+                 queue_size {} topic {b} keeps only ~{} of history, so partners are evicted before \
+                 topic {a} arrives; queue_size must be at least {q} (plus a margin)",
+            ms(d),
+            cfg.queue_size,
+            ms(periods[b]
+                .unwrap_or(0)
+                .saturating_mul(cfg.queue_size as i64)),
+        ),
+    })
+}
+
+/// The tolerance (slop, max interval, epsilon) below the typical offset of the sparsest topic
+/// to its nearest partners.
+fn slop_below_offset(cfg: &SyncConfig, stamps: &[Vec<i64>], sparse: usize) -> Option<Diagnosis> {
+    let n = cfg.n_topics;
+    let tolerance = match cfg.policy {
+        Policy::ApproxPy if !cfg.sync_arrival_time => Some(cfg.slop_ns),
+        Policy::Approx => cfg.max_interval_ns,
+        Policy::ApproxEpsilon => Some(cfg.epsilon_ns),
+        _ => None,
+    };
+    let tol = tolerance?;
+    let mut needed: Vec<i64> = Vec::with_capacity(stamps[sparse].len());
+    for &s in &stamps[sparse] {
+        let mut worst = 0i64;
+        for (k, other) in stamps.iter().enumerate() {
+            if k == sparse || other.is_empty() {
+                continue;
+            }
+            let p = other.partition_point(|&x| x < s);
+            let mut best = i64::MAX;
+            if p < other.len() {
+                best = best.min(other[p].saturating_sub(s));
+            }
+            if p > 0 {
+                best = best.min(s.saturating_sub(other[p - 1]));
+            }
+            worst = worst.max(best);
+        }
+        needed.push(worst);
+    }
+    needed.sort_unstable();
+    if !needed.is_empty() {
+        let p50 = quantile_sorted(&needed, 0.5);
+        let p90 = quantile_sorted(&needed, 0.9);
+        if tol <= p90 {
+            let name = match cfg.policy {
+                Policy::Approx => "max_interval",
+                Policy::ApproxEpsilon => "epsilon",
+                _ => "slop",
+            };
+            return Some(Diagnosis {
+                kind: DiagnosisKind::SlopBelowPhaseOffset,
+                topics: (0..n).collect(),
+                message: format!(
+                    "{name} {} is below the offset between topic {sparse} and its nearest partners \
+                     (median {}, p90 {}); raise it above the p90{}",
+                    ms(tol),
+                    ms(p50),
+                    ms(p90),
+                    if cfg.policy == Policy::ApproxPy { " (approx-py needs spread strictly < slop)" } else { "" }
+                ),
+            });
+        }
+    }
+    None
+}
+
 /// Diagnoses sorted by kind. Topic-empty and hint-based ones are always given; the others
 /// only when the match rate is below `hints.low_match_rate`.
 pub fn diagnose(
@@ -167,114 +285,8 @@ pub fn diagnose(
         }
     }
 
-    // Queue cliff: topic b must keep its messages while topic a's partner is still in flight.
-    let mut lq: Vec<Option<(i64, i64)>> = Vec::with_capacity(n);
-    let mut periods: Vec<Option<i64>> = Vec::with_capacity(n);
-    for (k, s) in stamps.iter().enumerate() {
-        let lags = || {
-            arrivals
-                .iter()
-                .filter(move |a| a.topic == k)
-                .filter_map(|a| a.stamp_ns().map(|s| a.arrival_ns.saturating_sub(s)))
-        };
-        lq.push(quantiles_streamed(lags, [0.01, 0.99]).map(|[lo, hi]| (lo, hi)));
-        periods.push(median_streamed(|| {
-            s.windows(2)
-                .map(|w| w[1].saturating_sub(w[0]))
-                .filter(|&p| p > 0)
-        }));
-    }
-    // LatestTime has no queue.
-    let unlimited =
-        (cfg.policy == Policy::Exact && cfg.queue_size == 0) || cfg.policy == Policy::Latest;
-    if !unlimited {
-        let mut worst: Option<(usize, usize, i64, usize)> = None;
-        for a in 0..n {
-            for b in 0..n {
-                let (Some(la), Some(lb), Some(tb)) = (lq[a], lq[b], periods[b]) else {
-                    continue;
-                };
-                if a == b || tb <= 0 {
-                    continue;
-                }
-                let d = la.1.saturating_sub(lb.0);
-                if d < 0 {
-                    continue;
-                }
-                let q = (d / tb) as usize + 1;
-                if q > cfg.queue_size && !matches!(worst, Some(w) if q <= w.3) {
-                    worst = Some((a, b, d, q));
-                }
-            }
-        }
-        if let Some((a, b, d, q)) = worst {
-            out.push(Diagnosis {
-                kind: DiagnosisKind::QueueBelowCliff,
-                topics: vec![a, b],
-                message: format!(
-                    "topic {a} arrives up to {} later (relative to its stamps) than topic {b}; with \
-                     queue_size {} topic {b} keeps only ~{} of history, so partners are evicted before \
-                     topic {a} arrives; queue_size must be at least {q} (plus a margin)",
-                    ms(d),
-                    cfg.queue_size,
-                    ms(periods[b].unwrap_or(0).saturating_mul(cfg.queue_size as i64)),
-                ),
-            });
-        }
-    }
-
-    // Slop vs the typical offset to the nearest partner.
-    let tolerance = match cfg.policy {
-        Policy::ApproxPy if !cfg.sync_arrival_time => Some(cfg.slop_ns),
-        Policy::Approx => cfg.max_interval_ns,
-        Policy::ApproxEpsilon => Some(cfg.epsilon_ns),
-        _ => None,
-    };
-    if let Some(tol) = tolerance {
-        let mut needed: Vec<i64> = Vec::with_capacity(stamps[sparse].len());
-        for &s in &stamps[sparse] {
-            let mut worst = 0i64;
-            for (k, other) in stamps.iter().enumerate() {
-                if k == sparse || other.is_empty() {
-                    continue;
-                }
-                let p = other.partition_point(|&x| x < s);
-                let mut best = i64::MAX;
-                if p < other.len() {
-                    best = best.min(other[p].saturating_sub(s));
-                }
-                if p > 0 {
-                    best = best.min(s.saturating_sub(other[p - 1]));
-                }
-                worst = worst.max(best);
-            }
-            needed.push(worst);
-        }
-        needed.sort_unstable();
-        if !needed.is_empty() {
-            let p50 = quantile_sorted(&needed, 0.5);
-            let p90 = quantile_sorted(&needed, 0.9);
-            if tol <= p90 {
-                let name = match cfg.policy {
-                    Policy::Approx => "max_interval",
-                    Policy::ApproxEpsilon => "epsilon",
-                    _ => "slop",
-                };
-                out.push(Diagnosis {
-                    kind: DiagnosisKind::SlopBelowPhaseOffset,
-                    topics: (0..n).collect(),
-                    message: format!(
-                        "{name} {} is below the offset between topic {sparse} and its nearest partners \
-                         (median {}, p90 {}); raise it above the p90{}",
-                        ms(tol),
-                        ms(p50),
-                        ms(p90),
-                        if cfg.policy == Policy::ApproxPy { " (approx-py needs spread strictly < slop)" } else { "" }
-                    ),
-                });
-            }
-        }
-    }
+    out.extend(queue_cliff(cfg, arrivals, &stamps));
+    out.extend(slop_below_offset(cfg, &stamps, sparse));
 
     for (kind, reason, what) in [
         (

@@ -1,7 +1,8 @@
 //! Message-for-message emulation of the ROS 2 `message_filters` synchronizers.
 //!
-//! The behaviour follows `/work/shared/sync-golden/SPEC.md` (derived from the upstream code and
-//! checked against golden vectors produced by the real upstream implementations):
+//! The behaviour follows `tests/data/sync-golden/SPEC.md` in the repository (derived from the
+//! upstream code and checked against golden vectors produced by the real upstream
+//! implementations):
 //!
 //! | [`Policy`]            | CLI name          | upstream                                            |
 //! |-----------------------|-------------------|-----------------------------------------------------|
@@ -17,6 +18,18 @@
 //! their *per-topic index*: the count of earlier arrivals of the same topic in that slice.
 //!
 //! Pure library: no I/O, no panics on any input, deterministic output.
+//!
+//! # In the workspace
+//!
+//! Message_filters emulation (C++ ExactTime / ApproximateTime / ApproximateEpsilonTime /
+//! LatestTime, Python TimeSynchronizer old and new, ApproximateTimeSynchronizer; docs/sync.md),
+//! reports, slop/queue recommendation (sweeps count sets only, `count_sets`, on all cores),
+//! diagnosis; 24-byte arrivals (stamp sentinel behind `Arrival::new` / `stamp_ns()`); emitted
+//! sets and drops stored by column (`SetList`, `DropList`: 12 + 16·n bytes a set of n topics,
+//! 25 a drop) and handed out as `EmittedSet` / `DroppedMessage` values.
+//!
+//! Notable dependencies: `bagscope-stats`, `smallvec` (members of a handed-out set, per-topic
+//! lists of the engines, inline), `rayon` (sweeps).
 
 #![forbid(unsafe_code)]
 
@@ -155,6 +168,14 @@ impl fmt::Display for Policy {
     }
 }
 
+/// From its name, as [`Policy::parse`] reads it.
+impl<'de> serde::Deserialize<'de> for Policy {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Policy, D::Error> {
+        let s = String::deserialize(d)?;
+        Policy::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
 /// One `add()` call.
 ///
 /// 24 bytes: a bag's arrivals are all held for the emulation (and its evidence), so the stamp
@@ -285,6 +306,23 @@ impl RateConfig {
             }),
             _ => Err(bad()),
         }
+    }
+}
+
+impl std::str::FromStr for RateConfig {
+    type Err = SyncError;
+
+    /// [`RateConfig::parse`]: `A,E,M`.
+    fn from_str(s: &str) -> Result<RateConfig, SyncError> {
+        RateConfig::parse(s)
+    }
+}
+
+/// From its `A,E,M` text, as [`RateConfig::parse`] reads it.
+impl<'de> serde::Deserialize<'de> for RateConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RateConfig, D::Error> {
+        let s = String::deserialize(d)?;
+        RateConfig::parse(&s).map_err(serde::de::Error::custom)
     }
 }
 

@@ -8,21 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 fn golden_dir() -> Option<PathBuf> {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/sync-golden");
-    if d.join("vectors").is_dir() {
-        Some(d)
-    } else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "golden vectors missing at {} (CI is set)",
-            d.display()
-        );
-        eprintln!(
-            "note: golden vectors not found at {}; skipping",
-            d.display()
-        );
-        None
-    }
+    bagscope_testkit::shared_path("sync-golden", "vectors")
 }
 
 fn arrivals_of(v: &Value) -> (Vec<Arrival>, Vec<(usize, i64)>) {

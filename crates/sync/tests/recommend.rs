@@ -1,5 +1,4 @@
 //! `recommend` on synthetic image 20 Hz + lidar 10 Hz streams (the acceptance scenario).
-#![allow(unknown_lints, clippy::manual_is_multiple_of)] // is_multiple_of needs Rust 1.87; MSRV is 1.80
 
 use bagscope_sync::{
     count_sets, emulate, recommend, Arrival, Policy, RecommendInput, SyncConfig, TopicSeries,
@@ -40,7 +39,7 @@ fn stream(
     let mut k = 0i64;
     while k * period < dur {
         let mut stamp = BASE + phase + k * period + rng.sym(jitter);
-        if bimodal && rng.next() % 3 == 0 {
+        if bimodal && rng.next().is_multiple_of(3) {
             // a third of frames stamped 12 ms late
             stamp += 12 * MS;
         }
@@ -226,7 +225,7 @@ fn sweeps_replay_the_given_order_of_tied_arrivals() {
         if k % 2 == 0 {
             batch.push((1, BASE + k * tick + rng.sym(3 * MS)));
         }
-        if rng.next() % 2 == 0 {
+        if rng.next().is_multiple_of(2) {
             batch.reverse();
         }
         for (t, stamp) in batch {

@@ -190,10 +190,8 @@ pub(crate) fn period_ns(hz: f64, what: &str) -> Result<i64, SynthError> {
     Ok((1e9 / hz).round() as i64)
 }
 
-/// Writes the arm bag described by `o` into `dir/NAME/` and returns its truth (the caller
-/// writes the truth file). Checks the parameters first: nothing is written when one is out of
-/// range.
-pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
+/// The arm options' ranges: nothing is written when one is out of range.
+fn check(o: &ArmOptions) -> Result<(), SynthError> {
     // The motion window starts at 2 s and ends 1.5 s before the end.
     if !(o.duration_s.is_finite() && o.duration_s >= 6.0) {
         return Err(SynthError::Param(format!(
@@ -213,20 +211,52 @@ pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
             o.sim_rtf
         )));
     }
-    let mut rng = ChaCha8Rng::seed_from_u64(o.seed);
-    // Header frame ids stay empty without TF (the shipped bags), as before.
-    let frame = if o.tf.is_some() {
-        "base_link".to_string()
-    } else {
-        String::new()
-    };
-    let noise =
-        Normal::new(0.0, o.noise_rad.max(0.0)).map_err(|e| SynthError::Param(e.to_string()))?;
-    let joints: Vec<String> = (1..=6).map(|i| format!("joint_{i}")).collect();
-    let order = [2usize, 0, 1, 5, 3, 4];
-    let resp_names: Vec<String> = order.iter().map(|&i| joints[i].clone()).collect();
-    let window = [2.0, o.duration_s - 1.5];
-    let topics = vec![
+    Ok(())
+}
+
+/// The header-less gripper command at 5 Hz (analyses must fall back to log time and say so)
+/// and, with a simulated clock (`sim_of`: wall → sim time), `/clock` at 100 Hz: topics 2 and
+/// 3. Their message counts.
+fn gripper_and_clock(
+    dur_ns: i64,
+    sim_of: Option<&dyn Fn(i64) -> i64>,
+    msgs: &mut Vec<Message>,
+) -> Result<(i64, u64), SynthError> {
+    let n_grip = dur_ns / 200_000_000;
+    for k in 0..n_grip {
+        let wall = WALL_START_NS + k * 200_000_000;
+        let m = Float64 {
+            data: if (k / 10) % 2 == 0 { 0.0 } else { 0.04 },
+        };
+        msgs.push(Message {
+            topic: 2,
+            log_time_ns: wall,
+            publish_time_ns: wall,
+            data: encode_typed(&m)?,
+        });
+    }
+    let mut n_clock = 0u64;
+    if let Some(sim_of) = sim_of {
+        for k in 0..dur_ns / 10_000_000 {
+            let wall = WALL_START_NS + k * 10_000_000;
+            let m = Clock {
+                clock: Time::from_ns(sim_of(wall)),
+            };
+            msgs.push(Message {
+                topic: 3,
+                log_time_ns: wall,
+                publish_time_ns: wall,
+                data: encode_typed(&m)?,
+            });
+            n_clock += 1;
+        }
+    }
+    Ok((n_grip, n_clock))
+}
+
+/// The arm bag's topics, in message order: commands, joint states, gripper, `/clock`.
+fn arm_topics() -> Vec<TopicSpec> {
+    vec![
         TopicSpec {
             name: "/arm_cmd".into(),
             type_name: "trajectory_msgs/msg/JointTrajectory".into(),
@@ -243,7 +273,28 @@ pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
             name: "/clock".into(),
             type_name: "rosgraph_msgs/msg/Clock".into(),
         },
-    ];
+    ]
+}
+
+/// Writes the arm bag described by `o` into `dir/NAME/` and returns its truth (the caller
+/// writes the truth file). Checks the parameters first: nothing is written when one is out of
+/// range.
+pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
+    check(o)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(o.seed);
+    // Header frame ids stay empty without TF (the shipped bags), as before.
+    let frame = if o.tf.is_some() {
+        "base_link".to_string()
+    } else {
+        String::new()
+    };
+    let noise =
+        Normal::new(0.0, o.noise_rad.max(0.0)).map_err(|e| SynthError::Param(e.to_string()))?;
+    let joints: Vec<String> = (1..=6).map(|i| format!("joint_{i}")).collect();
+    let order = [2usize, 0, 1, 5, 3, 4];
+    let resp_names: Vec<String> = order.iter().map(|&i| joints[i].clone()).collect();
+    let window = [2.0, o.duration_s - 1.5];
+    let topics = arm_topics();
     let with_clock = o.clock != ClockMode::Wall;
     let rtf = if with_clock { o.sim_rtf } else { 1.0 };
     let dur_ns = (o.duration_s * 1e9) as i64;
@@ -375,36 +426,7 @@ pub fn generate(dir: &Path, o: &ArmOptions) -> Result<ArmTruth, SynthError> {
         }
     }
 
-    // Header-less gripper command at 5 Hz: analyses must fall back to log time and say so.
-    let n_grip = dur_ns / 200_000_000;
-    for k in 0..n_grip {
-        let wall = WALL_START_NS + k * 200_000_000;
-        let m = Float64 {
-            data: if (k / 10) % 2 == 0 { 0.0 } else { 0.04 },
-        };
-        msgs.push(Message {
-            topic: 2,
-            log_time_ns: wall,
-            publish_time_ns: wall,
-            data: encode_typed(&m)?,
-        });
-    }
-    let mut n_clock = 0u64;
-    if with_clock {
-        for k in 0..dur_ns / 10_000_000 {
-            let wall = WALL_START_NS + k * 10_000_000;
-            let m = Clock {
-                clock: Time::from_ns(sim_of(wall)),
-            };
-            msgs.push(Message {
-                topic: 3,
-                log_time_ns: wall,
-                publish_time_ns: wall,
-                data: encode_typed(&m)?,
-            });
-            n_clock += 1;
-        }
-    }
+    let (n_grip, n_clock) = gripper_and_clock(dur_ns, with_clock.then_some(&sim_of), &mut msgs)?;
     let topics = if with_clock {
         topics
     } else {

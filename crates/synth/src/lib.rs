@@ -1,5 +1,15 @@
 //! Synthetic rosbag2 bags with known ground truth (`*.truth.json` beside each bag), for the
 //! README's example, the tests, and users who want to test their own pipelines.
+//!
+//! # In the workspace
+//!
+//! Synthetic rosbag2 bags with ground truth (`bags/` is made by it: arms on wall / sim / split
+//! clocks, sensors with cadence faults, a sim reset); optional TF; the fault suite with
+//! manifests (`synth --suite`); writes its files with its own `mcap` writer, since its cases
+//! need exact layouts (chunk sizes, uncompressed chunks, damaged files).
+//!
+//! Notable dependencies: `mcap` (writer), `bagscope-msg`, `rand`, `rand_chacha`, `rand_distr`,
+//! `serde_json`.
 
 pub mod arm;
 pub mod epoch;

@@ -140,6 +140,100 @@ pub struct SensorTruth {
 const W: u32 = 16;
 const H: u32 = 12;
 
+/// The camera's calibration for a frame with `header`; `uncalibrated`: K[0] = 0 (a contract
+/// fault), `wrong_frame`: another frame id than the image's.
+fn camera_info(header: Header, uncalibrated: bool, wrong_frame: bool) -> CameraInfo {
+    let mut k9 = [
+        400.0,
+        0.0,
+        W as f64 / 2.0,
+        0.0,
+        400.0,
+        H as f64 / 2.0,
+        0.0,
+        0.0,
+        1.0,
+    ];
+    if uncalibrated {
+        k9[0] = 0.0;
+    }
+    let mut info_header = header;
+    if wrong_frame {
+        info_header.frame_id = "camera_link".into();
+    }
+    CameraInfo {
+        header: info_header,
+        height: H,
+        width: W,
+        distortion_model: "plumb_bob".into(),
+        d: vec![0.0; 5],
+        k: k9,
+        r: [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0],
+        p: [
+            400.0,
+            0.0,
+            W as f64 / 2.0,
+            0.0,
+            0.0,
+            400.0,
+            H as f64 / 2.0,
+            0.0,
+            0.0,
+            0.0,
+            1.0,
+            0.0,
+        ],
+        ..Default::default()
+    }
+}
+
+/// The lidar's point clouds (topic 2), every `period_ns` over `dur_ns`; their count.
+fn lidar(
+    o: &SensorOptions,
+    rng: &mut ChaCha8Rng,
+    dur_ns: i64,
+    period_ns: i64,
+    msgs: &mut Vec<Message>,
+) -> Result<i64, SynthError> {
+    let n_lidar = dur_ns / period_ns;
+    for k in 0..n_lidar {
+        let stamp =
+            WALL_START_NS + 23_000_000 + k * period_ns + rng.random_range(-500_000..500_000);
+        let n_pts = 32u32;
+        let pc = PointCloud2 {
+            header: Header {
+                stamp: Time::from_ns(stamp),
+                frame_id: "lidar".into(),
+            },
+            height: 1,
+            width: n_pts,
+            fields: ["x", "y", "z", "intensity"]
+                .iter()
+                .enumerate()
+                .map(|(i, n)| PointField {
+                    name: (*n).into(),
+                    offset: 4 * i as u32,
+                    datatype: 7,
+                    count: 1,
+                })
+                .collect(),
+            is_bigendian: false,
+            point_step: 16,
+            row_step: 16 * n_pts,
+            data: vec![0u8; (16 * n_pts) as usize],
+            is_dense: true,
+        };
+        let log = stamp + (o.lidar_lag_s * 1e9) as i64 + rng.random_range(-2_000_000..2_000_000);
+        msgs.push(Message {
+            topic: 2,
+            log_time_ns: log,
+            publish_time_ns: log - 300_000,
+            data: encode_typed(&pc)?,
+        });
+    }
+    Ok(n_lidar)
+}
+
 /// Writes the sensor bag described by `o` into `dir/NAME/` and returns its truth (the caller
 /// writes the truth file). Nothing is written when a parameter is out of range.
 pub fn generate(dir: &Path, o: &SensorOptions) -> Result<SensorTruth, SynthError> {
@@ -230,48 +324,7 @@ pub fn generate(dir: &Path, o: &SensorOptions) -> Result<SensorTruth, SynthError
             publish_time_ns: log - 300_000,
             data: encode_typed(&img)?,
         });
-        let mut k9 = [
-            400.0,
-            0.0,
-            W as f64 / 2.0,
-            0.0,
-            400.0,
-            H as f64 / 2.0,
-            0.0,
-            0.0,
-            1.0,
-        ];
-        if k0_bad.contains(&ku) {
-            k9[0] = 0.0;
-        }
-        let mut info_header = header;
-        if frame_bad.contains(&ku) {
-            info_header.frame_id = "camera_link".into();
-        }
-        let info = CameraInfo {
-            header: info_header,
-            height: H,
-            width: W,
-            distortion_model: "plumb_bob".into(),
-            d: vec![0.0; 5],
-            k: k9,
-            r: [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0],
-            p: [
-                400.0,
-                0.0,
-                W as f64 / 2.0,
-                0.0,
-                0.0,
-                400.0,
-                H as f64 / 2.0,
-                0.0,
-                0.0,
-                0.0,
-                1.0,
-                0.0,
-            ],
-            ..Default::default()
-        };
+        let info = camera_info(header, k0_bad.contains(&ku), frame_bad.contains(&ku));
         let log_i = log + 200_000 + rng.random_range(0..300_000);
         msgs.push(Message {
             topic: 1,
@@ -280,42 +333,7 @@ pub fn generate(dir: &Path, o: &SensorOptions) -> Result<SensorTruth, SynthError
             data: encode_typed(&info)?,
         });
     }
-    let n_lidar = dur_ns / lidar_period_ns;
-    for k in 0..n_lidar {
-        let stamp =
-            WALL_START_NS + 23_000_000 + k * lidar_period_ns + rng.random_range(-500_000..500_000);
-        let n_pts = 32u32;
-        let pc = PointCloud2 {
-            header: Header {
-                stamp: Time::from_ns(stamp),
-                frame_id: "lidar".into(),
-            },
-            height: 1,
-            width: n_pts,
-            fields: ["x", "y", "z", "intensity"]
-                .iter()
-                .enumerate()
-                .map(|(i, n)| PointField {
-                    name: (*n).into(),
-                    offset: 4 * i as u32,
-                    datatype: 7,
-                    count: 1,
-                })
-                .collect(),
-            is_bigendian: false,
-            point_step: 16,
-            row_step: 16 * n_pts,
-            data: vec![0u8; (16 * n_pts) as usize],
-            is_dense: true,
-        };
-        let log = stamp + (o.lidar_lag_s * 1e9) as i64 + rng.random_range(-2_000_000..2_000_000);
-        msgs.push(Message {
-            topic: 2,
-            log_time_ns: log,
-            publish_time_ns: log - 300_000,
-            data: encode_typed(&pc)?,
-        });
-    }
+    let n_lidar = lidar(o, &mut rng, dur_ns, lidar_period_ns, &mut msgs)?;
     let n_imu = dur_ns / imu_period_ns;
     for k in 0..n_imu {
         let stamp =

@@ -12,6 +12,20 @@
 //! * [`filter::run_filter`]: per message readiness (on arrival, after waiting, dropped and why).
 //!
 //! No I/O, no panics on any input, deterministic sorted output. Time is `i64` nanoseconds.
+//!
+//! # In the workspace
+//!
+//! Tf2 buffer model (per-edge sample ranges, cache length, static edges), `tf2_ros::MessageFilter`
+//! readiness per message, edge rates/gaps/lags, backward jumps per edge and TF topic (`bagscope-
+//! clocks`' rule; `jump_warnings`: one `clock_jump_back` per TF topic naming its edges) and tree
+//! findings (the facade's `tf::TfCollector` keeps the TF transforms during `clocks`' stamp scan for
+//! the per-edge TF timing `clocks` and `report` show; `tf::tf_timing_of` reads them in a scan of
+//! its own; `tf::FrameIds` keys frame names for that collector and for the timing table's frame
+//! columns); the edge table bounded: the 1024 busiest edges timed (found in one pass of 4096
+//! Misra–Gries counters when a bag has more), the others counted (`UntimedEdges`); frame ids shared
+//! (`Frame = Arc<str>`).
+//!
+//! Notable dependencies: `bagscope-stats`, `bagscope-clocks` (the jump rule).
 
 #![forbid(unsafe_code)]
 

@@ -171,5 +171,5 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
         }
         render::print(&s)?;
     }
-    Ok(if r.warn() { crate::EXIT_WARN } else { 0 })
+    Ok(render::exit_code(&r))
 }

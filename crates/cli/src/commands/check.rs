@@ -1,9 +1,6 @@
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use anyhow::Context;
-use bagscope::check::{check, CheckOptions, CheckReport};
-use bagscope::sync_policy::parse_duration_ns;
+use bagscope::check::{check, validate_fail_on, CheckOptions, CheckReport};
 
 use crate::render;
 
@@ -11,12 +8,8 @@ use crate::render;
 pub(crate) struct Args {
     /// A rosbag2 folder (mcap or sqlite3 storage, split files), or one .mcap / .db3 file.
     pub bag: PathBuf,
-    /// JSON file {"joint": [min, max], ...} of joint position limits.
-    #[arg(long)]
-    pub limits: Option<PathBuf>,
-    /// Flag commands whose stamp is older than this when recorded, e.g. `200ms`.
-    #[arg(long)]
-    pub max_command_age: Option<String>,
+    #[command(flatten)]
+    pub options: CheckOptions,
     /// Exit 3 only for findings with these codes (default: any error-level finding).
     #[arg(long, value_delimiter = ',', num_args = 1..)]
     pub fail_on: Vec<String>,
@@ -26,45 +19,10 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
-    let mut o = CheckOptions::default();
-    if let Some(p) = &a.limits {
-        let text = std::fs::read_to_string(p)
-            .with_context(|| format!("cannot read limits file {}", p.display()))?;
-        let m: BTreeMap<String, (f64, f64)> = serde_json::from_str(&text).with_context(|| {
-            format!(
-                "limits file must be {{\"joint\": [min, max]}}: {}",
-                p.display()
-            )
-        })?;
-        o.joints.limits = m;
-    }
-    if let Some(s) = &a.max_command_age {
-        o.joints.max_command_age_ns =
-            Some(parse_duration_ns(s).map_err(|e| anyhow::anyhow!("{e}"))?);
-    }
-    let codes = bagscope::check_rules::FINDING_CODES;
-    if let Some(bad) = a.fail_on.iter().find(|c| !codes.contains(&c.as_str())) {
-        return Err(crate::UsageError(format!(
-            "--fail-on {bad}: no check gives that code (the codes: {})",
-            codes.join(", ")
-        ))
-        .into());
-    }
-    let r = check(&a.bag, &o)?;
-    if a.json {
-        render::json(&r)?;
-    } else {
-        render::print(&text(&r))?;
-    }
-    let failing = r.findings.iter().any(|f| {
-        if a.fail_on.is_empty() {
-            f.severity == bagscope::check_rules::Severity::Error
-        } else {
-            a.fail_on.contains(&f.code)
-        }
-    });
-    let loss = r.warnings.iter().any(|w| w.data_loss);
-    Ok(if failing || loss { crate::EXIT_WARN } else { 0 })
+    validate_fail_on(&a.fail_on)?;
+    let r = check(&a.bag, &a.options)?;
+    let failing = r.failing(&a.fail_on);
+    render::finish_with(&r, a.json, text, failing)
 }
 
 fn text(r: &CheckReport) -> String {

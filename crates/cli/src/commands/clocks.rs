@@ -1,7 +1,6 @@
 use std::path::PathBuf;
 
-use bagscope::clock_analysis::ClocksOptions;
-use bagscope::clocks::{clocks, ClocksCommandReport};
+use bagscope::clocks::{clocks, ClocksCommandReport, ClocksOptions};
 
 use crate::render::{self, opt_ms, table};
 
@@ -9,12 +8,8 @@ use crate::render::{self, opt_ms, table};
 pub(crate) struct Args {
     /// A rosbag2 folder (mcap or sqlite3 storage, split files), or one .mcap / .db3 file.
     pub bag: PathBuf,
-    /// Topic holding sim time (default /clock).
-    #[arg(long)]
-    pub clock_topic: Option<String>,
-    /// A gap is an interval longer than this many median periods.
-    #[arg(long, default_value_t = 3.0)]
-    pub gap_factor: f64,
+    #[command(flatten)]
+    pub options: ClocksOptions,
     /// Also write per-topic lag plots (over time, histogram with modes) as PNGs into DIR.
     #[arg(long, value_name = "DIR")]
     pub plots: Option<PathBuf>,
@@ -24,14 +19,10 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
-    let o = ClocksOptions {
-        clock_topic: a.clock_topic,
-        gap_factor: a.gap_factor,
-        ..Default::default()
-    };
+    let o = &a.options;
     let r = match &a.plots {
         Some(dir) => {
-            let (r, files) = bagscope_report::clocks_with_plots(&a.bag, &o, dir)?;
+            let (r, files) = bagscope_report::clocks_with_plots(&a.bag, o, dir)?;
             eprintln!(
                 "wrote {} plot(s) to {}",
                 files.len(),
@@ -39,14 +30,9 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
             );
             r
         }
-        None => clocks(&a.bag, &o)?,
+        None => clocks(&a.bag, o)?,
     };
-    if a.json {
-        render::json(&r)?;
-    } else {
-        render::print(&text(&r))?;
-    }
-    Ok(if r.data_loss() { crate::EXIT_WARN } else { 0 })
+    render::finish(&r, a.json, text)
 }
 
 fn name<T: serde::Serialize>(v: &T) -> String {

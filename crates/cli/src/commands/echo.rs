@@ -1,7 +1,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use bagscope::echo::{echo, EchoOptions, EchoValue, EchoedMessage, TimeBound, Value};
+use bagscope::echo::{echo, EchoOptions, EchoValue, EchoedMessage, Value};
 use bagscope::timefmt::human_ns;
 
 use crate::render;
@@ -13,22 +13,8 @@ const TRUNCATE_LENGTH: usize = 128;
 pub(crate) struct Args {
     /// A rosbag2 folder, a .mcap or a .db3 file.
     pub(crate) bag: PathBuf,
-    /// The topic to print.
-    #[arg(long)]
-    pub(crate) topic: String,
-    /// Only these fields, by path, comma separated (e.g. `header.stamp,position[0]`).
-    #[arg(long, value_delimiter = ',', num_args = 1..)]
-    pub(crate) fields: Vec<String>,
-    /// From this log time: `+SECONDS` or `+DURATION` after the bag's first message (`+2.5`,
-    /// `+1500ms`), nanoseconds since the epoch, or an RFC 3339 time (`2025-11-30T00:00:05Z`).
-    #[arg(long)]
-    pub(crate) start: Option<String>,
-    /// Until this time (exclusive), as `--start`.
-    #[arg(long)]
-    pub(crate) end: Option<String>,
-    /// At most this many messages.
-    #[arg(long)]
-    pub(crate) limit: Option<usize>,
+    #[command(flatten)]
+    pub(crate) options: EchoOptions,
     /// One JSON object per line for each message: `topic`, `index`, `log_time_ns`,
     /// `publish_time_ns`, `message` (arrays whole). Warnings go to standard error.
     #[arg(long)]
@@ -36,13 +22,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
-    let o = EchoOptions {
-        topic: a.topic,
-        fields: a.fields,
-        start: a.start.as_deref().map(TimeBound::parse).transpose()?,
-        end: a.end.as_deref().map(TimeBound::parse).transpose()?,
-        limit: a.limit,
-    };
+    let o = a.options;
     let json = a.json;
     let mut out = std::io::BufWriter::new(std::io::stdout());
     let r = echo(&a.bag, &o, |m: EchoedMessage| {
@@ -63,7 +43,7 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     );
     tail.push_str(&render::warnings(&r.warnings));
     eprint!("{}", render::terminal_text(&tail));
-    Ok(if r.data_loss() { crate::EXIT_WARN } else { 0 })
+    Ok(render::exit_code(&r))
 }
 
 /// One message as `ros2 topic echo` prints it (YAML), under a comment line with its times.

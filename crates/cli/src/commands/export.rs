@@ -66,26 +66,21 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     } else {
         export(&a.bag, &a.out, &o)?
     };
-    if a.json {
-        render::json(&r)?;
-    } else {
-        render::print(&text(&r))?;
-    }
-    Ok(if r.data_loss() { crate::EXIT_WARN } else { 0 })
+    render::finish(&r, a.json, text)
 }
 
 /// `-o -`: the one CSV table written to a temporary file, then to standard output.
 fn to_stdout(bag: &std::path::Path, o: &ExportOptions) -> anyhow::Result<ExportReport> {
-    let usage = |m: &str| crate::UsageError(format!("-o -: {m}"));
+    let usage = |m: &str| bagscope::Error::invalid("out", format!("-: {m}"));
     if o.format != Format::Csv {
         return Err(usage(
-            "standard output takes CSV only (Parquet is written as a file): add --format csv",
+            "standard output takes CSV only (Parquet is written as a file): add `format` csv",
         )
         .into());
     }
     if !o.timing_only && o.topics.len() != 1 {
         return Err(usage(
-            "standard output holds one table: give one topic with --topics, or --timing-only",
+            "standard output holds one table: give one topic with `topics`, or `timing_only`",
         )
         .into());
     }

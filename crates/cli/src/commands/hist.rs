@@ -8,35 +8,23 @@ use crate::render::{self, opt_ms, table};
 pub(crate) struct Args {
     /// A rosbag2 folder (mcap or sqlite3 storage, split files), or one .mcap / .db3 file.
     pub bag: PathBuf,
-    /// Topics; stamp differences go from the first to each other one (nearest partner).
-    #[arg(long, value_delimiter = ',', num_args = 1.., required = true)]
-    pub topics: Vec<String>,
+    #[command(flatten)]
+    pub options: HistOptions,
     /// Write the histograms to this .png or .svg file.
     #[arg(short = 'o', long = "output", visible_alias = "out", value_parser = crate::render::output_path)]
     pub output: Option<PathBuf>,
-    /// Number of bins (between the 0.1 % and 99.9 % quantiles).
-    #[arg(long, default_value_t = 60)]
-    pub bins: usize,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
 }
 
 pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
-    let o = HistOptions {
-        topics: a.topics,
-        bins: a.bins,
-    };
+    let o = &a.options;
     let r = match &a.output {
-        Some(out) => bagscope_report::hist_with_plot(&a.bag, &o, out)?,
-        None => hist(&a.bag, &o)?,
+        Some(out) => bagscope_report::hist_with_plot(&a.bag, o, out)?,
+        None => hist(&a.bag, o)?,
     };
-    if a.json {
-        render::json(&r)?;
-    } else {
-        render::print(&text(&r))?;
-    }
-    Ok(if r.data_loss() { crate::EXIT_WARN } else { 0 })
+    render::finish(&r, a.json, text)
 }
 
 fn text(r: &HistReport) -> String {

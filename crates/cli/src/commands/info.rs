@@ -1,6 +1,6 @@
 use std::path::PathBuf;
 
-use bagscope::info::{info_with, InfoOptions, InfoReport, InfoSort};
+use bagscope::info::{info_with, InfoOptions, InfoReport};
 use bagscope::timefmt::secs;
 
 use crate::render::{self, opt_ms, table};
@@ -9,47 +9,16 @@ use crate::render::{self, opt_ms, table};
 pub(crate) struct Args {
     /// A rosbag2 folder (mcap or sqlite3 storage), a folder of .mcap files, or one .mcap / .db3 file.
     pub bag: PathBuf,
-    /// Counts, first / last time and rate from the summary alone (like `mcap info`: the data
-    /// section is not checked), else from the message index records' headers; work grows with
-    /// chunks, not messages. Median periods, gaps, sizes and service latencies are left out.
-    #[arg(long)]
-    pub fast: bool,
-    /// Order of the topics, in the text and in the JSON: name (then type), or count, size
-    /// (payload bytes) or rate, largest first.
-    #[arg(long, value_enum, default_value = "name")]
-    pub sort: SortArg,
+    #[command(flatten)]
+    pub options: InfoOptions,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
 }
 
-/// `--sort`.
-#[derive(Clone, Copy, clap::ValueEnum)]
-pub(crate) enum SortArg {
-    /// By topic name, then type.
-    Name,
-    /// Most messages first.
-    Count,
-    /// Most payload bytes first.
-    Size,
-    /// Highest rate first.
-    Rate,
-}
-
 pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
-    let sort = match a.sort {
-        SortArg::Name => InfoSort::Name,
-        SortArg::Count => InfoSort::Count,
-        SortArg::Size => InfoSort::Size,
-        SortArg::Rate => InfoSort::Rate,
-    };
-    let r = info_with(&a.bag, &InfoOptions { fast: a.fast, sort })?;
-    if a.json {
-        render::json(&r)?;
-    } else {
-        render::print(&text(&r))?;
-    }
-    Ok(if r.data_loss() { crate::EXIT_WARN } else { 0 })
+    let r = info_with(&a.bag, &a.options)?;
+    render::finish(&r, a.json, text)
 }
 
 fn text(r: &InfoReport) -> String {

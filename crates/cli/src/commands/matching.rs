@@ -1,72 +1,14 @@
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use anyhow::Context;
-use bagscope::match_analysis::{MatchOptions, ResponseKind};
-use bagscope::matching::{
-    compare, match_bag, Align, CompareCommandReport, MatchArgs, MatchCommandReport,
-};
-use bagscope::sync_policy::parse_duration_ns;
+use bagscope::matching::{compare, match_bag, CompareCommandReport, MatchArgs, MatchCommandReport};
 
 use crate::render;
 
 /// Options shared by `match` and `compare`.
 #[derive(clap::Args)]
 pub(crate) struct Common {
-    /// Command topic (e.g. trajectory_msgs/JointTrajectory).
-    #[arg(long)]
-    pub command: String,
-    /// Response topic (e.g. sensor_msgs/JointState).
-    #[arg(long)]
-    pub response: String,
-    /// Field path of the command values for other types (e.g. `data`, `points[0].positions`).
-    #[arg(long)]
-    pub command_field: Option<String>,
-    /// Field path of the response values for other types.
-    #[arg(long)]
-    pub response_field: Option<String>,
-    /// Field path of the joint names for other types.
-    #[arg(long)]
-    pub names_field: Option<String>,
-    /// `stamps` (default: map through /clock across axes, else refuse) or `relative`.
-    #[arg(long, default_value = "stamps")]
-    pub align: String,
-    /// Clock topic used to map sim time to wall time (default /clock).
-    #[arg(long)]
-    pub clock_topic: Option<String>,
-    /// `sampled` or `event`; default: decided from the topics' rates.
-    #[arg(long)]
-    pub response_kind: Option<String>,
-    /// Delay search window, e.g. `0..500ms`.
-    #[arg(long, default_value = "0..500ms")]
-    pub search: String,
-    /// Analyse only START..END (relative to the first command), e.g. `2s..20s`.
-    #[arg(long)]
-    pub window: Option<String>,
-    /// Keep still segments (by default warm-up and still segments are trimmed).
-    #[arg(long)]
-    pub keep_still: bool,
-    /// Downsample the response keeping the last sample of each bucket, e.g. `10ms`.
-    #[arg(long)]
-    pub bucket: Option<String>,
-    /// Pair each command with the nearest response instead of interpolating.
-    #[arg(long)]
-    pub no_interpolate: bool,
-    /// Each response used at most once.
-    #[arg(long)]
-    pub one_to_one: bool,
-    /// Maximum pairing distance, e.g. `20ms`.
-    #[arg(long)]
-    pub max_pair_distance: Option<String>,
-    /// Joints that wrap around (angles in radians), comma separated.
-    #[arg(long, value_delimiter = ',', num_args = 1..)]
-    pub continuous: Vec<String>,
-    /// JSON file {"joint": [min, max], ...} of position limits.
-    #[arg(long)]
-    pub limits: Option<PathBuf>,
-    /// Flag commands whose stamp is older than this when recorded, e.g. `200ms`.
-    #[arg(long)]
-    pub max_command_age: Option<String>,
+    #[command(flatten)]
+    pub args: MatchArgs,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -95,68 +37,11 @@ pub(crate) struct CompareArgs {
     pub plots: Option<PathBuf>,
 }
 
-fn dur(s: &str) -> anyhow::Result<i64> {
-    parse_duration_ns(s).map_err(|e| anyhow::anyhow!("{e}"))
-}
-
-fn range(s: &str) -> anyhow::Result<(i64, i64)> {
-    let (a, b) = s
-        .split_once("..")
-        .with_context(|| format!("expected START..END, got '{s}'"))?;
-    Ok((dur(a)?, dur(b)?))
-}
-
-fn to_args(c: &Common) -> anyhow::Result<MatchArgs> {
-    let mut o = MatchOptions {
-        search_window_ns: range(&c.search)?,
-        window_ns: c.window.as_deref().map(range).transpose()?,
-        trim_still: !c.keep_still,
-        bucket_ns: c.bucket.as_deref().map(dur).transpose()?,
-        interpolate: !c.no_interpolate,
-        one_to_one: c.one_to_one,
-        max_pair_distance_ns: c.max_pair_distance.as_deref().map(dur).transpose()?,
-        continuous_joints: c.continuous.clone(),
-        max_command_age_ns: c.max_command_age.as_deref().map(dur).transpose()?,
-        ..Default::default()
-    };
-    o.response_kind = match c.response_kind.as_deref() {
-        None => None,
-        Some("sampled") => Some(ResponseKind::Sampled),
-        Some("event") => Some(ResponseKind::Event),
-        Some(x) => anyhow::bail!("--response-kind must be sampled or event, got '{x}'"),
-    };
-    if let Some(p) = &c.limits {
-        let text = std::fs::read_to_string(p)
-            .with_context(|| format!("cannot read limits file {}", p.display()))?;
-        let m: BTreeMap<String, (f64, f64)> = serde_json::from_str(&text).with_context(|| {
-            format!(
-                "limits file must be {{\"joint\": [min, max]}}: {}",
-                p.display()
-            )
-        })?;
-        o.limits = m;
-    }
-    Ok(MatchArgs {
-        command: c.command.clone(),
-        response: c.response.clone(),
-        command_field: c.command_field.clone(),
-        response_field: c.response_field.clone(),
-        names_field: c.names_field.clone(),
-        align: match c.align.as_str() {
-            "stamps" => Align::Stamps,
-            "relative" => Align::Relative,
-            x => anyhow::bail!("--align must be stamps or relative, got '{x}'"),
-        },
-        clock_topic: c.clock_topic.clone(),
-        options: o,
-    })
-}
-
 pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
-    let args = to_args(&a.common)?;
+    let args = &a.common.args;
     let r = match &a.plots {
         Some(dir) => {
-            let (r, files) = bagscope_report::match_with_plots(&a.bag, &args, dir)?;
+            let (r, files) = bagscope_report::match_with_plots(&a.bag, args, dir)?;
             eprintln!(
                 "wrote {} plot(s) to {}",
                 files.len(),
@@ -164,22 +49,17 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
             );
             r
         }
-        None => match_bag(&a.bag, &args)?,
+        None => match_bag(&a.bag, args)?,
     };
-    if a.common.json {
-        render::json(&r)?;
-    } else {
-        render::print(&text(&r))?;
-    }
-    Ok(if r.data_loss() { crate::EXIT_WARN } else { 0 })
+    render::finish(&r, a.common.json, text)
 }
 
 pub(crate) fn run_compare(a: CompareArgs) -> anyhow::Result<u8> {
-    let args = to_args(&a.common)?;
+    let args = &a.common.args;
     let paths: Vec<&std::path::Path> = a.runs.iter().map(|p| p.as_path()).collect();
     let r = match &a.plots {
         Some(dir) => {
-            let (r, files) = bagscope_report::compare_with_plots(&paths, &args, dir)?;
+            let (r, files) = bagscope_report::compare_with_plots(&paths, args, dir)?;
             eprintln!(
                 "wrote {} plot(s) to {}",
                 files.len(),
@@ -187,15 +67,9 @@ pub(crate) fn run_compare(a: CompareArgs) -> anyhow::Result<u8> {
             );
             r
         }
-        None => compare(&paths, &args)?,
+        None => compare(&paths, args)?,
     };
-    if a.common.json {
-        render::json(&r)?;
-    } else {
-        render::print(&compare_text(&r))?;
-    }
-    let loss = r.warnings.values().flatten().any(|w| w.data_loss);
-    Ok(if loss { crate::EXIT_WARN } else { 0 })
+    render::finish(&r, a.common.json, compare_text)
 }
 
 fn compare_text(r: &CompareCommandReport) -> String {

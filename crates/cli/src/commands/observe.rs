@@ -4,6 +4,8 @@ use bagscope::observe::{
     load_contract, observe_of, write_tables, CompareRow, ObserveCommandReport,
 };
 
+use bagscope::CommandReport;
+
 use crate::render::{self, opt_ms, table};
 
 #[derive(clap::Args)]
@@ -55,7 +57,7 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
         let mut loss = false;
         for c in &contracts {
             let r = observe_of(&bag, c)?;
-            loss |= r.data_loss();
+            loss |= r.finished_with_warnings();
             rows.push(CompareRow::of(&r));
         }
         if a.json {
@@ -66,7 +68,11 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
         return Ok(if loss { crate::EXIT_WARN } else { 0 });
     }
     let (Some(contract), Some(out)) = (a.contract, a.out) else {
-        anyhow::bail!("--contract and -o are needed without --compare");
+        return Err(bagscope::Error::invalid(
+            "contract",
+            "`contract` and `out` are needed without `compare`",
+        )
+        .into());
     };
     let lc = load_contract(&contract)?;
     // Before the bag is read: a folder that cannot take this run's files (a device, an
@@ -111,7 +117,7 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
         }
         render::print(&t)?;
     }
-    Ok(if r.data_loss() { crate::EXIT_WARN } else { 0 })
+    Ok(render::exit_code(&r))
 }
 
 fn pct(s: &Option<bagscope::observe::analysis::NsSummary>) -> [String; 2] {

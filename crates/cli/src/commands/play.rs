@@ -4,9 +4,7 @@ use std::sync::Arc;
 
 use bagscope::sync_policy::parse_duration_ns;
 use bagscope_replay::dds::DiscoveryRange;
-use bagscope_replay::{
-    play, Control, Order, PlayOptions, PlayReport, QosOverrides, ReplayError, Restamp,
-};
+use bagscope_replay::{play, Control, Order, PlayOptions, PlayReport, QosOverrides, Restamp};
 
 use crate::render;
 
@@ -202,16 +200,9 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
         bagscope::outfile::check_output_file(p)
             .map_err(|e| anyhow::anyhow!("cannot write --report {}: {e}", p.display()))?;
     }
+    // Malformed content is a usage error (2); an unreadable file is an error (1).
     let qos_overrides = match &a.qos_overrides {
-        Some(p) => match QosOverrides::read(p) {
-            Ok(o) => o,
-            // Malformed content is a usage error (2); an unreadable file is an error (1).
-            Err(e @ ReplayError::Usage(_)) => {
-                eprintln!("bagscope: error: {}", render::terminal_text(&e.to_string()));
-                return Ok(2);
-            }
-            Err(e) => return Err(e.into()),
-        },
+        Some(p) => QosOverrides::read(p)?,
         None => QosOverrides::default(),
     };
     let publish = !a.no_publish && !a.dry_run;
@@ -283,14 +274,7 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     if let Some(b) = bar {
         let _ = b.join();
     }
-    let r = match res {
-        Ok(r) => r,
-        Err(ReplayError::Usage(m)) => {
-            eprintln!("bagscope: error: {}", render::terminal_text(&m));
-            return Ok(2);
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let r = res?;
     if let Some(p) = &a.report {
         let mut bytes = serde_json::to_vec_pretty(&r)?;
         bytes.push(b'\n');
@@ -302,11 +286,7 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     } else {
         render::print(&text(&r))?;
     }
-    Ok(if r.data_loss() || r.interrupted {
-        crate::EXIT_WARN
-    } else {
-        0
-    })
+    Ok(render::exit_code(&r))
 }
 
 /// A bar on stderr: bag time played of the selected span, messages published (or, in a dry

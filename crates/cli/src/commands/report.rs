@@ -80,5 +80,5 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
         }
         render::print(&s)?;
     }
-    Ok(if r.data_loss() { crate::EXIT_WARN } else { 0 })
+    Ok(render::exit_code(&r))
 }

@@ -93,7 +93,10 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
         return Ok(0);
     }
     let (Some(scenario), Some(out)) = (&a.scenario, &a.out) else {
-        anyhow::bail!("a scenario and -o OUT are needed (or --suite DIR)");
+        return Err(synth::SynthError::Param(
+            "a scenario and -o OUT are needed (or --suite DIR)".into(),
+        )
+        .into());
     };
     let ov = synth::Overrides {
         name: a.name.clone(),
@@ -114,7 +117,10 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     };
     if scenario == "perf" || scenario == "perf_observe" {
         if ov.changes_scenario() {
-            anyhow::bail!("the {scenario} bag takes --messages, not scenario parameters");
+            return Err(synth::SynthError::Param(format!(
+                "the {scenario} bag takes --messages, not scenario parameters"
+            ))
+            .into());
         }
         let p = if scenario == "perf" {
             synth::perf::generate(out, a.messages)?

@@ -1,7 +1,6 @@
 use std::path::PathBuf;
 
-use bagscope::sync_policy::parse_duration_ns;
-use bagscope::tf::{tf, TfCommandReport, TfOptions, DEFAULT_TF_TOPICS};
+use bagscope::tf::{tf, TfCommandReport, TfOptions};
 
 use crate::render::{self, opt_ms, table};
 
@@ -9,63 +8,30 @@ use crate::render::{self, opt_ms, table};
 pub(crate) struct Args {
     /// A rosbag2 folder (mcap or sqlite3 storage, split files), or one .mcap / .db3 file.
     pub bag: PathBuf,
-    /// Frame every message must be transformable into (tf2_ros::MessageFilter target frame).
-    #[arg(long)]
-    pub target_frame: String,
-    /// Topics whose messages go through the filter (each has its own filter and queue).
-    #[arg(long, value_delimiter = ',', num_args = 1.., required = true)]
-    pub topics: Vec<String>,
-    /// MessageFilter queue size (waiting messages per topic; 0 = unbounded).
-    #[arg(long = "queue", default_value_t = 10)]
-    pub queue: usize,
-    /// tf2 buffer cache length ('10', '10s', '500ms').
-    #[arg(long, default_value = "10s", value_parser = parse_dur)]
-    pub buffer: i64,
-    /// TF topics; a name ending in `tf_static` is latched static TF.
-    #[arg(long, value_delimiter = ',', num_args = 1.., default_values_t = DEFAULT_TF_TOPICS.map(String::from))]
-    pub tf_topics: Vec<String>,
-    /// Write one JSON line per message with its readiness, wait and reason; `-`: to standard
-    /// output (the report then goes to standard error).
-    #[arg(long)]
-    pub evidence: Option<PathBuf>,
+    #[command(flatten)]
+    pub options: TfOptions,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
 }
 
-fn parse_dur(s: &str) -> Result<i64, String> {
-    parse_duration_ns(s).map_err(|e| e.to_string())
-}
-
 pub(crate) fn run(mut a: Args) -> anyhow::Result<u8> {
     // `-`: the JSON lines go to standard output, through a temporary file.
-    let stage = match &a.evidence {
+    let evidence = &mut a.options.evidence;
+    let stage = match evidence {
         Some(p) if render::is_stdout(p) => {
             let stage = render::StdoutStage::new()?;
             let file = stage.file("evidence.jsonl");
-            a.evidence = Some(file.clone());
+            *evidence = Some(file.clone());
             Some((stage, file))
         }
         _ => None,
     };
-    let o = TfOptions {
-        target_frame: a.target_frame,
-        topics: a.topics,
-        queue_size: a.queue,
-        cache_ns: a.buffer,
-        tf_topics: a.tf_topics,
-        evidence: a.evidence,
-    };
-    let r = tf(&a.bag, &o)?;
+    let r = tf(&a.bag, &a.options)?;
     if let Some((stage, file)) = &stage {
         stage.copy_out(file)?;
     }
-    if a.json {
-        render::json(&r)?;
-    } else {
-        render::print(&text(&r))?;
-    }
-    Ok(if r.data_loss() { crate::EXIT_WARN } else { 0 })
+    render::finish(&r, a.json, text)
 }
 
 fn text(r: &TfCommandReport) -> String {

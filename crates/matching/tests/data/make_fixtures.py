@@ -1,10 +1,14 @@
 # Regenerates tests/data/*.json from the shared bags (needs: pip install mcap mcap-ros2-support numpy).
+# Run from crates/matching/tests/data; the shared bags are ../shared/bags beside the repository.
 # Step 1 dumps each bag to /tmp/match/<bag>.json, step 2 writes the excerpts and full dumps.
 import json, sys
+from pathlib import Path
+HERE = Path(__file__).resolve().parent
+SHARED = HERE.parents[4] / "shared"
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 for bag in ["arm_real","arm_sim","arm_ack","arm_split"]:
-    path=f"/work/shared/bags/{bag}/{bag}.mcap"
+    path=SHARED/"bags"/bag/f"{bag}.mcap"
     cmd=dict(stamp_ns=[],log_time_ns=[],names=[],values=[],points=[])
     resp=dict(stamp_ns=[],log_time_ns=[],names=[],values=[])
     clock=dict(log_time_ns=[],clock_ns=[])
@@ -62,4 +66,4 @@ for bag in ["arm_real","arm_sim","arm_ack","arm_split"]:
         # responses: slightly wider than the command window so the delay search has data
         respp=pack(r,None,c0+rel_lo-0.1e9,c0+rel_hi+0.6e9,stamps=rstamps)
         fx=dict(bag=bag, mapping=note, cmd=cmdp, resp=respp)
-    json.dump(fx, open(f"/work/main/crates/matching/tests/data/{bag}.json","w"), separators=(',',':'))
+    json.dump(fx, open(HERE/f"{bag}.json","w"), separators=(',',':'))

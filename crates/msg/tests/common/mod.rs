@@ -45,23 +45,5 @@ pub(crate) fn assert_json_close(got: &serde_json::Value, want: &serde_json::Valu
     }
 }
 
-/// `../shared/<rel>` (next to the repository) when `<marker>` exists inside it. A user's clone
-/// has no `../shared`: then `None`, with a note, so the tests that need it skip; under `CI` a
-/// panic instead.
-pub(crate) fn shared_path(rel: &str, marker: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared")
-        .join(rel);
-    let m = p.join(marker);
-    if m.exists() {
-        return Some(p);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!("CI is set but {} is missing", m.display());
-    }
-    eprintln!(
-        "note: {} not found; skipping the tests that need it",
-        m.display()
-    );
-    None
-}
+#[allow(unused_imports)]
+pub(crate) use bagscope_testkit::shared_path;

@@ -53,16 +53,17 @@ class Bag:
     @property
     def topics(self) -> List[str]:
         """The bag's topic names, sorted."""
-    def info(self, fast: bool = False) -> Report:
-        """``bagscope info --json`` (``fast``: ``info --fast``)."""
+    def info(self, fast: bool = False, *, sort: str = "name") -> Report:
+        """``bagscope info --json`` (``fast``: ``info --fast``; ``sort``: name, count, size or
+        rate)."""
     def clocks(self, clock_topic: Optional[str] = None, gap_factor: float = 3.0) -> Report:
         """``bagscope clocks --json``."""
     def check(
         self,
-        limits: Optional[Mapping[str, Tuple[float, float]]] = None,
+        limits: Optional[Union[Mapping[str, Tuple[float, float]], str, "os.PathLike[str]"]] = None,
         max_command_age: Optional[Duration] = None,
     ) -> Report:
-        """``bagscope check --json``."""
+        """``bagscope check --json``; ``limits``: joint → (min, max), or a JSON file's path."""
     def sync(
         self,
         topics: Sequence[str],
@@ -78,13 +79,23 @@ class Bag:
         rate_config: Optional[Sequence[str]] = None,
         allow_headerless: bool = False,
         sync_arrival_time: bool = False,
+        recommend: bool = False,
+        speed: Optional[float] = None,
+        fx: Optional[float] = None,
+        depth: Optional[float] = None,
+        pixel_budget: Optional[float] = None,
+        evidence: Optional[Union[str, "os.PathLike[str]"]] = None,
+        evidence_drops: Optional[Union[str, "os.PathLike[str]"]] = None,
         max_age: Optional[Duration] = None,
         anchor: Optional[str] = None,
         tf_target: Optional[str] = None,
         tf_topics: Optional[Sequence[str]] = None,
         tf_buffer: Optional[Duration] = None,
     ) -> Report:
-        """``bagscope sync --json``: the synchronizer emulated message for message."""
+        """``bagscope sync --json``: the synchronizer emulated message for message (with
+        ``recommend``, as :meth:`recommend`). A parameter that does not apply to the policy
+        raises :class:`InvalidParameter`; a unitless ``slop`` (seconds) far above the topics'
+        periods is warned about (``slop_unit_suspect``), as on the CLI."""
     def recommend(
         self,
         topics: Sequence[str],
@@ -111,7 +122,7 @@ class Bag:
         align: str = "stamps",
         clock_topic: Optional[str] = None,
         response_kind: Optional[str] = None,
-        search: Optional[Union[str, Tuple[Duration, Duration]]] = None,
+        search: Union[str, Tuple[Duration, Duration]] = "0..500ms",
         window: Optional[Union[str, Tuple[Duration, Duration]]] = None,
         keep_still: bool = False,
         bucket: Optional[Duration] = None,
@@ -119,10 +130,33 @@ class Bag:
         one_to_one: bool = False,
         max_pair_distance: Optional[Duration] = None,
         continuous: Optional[Sequence[str]] = None,
-        limits: Optional[Mapping[str, Tuple[float, float]]] = None,
+        limits: Optional[Union[Mapping[str, Tuple[float, float]], str, "os.PathLike[str]"]] = None,
         max_command_age: Optional[Duration] = None,
     ) -> Report:
         """``bagscope match --json``: command → response delay and tracking error."""
+    def tf(
+        self,
+        target_frame: str,
+        topics: Sequence[str],
+        *,
+        queue: int = 10,
+        buffer: Duration = "10s",
+        tf_topics: Sequence[str] = ("/tf", "/tf_static"),
+        evidence: Optional[Union[str, "os.PathLike[str]"]] = None,
+    ) -> Report:
+        """``bagscope tf --json``: what ``tf2_ros::MessageFilter`` would have done with each
+        message of ``topics`` for ``target_frame``."""
+    def hist(self, topics: Sequence[str], *, bins: int = 60) -> Report:
+        """``bagscope hist --json``: stamp differences to the nearest partner, periods, lag."""
+    def report_data(
+        self,
+        pairs: Optional[Sequence[Tuple[str, str]]] = None,
+        contract: Optional[Union[str, "os.PathLike[str]"]] = None,
+    ) -> Report:
+        """What ``bagscope report`` writes as ``report.json`` but the page's ``sections``,
+        ``plots`` and ``unplotted_topics``: info, clocks and check from one scan, sensor
+        pairs synchronized, command/response ``pairs`` matched, observations under the
+        ``contract`` file, the verdicts."""
     def timing(self, topics: Optional[Sequence[str]] = None) -> Table:
         """One row per message: ``export --timing-only``'s columns and ``lag_ns``; the string
         columns (``bag``, ``topic``, ``type``, ``clock_axis``, ``parent_frame``,
@@ -142,3 +176,10 @@ def summary_columns() -> List[str]:
 
 def empty_summary() -> Table:
     """A summary table without rows (its columns and types)."""
+
+def _default_matches(method: str, name: str, value: Any) -> bool:
+    """Whether ``value`` is what ``method``'s parameter ``name`` is when not given (None: that
+    it has no value by default): how this stub's defaults are tested."""
+
+def _positional(method: str) -> List[str]:
+    """The positional parameters of ``method``, in order."""
