@@ -175,6 +175,11 @@ impl std::fmt::Debug for Bag {
     }
 }
 
+/// [`Bag::scan_in_order`] met a chunk holding a message logged before the start its header
+/// declares: the items handed out may be out of order (read the bag with [`Bag::scan`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanOrderBroken;
+
 /// Result of a scan: one entry per message in log-time order, plus what went wrong.
 #[derive(Debug)]
 pub struct Scan<T> {
@@ -644,6 +649,63 @@ impl Bag {
         F: Fn(&RawMessage<'_>) -> T + Sync,
     {
         self.scan_impl(topics, true, f)
+    }
+
+    /// [`Bag::scan`] with bounded memory: `emit` gets each item, in the order [`Bag::scan`]
+    /// returns them (log time, then file order), as soon as no chunk left to read can hold
+    /// an earlier message (by the time ranges chunk headers declare), on the calling thread;
+    /// chunks are decompressed and `f` run in parallel on other threads meanwhile. Held at
+    /// once: the items not yet handed out and two steps of chunks (about 16 MiB
+    /// uncompressed each), not the bag.
+    ///
+    /// `Err(ScanOrderBroken)`: a chunk held a message logged before the start its header
+    /// declares, so items already handed out may be out of order; the caller discards what it
+    /// built from them and reads the bag with [`Bag::scan`], whose order is right on any input.
+    pub fn scan_in_order<T, F>(
+        &self,
+        topics: &[bool],
+        f: F,
+        emit: &mut dyn FnMut(Item<T>),
+    ) -> std::result::Result<Vec<Warning>, ScanOrderBroken>
+    where
+        T: Send,
+        F: Fn(&RawMessage<'_>) -> T + Sync,
+    {
+        self.scan_in_order_by_steps(topics, f, scan::ORDERED_STEP_BYTES, emit)
+    }
+
+    /// [`Bag::scan_in_order`] decompressing about `step_bytes` of chunks per parallel step
+    /// (tests make the steps one chunk long).
+    #[doc(hidden)]
+    pub fn scan_in_order_by_steps<T, F>(
+        &self,
+        topics: &[bool],
+        f: F,
+        step_bytes: u64,
+        emit: &mut dyn FnMut(Item<T>),
+    ) -> std::result::Result<Vec<Warning>, ScanOrderBroken>
+    where
+        T: Send,
+        F: Fn(&RawMessage<'_>) -> T + Sync,
+    {
+        let mut wanted = topics.to_vec();
+        wanted.resize(self.topics.len(), false);
+        if !self.db3_files.is_empty() {
+            // Rows come from sqlite3 in timestamp order, one at a time.
+            return Ok(self.db3_stream(&wanted, true, |m| {
+                emit(Item {
+                    log_time_ns: m.log_time_ns,
+                    topic: m.topic,
+                    value: f(m),
+                })
+            }));
+        }
+        let plan = self.plan(&wanted, true, None);
+        let mut warnings =
+            scan::scan_files_in_order(&self.files, &plan, &f, step_bytes, emit).map_err(|_| ScanOrderBroken)?;
+        warnings.sort();
+        warnings.dedup();
+        Ok(warnings)
     }
 
     /// [`Bag::scan`] into per-topic columns: the log time and the `K` values `f` returns for
