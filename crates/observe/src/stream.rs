@@ -246,6 +246,11 @@ impl<'a, X: Clone, S: Sink<X>> Builder<'a, X, S> {
         })
     }
 
+    /// The sink the results go to.
+    pub fn sink_mut(&mut self) -> &mut S {
+        &mut self.sink
+    }
+
     /// What is held for later: anchors waiting for their gates, messages whose fate is open,
     /// candidate members, state samples (a bound a test can check).
     pub fn held(&self) -> usize {

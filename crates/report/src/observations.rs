@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use bagscope::observe::analysis::{NsSummary, ObserveSummary};
-use bagscope::observe::{observe_of, LoadedContract};
+use bagscope::observe::{observe_summary, LoadedContract};
 
 /// `observe`'s summary of the bag under the contract (`observations` in `report.json`).
 #[derive(Debug, Clone, Serialize)]
@@ -23,7 +23,7 @@ pub struct ObservationsEntry {
 pub(crate) fn observations(path: &std::path::Path, c: &LoadedContract) -> ObservationsEntry {
     let res = bagscope::io::Bag::open(path)
         .map_err(bagscope::Error::from)
-        .and_then(|bag| observe_of(&bag, c));
+        .and_then(|bag| observe_summary(&bag, c));
     let (summary, error) = match res {
         Ok(r) => (Some(r.report.summary), None),
         Err(e) => (None, Some(e.to_string())),
