@@ -546,6 +546,28 @@ impl PyBag {
             .map_err(|e| raise(py, "BagError", format!("timing table: {e}"), None))
     }
 
+    /// The timing table of [`PyBag::timing`] as a stream of record batches of
+    /// `rows_per_batch` rows (`__arrow_c_stream__`: `pyarrow.RecordBatchReader.from_stream`,
+    /// polars, DuckDB), read from the bag as they are taken: a first read decides each
+    /// topic's clock axis, then every stream taken reads the rows again, a batch at a time.
+    #[pyo3(signature = (rows_per_batch = bagscope::timing::DEFAULT_ROWS_PER_BATCH, topics = None))]
+    fn timing_batches(
+        &self,
+        py: Python<'_>,
+        rows_per_batch: usize,
+        topics: Option<Vec<String>>,
+    ) -> PyResult<arrow::TimingBatches> {
+        if rows_per_batch == 0 {
+            return Err(bad_param(py, "rows_per_batch: must be at least 1".into()));
+        }
+        let o = ExportOptions {
+            topics: topics.unwrap_or_default(),
+            ..Default::default()
+        };
+        let plan = self.call(py, move |b| b.timing_plan(&o))?;
+        Ok(arrow::TimingBatches::new(self.bag.clone(), plan, rows_per_batch))
+    }
+
     /// The messages of `topic` with their fields flattened into columns, as `bagscope export`
     /// writes them (`fields`: field paths to keep; `explode`: arrays of numbers as one column
     /// per element), as an Arrow table.
@@ -626,6 +648,7 @@ fn version() -> &'static str {
 fn _bagscope(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyBag>()?;
     m.add_class::<Table>()?;
+    m.add_class::<arrow::TimingBatches>()?;
     m.add_function(wrap_pyfunction!(batch_name, m)?)?;
     m.add_function(wrap_pyfunction!(summary_columns, m)?)?;
     m.add_function(wrap_pyfunction!(empty_summary, m)?)?;
