@@ -710,19 +710,22 @@ fn builder_error(lc: &LoadedContract, e: bagscope_observe::ObserveError) -> Erro
     }
 }
 
-/// [`Values`] kept in memory up to 64 Ki values, then in an unnamed temporary file (in the
-/// output folder, else the system's): the summaries' exact order statistics are taken in two
-/// passes over it ([`bagscope_stats::NsSummary::of_streamed`]), so the values never need to be
-/// in memory at once.
+/// [`Values`] kept in memory up to 64 Ki values, then appended to an unnamed temporary file
+/// (in the output folder, else the system's) 64 Ki at a time: the summaries' exact order
+/// statistics are taken in two passes over them ([`bagscope_stats::NsSummary::of_streamed`]),
+/// so the values never need to be in memory at once. Where the file cannot be written, the
+/// values stay in memory.
 pub(crate) struct SpillValues {
     dir: Option<PathBuf>,
     mem: Vec<i64>,
-    file: Option<std::io::BufWriter<std::fs::File>>,
-    n: u64,
-    failed: bool,
+    file: Option<std::fs::File>,
+    /// Values in the file.
+    in_file: u64,
+    /// The file could not be made or written: everything from there on stays in memory.
+    in_memory: bool,
 }
 
-/// Values held in memory before a [`SpillValues`] goes to disk.
+/// Values held in memory before a [`SpillValues`] appends them to its file.
 const IN_MEMORY_VALUES: usize = 1 << 16;
 
 impl SpillValues {
@@ -731,67 +734,64 @@ impl SpillValues {
             dir: dir.map(Path::to_path_buf),
             mem: Vec::new(),
             file: None,
-            n: 0,
-            failed: false,
+            in_file: 0,
+            in_memory: false,
         }
     }
 
+    /// Appends the values in memory to the file (all of them, or none: the file is cut back).
     fn spill(&mut self) -> std::io::Result<()> {
         use std::io::Write;
-        let f = match &self.dir {
-            Some(d) => tempfile::tempfile_in(d)?,
-            None => tempfile::tempfile()?,
-        };
-        let mut w = std::io::BufWriter::with_capacity(1 << 16, f);
-        for v in self.mem.drain(..) {
-            w.write_all(&v.to_le_bytes())?;
+        if self.file.is_none() {
+            self.file = Some(match &self.dir {
+                Some(d) => tempfile::tempfile_in(d).or_else(|_| tempfile::tempfile())?,
+                None => tempfile::tempfile()?,
+            });
         }
-        self.mem = Vec::new();
-        self.file = Some(w);
+        let Some(f) = &self.file else {
+            return Ok(());
+        };
+        let mut bytes = Vec::with_capacity(self.mem.len() * 8);
+        for v in &self.mem {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        let mut w = f;
+        if let Err(e) = w.write_all(&bytes) {
+            let _ = f.set_len(self.in_file * 8);
+            return Err(e);
+        }
+        self.in_file += self.mem.len() as u64;
+        self.mem.clear();
         Ok(())
     }
 }
 
 impl Values for SpillValues {
     fn push(&mut self, v: i64) {
-        use std::io::Write;
-        self.n += 1;
-        if let Some(w) = &mut self.file {
-            self.failed |= w.write_all(&v.to_le_bytes()).is_err();
-            return;
-        }
         self.mem.push(v);
-        if self.mem.len() >= IN_MEMORY_VALUES && !self.failed {
-            // Kept in memory if the file cannot be made.
-            self.failed = self.spill().is_err() && self.file.is_none();
-            if self.failed {
-                self.failed = false;
-                self.dir = None;
-                if self.spill().is_err() {
-                    self.failed = true;
-                }
-            }
+        if self.mem.len() >= IN_MEMORY_VALUES && !self.in_memory {
+            self.in_memory = self.spill().is_err();
         }
     }
 
     fn summary(&mut self) -> Option<bagscope_stats::NsSummary> {
         use std::io::{Read, Seek};
-        let Some(w) = self.file.take() else {
+        let Some(file) = &self.file else {
             return bagscope_stats::NsSummary::of_in_place(&mut self.mem);
         };
-        let file = w.into_inner().ok()?;
-        let n = self.n;
+        let (n, mem) = (self.in_file, &self.mem);
+        // The file's values, then those still in memory; the same sequence on every pass.
         let values = || {
-            let f = file.try_clone().ok().and_then(|mut f| {
+            let mut f = file.try_clone().ok().and_then(|mut f| {
                 f.seek(std::io::SeekFrom::Start(0)).ok()?;
                 Some(std::io::BufReader::with_capacity(1 << 16, f))
             });
-            let mut f = f;
-            (0..n).map_while(move |_| {
+            let from_file = (0..n).map_while(move |_| {
                 let mut b = [0u8; 8];
                 f.as_mut()?.read_exact(&mut b).ok()?;
                 Some(i64::from_le_bytes(b))
-            })
+            });
+            from_file.chain(mem.iter().copied())
         };
         bagscope_stats::NsSummary::of_streamed(values)
     }
@@ -1828,6 +1828,8 @@ pub fn observe_to(
     out: &Path,
     outputs: &ObserveOutputs,
 ) -> Result<Observed, Error> {
+    // The contract's topics checked against the bag before anything is written.
+    Setup::of(bag, lc)?;
     let lerobot = outputs
         .lerobot
         .as_ref()
