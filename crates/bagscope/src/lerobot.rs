@@ -58,12 +58,16 @@ pub struct LeRobotLayout {
 /// its `position` list when it has one (joint states, named by the joint names), else every
 /// numeric field in order. `None` when the observation has no value of it (optional state).
 fn flat_state(
-    fields: &[Vec<bagscope_observe::StateField>],
+    state: &[(
+        bagscope_observe::StateMode,
+        Vec<bagscope_observe::StateField>,
+        bool,
+    )],
     s: usize,
     o: &Observation,
 ) -> Option<(Vec<f64>, Vec<String>)> {
     let v = o.state.get(s)?.as_ref()?;
-    let fields = fields.get(s)?;
+    let fields = &state.get(s)?.1;
     if let Some(p) = fields.iter().position(|f| f.name == "position" && f.list) {
         let names = v.names.as_ref().map(|n| n.to_vec()).unwrap_or_else(|| {
             (0..v.values[p].len())
@@ -547,6 +551,10 @@ pub(crate) struct LeRobotWriter {
     periods: Box<dyn bagscope_observe::Values>,
     /// Per dimension of `observation.state`, then `action`, then the five scalar features.
     columns: Vec<SortedColumn>,
+    /// The row group being filled: `timestamp` and, per anchor and member topic, its
+    /// references (the state and action vectors are in `state` and `act`).
+    timestamp: Vec<f64>,
+    refs: Vec<Vec<Option<String>>>,
 }
 
 /// The features whose statistics are of one value per frame, in `stats.json`'s order.
@@ -609,73 +617,88 @@ impl LeRobotWriter {
             last_stamp: None,
             periods: Box::new(crate::observe::SpillValues::new(Some(&stage_dir))),
             columns: Vec::new(),
+            timestamp: Vec::new(),
+            refs: vec![Vec::new(); c.sync_topics().len()],
         })
     }
 
-    /// The frames of the observations `obs` (a row group of the data file). Refuses an
-    /// observation without the action or a state value (an `optional` state that was
-    /// missing) and a state whose shape changes over the episode: LeRobot frames are complete
-    /// vectors of one shape.
+    /// The frame of observation `o`; the data file gets a row group every
+    /// [`crate::observe::ROW_GROUP_ROWS`] frames. Refuses an observation without the action or
+    /// a state value (an `optional` state that was missing) and a state whose shape changes
+    /// over the episode: LeRobot frames are complete vectors of one shape.
     pub(crate) fn push(
         &mut self,
         shape: &crate::observe::Shape,
-        obs: &[Observation],
+        o: &Observation,
     ) -> Result<(), Error> {
-        let fields: Vec<Vec<bagscope_observe::StateField>> =
-            shape.state.iter().map(|s| s.1.clone()).collect();
         let io = |e: std::io::Error| {
             Error::Analysis(format!("cannot write {}: {e}", self.stage.dir.display()))
         };
-        let mut timestamp = Vec::with_capacity(obs.len());
-        let mut frame_index = Vec::with_capacity(obs.len());
-        for o in obs {
-            let missing = |s: usize| {
-                Error::Analysis(format!(
-                    "--layout lerobot: observation {} (anchor index {}) has no value of {} (an optional state that was missing); \
-                     a LeRobot frame needs every value: make it required or leave it out of the contract",
-                    o.observation_id, o.anchor_index, self.state_topics[s]
-                ))
-            };
-            let (mut v, mut names) = (Vec::new(), Vec::new());
-            for s in (0..self.state_topics.len()).filter(|&s| s != self.action) {
-                let (x, n) = flat_state(&fields, s, o).ok_or_else(|| missing(s))?;
-                v.extend(x);
-                names.extend(
-                    n.into_iter()
-                        .map(|n| format!("{}.{n}", self.state_topics[s])),
-                );
-            }
-            self.state.push("observation.state", v, names)?;
-            let (x, n) = flat_state(&fields, self.action, o).ok_or_else(|| missing(self.action))?;
-            self.act.push("action", x, n)?;
-            if self.n == 0 {
-                self.t0 = o.anchor_stamp_ns;
-                let dims = self.state.names.len() + self.act.names.len() + SCALARS.len();
-                self.columns = (0..dims)
-                    .map(|_| SortedColumn::new(&self.stage.dir))
-                    .collect();
-            }
-            if let Some(prev) = self.last_stamp {
-                let d = o.anchor_stamp_ns - prev;
-                if d > 0 {
-                    self.periods.push(d);
-                }
-            }
-            self.last_stamp = Some(o.anchor_stamp_ns);
-            let t = (o.anchor_stamp_ns - self.t0) as f64 / 1e9;
-            let i = self.n as i64;
-            timestamp.push(t);
-            frame_index.push(i);
-            let row = self.state.rows.last().into_iter().flatten();
-            let row = row.chain(self.act.rows.last().into_iter().flatten());
-            let scalars = [t, i as f64, 0.0, i as f64, 0.0];
-            for (col, x) in self.columns.iter_mut().zip(row.chain(scalars.iter())) {
-                col.push(*x).map_err(io)?;
-            }
-            self.n += 1;
+        let missing = |s: usize| {
+            Error::Analysis(format!(
+                "--layout lerobot: observation {} (anchor index {}) has no value of {} (an optional state that was missing); \
+                 a LeRobot frame needs every value: make it required or leave it out of the contract",
+                o.observation_id, o.anchor_index, self.state_topics[s]
+            ))
+        };
+        let (mut v, mut names) = (Vec::new(), Vec::new());
+        for s in (0..self.state_topics.len()).filter(|&s| s != self.action) {
+            let (x, n) = flat_state(&shape.state, s, o).ok_or_else(|| missing(s))?;
+            v.extend(x);
+            names.extend(
+                n.into_iter()
+                    .map(|n| format!("{}.{n}", self.state_topics[s])),
+            );
         }
-        let n = obs.len();
-        let some = |v: Vec<i64>| v.into_iter().map(Some).collect::<Vec<_>>();
+        self.state.push("observation.state", v, names)?;
+        let (x, n) = flat_state(&shape.state, self.action, o).ok_or_else(|| missing(self.action))?;
+        self.act.push("action", x, n)?;
+        if self.n == 0 {
+            self.t0 = o.anchor_stamp_ns;
+            let dims = self.state.names.len() + self.act.names.len() + SCALARS.len();
+            self.columns = (0..dims)
+                .map(|_| SortedColumn::new(&self.stage.dir))
+                .collect();
+        }
+        if let Some(prev) = self.last_stamp {
+            let d = o.anchor_stamp_ns - prev;
+            if d > 0 {
+                self.periods.push(d);
+            }
+        }
+        self.last_stamp = Some(o.anchor_stamp_ns);
+        let t = (o.anchor_stamp_ns - self.t0) as f64 / 1e9;
+        let i = self.n as i64;
+        self.timestamp.push(t);
+        let row = self.state.rows.last().into_iter().flatten();
+        let row = row.chain(self.act.rows.last().into_iter().flatten());
+        let scalars = [t, i as f64, 0.0, i as f64, 0.0];
+        for (col, x) in self.columns.iter_mut().zip(row.chain(scalars.iter())) {
+            col.push(*x).map_err(io)?;
+        }
+        for (k, refs) in self.refs.iter_mut().enumerate() {
+            let idx = if k == 0 {
+                o.anchor_index
+            } else {
+                o.members[k - 1].index
+            };
+            refs.push(Some(format!("{}#{idx}", self.image_topics[k])));
+        }
+        self.n += 1;
+        if self.timestamp.len() >= crate::observe::ROW_GROUP_ROWS {
+            self.write_rows()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the frames since the last row group as one.
+    fn write_rows(&mut self) -> Result<(), Error> {
+        let n = self.timestamp.len();
+        if n == 0 {
+            return Ok(());
+        }
+        let first = (self.n - n) as i64;
+        let frame_index: Vec<Option<i64>> = (first..first + n as i64).map(Some).collect();
         let mut cols: Vec<(String, Col)> = vec![
             (
                 "observation.state".into(),
@@ -687,32 +710,19 @@ impl LeRobotWriter {
             ),
             (
                 "timestamp".into(),
-                Col::F64(timestamp.into_iter().map(Some).collect()),
+                Col::F64(self.timestamp.drain(..).map(Some).collect()),
             ),
-            ("frame_index".into(), Col::I64(some(frame_index.clone()))),
+            ("frame_index".into(), Col::I64(frame_index.clone())),
             ("episode_index".into(), Col::I64(vec![Some(0); n])),
-            ("index".into(), Col::I64(some(frame_index))),
+            ("index".into(), Col::I64(frame_index)),
             ("task_index".into(), Col::I64(vec![Some(0); n])),
         ];
-        for (k, t) in self.image_topics.iter().enumerate() {
-            let refs = obs
-                .iter()
-                .map(|o| {
-                    let idx = if k == 0 {
-                        o.anchor_index
-                    } else {
-                        o.members[k - 1].index
-                    };
-                    Some(format!("{t}#{idx}"))
-                })
-                .collect();
-            cols.push((image_ref_name(t), Col::Str(refs)));
+        for (t, refs) in self.image_topics.iter().zip(&mut self.refs) {
+            cols.push((image_ref_name(t), Col::Str(std::mem::take(refs))));
         }
         let df = frame(cols)?;
-        if df.height() > 0 {
-            if let Some(w) = &mut self.data {
-                w.write(&df)?;
-            }
+        if let Some(w) = &mut self.data {
+            w.write(&df)?;
         }
         Ok(())
     }
@@ -728,10 +738,12 @@ impl LeRobotWriter {
                 "--layout lerobot: no observation was built (the summary's drops and rejections.parquet say why), and a LeRobot episode needs at least one frame".into(),
             ));
         }
+        self.write_rows()?;
         let out = self.out.clone();
         let n = self.n;
+        let stage_dir = self.stage.dir.clone();
         let io = |e: std::io::Error| {
-            Error::Analysis(format!("cannot write {}: {e}", self.stage.dir.display()))
+            Error::Analysis(format!("cannot write {}: {e}", stage_dir.display()))
         };
         if let Some(w) = self.data.take() {
             // Its schema is the one of the rows written (there is at least one).

@@ -456,12 +456,38 @@ impl ObserveCommandReport {
     }
 }
 
-/// A state message as read: its stamp, its numeric fields (path, values, is a list) and its
-/// `name` list.
-type StateItem = (i64, Vec<StateFieldValues>, Option<Vec<String>>);
+/// A state message as read: its stamp, its numeric fields (their paths and list flags,
+/// shared by the messages that have the same), their values back to back with each field's
+/// length, and its `name` list (shared by consecutive messages with the same).
+struct StateItem {
+    stamp: i64,
+    fields: std::sync::Arc<[StateField]>,
+    values: Vec<f64>,
+    lens: Vec<u32>,
+    names: Option<bagscope_observe::Names>,
+}
 
-/// One numeric field of a state message: its path, its values, whether it is a list.
-type StateFieldValues = (String, Vec<f64>, bool);
+impl StateItem {
+    /// The values field by field.
+    fn split(&self) -> Vec<Vec<f64>> {
+        let mut at = 0usize;
+        self.lens
+            .iter()
+            .map(|&n| {
+                let v = self.values[at..at + n as usize].to_vec();
+                at += n as usize;
+                v
+            })
+            .collect()
+    }
+}
+
+/// Per state topic, the field lists and the last `name` list met, shared between messages.
+#[derive(Default)]
+struct StateShapes {
+    fields: Vec<std::sync::Arc<[StateField]>>,
+    names: Option<bagscope_observe::Names>,
+}
 
 /// What the builder's sinks get with an anchor or member message: its payload, when the
 /// observation table copies the messages' fields (`--with-fields`).
@@ -485,41 +511,107 @@ enum Role {
     Clock,
 }
 
-/// The numeric fields of a decoded message, flattened (`header` left out), and its `name`
-/// list.
-fn flatten_state(v: &Value) -> (Vec<StateFieldValues>, Option<Vec<String>>) {
-    fn walk(prefix: &str, v: &Value, out: &mut Vec<StateFieldValues>) {
-        match v {
-            Value::Struct(s) => {
-                for (n, x) in s.iter() {
-                    if prefix.is_empty() && n == "header" {
-                        continue;
-                    }
-                    walk(&join(prefix, n), x, out);
+/// Each numeric field of a decoded message, flattened (`header` left out), in message order,
+/// to `out` as (path, its values, whether it is a list): numbers, and arrays every element of
+/// which is a number (an empty array too); strings, byte arrays and arrays of strings or
+/// messages are not state. The path is built in `path` (no allocation per field).
+fn walk_state(v: &Value, path: &mut String, out: &mut dyn FnMut(&str, &Value, bool)) {
+    match v {
+        Value::Struct(s) => {
+            for (n, x) in s.iter() {
+                if path.is_empty() && n == "header" {
+                    continue;
                 }
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(n);
+                walk_state(x, path, out);
+                path.truncate(len);
             }
-            // Arrays of numbers are list fields; arrays of strings or messages are not state.
-            Value::Array(_) => {
-                if let Some(f) = v.to_f64_vec() {
-                    out.push((prefix.to_string(), f, true));
-                }
+        }
+        Value::Array(a) => {
+            if a.iter().all(|x| x.as_f64().is_some()) {
+                out(path, v, true);
             }
-            Value::String(_) | Value::Bytes(_) => {}
-            x => {
-                if let Some(f) = x.as_f64() {
-                    out.push((prefix.to_string(), vec![f], false));
-                }
+        }
+        Value::String(_) | Value::Bytes(_) => {}
+        x => {
+            if x.as_f64().is_some() {
+                out(path, v, false);
             }
         }
     }
-    let mut out = Vec::new();
-    walk("", v, &mut out);
-    let names = v.field("name").and_then(|n| n.as_array()).and_then(|a| {
-        a.iter()
-            .map(|x| x.as_str().map(str::to_string))
-            .collect::<Option<Vec<String>>>()
+}
+
+/// A decoded state message as a [`StateItem`] (fields and names shared through `shapes`).
+fn state_item(v: &Value, stamp: i64, shapes: &std::sync::Mutex<StateShapes>) -> StateItem {
+    let mut values = Vec::new();
+    let mut lens = Vec::new();
+    let mut path = String::new();
+    // The fields as a known list, checked as the message is walked.
+    let known: Vec<std::sync::Arc<[StateField]>> = shapes
+        .lock()
+        .map(|s| s.fields.clone())
+        .unwrap_or_default();
+    let mut matches: Vec<bool> = vec![true; known.len()];
+    let mut k = 0usize;
+    walk_state(v, &mut path, &mut |name, x, list| {
+        for (m, f) in matches.iter_mut().zip(&known) {
+            *m &= f.get(k).is_some_and(|g| g.name == name && g.list == list);
+        }
+        k += 1;
+        let before = values.len();
+        match x {
+            Value::Array(a) => values.extend(a.iter().filter_map(Value::as_f64)),
+            x => values.extend(x.as_f64()),
+        }
+        lens.push((values.len() - before) as u32);
     });
-    (out, names)
+    let found = known
+        .iter()
+        .zip(&matches)
+        .find(|(f, &m)| m && f.len() == k)
+        .map(|(f, _)| f.clone());
+    let fields = found.unwrap_or_else(|| {
+        let mut list = Vec::with_capacity(k);
+        walk_state(v, &mut path, &mut |name, _, list_field| {
+            list.push(StateField {
+                name: name.to_string(),
+                list: list_field,
+            })
+        });
+        let a: std::sync::Arc<[StateField]> = list.into();
+        if let Ok(mut s) = shapes.lock() {
+            // A few shapes per topic at most; a topic whose fields keep changing is not
+            // remembered beyond that.
+            if s.fields.len() < 8 {
+                s.fields.push(a.clone());
+            }
+        }
+        a
+    });
+    let names = v.field("name").and_then(|n| n.as_array()).and_then(|a| {
+        let strs: Option<Vec<&str>> = a.iter().map(Value::as_str).collect();
+        let strs = strs?;
+        let mut s = shapes.lock().ok()?;
+        if let Some(prev) = &s.names {
+            if prev.len() == strs.len() && prev.iter().zip(&strs).all(|(p, q)| p == q) {
+                return Some(prev.clone());
+            }
+        }
+        let n: bagscope_observe::Names = strs.iter().map(|x| x.to_string()).collect::<Vec<_>>().into();
+        s.names = Some(n.clone());
+        Some(n)
+    });
+    StateItem {
+        stamp,
+        fields,
+        values,
+        lens,
+        names,
+    }
 }
 
 /// What the contract asks of the bag: each topic's role, the definitions and stamp locators,
@@ -529,6 +621,8 @@ struct Setup {
     schemas: Vec<Result<bagscope_msg::MessageSchema, String>>,
     locs: Vec<bagscope_msg::StampLocator>,
     warnings: Vec<Warning>,
+    /// Per topic: the state messages' field lists and names met so far.
+    shapes: Vec<std::sync::Mutex<StateShapes>>,
 }
 
 impl Setup {
@@ -587,6 +681,7 @@ impl Setup {
             }
         }
         Ok(Setup {
+            shapes: role.iter().map(|_| Default::default()).collect(),
             role,
             schemas,
             locs,
@@ -640,8 +735,7 @@ impl Setup {
         let s = self.schemas[m.topic].as_ref().ok()?;
         let v = decode(s, m.data).ok()?;
         let stamp = self.locs[m.topic].read_stamp_ns(m.data).ok().flatten()?;
-        let (f, n) = flatten_state(&v);
-        Some((stamp, f, n))
+        Some(state_item(&v, stamp, &self.shapes[m.topic]))
     }
 }
 
@@ -800,12 +894,18 @@ impl Values for SpillValues {
 /// Where a streamed run's observations and rejections go, besides the builder's [`Sink`]:
 /// row groups written as they fill, the state topics' fields being known by then.
 trait Output: Sink<Payload> {
+    /// Observations wait for the table's shape (the state topics' fields).
+    fn needs_shape(&self) -> bool {
+        false
+    }
+    /// The table's shape, known now.
+    fn set_shape(&mut self, _shape: &Shape) {}
     /// A row group's worth of rows is waiting.
     fn full(&self) -> bool {
         false
     }
-    /// Writes what waits, with `shape`'s columns.
-    fn flush(&mut self, _shape: &Shape) -> Result<(), Error> {
+    /// Writes what waits.
+    fn flush(&mut self) -> Result<(), Error> {
         Ok(())
     }
     /// The first error met; the run stops reading and returns it.
@@ -1074,40 +1174,33 @@ fn run<'o>(
                     },
                     payload,
                 ),
-                (Role::State(k), Item::State(Some((stamp, vals, names)))) => {
+                (Role::State(k), Item::State(Some(s))) => {
                     if !seen[k] {
                         seen[k] = true;
-                        let f: Vec<StateField> = vals
-                            .iter()
-                            .map(|(n, _, l)| StateField {
-                                name: n.clone(),
-                                list: *l,
-                            })
-                            .collect();
-                        b.state_fields(k, &f, names.is_some());
-                        fields[k] = Some((f, names.is_some()));
+                        b.state_fields(k, &s.fields, s.names.is_some());
+                        fields[k] = Some((s.fields.to_vec(), s.names.is_some()));
                     }
                     let known = fields[k].as_ref().map(|x| &x.0);
                     if known.is_none_or(|f| {
-                        vals.len() != f.len() || vals.iter().zip(f).any(|(v, g)| v.0 != g.name)
+                        f.len() != s.fields.len()
+                            || f.iter().zip(s.fields.iter()).any(|(a, b)| a.name != b.name)
                     }) {
                         bad[it.topic] += 1;
                         return;
                     }
-                    let names = names.map(|n| match &names_seen[k] {
+                    let names = s.names.clone().map(|n| match &names_seen[k] {
                         Some(prev) if prev[..] == n[..] => prev.clone(),
                         _ => {
-                            let a: bagscope_observe::Names = n.into();
-                            names_seen[k] = Some(a.clone());
-                            a
+                            names_seen[k] = Some(n.clone());
+                            n
                         }
                     });
                     b.state(
                         k,
                         StateSample {
-                            stamp_ns: stamp,
+                            stamp_ns: s.stamp,
                             log_time_ns: it.log_time_ns,
-                            values: vals.into_iter().map(|f| f.1).collect(),
+                            values: s.split(),
                             names,
                         },
                     );
@@ -1125,11 +1218,12 @@ fn run<'o>(
                 failure = Some(e);
                 return;
             }
+            if out.needs_shape() {
+                let s = shape.get_or_insert_with(|| stream_shape(bag, lc, &st, &fields));
+                out.set_shape(s);
+            }
             if out.full() {
-                let s = shape.get_or_insert_with(|| {
-                    stream_shape(bag, lc, &st, &fields)
-                });
-                if let Err(e) = b.sink_mut().flush(s) {
+                if let Err(e) = out.flush() {
                     failure = Some(e);
                 }
             }
@@ -1159,11 +1253,10 @@ fn run<'o>(
     if let Some(e) = output.failed() {
         return Err(e);
     }
-    if let Some(s) = shape.as_ref() {
-        output.flush(s)?;
-    } else {
-        output.flush(&Shape::of(&report))?;
+    if output.needs_shape() {
+        output.set_shape(&shape.unwrap_or_else(|| Shape::of(&report)));
     }
+    output.flush()?;
     warnings.sort();
     warnings.dedup();
     Ok((
@@ -1201,16 +1294,8 @@ fn stream_shape(
                     &|m: &RawMessage<'_>| st.state(m),
                     &mut |fed| match fed {
                         Fed::Item(it) => {
-                            if let (None, Some((_, vals, names))) = (&first, it.value) {
-                                first = Some((
-                                    vals.iter()
-                                        .map(|(n, _, l)| StateField {
-                                            name: n.clone(),
-                                            list: *l,
-                                        })
-                                        .collect(),
-                                    names.is_some(),
-                                ));
+                            if let (None, Some(s)) = (&first, it.value) {
+                                first = Some((s.fields.to_vec(), s.names.is_some()));
                             }
                         }
                         Fed::Restart => first = None,
@@ -1272,166 +1357,288 @@ fn state_of(o: &bagscope_observe::Observation, s: usize) -> Option<&bagscope_obs
     o.state.get(s).and_then(|x| x.as_ref())
 }
 
+/// How one column of the observation table takes its value from an observation.
+#[cfg(feature = "frames")]
+enum Cell {
+    /// The same string on every row.
+    Constant,
+    I64(Box<dyn Fn(&bagscope_observe::Observation) -> Option<i64>>),
+    Str(Box<dyn Fn(&bagscope_observe::Observation) -> Option<String>>),
+    F64(Box<dyn Fn(&bagscope_observe::Observation) -> Option<f64>>),
+    F64List(Box<dyn Fn(&bagscope_observe::Observation) -> Option<Vec<f64>>>),
+    StrList(Box<dyn Fn(&bagscope_observe::Observation) -> Option<Vec<String>>>),
+    /// The same value on every row.
+    ConstI64(Option<i64>),
+    ConstBool(Option<bool>),
+}
+
+/// The observation table's columns, filled an observation at a time (docs/observe.md
+/// explains them): what a row group holds while it is made, without the observations.
+#[cfg(feature = "frames")]
+pub struct ObservationColumns {
+    cells: Vec<(String, Cell, bagscope_frames::Col)>,
+    /// Rows a set of columns has room for.
+    rows: usize,
+}
+
+#[cfg(feature = "frames")]
+impl ObservationColumns {
+    /// The columns of `r`'s table, without rows, with room for `rows` rows (no column grows
+    /// by copying until then).
+    pub fn new(r: &Shape, rows: usize) -> ObservationColumns {
+        use bagscope_frames::Col;
+        use bagscope_observe::Observation as O;
+        let constant = |name: String, s: &str| {
+            (
+                name,
+                Cell::Constant,
+                Col::Dict {
+                    dict: vec![s.to_string()],
+                    idx: Vec::new(),
+                },
+            )
+        };
+        let i64s = |name: String, f: Box<dyn Fn(&O) -> Option<i64>>| {
+            (name, Cell::I64(f), Col::I64(Vec::new()))
+        };
+        let strs = |name: String, f: Box<dyn Fn(&O) -> Option<String>>| {
+            (name, Cell::Str(f), Col::Str(Vec::new()))
+        };
+        let mut cells: Vec<(String, Cell, Col)> = vec![
+            strs(
+                "observation_id".into(),
+                Box::new(|o| Some(o.observation_id.clone())),
+            ),
+            constant("policy_version".into(), &r.policy_version),
+            constant("anchor_topic".into(), &r.topics[0]),
+            i64s(
+                "anchor_index".into(),
+                Box::new(|o| Some(o.anchor_index as i64)),
+            ),
+            i64s(
+                "anchor_stamp_ns".into(),
+                Box::new(|o| Some(o.anchor_stamp_ns)),
+            ),
+            i64s(
+                "anchor_log_time_ns".into(),
+                Box::new(|o| Some(o.anchor_log_time_ns)),
+            ),
+            strs(
+                "anchor_frame_id".into(),
+                Box::new(|o| Some(o.anchor_frame_id.to_string())),
+            ),
+            i64s(
+                "clock_epoch".into(),
+                Box::new(|o| Some(o.clock_epoch as i64)),
+            ),
+            i64s(
+                "emit_log_time_ns".into(),
+                Box::new(|o| Some(o.emit_log_time_ns)),
+            ),
+            i64s("emit_age_ns".into(), Box::new(|o| o.emit_age_ns)),
+            i64s("span_ns".into(), Box::new(|o| Some(o.span_ns))),
+            constant("decision".into(), "accepted"),
+        ];
+        for g in &r.groups {
+            let p = &g.name;
+            cells.push(constant(format!("{p}.policy"), g.policy.cli_name()));
+            cells.push((
+                format!("{p}.queue_size"),
+                Cell::ConstI64(Some(g.queue as i64)),
+                Col::I64(Vec::new()),
+            ));
+            cells.push((
+                format!("{p}.slop_ns"),
+                Cell::ConstI64(g.slop_ns),
+                Col::I64(Vec::new()),
+            ));
+            cells.push((
+                format!("{p}.epsilon_ns"),
+                Cell::ConstI64(g.epsilon_ns),
+                Col::I64(Vec::new()),
+            ));
+            cells.push((
+                format!("{p}.hierarchical"),
+                Cell::ConstBool(Some(g.hierarchical)),
+                Col::Bool(Vec::new()),
+            ));
+        }
+        for (k, t) in r.topics[1..].iter().enumerate() {
+            cells.push(i64s(
+                format!("{t}.index"),
+                Box::new(move |o| o.members.get(k).map(|x| x.index as i64)),
+            ));
+            cells.push(i64s(
+                format!("{t}.stamp_ns"),
+                Box::new(move |o| o.members.get(k).and_then(|x| x.stamp_ns)),
+            ));
+            cells.push(i64s(
+                format!("{t}.offset_ns"),
+                Box::new(move |o| o.members.get(k).and_then(|x| x.offset_ns)),
+            ));
+            cells.push(strs(
+                format!("{t}.frame_id"),
+                Box::new(move |o| o.members.get(k).map(|x| x.frame_id.to_string())),
+            ));
+            cells.push(i64s(
+                format!("{t}.log_time_ns"),
+                Box::new(move |o| o.members.get(k).map(|x| x.log_time_ns)),
+            ));
+        }
+        for (s, t) in r.state_topics.iter().enumerate() {
+            let (mode, fields, has_names) = &r.state[s];
+            if *has_names {
+                cells.push((
+                    format!("{t}.name"),
+                    Cell::StrList(Box::new(move |o| {
+                        state_of(o, s)
+                            .and_then(|x| x.names.as_ref())
+                            .map(|n| n.to_vec())
+                    })),
+                    Col::StrList(Vec::new()),
+                ));
+            }
+            for (f, field) in fields.iter().enumerate() {
+                let name = format!("{t}.{}", field.name);
+                if field.list {
+                    cells.push((
+                        name,
+                        Cell::F64List(Box::new(move |o| {
+                            state_of(o, s).and_then(|x| x.values.get(f).cloned())
+                        })),
+                        Col::F64List(Vec::new()),
+                    ));
+                } else {
+                    cells.push((
+                        name,
+                        Cell::F64(Box::new(move |o| {
+                            state_of(o, s)
+                                .and_then(|x| x.values.get(f))
+                                .and_then(|x| x.first().copied())
+                        })),
+                        Col::F64(Vec::new()),
+                    ));
+                }
+            }
+            cells.push(i64s(
+                format!("{t}.before_stamp_ns"),
+                Box::new(move |o| state_of(o, s).and_then(|x| x.before_stamp_ns)),
+            ));
+            cells.push(i64s(
+                format!("{t}.after_stamp_ns"),
+                Box::new(move |o| state_of(o, s).and_then(|x| x.after_stamp_ns)),
+            ));
+            cells.push(i64s(
+                format!("{t}.gap_ns"),
+                Box::new(move |o| state_of(o, s).and_then(|x| x.gap_ns)),
+            ));
+            if *mode == StateMode::Hold {
+                cells.push(i64s(
+                    format!("{t}.hold_age_ns"),
+                    Box::new(move |o| state_of(o, s).and_then(|x| x.hold_age_ns)),
+                ));
+                cells.push(i64s(
+                    format!("{t}.reuse_count"),
+                    Box::new(move |o| state_of(o, s).and_then(|x| x.reuse_count).map(i64::from)),
+                ));
+            } else {
+                cells.push(i64s(
+                    format!("{t}.online_wait_ns"),
+                    Box::new(move |o| state_of(o, s).and_then(|x| x.online_wait_ns)),
+                ));
+            }
+        }
+        let mut c = ObservationColumns { cells, rows };
+        c.reserve();
+        c
+    }
+
+    fn reserve(&mut self) {
+        use bagscope_frames::Col;
+        let n = self.rows;
+        for (_, _, col) in &mut self.cells {
+            match col {
+                Col::Dict { idx, .. } => idx.reserve(n),
+                Col::I64(v) => v.reserve(n),
+                Col::U64(v) => v.reserve(n),
+                Col::F64(v) => v.reserve(n),
+                Col::Bool(v) => v.reserve(n),
+                Col::Str(v) => v.reserve(n),
+                Col::F64List(v) => v.reserve(n),
+                Col::StrList(v) => v.reserve(n),
+                Col::I64List(v) => v.reserve(n),
+            }
+        }
+    }
+
+    /// Adds an observation's row.
+    pub fn push(&mut self, o: &bagscope_observe::Observation) {
+        use bagscope_frames::Col;
+        for (_, cell, col) in &mut self.cells {
+            match (cell, col) {
+                (Cell::Constant, Col::Dict { idx, .. }) => idx.push(0),
+                (Cell::I64(f), Col::I64(v)) => v.push(f(o)),
+                (Cell::Str(f), Col::Str(v)) => v.push(f(o)),
+                (Cell::F64(f), Col::F64(v)) => v.push(f(o)),
+                (Cell::F64List(f), Col::F64List(v)) => v.push(f(o)),
+                (Cell::StrList(f), Col::StrList(v)) => v.push(f(o)),
+                (Cell::ConstI64(x), Col::I64(v)) => v.push(*x),
+                (Cell::ConstBool(x), Col::Bool(v)) => v.push(*x),
+                _ => {}
+            }
+        }
+    }
+
+    /// Rows added since the last [`ObservationColumns::take`].
+    pub fn len(&self) -> usize {
+        self.cells.first().map_or(0, |(_, _, c)| c.len())
+    }
+
+    /// True without rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The rows added so far as named columns; the next rows start a new set.
+    pub fn take(&mut self) -> Vec<(String, bagscope_frames::Col)> {
+        use bagscope_frames::Col;
+        let out = self
+            .cells
+            .iter_mut()
+            .map(|(name, _, col)| {
+                let empty = match col {
+                    Col::Dict { dict, .. } => Col::Dict {
+                        dict: dict.clone(),
+                        idx: Vec::new(),
+                    },
+                    Col::I64(_) => Col::I64(Vec::new()),
+                    Col::U64(_) => Col::U64(Vec::new()),
+                    Col::F64(_) => Col::F64(Vec::new()),
+                    Col::Bool(_) => Col::Bool(Vec::new()),
+                    Col::Str(_) => Col::Str(Vec::new()),
+                    Col::F64List(_) => Col::F64List(Vec::new()),
+                    Col::StrList(_) => Col::StrList(Vec::new()),
+                    Col::I64List(_) => Col::I64List(Vec::new()),
+                };
+                (name.clone(), std::mem::replace(col, empty))
+            })
+            .collect();
+        self.reserve();
+        out
+    }
+}
+
 /// The observation table's columns over the rows `obs` (docs/observe.md explains them).
 #[cfg(feature = "frames")]
 pub fn observation_columns(
     r: &Shape,
     obs: &[bagscope_observe::Observation],
 ) -> Vec<(String, bagscope_frames::Col)> {
-    use bagscope_frames::Col;
-    let n = obs.len();
-    let i64s = |f: &dyn Fn(&bagscope_observe::Observation) -> Option<i64>| {
-        Col::I64(obs.iter().map(f).collect())
-    };
-    let constant = |s: &str| Col::Dict {
-        dict: vec![s.to_string()],
-        idx: vec![0; n],
-    };
-    let mut cols: Vec<(String, Col)> = vec![
-        (
-            "observation_id".into(),
-            Col::Str(obs.iter().map(|o| Some(o.observation_id.clone())).collect()),
-        ),
-        ("policy_version".into(), constant(&r.policy_version)),
-        ("anchor_topic".into(), constant(&r.topics[0])),
-        (
-            "anchor_index".into(),
-            i64s(&|o| Some(o.anchor_index as i64)),
-        ),
-        ("anchor_stamp_ns".into(), i64s(&|o| Some(o.anchor_stamp_ns))),
-        (
-            "anchor_log_time_ns".into(),
-            i64s(&|o| Some(o.anchor_log_time_ns)),
-        ),
-        (
-            "anchor_frame_id".into(),
-            Col::Str(
-                obs.iter()
-                    .map(|o| Some(o.anchor_frame_id.to_string()))
-                    .collect(),
-            ),
-        ),
-        ("clock_epoch".into(), i64s(&|o| Some(o.clock_epoch as i64))),
-        (
-            "emit_log_time_ns".into(),
-            i64s(&|o| Some(o.emit_log_time_ns)),
-        ),
-        ("emit_age_ns".into(), i64s(&|o| o.emit_age_ns)),
-        ("span_ns".into(), i64s(&|o| Some(o.span_ns))),
-        ("decision".into(), constant("accepted")),
-    ];
-    for g in &r.groups {
-        let p = &g.name;
-        cols.push((format!("{p}.policy"), constant(g.policy.cli_name())));
-        cols.push((
-            format!("{p}.queue_size"),
-            Col::I64(vec![Some(g.queue as i64); n]),
-        ));
-        cols.push((format!("{p}.slop_ns"), Col::I64(vec![g.slop_ns; n])));
-        cols.push((format!("{p}.epsilon_ns"), Col::I64(vec![g.epsilon_ns; n])));
-        cols.push((
-            format!("{p}.hierarchical"),
-            Col::Bool(vec![Some(g.hierarchical); n]),
-        ));
+    let mut c = ObservationColumns::new(r, obs.len());
+    for o in obs {
+        c.push(o);
     }
-    for (k, t) in r.topics[1..].iter().enumerate() {
-        let m = |o: &bagscope_observe::Observation| o.members.get(k).cloned();
-        cols.push((
-            format!("{t}.index"),
-            i64s(&|o| m(o).map(|x| x.index as i64)),
-        ));
-        cols.push((
-            format!("{t}.stamp_ns"),
-            i64s(&|o| m(o).and_then(|x| x.stamp_ns)),
-        ));
-        cols.push((
-            format!("{t}.offset_ns"),
-            i64s(&|o| m(o).and_then(|x| x.offset_ns)),
-        ));
-        cols.push((
-            format!("{t}.frame_id"),
-            Col::Str(
-                obs.iter()
-                    .map(|o| m(o).map(|x| x.frame_id.to_string()))
-                    .collect(),
-            ),
-        ));
-        cols.push((
-            format!("{t}.log_time_ns"),
-            i64s(&|o| m(o).map(|x| x.log_time_ns)),
-        ));
-    }
-    for (s, t) in r.state_topics.iter().enumerate() {
-        let (mode, fields, has_names) = &r.state[s];
-        if *has_names {
-            cols.push((
-                format!("{t}.name"),
-                Col::StrList(
-                    obs.iter()
-                        .map(|o| {
-                            state_of(o, s)
-                                .and_then(|x| x.names.as_ref())
-                                .map(|n| n.to_vec())
-                        })
-                        .collect(),
-                ),
-            ));
-        }
-        for (f, field) in fields.iter().enumerate() {
-            let name = format!("{t}.{}", field.name);
-            if field.list {
-                cols.push((
-                    name,
-                    Col::F64List(
-                        obs.iter()
-                            .map(|o| state_of(o, s).and_then(|x| x.values.get(f).cloned()))
-                            .collect(),
-                    ),
-                ));
-            } else {
-                cols.push((
-                    name,
-                    Col::F64(
-                        obs.iter()
-                            .map(|o| {
-                                state_of(o, s)
-                                    .and_then(|x| x.values.get(f))
-                                    .and_then(|x| x.first().copied())
-                            })
-                            .collect(),
-                    ),
-                ));
-            }
-        }
-        cols.push((
-            format!("{t}.before_stamp_ns"),
-            i64s(&|o| state_of(o, s).and_then(|x| x.before_stamp_ns)),
-        ));
-        cols.push((
-            format!("{t}.after_stamp_ns"),
-            i64s(&|o| state_of(o, s).and_then(|x| x.after_stamp_ns)),
-        ));
-        cols.push((
-            format!("{t}.gap_ns"),
-            i64s(&|o| state_of(o, s).and_then(|x| x.gap_ns)),
-        ));
-        if *mode == StateMode::Hold {
-            cols.push((
-                format!("{t}.hold_age_ns"),
-                i64s(&|o| state_of(o, s).and_then(|x| x.hold_age_ns)),
-            ));
-            cols.push((
-                format!("{t}.reuse_count"),
-                i64s(&|o| state_of(o, s).and_then(|x| x.reuse_count).map(i64::from)),
-            ));
-        } else {
-            cols.push((
-                format!("{t}.online_wait_ns"),
-                i64s(&|o| state_of(o, s).and_then(|x| x.online_wait_ns)),
-            ));
-        }
-    }
-    cols
+    c.take()
 }
 
 /// The rejection table's columns over the rows `rj`: `topic`, `index`, `stamp_ns`, `reason`,
@@ -1540,8 +1747,12 @@ struct Tables {
     obs: Option<bagscope_frames::TableWriter>,
     rej_path: PathBuf,
     topics: Vec<String>,
-    rows: Vec<bagscope_observe::Observation>,
-    extras: Vec<Vec<Payload>>,
+    /// The table's columns, known once the state topics' fields are.
+    shape: Option<Shape>,
+    /// Observations made before then (a handful).
+    pending: Vec<(bagscope_observe::Observation, Vec<Payload>)>,
+    /// The row group being filled.
+    rows: Option<ObservationColumns>,
     /// `--with-fields`: per anchor and member topic, its fields' columns.
     parts: Option<Vec<bagscope_frames::message::MessageColumns>>,
     undecoded: Vec<usize>,
@@ -1607,8 +1818,9 @@ impl Tables {
             undecoded: vec![0; topics.len()],
             rejections: (0..topics.len()).map(|_| RejectionSpill::default()).collect(),
             topics,
-            rows: Vec::new(),
-            extras: Vec::new(),
+            shape: None,
+            pending: Vec::new(),
+            rows: None,
             parts,
             reasons: Vec::new(),
             lerobot,
@@ -1618,50 +1830,49 @@ impl Tables {
         })
     }
 
-    /// The observation rows waiting, as a frame (its `--with-fields` columns decoded now).
-    fn frame(&mut self, shape: &Shape) -> Result<bagscope_frames::polars::prelude::DataFrame, Error> {
-        let cols = observation_columns(shape, &self.rows);
-        let df = match &mut self.parts {
-            Some(parts) => {
-                for ex in self.extras.drain(..) {
-                    for (k, mc) in parts.iter_mut().enumerate() {
-                        let ok = match ex.get(k).and_then(Option::as_ref) {
-                            Some(data) => mc.push(data).is_ok(),
-                            None => {
-                                mc.push_null();
-                                false
-                            }
-                        };
-                        self.undecoded[k] += usize::from(!ok);
+    /// Adds an observation's row (the shape is known).
+    fn add(&mut self, o: bagscope_observe::Observation, extras: Vec<Payload>) {
+        let Some(shape) = &self.shape else {
+            return;
+        };
+        if let Some(l) = &mut self.lerobot {
+            if let Err(e) = l.push(shape, &o) {
+                self.lerobot = None;
+                self.lerobot_error = Some(e);
+            }
+        }
+        if let Some(parts) = &mut self.parts {
+            for (k, mc) in parts.iter_mut().enumerate() {
+                let ok = match extras.get(k).and_then(Option::as_ref) {
+                    Some(data) => mc.push(data).is_ok(),
+                    None => {
+                        mc.push_null();
+                        false
                     }
-                }
+                };
+                self.undecoded[k] += usize::from(!ok);
+            }
+        }
+        self.rows
+            .get_or_insert_with(|| ObservationColumns::new(shape, ROW_GROUP_ROWS))
+            .push(&o);
+    }
+
+    /// The rows added since the last frame, as a frame (of `shape`'s columns without rows
+    /// when none was known).
+    fn frame(&mut self, shape: &Shape) -> Result<bagscope_frames::polars::prelude::DataFrame, Error> {
+        let cols = self
+            .rows
+            .get_or_insert_with(|| ObservationColumns::new(shape, 0))
+            .take();
+        Ok(match &mut self.parts {
+            Some(parts) => {
                 let mut p: Vec<&mut bagscope_frames::message::MessageColumns> =
                     parts.iter_mut().collect();
                 bagscope_frames::message::frame_with_messages(cols, &mut p)?
             }
             None => bagscope_frames::frame(cols)?,
-        };
-        self.extras.clear();
-        Ok(df)
-    }
-
-    fn write_rows(&mut self, shape: &Shape) -> Result<(), Error> {
-        if let Some(l) = &mut self.lerobot {
-            if let Err(e) = l.push(shape, &self.rows) {
-                self.lerobot = None;
-                self.lerobot_error = Some(e);
-            }
-        }
-        let df = self.frame(shape)?;
-        self.columns
-            .get_or_insert_with(|| bagscope_frames::column_names(&df));
-        self.rows.clear();
-        if df.height() > 0 {
-            if let Some(w) = &mut self.obs {
-                w.write(&df)?;
-            }
-        }
-        Ok(())
+        })
     }
 
     fn spill_rejections(&mut self, t: usize) -> std::io::Result<()> {
@@ -1748,9 +1959,10 @@ impl Tables {
 #[cfg(feature = "frames")]
 impl Sink<Payload> for Tables {
     fn observation(&mut self, o: bagscope_observe::Observation, extras: Vec<Payload>) {
-        self.rows.push(o);
-        if self.parts.is_some() {
-            self.extras.push(extras);
+        if self.shape.is_some() {
+            self.add(o, extras);
+        } else {
+            self.pending.push((o, extras));
         }
     }
 
@@ -1773,15 +1985,38 @@ impl Sink<Payload> for Tables {
 
 #[cfg(feature = "frames")]
 impl Output for Tables {
-    fn full(&self) -> bool {
-        self.rows.len() >= ROW_GROUP_ROWS
+    fn needs_shape(&self) -> bool {
+        self.shape.is_none() && !self.pending.is_empty()
     }
 
-    fn flush(&mut self, shape: &Shape) -> Result<(), Error> {
-        if self.rows.is_empty() {
+    fn set_shape(&mut self, shape: &Shape) {
+        self.shape = Some(shape.clone());
+        for (o, extras) in std::mem::take(&mut self.pending) {
+            self.add(o, extras);
+        }
+    }
+
+    fn full(&self) -> bool {
+        self.rows.as_ref().is_some_and(|r| r.len() >= ROW_GROUP_ROWS)
+    }
+
+    fn flush(&mut self) -> Result<(), Error> {
+        let Some(shape) = self.shape.clone() else {
+            return Ok(());
+        };
+        if self.rows.as_ref().is_none_or(ObservationColumns::is_empty) {
             return Ok(());
         }
-        self.write_rows(shape)
+        let df = self.frame(&shape)?;
+        self.columns
+            .get_or_insert_with(|| bagscope_frames::column_names(&df));
+        if let Some(w) = &mut self.obs {
+            w.write(&df)?;
+        }
+        drop(df);
+        // The row group's memory goes back to the system, not kept by the allocator.
+        bagscope_bag::release_freed_memory();
+        Ok(())
     }
 
     fn failed(&mut self) -> Option<Error> {
