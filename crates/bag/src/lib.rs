@@ -671,7 +671,23 @@ impl Bag {
         T: Send,
         F: Fn(&RawMessage<'_>) -> T + Sync,
     {
-        self.scan_in_order_by_steps(topics, f, scan::ORDERED_STEP_BYTES, emit)
+        self.scan_in_order_by_steps(topics, f, scan::ORDERED_STEP_BYTES, None, emit)
+    }
+
+    /// [`Bag::scan_in_order`] that ends early once `stop` is set (checked between steps of
+    /// chunks; items already read are still handed out up to then).
+    pub fn scan_in_order_until<T, F>(
+        &self,
+        topics: &[bool],
+        f: F,
+        stop: &std::sync::atomic::AtomicBool,
+        emit: &mut dyn FnMut(Item<T>),
+    ) -> std::result::Result<Vec<Warning>, ScanOrderBroken>
+    where
+        T: Send,
+        F: Fn(&RawMessage<'_>) -> T + Sync,
+    {
+        self.scan_in_order_by_steps(topics, f, scan::ORDERED_STEP_BYTES, Some(stop), emit)
     }
 
     /// [`Bag::scan_in_order`] decompressing about `step_bytes` of chunks per parallel step
@@ -682,6 +698,7 @@ impl Bag {
         topics: &[bool],
         f: F,
         step_bytes: u64,
+        stop: Option<&std::sync::atomic::AtomicBool>,
         emit: &mut dyn FnMut(Item<T>),
     ) -> std::result::Result<Vec<Warning>, ScanOrderBroken>
     where
@@ -692,7 +709,11 @@ impl Bag {
         wanted.resize(self.topics.len(), false);
         if !self.db3_files.is_empty() {
             // Rows come from sqlite3 in timestamp order, one at a time.
+            let stopped = || stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
             return Ok(self.db3_stream(&wanted, true, |m| {
+                if stopped() {
+                    return;
+                }
                 emit(Item {
                     log_time_ns: m.log_time_ns,
                     topic: m.topic,
@@ -700,7 +721,7 @@ impl Bag {
                 })
             }));
         }
-        let plan = self.plan(&wanted, true, None);
+        let plan = self.plan(&wanted, true, stop);
         let mut warnings =
             scan::scan_files_in_order(&self.files, &plan, &f, step_bytes, emit).map_err(|_| ScanOrderBroken)?;
         warnings.sort();

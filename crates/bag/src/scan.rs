@@ -881,7 +881,10 @@ where
             for_each_fetched(files, plan, jobs, false, |batch| {
                 let mut k = batch.start;
                 while k < batch.end {
-                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let asked = plan
+                        .stop
+                        .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
+                    if asked || stop.load(std::sync::atomic::Ordering::Relaxed) {
                         return;
                     }
                     let mut end = k + 1;

@@ -211,7 +211,7 @@ fn check_in_order(bag: &Bag) -> bool {
     let mut in_order = None;
     for step in [1, 5000, u64::MAX] {
         let mut got = Vec::new();
-        let r = bag.scan_in_order_by_steps(&all, f, step, &mut |it| {
+        let r = bag.scan_in_order_by_steps(&all, f, step, None, &mut |it| {
             got.push((it.log_time_ns, it.topic, it.value))
         });
         let ok = r.is_ok();

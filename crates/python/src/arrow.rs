@@ -106,12 +106,15 @@ fn stream_arrays(
     ))
 }
 
-fn bitmap(valid: Option<Vec<bool>>) -> Option<Bitmap> {
-    valid.map(|v| v.into_iter().collect())
+/// A validity bitmap over the packed bytes `valid` (bit `i % 8` of byte `i / 8`), `len` rows:
+/// the bytes become the bitmap's buffer.
+fn bitmap(valid: Option<Vec<u8>>, len: usize) -> Option<Bitmap> {
+    valid.map(|v| Bitmap::from_u8_vec(v, len))
 }
 
 fn i64_array(c: NullableI64) -> Box<dyn Array> {
-    PrimitiveArray::<i64>::new(ArrowDataType::Int64, c.values.into(), bitmap(c.valid)).boxed()
+    let n = c.values.len();
+    PrimitiveArray::<i64>::new(ArrowDataType::Int64, c.values.into(), bitmap(c.valid, n)).boxed()
 }
 
 /// A dictionary array of `keys` into `names` (strings as `large_string`).
@@ -128,7 +131,8 @@ fn dictionary(keys: PrimitiveArray<u32>, names: &[String]) -> Result<Box<dyn Arr
 }
 
 fn keys_array(k: NullableKeys) -> PrimitiveArray<u32> {
-    PrimitiveArray::<u32>::new(ArrowDataType::UInt32, k.keys.into(), bitmap(k.valid))
+    let n = k.keys.len();
+    PrimitiveArray::<u32>::new(ArrowDataType::UInt32, k.keys.into(), bitmap(k.valid, n))
 }
 
 /// The timing table: its arrays in the facade's column order, then `lag_ns` (log time − header
