@@ -872,101 +872,117 @@ where
         Job::Loose(fi) => files[fi].loose.iter().map(|l| l.body_len as u64).sum(),
     };
     let stop = std::sync::atomic::AtomicBool::new(false);
+    // Reads the jobs a step at a time, each step's chunks in parallel, handing each step's
+    // results to `send` (false: stop).
+    let produce = |send: &mut dyn FnMut(usize, Vec<JobOut<T>>) -> bool| -> Vec<Warning> {
+        for_each_fetched(files, plan, &jobs, false, |batch| {
+            let mut k = batch.start;
+            while k < batch.end {
+                let asked = plan
+                    .stop
+                    .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
+                if asked || stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    return;
+                }
+                let mut end = k + 1;
+                let mut bytes = size(&jobs[k]);
+                while end < batch.end && bytes + size(&jobs[end]) <= step_bytes {
+                    bytes += size(&jobs[end]);
+                    end += 1;
+                }
+                let part: Vec<JobOut<T>> = jobs[k..end]
+                    .par_iter()
+                    .map(|job| {
+                        with_decoder(|dec| {
+                            let mut out = Vec::new();
+                            let w = run_job(files, plan, f, dec, job, &mut out);
+                            (out, w)
+                        })
+                    })
+                    .collect();
+                if !send(k, part) {
+                    return;
+                }
+                k = end;
+            }
+        })
+    };
+    // Items of jobs read, per job in (log time, record) order; a heap of each job's next.
+    let mut waiting: Vec<(usize, VecDeque<Item<T>>)> = Vec::new();
+    let mut heap: BinaryHeap<Reverse<(i64, usize)>> = BinaryHeap::new();
     let mut warnings = Vec::new();
     let mut broken = false;
-    std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Vec<JobOut<T>>)>(1);
-        let (jobs, stop) = (&jobs, &stop);
-        let producer = scope.spawn(move || {
-            for_each_fetched(files, plan, jobs, false, |batch| {
-                let mut k = batch.start;
-                while k < batch.end {
-                    let asked = plan
-                        .stop
-                        .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
-                    if asked || stop.load(std::sync::atomic::Ordering::Relaxed) {
-                        return;
-                    }
-                    let mut end = k + 1;
-                    let mut bytes = size(&jobs[k]);
-                    while end < batch.end && bytes + size(&jobs[end]) <= step_bytes {
-                        bytes += size(&jobs[end]);
-                        end += 1;
-                    }
-                    let part: Vec<JobOut<T>> = jobs[k..end]
-                        .par_iter()
-                        .map(|job| {
-                            with_decoder(|dec| {
-                                let mut out = Vec::new();
-                                let w = run_job(files, plan, f, dec, job, &mut out);
-                                (out, w)
-                            })
-                        })
-                        .collect();
-                    if tx.send((k, part)).is_err() {
-                        return;
-                    }
-                    k = end;
-                }
-            })
-        });
-        // Items of jobs read, per job in (log time, record) order; a heap of each job's next.
-        let mut waiting: Vec<(usize, VecDeque<Item<T>>)> = Vec::new();
-        let mut heap: BinaryHeap<Reverse<(i64, usize)>> = BinaryHeap::new();
-        let mut release = |waiting: &mut Vec<(usize, VecDeque<Item<T>>)>,
-                           heap: &mut BinaryHeap<Reverse<(i64, usize)>>,
-                           before: Option<i64>| {
-            while let Some(&Reverse((log, job))) = heap.peek() {
-                if before.is_some_and(|b| log >= b) {
-                    break;
-                }
-                heap.pop();
-                let Some(slot) = waiting.iter().position(|(j, _)| *j == job) else {
-                    continue;
-                };
-                let q = &mut waiting[slot].1;
-                if let Some(it) = q.pop_front() {
-                    emit(it);
-                }
-                match q.front() {
-                    Some(next) => heap.push(Reverse((next.log_time_ns, job))),
-                    None => {
-                        waiting.swap_remove(slot);
-                    }
-                }
-            }
-        };
-        for (first, part) in rx.iter() {
-            let end = first + part.len();
-            for (k, (mut v, w)) in (first..end).zip(part) {
-                warnings.extend(w);
-                v.sort_unstable_by_key(|(off, it)| (it.log_time_ns, *off));
-                if v.first().is_some_and(|(_, it)| it.log_time_ns < starts[k]) {
-                    broken = true;
-                    break;
-                }
-                let q: VecDeque<Item<T>> = v.into_iter().map(|(_, it)| it).collect();
-                if let Some(head) = q.front() {
-                    heap.push(Reverse((head.log_time_ns, k)));
-                    waiting.push((k, q));
-                }
-            }
-            if broken {
-                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut release = |waiting: &mut Vec<(usize, VecDeque<Item<T>>)>,
+                       heap: &mut BinaryHeap<Reverse<(i64, usize)>>,
+                       before: Option<i64>| {
+        while let Some(&Reverse((log, job))) = heap.peek() {
+            if before.is_some_and(|b| log >= b) {
                 break;
             }
-            // Jobs not read yet hold nothing before the earliest start they declare.
-            release(&mut waiting, &mut heap, Some(later[end]));
+            heap.pop();
+            let Some(slot) = waiting.iter().position(|(j, _)| *j == job) else {
+                continue;
+            };
+            let q = &mut waiting[slot].1;
+            if let Some(it) = q.pop_front() {
+                emit(it);
+            }
+            match q.front() {
+                Some(next) => heap.push(Reverse((next.log_time_ns, job))),
+                None => {
+                    waiting.swap_remove(slot);
+                }
+            }
         }
-        drop(rx);
-        if !broken {
-            release(&mut waiting, &mut heap, None);
+    };
+    // Takes one step's results; false when a chunk broke its declared start.
+    let mut consume = |first: usize, part: Vec<JobOut<T>>| -> bool {
+        let end = first + part.len();
+        for (k, (mut v, w)) in (first..end).zip(part) {
+            warnings.extend(w);
+            v.sort_unstable_by_key(|(off, it)| (it.log_time_ns, *off));
+            if v.first().is_some_and(|(_, it)| it.log_time_ns < starts[k]) {
+                broken = true;
+                return false;
+            }
+            let q: VecDeque<Item<T>> = v.into_iter().map(|(_, it)| it).collect();
+            if let Some(head) = q.front() {
+                heap.push(Reverse((head.log_time_ns, k)));
+                waiting.push((k, q));
+            }
         }
-        match producer.join() {
-            Ok(w) => warnings.extend(w),
-            Err(p) => std::panic::resume_unwind(p),
-        }
-    });
+        // Jobs not read yet hold nothing before the earliest start they declare.
+        release(&mut waiting, &mut heap, Some(later[end]));
+        true
+    };
+    let produced = if rayon::current_thread_index().is_some() {
+        // On a thread of the pool (a caller's parallel task): the steps are read here, in
+        // turn with their handing out, since a thread of ours blocked on a channel could keep
+        // the pool from reading them.
+        produce(&mut |k, part| consume(k, part))
+    } else {
+        std::thread::scope(|scope| {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Vec<JobOut<T>>)>(1);
+            let produce = &produce;
+            let producer =
+                scope.spawn(move || produce(&mut |k, part| tx.send((k, part)).is_ok()));
+            for (first, part) in rx.iter() {
+                if !consume(first, part) {
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    break;
+                }
+            }
+            drop(rx);
+            match producer.join() {
+                Ok(w) => w,
+                Err(p) => std::panic::resume_unwind(p),
+            }
+        })
+    };
+    if !broken {
+        release(&mut waiting, &mut heap, None);
+    }
+    warnings.extend(produced);
     if broken {
         return Err(OrderBroken);
     }

@@ -272,3 +272,25 @@ fn streamed_scan_gives_the_plain_scans_order() {
     assert!(!check_in_order(&Bag::open(&p).unwrap()));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Called from tasks of the thread pool (`batch`'s workers) that keep every thread of it
+/// busy, the streamed scan reads its chunks on the task's own thread in turn with handing
+/// them out: a reader thread of its own would wait for the pool, which waits for it.
+#[test]
+fn streamed_scans_on_every_thread_of_the_pool() {
+    let tmp = tempdir("pool");
+    let p = save(tmp.path(), "overlap.mcap", &write_mcap(&messages(6000, 4), Some(4096)));
+    let bag = Bag::open(&p).unwrap();
+    let ok = std::sync::atomic::AtomicUsize::new(0);
+    rayon::scope(|s| {
+        for _ in 0..rayon::current_num_threads() {
+            s.spawn(|_| {
+                if check_in_order(&bag) {
+                    ok.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            });
+        }
+    });
+    assert_eq!(ok.into_inner(), rayon::current_num_threads());
+    let _ = std::fs::remove_dir_all(tmp.path());
+}
