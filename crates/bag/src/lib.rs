@@ -722,8 +722,8 @@ impl Bag {
             }));
         }
         let plan = self.plan(&wanted, true, stop);
-        let mut warnings =
-            scan::scan_files_in_order(&self.files, &plan, &f, step_bytes, emit).map_err(|_| ScanOrderBroken)?;
+        let mut warnings = scan::scan_files_in_order(&self.files, &plan, &f, step_bytes, emit)
+            .map_err(|_| ScanOrderBroken)?;
         warnings.sort();
         warnings.dedup();
         Ok(warnings)

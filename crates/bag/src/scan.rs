@@ -964,8 +964,7 @@ where
         std::thread::scope(|scope| {
             let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Vec<JobOut<T>>)>(1);
             let produce = &produce;
-            let producer =
-                scope.spawn(move || produce(&mut |k, part| tx.send((k, part)).is_ok()));
+            let producer = scope.spawn(move || produce(&mut |k, part| tx.send((k, part)).is_ok()));
             for (first, part) in rx.iter() {
                 if !consume(first, part) {
                     stop.store(true, std::sync::atomic::Ordering::Relaxed);

@@ -279,7 +279,11 @@ fn streamed_scan_gives_the_plain_scans_order() {
 #[test]
 fn streamed_scans_on_every_thread_of_the_pool() {
     let tmp = tempdir("pool");
-    let p = save(tmp.path(), "overlap.mcap", &write_mcap(&messages(6000, 4), Some(4096)));
+    let p = save(
+        tmp.path(),
+        "overlap.mcap",
+        &write_mcap(&messages(6000, 4), Some(4096)),
+    );
     let bag = Bag::open(&p).unwrap();
     let ok = std::sync::atomic::AtomicUsize::new(0);
     rayon::scope(|s| {

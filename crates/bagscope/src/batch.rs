@@ -496,14 +496,11 @@ pub fn batch(
         let Some(job) = jobs.get(i) else { break };
         let t0 = Instant::now();
         let out = outputs(&o.out_dir, &job.name);
-        let (status, reason, data_loss) = if !o.force
-            && up_to_date(job, &out, o.report.is_some())
-        {
+        let (status, reason, data_loss) = if !o.force && up_to_date(job, &out, o.report.is_some()) {
             (Status::Skipped, None, json_loss(&out))
         } else {
             // A panic is a bug, but must not take the other bags down with it.
-            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| process(job, o)))
-            {
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| process(job, o))) {
                 Ok(Ok(loss)) => (Status::Ok, None, loss),
                 Ok(Err(e)) => (Status::Failed, Some(e), None),
                 Err(p) => (

@@ -508,11 +508,7 @@ fn stats_of(
                 .sum();
             sum / n as f64
         };
-        let var = col
-            .sorted()?
-            .map(|x| (x - mean) * (x - mean))
-            .sum::<f64>()
-            / n as f64;
+        let var = col.sorted()?.map(|x| (x - mean) * (x - mean)).sum::<f64>() / n as f64;
         out[0].1.push(min);
         out[1].1.push(max);
         out[2].1.push(mean);
@@ -651,7 +647,8 @@ impl LeRobotWriter {
             );
         }
         self.state.push("observation.state", v, names)?;
-        let (x, n) = flat_state(&shape.state, self.action, o).ok_or_else(|| missing(self.action))?;
+        let (x, n) =
+            flat_state(&shape.state, self.action, o).ok_or_else(|| missing(self.action))?;
         self.act.push("action", x, n)?;
         if self.n == 0 {
             self.t0 = o.anchor_stamp_ns;
@@ -834,8 +831,9 @@ impl LeRobotWriter {
         let stats_path = out.join("meta/stats.json");
         let tasks = out.join("meta/tasks.parquet");
         let episodes = out.join(EPISODES_FILE);
-        let io =
-            |p: &Path, e: std::io::Error| Error::Analysis(format!("cannot write {}: {e}", p.display()));
+        let io = |p: &Path, e: std::io::Error| {
+            Error::Analysis(format!("cannot write {}: {e}", p.display()))
+        };
         let meta = self.stage.path("meta");
         std::fs::create_dir_all(&meta).map_err(|e| io(&meta, e))?;
         for (p, v) in [
@@ -909,7 +907,11 @@ mod tests {
                 x ^= x >> 7;
                 x ^= x << 17;
                 let v = (x % 1_000_003) as f64 * 1e-3 - 400.0;
-                if i % 97 == 0 { -0.0 } else { v }
+                if i % 97 == 0 {
+                    -0.0
+                } else {
+                    v
+                }
             })
             .collect();
         let rows: Vec<Vec<f64>> = col.iter().map(|v| vec![*v]).collect();
@@ -918,9 +920,15 @@ mod tests {
         let mean = col.iter().sum::<f64>() / n as f64;
         let var = col.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64;
         assert_eq!(s["min"][0].as_f64().unwrap().to_bits(), col[0].to_bits());
-        assert_eq!(s["max"][0].as_f64().unwrap().to_bits(), col[n - 1].to_bits());
+        assert_eq!(
+            s["max"][0].as_f64().unwrap().to_bits(),
+            col[n - 1].to_bits()
+        );
         assert_eq!(s["mean"][0].as_f64().unwrap().to_bits(), mean.to_bits());
-        assert_eq!(s["std"][0].as_f64().unwrap().to_bits(), var.sqrt().to_bits());
+        assert_eq!(
+            s["std"][0].as_f64().unwrap().to_bits(),
+            var.sqrt().to_bits()
+        );
         for (k, q) in QUANTILES {
             let want = bagscope_stats::quantile_sorted_f64(&col, q);
             assert_eq!(s[k][0].as_f64().unwrap().to_bits(), want.to_bits(), "{k}");

@@ -551,10 +551,8 @@ fn state_item(v: &Value, stamp: i64, shapes: &std::sync::Mutex<StateShapes>) -> 
     let mut lens = Vec::new();
     let mut path = String::new();
     // The fields as a known list, checked as the message is walked.
-    let known: Vec<std::sync::Arc<[StateField]>> = shapes
-        .lock()
-        .map(|s| s.fields.clone())
-        .unwrap_or_default();
+    let known: Vec<std::sync::Arc<[StateField]>> =
+        shapes.lock().map(|s| s.fields.clone()).unwrap_or_default();
     let mut matches: Vec<bool> = vec![true; known.len()];
     let mut k = 0usize;
     walk_state(v, &mut path, &mut |name, x, list| {
@@ -601,7 +599,11 @@ fn state_item(v: &Value, stamp: i64, shapes: &std::sync::Mutex<StateShapes>) -> 
                 return Some(prev.clone());
             }
         }
-        let n: bagscope_observe::Names = strs.iter().map(|x| x.to_string()).collect::<Vec<_>>().into();
+        let n: bagscope_observe::Names = strs
+            .iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .into();
         s.names = Some(n.clone());
         Some(n)
     });
@@ -1233,7 +1235,9 @@ fn run<'o>(
         return Err(e);
     }
     let Some((b, bad, _, _)) = current else {
-        return Err(Error::Analysis("observe: the run could not start over".into()));
+        return Err(Error::Analysis(
+            "observe: the run could not start over".into(),
+        ));
     };
     warnings.extend(scan_warnings);
     for (i, &n) in bad.iter().enumerate() {
@@ -1331,7 +1335,10 @@ pub fn observe_of(bag: &Bag, lc: &LoadedContract) -> Result<ObserveCommandReport
 /// [`observe_of`]'s report without the observations and rejections (the summary: `observe
 /// --compare`, the report page), in bounded memory.
 pub fn observe_summary(bag: &Bag, lc: &LoadedContract) -> Result<ObserveCommandReport, Error> {
-    run(bag, lc, false, None, &mut || Ok(Box::new(Discard) as Box<dyn Output>)).map(|(r, _)| r)
+    run(bag, lc, false, None, &mut || {
+        Ok(Box::new(Discard) as Box<dyn Output>)
+    })
+    .map(|(r, _)| r)
 }
 
 /// [`observe_of`] of the bag at `path` with the contract file `contract`.
@@ -1778,9 +1785,8 @@ impl Tables {
         let rej_path = out.join("rejections.parquet");
         crate::refuse_output_dir(out)?;
         crate::refuse_outputs(bag, &[obs_path.as_path(), rej_path.as_path()])?;
-        std::fs::create_dir_all(out).map_err(|e| {
-            Error::Usage(format!("cannot write into {}: {e}", out.display()))
-        })?;
+        std::fs::create_dir_all(out)
+            .map_err(|e| Error::Usage(format!("cannot write into {}: {e}", out.display())))?;
         let topics = lc.contract.sync_topics();
         let parts = if with_fields {
             let schemas = topic_schemas(bag);
@@ -1804,8 +1810,13 @@ impl Tables {
         let (lerobot, lerobot_error) = match lerobot {
             None => (None, None),
             Some((action, task)) => {
-                match crate::lerobot::LeRobotWriter::new(bag, lc, &out.join("lerobot"), action, task)
-                {
+                match crate::lerobot::LeRobotWriter::new(
+                    bag,
+                    lc,
+                    &out.join("lerobot"),
+                    action,
+                    task,
+                ) {
                     Ok(w) => (Some(w), None),
                     Err(e) => (None, Some(e)),
                 }
@@ -1816,7 +1827,9 @@ impl Tables {
             obs: Some(TableWriter::new(&obs_path, Format::Parquet)),
             rej_path,
             undecoded: vec![0; topics.len()],
-            rejections: (0..topics.len()).map(|_| RejectionSpill::default()).collect(),
+            rejections: (0..topics.len())
+                .map(|_| RejectionSpill::default())
+                .collect(),
             topics,
             shape: None,
             pending: Vec::new(),
@@ -1860,7 +1873,10 @@ impl Tables {
 
     /// The rows added since the last frame, as a frame (of `shape`'s columns without rows
     /// when none was known).
-    fn frame(&mut self, shape: &Shape) -> Result<bagscope_frames::polars::prelude::DataFrame, Error> {
+    fn frame(
+        &mut self,
+        shape: &Shape,
+    ) -> Result<bagscope_frames::polars::prelude::DataFrame, Error> {
         let cols = self
             .rows
             .get_or_insert_with(|| ObservationColumns::new(shape, 0))
@@ -1911,7 +1927,7 @@ impl Tables {
         let mut batch: Vec<bagscope_observe::Rejection> = Vec::new();
         let topics = self.topics.clone();
         let flush = |batch: &mut Vec<bagscope_observe::Rejection>,
-                         w: &mut TableWriter|
+                     w: &mut TableWriter|
          -> Result<(), Error> {
             let df = frame(rejection_columns(&topics, batch))?;
             batch.clear();
@@ -1929,7 +1945,8 @@ impl Tables {
                 let mut b = [0u8; REJECTION_BYTES];
                 for _ in 0..s.in_file {
                     r.read_exact(&mut b).map_err(io)?;
-                    let at = |k: usize| i64::from_le_bytes(b[k..k + 8].try_into().unwrap_or_default());
+                    let at =
+                        |k: usize| i64::from_le_bytes(b[k..k + 8].try_into().unwrap_or_default());
                     batch.push(bagscope_observe::Rejection {
                         topic: t,
                         index: at(0) as usize,
@@ -1997,7 +2014,9 @@ impl Output for Tables {
     }
 
     fn full(&self) -> bool {
-        self.rows.as_ref().is_some_and(|r| r.len() >= ROW_GROUP_ROWS)
+        self.rows
+            .as_ref()
+            .is_some_and(|r| r.len() >= ROW_GROUP_ROWS)
     }
 
     fn flush(&mut self) -> Result<(), Error> {
@@ -2070,17 +2089,27 @@ pub fn observe_to(
         .as_ref()
         .map(|(a, t)| (a.as_str(), t.as_str()));
     let make = || -> Result<Box<dyn Output>, Error> {
-        Ok(Box::new(Tables::new(bag, lc, out, outputs.with_fields, lerobot)?))
+        Ok(Box::new(Tables::new(
+            bag,
+            lc,
+            out,
+            outputs.with_fields,
+            lerobot,
+        )?))
     };
     // Tables::new checks the paths before the bag is read.
     let first = make()?;
     let mut first = Some(first);
-    let (mut r, output) = run(bag, lc, outputs.with_fields, Some(out), &mut || match first
-        .take()
-    {
-        Some(t) => Ok(t),
-        None => make(),
-    })?;
+    let (mut r, output) = run(
+        bag,
+        lc,
+        outputs.with_fields,
+        Some(out),
+        &mut || match first.take() {
+            Some(t) => Ok(t),
+            None => make(),
+        },
+    )?;
     let mut t = output
         .into_tables()
         .ok_or_else(|| Error::Analysis("observe: the tables were not kept".into()))?;

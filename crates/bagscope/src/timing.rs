@@ -19,8 +19,8 @@ use bagscope_clocks::{analyze, ClocksOptions};
 use crate::export::{ExportOptions, ExportReport, ExportedTable};
 use crate::series::{locators, series_of_columns, stamp_values, topic_schemas, NO_STAMP_READ};
 use crate::tf::FrameIds;
-use bagscope_tf::Frame;
 use crate::Error;
+use bagscope_tf::Frame;
 
 /// A column of `i64` with nulls: `valid` is `None` when no value is null.
 #[derive(Debug, Clone, Default)]
@@ -344,7 +344,15 @@ impl BatchColumns {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn push(&mut self, topic: usize, log: i64, publish: i64, stamp: i64, size: i64, tf: (u32, u32, i64)) {
+    fn push(
+        &mut self,
+        topic: usize,
+        log: i64,
+        publish: i64,
+        stamp: i64,
+        size: i64,
+        tf: (u32, u32, i64),
+    ) {
         self.topic_key.push(topic as u32);
         self.log_time_ns.push(log);
         self.publish.push(publish);
@@ -421,19 +429,17 @@ fn timing_rows(
     let invalid: Vec<AtomicUsize> = bag.topics.iter().map(|_| AtomicUsize::new(0)).collect();
     let read = |m: &bagscope_bag::RawMessage<'_>| -> TimingMessage {
         let tf = plan.is_tf[m.topic].then(|| {
-            tf_transforms(m.data)
-                .filter(|t| !t.is_empty())
-                .map(|t| {
-                    t.iter()
-                        .map(|x| {
-                            (
-                                x.stamp_ns,
-                                crate::tf::shared_frame(x.parent),
-                                crate::tf::shared_frame(x.child),
-                            )
-                        })
-                        .collect()
-                })
+            tf_transforms(m.data).filter(|t| !t.is_empty()).map(|t| {
+                t.iter()
+                    .map(|x| {
+                        (
+                            x.stamp_ns,
+                            crate::tf::shared_frame(x.parent),
+                            crate::tf::shared_frame(x.child),
+                        )
+                    })
+                    .collect()
+            })
         });
         TimingMessage {
             values: stamp_values(&locs[m.topic], m, &invalid[m.topic]),

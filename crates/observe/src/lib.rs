@@ -520,7 +520,6 @@ fn run_hierarchical(
     Ok(res)
 }
 
-
 /// The contract's own consistency, as the builder needs it: distinct topics, no empty group.
 pub(crate) fn check_contract(c: &Contract) -> Result<(), ObserveError> {
     let mut seen = std::collections::BTreeSet::new();

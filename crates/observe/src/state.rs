@@ -266,6 +266,20 @@ impl Interp {
         b: &StateSample,
         stamp: i64,
     ) -> Vec<Vec<f64>> {
+        let mut out = Vec::new();
+        self.interpolate_into(a, b, stamp, &mut out);
+        out
+    }
+
+    /// [`Interp::interpolate`] into `out`, whose vectors are reused (no allocation once they
+    /// have the fields' lengths).
+    pub(crate) fn interpolate_into(
+        &self,
+        a: &StateSample,
+        b: &StateSample,
+        stamp: i64,
+        out: &mut Vec<Vec<f64>>,
+    ) {
         let span = b.stamp_ns.saturating_sub(a.stamp_ns);
         let u = if span <= 0 {
             0.0
@@ -279,11 +293,11 @@ impl Interp {
             }
             _ => None,
         };
-        let mut out: Vec<Vec<f64>> = Vec::with_capacity(a.values.len());
-        for (f, va) in a.values.iter().enumerate() {
+        out.resize_with(a.values.len(), Vec::new);
+        for (f, (va, v)) in a.values.iter().zip(out.iter_mut()).enumerate() {
             let vb = b.values.get(f);
             let field = &self.fields[f];
-            let mut v = Vec::with_capacity(va.len());
+            v.clear();
             for (i, &x) in va.iter().enumerate() {
                 let j = match (&remap, field.list) {
                     (Some(r), true) => r.get(i).copied().flatten(),
@@ -304,7 +318,6 @@ impl Interp {
                     x + u * (y - x)
                 });
             }
-            out.push(v);
         }
         for q in &self.quats {
             let get = |s: &StateSample| q.map(|i| s.values[i].first().copied().unwrap_or(f64::NAN));
@@ -315,12 +328,12 @@ impl Interp {
                 }
             }
         }
-        out
     }
 
     /// Adds to `sum` and `n` the squared errors of interpolating the middle sample `m` of
     /// three consecutive samples (by stamp, within an epoch) from its neighbours: the
     /// held-out interpolation error, over every numeric element.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn holdout(
         &self,
         a: &StateSample,
@@ -328,12 +341,13 @@ impl Interp {
         b: &StateSample,
         sum: &mut f64,
         n: &mut usize,
+        scratch: &mut Vec<Vec<f64>>,
     ) {
         if b.stamp_ns.saturating_sub(a.stamp_ns) > self.spec.max_gap_ns.saturating_mul(2) {
             return;
         }
-        let p = self.interpolate(a, b, m.stamp_ns);
-        for (f, pv) in p.iter().enumerate() {
+        self.interpolate_into(a, b, m.stamp_ns, scratch);
+        for (f, pv) in scratch.iter().enumerate() {
             let angle_field = Some(f) == self.position;
             for (i, &x) in pv.iter().enumerate() {
                 let Some(&y) = m.values.get(f).and_then(|v| v.get(i)) else {
@@ -395,6 +409,8 @@ pub(crate) struct StateWindow {
     pub(crate) samples: u64,
     holdout_sum: f64,
     holdout_n: usize,
+    /// The held-out interpolation's values, reused.
+    scratch: Vec<Vec<f64>>,
     /// No sample will come any more.
     done: bool,
     /// Samples held after the last trim (the next trim waits for twice as many).
@@ -417,6 +433,7 @@ impl StateWindow {
             samples: 0,
             holdout_sum: 0.0,
             holdout_n: 0,
+            scratch: Vec::new(),
             done: false,
             trimmed_at: 0,
             trim_from: 1024,
@@ -502,6 +519,7 @@ impl StateWindow {
                 &e.samples[k + 2].1,
                 &mut self.holdout_sum,
                 &mut self.holdout_n,
+                &mut self.scratch,
             );
             e.holdout_at += 1;
         }

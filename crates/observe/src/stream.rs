@@ -478,7 +478,8 @@ impl<'a, X: Clone, S: Sink<X>> Builder<'a, X, S> {
         if matches!(self.axis, Axis::Pending(_))
             && (self.axis_stamps.len() >= AXIS_STAMPS || self.finished)
         {
-            if let Axis::Pending(f) = std::mem::replace(&mut self.axis, Axis::Ready(EmitAxis::Same)) {
+            if let Axis::Pending(f) = std::mem::replace(&mut self.axis, Axis::Ready(EmitAxis::Same))
+            {
                 self.axis = Axis::Ready(f(&self.axis_stamps, self.first_log));
             }
             self.axis_stamps = Vec::new();
@@ -491,7 +492,10 @@ impl<'a, X: Clone, S: Sink<X>> Builder<'a, X, S> {
                 break;
             }
             let age = self.emit_age(cand);
-            let stale = self.c.max_age_ns.is_some_and(|max| age.is_some_and(|a| a > max));
+            let stale = self
+                .c
+                .max_age_ns
+                .is_some_and(|max| age.is_some_and(|a| a > max));
             let tf_bad = if stale || self.tf.is_none() {
                 false
             } else {

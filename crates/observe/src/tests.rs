@@ -249,7 +249,10 @@ impl<'a> Whole<'a> {
             Some(v) => {
                 let after = v.partition_point(|&i| s[i].stamp_ns < stamp);
                 let before_end = v.partition_point(|&i| s[i].stamp_ns <= stamp);
-                (before_end.checked_sub(1).map(|k| v[k]), v.get(after).copied())
+                (
+                    before_end.checked_sub(1).map(|k| v[k]),
+                    v.get(after).copied(),
+                )
             }
         };
         self.interp.value(
@@ -263,9 +266,11 @@ impl<'a> Whole<'a> {
     fn holdout_rms(&self) -> Option<f64> {
         let s = &self.series.samples;
         let (mut sum, mut n) = (0.0f64, 0usize);
+        let mut scratch = Vec::new();
         for v in &self.by_epoch {
             for w in v.windows(3) {
-                self.interp.holdout(&s[w[0]], &s[w[1]], &s[w[2]], &mut sum, &mut n);
+                self.interp
+                    .holdout(&s[w[0]], &s[w[1]], &s[w[2]], &mut sum, &mut n, &mut scratch);
             }
         }
         (n > 0).then(|| (sum / n as f64).sqrt())
@@ -698,7 +703,6 @@ fn reject_cand_whole(ctx: &mut Ctx, members: &[u32], anchor: usize, r: Reason) {
     }
 }
 
-
 /// xorshift64*: inputs made at random, the same on every run.
 struct Rng(u64);
 
@@ -848,7 +852,13 @@ fn random_input(
                 ],
                 names: Some(names),
             });
-            t += sp + r.range(0, 3) * MS + if r.chance(30) { r.range(0, 200) * MS } else { 0 };
+            t += sp
+                + r.range(0, 3) * MS
+                + if r.chance(30) {
+                    r.range(0, 200) * MS
+                } else {
+                    0
+                };
         }
         samples.sort_by_key(|s| s.log_time_ns);
         let field = |n: &str, list: bool| StateField {

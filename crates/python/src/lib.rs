@@ -565,7 +565,11 @@ impl PyBag {
             ..Default::default()
         };
         let plan = self.call(py, move |b| b.timing_plan(&o))?;
-        Ok(arrow::TimingBatches::new(self.bag.clone(), plan, rows_per_batch))
+        Ok(arrow::TimingBatches::new(
+            self.bag.clone(),
+            plan,
+            rows_per_batch,
+        ))
     }
 
     /// The messages of `topic` with their fields flattened into columns, as `bagscope export`
