@@ -12,7 +12,11 @@
 //! scan; truncation and corruption recovery with structured warnings; a summary-only open for `info
 //! --fast` (no scans on such a bag); rosbag2 sqlite3 (`.db3`, Humble and older) read-only and
 //! immutable, streamed in timestamp order (no publish time: `RawMessage::publish_time_ns` is
-//! `Option`); sequential `visit` for writers; writing rosbag2-compatible MCAP
+//! `Option`); sequential `visit` for writers; `scan_in_order`: the parallel scan's items in its
+//! order (log time, then file order) handed out as soon as no chunk left to read can hold an
+//! earlier message, by the start times chunk headers declare (bounded memory: two steps of
+//! ~16 MiB of chunks; a chunk that breaks its declared start ends it with `ScanOrderBroken` and
+//! the caller reads with `scan`), what `observe` and the timing batches read; writing rosbag2-compatible MCAP
 //! (`write::Rosbag2Writer`: `ros2` profile, zstd chunks, `offered_qos_profiles`, written as
 //! `PATH.partial` and renamed when complete; refuses an output or partial file that is one of the
 //! bag's files by any name, `Bag::input_paths`) for `convert` and `play --out`; `outfile`: every
@@ -220,6 +224,11 @@ impl std::fmt::Debug for Bag {
             .finish()
     }
 }
+
+/// [`Bag::scan_in_order`] met a chunk holding a message logged before the start its header
+/// declares: the items handed out may be out of order (read the bag with [`Bag::scan`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanOrderBroken;
 
 /// Result of a scan: one entry per message in log-time order, plus what went wrong.
 #[derive(Debug)]
@@ -722,6 +731,84 @@ impl Bag {
         F: Fn(&RawMessage<'_>) -> T + Sync,
     {
         self.scan_impl(topics, true, f)
+    }
+
+    /// [`Bag::scan`] with bounded memory: `emit` gets each item, in the order [`Bag::scan`]
+    /// returns them (log time, then file order), as soon as no chunk left to read can hold
+    /// an earlier message (by the time ranges chunk headers declare), on the calling thread;
+    /// chunks are decompressed and `f` run in parallel on other threads meanwhile. Held at
+    /// once: the items not yet handed out and two steps of chunks (about 16 MiB
+    /// uncompressed each), not the bag.
+    ///
+    /// `Err(ScanOrderBroken)`: a chunk held a message logged before the start its header
+    /// declares, so items already handed out may be out of order; the caller discards what it
+    /// built from them and reads the bag with [`Bag::scan`], whose order is right on any input.
+    pub fn scan_in_order<T, F>(
+        &self,
+        topics: &[bool],
+        f: F,
+        emit: &mut dyn FnMut(Item<T>),
+    ) -> std::result::Result<Vec<Warning>, ScanOrderBroken>
+    where
+        T: Send,
+        F: Fn(&RawMessage<'_>) -> T + Sync,
+    {
+        self.scan_in_order_by_steps(topics, f, scan::ORDERED_STEP_BYTES, None, emit)
+    }
+
+    /// [`Bag::scan_in_order`] that ends early once `stop` is set (checked between steps of
+    /// chunks; items already read are still handed out up to then).
+    pub fn scan_in_order_until<T, F>(
+        &self,
+        topics: &[bool],
+        f: F,
+        stop: &std::sync::atomic::AtomicBool,
+        emit: &mut dyn FnMut(Item<T>),
+    ) -> std::result::Result<Vec<Warning>, ScanOrderBroken>
+    where
+        T: Send,
+        F: Fn(&RawMessage<'_>) -> T + Sync,
+    {
+        self.scan_in_order_by_steps(topics, f, scan::ORDERED_STEP_BYTES, Some(stop), emit)
+    }
+
+    /// [`Bag::scan_in_order`] decompressing about `step_bytes` of chunks per parallel step
+    /// (tests make the steps one chunk long).
+    #[doc(hidden)]
+    pub fn scan_in_order_by_steps<T, F>(
+        &self,
+        topics: &[bool],
+        f: F,
+        step_bytes: u64,
+        stop: Option<&std::sync::atomic::AtomicBool>,
+        emit: &mut dyn FnMut(Item<T>),
+    ) -> std::result::Result<Vec<Warning>, ScanOrderBroken>
+    where
+        T: Send,
+        F: Fn(&RawMessage<'_>) -> T + Sync,
+    {
+        let mut wanted = topics.to_vec();
+        wanted.resize(self.topics.len(), false);
+        if !self.db3_files.is_empty() {
+            // Rows come from sqlite3 in timestamp order, one at a time.
+            let stopped = || stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
+            return Ok(self.db3_stream(&wanted, true, |m| {
+                if stopped() {
+                    return;
+                }
+                emit(Item {
+                    log_time_ns: m.log_time_ns,
+                    topic: m.topic,
+                    value: f(m),
+                })
+            }));
+        }
+        let plan = self.plan(&wanted, true, stop);
+        let mut warnings = scan::scan_files_in_order(&self.files, &plan, &f, step_bytes, emit)
+            .map_err(|_| ScanOrderBroken)?;
+        warnings.sort();
+        warnings.dedup();
+        Ok(warnings)
     }
 
     /// [`Bag::scan`] into per-topic columns: the log time and the `K` values `f` returns for

@@ -873,6 +873,184 @@ where
     ScanOut { items, warnings }
 }
 
+/// A streamed scan ([`scan_files_in_order`]) met a message logged before the time its chunk
+/// header says the chunk's messages start: messages already handed out may not be in
+/// log-time order. The caller reads the bag again with [`scan_files`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OrderBroken;
+
+/// Uncompressed bytes of chunks a streamed scan decompresses in one parallel step (at least
+/// one chunk): with the step before it waiting to be merged, what it holds at most besides the
+/// messages still waiting for their turn.
+pub(crate) const ORDERED_STEP_BYTES: u64 = 16 << 20;
+
+/// The earliest log time job `job` may hold, as its records say before it is read: a chunk's
+/// header time range, the smallest log time of a file's loose messages (their headers only).
+fn declared_start(files: &[McapFile], job: &Job) -> i64 {
+    match *job {
+        Job::Chunk(fi, ci) => files[fi].chunks[ci].message_start_ns,
+        Job::Loose(fi) => {
+            let file = &files[fi];
+            file.loose
+                .iter()
+                .filter_map(|l| {
+                    let body = file.bytes.get(l.body_offset..l.body_offset + l.body_len)?;
+                    message_header(body).map(|h| to_ns(h.2))
+                })
+                .min()
+                .unwrap_or(i64::MAX)
+        }
+    }
+}
+
+/// [`scan_files`] with bounded memory: `emit` gets every item in the same order (log time,
+/// then job, then record), as soon as no job left to read can hold an earlier one, by the
+/// log-time ranges their headers declare. Chunks are decompressed in parallel steps of about
+/// `step_bytes` ([`ORDERED_STEP_BYTES`]) on a thread of their own, the step after the current one read while
+/// `emit` runs; what waits is the items of the steps read whose log time a later job's range
+/// still reaches. A job holding a message earlier than its declared start ends the scan with
+/// [`OrderBroken`] (the caller starts over with [`scan_files`]).
+pub(crate) fn scan_files_in_order<T, F>(
+    files: &[McapFile],
+    plan: &ScanPlan<'_>,
+    f: &F,
+    step_bytes: u64,
+    emit: &mut dyn FnMut(Item<T>),
+) -> Result<Vec<Warning>, OrderBroken>
+where
+    T: Send,
+    F: Fn(&RawMessage<'_>) -> T + Sync,
+{
+    use std::cmp::Reverse;
+    use std::collections::{BinaryHeap, VecDeque};
+    let jobs = plan_jobs(files, plan);
+    let starts: Vec<i64> = jobs.iter().map(|j| declared_start(files, j)).collect();
+    // Per job, the earliest declared start of it and every job after it.
+    let mut later = vec![i64::MAX; jobs.len() + 1];
+    for k in (0..jobs.len()).rev() {
+        later[k] = later[k + 1].min(starts[k]);
+    }
+    let size = |j: &Job| match *j {
+        Job::Chunk(fi, ci) => files[fi].chunks[ci].uncompressed_size,
+        Job::Loose(fi) => files[fi].loose.iter().map(|l| l.body_len as u64).sum(),
+    };
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    // Reads the jobs a step at a time, each step's chunks in parallel, handing each step's
+    // results to `send` (false: stop).
+    let produce = |send: &mut dyn FnMut(usize, Vec<JobOut<T>>) -> bool| -> Vec<Warning> {
+        for_each_fetched(files, plan, &jobs, false, |batch| {
+            let mut k = batch.start;
+            while k < batch.end {
+                let asked = plan
+                    .stop
+                    .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
+                if asked || stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    return;
+                }
+                let mut end = k + 1;
+                let mut bytes = size(&jobs[k]);
+                while end < batch.end && bytes + size(&jobs[end]) <= step_bytes {
+                    bytes += size(&jobs[end]);
+                    end += 1;
+                }
+                let part: Vec<JobOut<T>> = jobs[k..end]
+                    .par_iter()
+                    .map(|job| {
+                        with_decoder(|dec| {
+                            let mut out = Vec::new();
+                            let w = run_job(files, plan, f, dec, job, &mut out);
+                            (out, w)
+                        })
+                    })
+                    .collect();
+                if !send(k, part) {
+                    return;
+                }
+                k = end;
+            }
+        })
+    };
+    // Items of jobs read, per job in (log time, record) order; a heap of each job's next.
+    let mut waiting: Vec<(usize, VecDeque<Item<T>>)> = Vec::new();
+    let mut heap: BinaryHeap<Reverse<(i64, usize)>> = BinaryHeap::new();
+    let mut warnings = Vec::new();
+    let mut broken = false;
+    let mut release = |waiting: &mut Vec<(usize, VecDeque<Item<T>>)>,
+                       heap: &mut BinaryHeap<Reverse<(i64, usize)>>,
+                       before: Option<i64>| {
+        while let Some(&Reverse((log, job))) = heap.peek() {
+            if before.is_some_and(|b| log >= b) {
+                break;
+            }
+            heap.pop();
+            let Some(slot) = waiting.iter().position(|(j, _)| *j == job) else {
+                continue;
+            };
+            let q = &mut waiting[slot].1;
+            if let Some(it) = q.pop_front() {
+                emit(it);
+            }
+            match q.front() {
+                Some(next) => heap.push(Reverse((next.log_time_ns, job))),
+                None => {
+                    waiting.swap_remove(slot);
+                }
+            }
+        }
+    };
+    // Takes one step's results; false when a chunk broke its declared start.
+    let mut consume = |first: usize, part: Vec<JobOut<T>>| -> bool {
+        let end = first + part.len();
+        for (k, (mut v, w)) in (first..end).zip(part) {
+            warnings.extend(w);
+            v.sort_unstable_by_key(|(off, it)| (it.log_time_ns, *off));
+            if v.first().is_some_and(|(_, it)| it.log_time_ns < starts[k]) {
+                broken = true;
+                return false;
+            }
+            let q: VecDeque<Item<T>> = v.into_iter().map(|(_, it)| it).collect();
+            if let Some(head) = q.front() {
+                heap.push(Reverse((head.log_time_ns, k)));
+                waiting.push((k, q));
+            }
+        }
+        // Jobs not read yet hold nothing before the earliest start they declare.
+        release(&mut waiting, &mut heap, Some(later[end]));
+        true
+    };
+    let produced = if rayon::current_thread_index().is_some() {
+        // On a thread of the pool (a caller's parallel task): the steps are read here, in
+        // turn with their handing out, since a thread of ours blocked on a channel could keep
+        // the pool from reading them.
+        produce(&mut |k, part| consume(k, part))
+    } else {
+        std::thread::scope(|scope| {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Vec<JobOut<T>>)>(1);
+            let produce = &produce;
+            let producer = scope.spawn(move || produce(&mut |k, part| tx.send((k, part)).is_ok()));
+            for (first, part) in rx.iter() {
+                if !consume(first, part) {
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    break;
+                }
+            }
+            drop(rx);
+            match producer.join() {
+                Ok(w) => w,
+                Err(p) => std::panic::resume_unwind(p),
+            }
+        })
+    };
+    if !broken {
+        release(&mut waiting, &mut heap, None);
+    }
+    warnings.extend(produced);
+    if broken {
+        return Err(OrderBroken);
+    }
+    Ok(warnings)
+}
+
 #[allow(clippy::too_many_lines)] // To split once message decompression is being reworked here.
 fn scan_chunk<T, F, S>(
     file: &McapFile,

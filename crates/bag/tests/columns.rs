@@ -175,3 +175,105 @@ fn wrong_or_missing_index_counts_change_nothing() {
     assert!(n > 0 && n < msgs.len(), "{n}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `scan_in_order` hands out the plain scan's items in the same order (log time, then file
+/// order) with any step size, or says the order broke; returns whether it finished in order.
+fn check_in_order(bag: &Bag) -> bool {
+    let all = bag.all_topics();
+    let f = |m: &bagscope_bag::RawMessage<'_>| (m.sequence, m.data.len());
+    let scan = bag.scan(&all, f);
+    let want: Vec<(i64, usize, (u32, usize))> = scan
+        .items
+        .iter()
+        .map(|it| (it.log_time_ns, it.topic, it.value))
+        .collect();
+    let mut in_order = None;
+    for step in [1, 5000, u64::MAX] {
+        let mut got = Vec::new();
+        let r = bag.scan_in_order_by_steps(&all, f, step, None, &mut |it| {
+            got.push((it.log_time_ns, it.topic, it.value))
+        });
+        let ok = r.is_ok();
+        match r {
+            Ok(w) => {
+                let mut sw = scan.warnings.clone();
+                sw.sort();
+                sw.dedup();
+                assert_eq!(w, sw, "{} step {step}", bag.path.display());
+                assert_eq!(got, want, "{} step {step}", bag.path.display());
+            }
+            Err(_) => assert!(got.len() <= want.len()),
+        }
+        assert_eq!(*in_order.get_or_insert(ok), ok, "{}", bag.path.display());
+    }
+    in_order.unwrap_or(true)
+}
+
+#[test]
+fn streamed_scan_gives_the_plain_scans_order() {
+    let tmp = tempdir("order");
+    let dir = tmp.path();
+    for (name, msgs, chunk) in [
+        ("ordered.mcap", messages(6000, 1), Some(4096)),
+        ("overlap.mcap", messages(6000, 4), Some(4096)),
+        ("loose.mcap", messages(600, 2), None),
+    ] {
+        let p = save(dir, name, &write_mcap(&msgs, chunk));
+        assert!(check_in_order(&Bag::open(&p).unwrap()), "{name}");
+    }
+    // Two files recorded at the same time, read as one bag: the second's chunks start
+    // before the first's end.
+    let both = dir.join("both");
+    std::fs::create_dir_all(&both).unwrap();
+    save(&both, "a.mcap", &write_mcap(&messages(3000, 1), Some(2048)));
+    let mut later = messages(3000, 1);
+    later.iter_mut().for_each(|m| m.1 += 3);
+    save(&both, "b.mcap", &write_mcap(&later, Some(2048)));
+    assert!(check_in_order(&Bag::open(&both).unwrap()));
+
+    // A chunk header declaring a later start than its first message: the streamed scan
+    // cannot know, and says so instead of handing out messages out of order.
+    let mut bytes = write_mcap(&messages(6000, 1), Some(4096));
+    let mut pos = 8;
+    let mut chunks = 0;
+    while pos + 9 <= bytes.len() {
+        let len = u64::from_le_bytes(bytes[pos + 1..pos + 9].try_into().unwrap()) as usize;
+        if bytes[pos] == 0x06 {
+            chunks += 1;
+            if chunks == 3 {
+                let start = u64::from_le_bytes(bytes[pos + 9..pos + 17].try_into().unwrap());
+                bytes[pos + 9..pos + 17].copy_from_slice(&(start + 25).to_le_bytes());
+            }
+        }
+        pos += 9 + len;
+    }
+    let p = save(dir, "lying.mcap", &bytes);
+    assert!(!check_in_order(&Bag::open(&p).unwrap()));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Called from tasks of the thread pool (`batch`'s workers) that keep every thread of it
+/// busy, the streamed scan reads its chunks on the task's own thread in turn with handing
+/// them out: a reader thread of its own would wait for the pool, which waits for it.
+#[test]
+fn streamed_scans_on_every_thread_of_the_pool() {
+    let tmp = tempdir("pool");
+    let p = save(
+        tmp.path(),
+        "overlap.mcap",
+        &write_mcap(&messages(6000, 4), Some(4096)),
+    );
+    let bag = Bag::open(&p).unwrap();
+    let ok = std::sync::atomic::AtomicUsize::new(0);
+    rayon::scope(|s| {
+        for _ in 0..rayon::current_num_threads() {
+            s.spawn(|_| {
+                if check_in_order(&bag) {
+                    ok.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            });
+        }
+    });
+    assert_eq!(ok.into_inner(), rayon::current_num_threads());
+    let _ = std::fs::remove_dir_all(tmp.path());
+}

@@ -484,67 +484,88 @@ pub fn batch(
     let done_bytes = AtomicU64::new(0);
     let results: Mutex<Vec<Option<BagOutcome>>> = Mutex::new(vec![None; total]);
     let workers = o.jobs.clamp(1, total.max(1));
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| loop {
-                if o.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst)) {
-                    break;
-                }
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(job) = jobs.get(i) else { break };
-                let t0 = Instant::now();
-                let out = outputs(&o.out_dir, &job.name);
-                let (status, reason, data_loss) = if !o.force
-                    && up_to_date(job, &out, o.report.is_some())
-                {
-                    (Status::Skipped, None, json_loss(&out))
-                } else {
-                    // A panic is a bug, but must not take the other bags down with it.
-                    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| process(job, o)))
-                    {
-                        Ok(Ok(loss)) => (Status::Ok, None, loss),
-                        Ok(Err(e)) => (Status::Failed, Some(e), None),
-                        Err(p) => (
-                            Status::Failed,
-                            Some(format!("internal error: {}", panic_text(p.as_ref()))),
-                            None,
-                        ),
-                    }
-                };
-                if status == Status::Failed {
-                    // No stale outputs of an earlier success may stand for this run's failure.
-                    let _ = std::fs::remove_file(&out.source);
-                    let _ = std::fs::remove_file(&out.info);
-                    let _ = std::fs::remove_file(&out.clocks);
-                    if let Some(d) = out.timing.parent() {
-                        let _ = std::fs::remove_dir_all(d);
-                    }
-                }
-                let outcome = BagOutcome {
-                    name: job.name.clone(),
-                    path: job.path.display().to_string(),
-                    size_bytes: job.size_bytes,
-                    status,
-                    reason,
-                    data_loss: data_loss.is_some(),
-                    data_loss_warning: data_loss,
-                    seconds: t0.elapsed().as_secs_f64(),
-                };
-                let d = done.fetch_add(1, Ordering::SeqCst) + 1;
-                let db = done_bytes.fetch_add(job.size_bytes, Ordering::SeqCst) + job.size_bytes;
-                progress(Progress::Done {
-                    outcome: &outcome,
-                    done: d,
-                    total,
-                    done_bytes: db,
-                    total_bytes,
-                });
-                if let Ok(mut r) = results.lock() {
-                    r[i] = Some(outcome);
-                }
-            });
+    let work = || loop {
+        if o.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst)) {
+            break;
         }
-    });
+        let i = next.fetch_add(1, Ordering::SeqCst);
+        let Some(job) = jobs.get(i) else { break };
+        let t0 = Instant::now();
+        let out = outputs(&o.out_dir, &job.name);
+        let (status, reason, data_loss) = if !o.force && up_to_date(job, &out, o.report.is_some()) {
+            (Status::Skipped, None, json_loss(&out))
+        } else {
+            // A panic is a bug, but must not take the other bags down with it.
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| process(job, o))) {
+                Ok(Ok(loss)) => (Status::Ok, None, loss),
+                Ok(Err(e)) => (Status::Failed, Some(e), None),
+                Err(p) => (
+                    Status::Failed,
+                    Some(format!("internal error: {}", panic_text(p.as_ref()))),
+                    None,
+                ),
+            }
+        };
+        if status == Status::Failed {
+            // No stale outputs of an earlier success may stand for this run's failure.
+            let _ = std::fs::remove_file(&out.source);
+            let _ = std::fs::remove_file(&out.info);
+            let _ = std::fs::remove_file(&out.clocks);
+            if let Some(d) = out.timing.parent() {
+                let _ = std::fs::remove_dir_all(d);
+            }
+        }
+        let outcome = BagOutcome {
+            name: job.name.clone(),
+            path: job.path.display().to_string(),
+            size_bytes: job.size_bytes,
+            status,
+            reason,
+            data_loss: data_loss.is_some(),
+            data_loss_warning: data_loss,
+            seconds: t0.elapsed().as_secs_f64(),
+        };
+        let d = done.fetch_add(1, Ordering::SeqCst) + 1;
+        let db = done_bytes.fetch_add(job.size_bytes, Ordering::SeqCst) + job.size_bytes;
+        progress(Progress::Done {
+            outcome: &outcome,
+            done: d,
+            total,
+            done_bytes: db,
+            total_bytes,
+        });
+        if let Ok(mut r) = results.lock() {
+            r[i] = Some(outcome);
+        }
+    };
+    // The workers run on the thread pool each bag's scans and analyses use: their parallel
+    // parts start on the worker's own thread and the other threads take what they can, where
+    // workers outside the pool handed every parallel part over to it and waited (for small
+    // bags, most of a bag's time). More workers than the pool's threads get a pool of their
+    // own.
+    let run = |pool: &rayon::ThreadPool| {
+        pool.scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|_| work());
+            }
+        })
+    };
+    if workers <= rayon::current_num_threads() {
+        rayon::scope(|s| {
+            for _ in 0..workers {
+                s.spawn(|_| work());
+            }
+        });
+    } else {
+        match rayon::ThreadPoolBuilder::new().num_threads(workers).build() {
+            Ok(pool) => run(&pool),
+            Err(_) => std::thread::scope(|s| {
+                for _ in 0..workers {
+                    s.spawn(work);
+                }
+            }),
+        }
+    }
     let mut bags: Vec<BagOutcome> = results
         .into_inner()
         .unwrap_or_default()

@@ -179,4 +179,25 @@ impl Bag {
     ) -> Result<(crate::timing::TimingColumns, crate::export::ExportReport), Error> {
         self.whole(crate::timing::timing_columns_of(&self.inner, opts))
     }
+
+    /// [`Bag::timing_columns`] in batches, in bounded memory: a first read decides each
+    /// topic's clock axis ([`crate::timing::timing_plan_of`]), then
+    /// [`crate::timing::timing_batches`] hands out the rows `rows_per_batch` at a time.
+    pub fn timing_plan(
+        &self,
+        opts: &crate::export::ExportOptions,
+    ) -> Result<crate::timing::TimingPlan, Error> {
+        crate::timing::timing_plan_of(&self.inner, opts)
+    }
+
+    /// The rows of `plan` in batches (see [`crate::timing::timing_batches`]).
+    pub fn timing_batches(
+        &self,
+        plan: &crate::timing::TimingPlan,
+        rows_per_batch: usize,
+        stop: &std::sync::atomic::AtomicBool,
+        emit: &mut dyn FnMut(crate::timing::TimingColumns) -> bool,
+    ) -> u64 {
+        crate::timing::timing_batches(&self.inner, plan, rows_per_batch, stop, emit)
+    }
 }

@@ -101,8 +101,13 @@
 //! `report` shows from one open bag (`report.rs`: `report_data`, `Bag::report_data`: info,
 //! clocks and check from one scan, synchronizers on sensor pairs, command/response pairs
 //! matched, observations, verdicts); observe (the contract's `policy_version` hash, one bag
-//! pass, Parquet through `bagscope-frames`; `lerobot.rs`: a LeRobot v3.0 dataset staged and
-//! renamed whole into a new or empty folder); `check::clocks_and_check_of` (both from one
+//! pass in order, `Bag::scan_in_order`, after a first pass of the synchronized topics' stamps,
+//! feeding `bagscope-observe`'s streaming builder; observations and rejections written to
+//! Parquet through `bagscope-frames` in row groups as they come, rejections per topic and the
+//! summarised values spilled to unnamed temporary files in the output folder; `lerobot.rs`: a
+//! LeRobot v3.0 dataset written into a staging folder as the frames come, each feature's
+//! statistics from sorted runs on disk merged in order, renamed whole into a new or empty
+//! folder); `check::clocks_and_check_of` (both from one
 //! scan); the verdicts' findings (`findings.rs`: warnings grouped by code with the code's
 //! severity, worst first, one rule for `clocks`, `check` and `report`; docs/findings.md); loss
 //! the recorder logged (`recorder_events.rs`); services recorded through introspection
@@ -114,8 +119,9 @@
 //!
 //! Notable dependencies: `bagscope-types`, `-bag`, `-msg`, `-stats`, `-clocks`, `-sync`,
 //! `-matching`, `-checks`, `-tf`; `-frames` only with its `frames` feature (`export`, `batch`,
-//! `Bag::timing`, and `Bag::timing_columns`: the timing table as columns from one column scan
-//! in file order, `timing.rs`); `clap` only with its `clap` feature (the CLI's flags); not
+//! `Bag::timing`, and `Bag::timing_columns`, `timing.rs`: `timing_plan_of` reads the stamps in
+//! order once, for the clocks analysis' axes and the row count, then `timing_batches` reads the
+//! rows again in order straight into their columns, a batch at a time or all at once); `clap` only with its `clap` feature (the CLI's flags); not
 //! `-replay`, `-plot`, `-synth`.
 
 #[cfg(feature = "frames")]

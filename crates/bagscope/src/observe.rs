@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use bagscope_bag::{Bag, Warning, WarningCode};
+use bagscope_bag::{Bag, RawMessage, Warning, WarningCode};
 use bagscope_msg::{decode, StampSource, Value};
 use bagscope_observe::{
-    Contract, ContractError, EmitAxis, Input, ObserveReport, StateField, StateSample, StateSeries,
-    SyncMessage,
+    AxisChoice, Contract, ContractError, EmitAxis, GroupSpec, ObserveReport, Sink, StateField,
+    StateMode, StateSample, StateSpec, StreamInput, SyncMessage, SyncPlan, Values,
 };
 use bagscope_tf::{Frame, TfMessage, TfTransform};
 
@@ -117,18 +117,47 @@ pub struct ObserveCommandReport {
 
 impl ObserveCommandReport {}
 
-/// A state message as read: its stamp, its numeric fields (path, values, is a list) and its
-/// `name` list.
-type StateItem = (i64, Vec<StateFieldValues>, Option<Vec<String>>);
+/// A state message as read: its stamp, its numeric fields (their paths and list flags,
+/// shared by the messages that have the same), their values back to back with each field's
+/// length, and its `name` list (shared by consecutive messages with the same).
+struct StateItem {
+    stamp: i64,
+    fields: std::sync::Arc<[StateField]>,
+    values: Vec<f64>,
+    lens: Vec<u32>,
+    names: Option<bagscope_observe::Names>,
+}
 
-/// One numeric field of a state message: its path, its values, whether it is a list.
-type StateFieldValues = (String, Vec<f64>, bool);
+impl StateItem {
+    /// The values field by field.
+    fn split(&self) -> Vec<Vec<f64>> {
+        let mut at = 0usize;
+        self.lens
+            .iter()
+            .map(|&n| {
+                let v = self.values[at..at + n as usize].to_vec();
+                at += n as usize;
+                v
+            })
+            .collect()
+    }
+}
+
+/// Per state topic, the field lists and the last `name` list met, shared between messages.
+#[derive(Default)]
+struct StateShapes {
+    fields: Vec<std::sync::Arc<[StateField]>>,
+    names: Option<bagscope_observe::Names>,
+}
+
+/// What the builder's sinks get with an anchor or member message: its payload, when the
+/// observation table copies the messages' fields (`--with-fields`).
+pub type Payload = Option<std::sync::Arc<[u8]>>;
 
 enum Item {
-    Sync(Option<i64>, Frame),
+    Sync(Option<i64>, Frame, Payload),
     State(Option<StateItem>),
     Tf(Option<Vec<TfTransform>>),
-    Clock(Option<i64>),
     Bad,
 }
 
@@ -137,208 +166,740 @@ enum Role {
     None,
     Sync(usize),
     State(usize),
+    /// A TF topic (static or not).
     Tf(bool),
+    /// `/clock`, when the contract does not name it: read for the emit-age mapping.
     Clock,
 }
 
-/// The numeric fields of a decoded message, flattened (`header` left out), and its `name`
-/// list.
-fn flatten_state(v: &Value) -> (Vec<StateFieldValues>, Option<Vec<String>>) {
-    fn walk(prefix: &str, v: &Value, out: &mut Vec<StateFieldValues>) {
-        match v {
-            Value::Struct(s) => {
-                for (n, x) in s.iter() {
-                    if prefix.is_empty() && n == "header" {
-                        continue;
-                    }
-                    walk(&join(prefix, n), x, out);
-                }
-            }
-            // Arrays of numbers are list fields; arrays of strings or messages are not state.
-            Value::Array(_) => {
-                if let Some(f) = v.to_f64_vec() {
-                    out.push((prefix.to_string(), f, true));
-                }
-            }
-            Value::String(_) | Value::Bytes(_) => {}
-            x => {
-                if let Some(f) = x.as_f64() {
-                    out.push((prefix.to_string(), vec![f], false));
-                }
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk("", v, &mut out);
-    let names = v.field("name").and_then(|n| n.as_array()).and_then(|a| {
-        a.iter()
-            .map(|x| x.as_str().map(str::to_string))
-            .collect::<Option<Vec<String>>>()
-    });
-    (out, names)
-}
-
-/// Runs the builder over an open bag.
-#[allow(clippy::too_many_lines)] // To split once observe.rs is being reworked to stream (issue 44).
-pub fn observe_of(bag: &Bag, lc: &LoadedContract) -> Result<ObserveCommandReport, Error> {
-    let c = &lc.contract;
-    let sync_topics = c.sync_topics();
-    let mut role = vec![Role::None; bag.topics.len()];
-    for (k, t) in sync_topics.iter().enumerate() {
-        role[bag.topic_index(t).map_err(|_| {
-            Error::Contract(ContractError::file(
-                &lc.path,
-                format!("topic {t} is not in the bag {}", bag.path.display()),
-            ))
-        })?] = Role::Sync(k);
-    }
-    for (k, s) in c.state.iter().enumerate() {
-        role[bag.topic_index(&s.topic).map_err(|_| {
-            Error::Contract(ContractError::file(
-                &lc.path,
-                format!(
-                    "state topic {} is not in the bag {}",
-                    s.topic,
-                    bag.path.display()
-                ),
-            ))
-        })?] = Role::State(k);
-    }
-    let mut warnings = bag.open_warnings();
-    if c.tf_target.is_some() {
-        for t in crate::tf::DEFAULT_TF_TOPICS {
-            match bag.topic_index(t) {
-                Ok(i) => role[i] = Role::Tf(bagscope_tf::is_static_topic(t)),
-                Err(_) => warnings.push(
-                    Warning::new(
-                        WarningCode::TfTopicMissing,
-                        "TF topic not in the bag: treated as empty",
-                    )
-                    .topic(t),
-                ),
-            }
-        }
-    }
-    if let Ok(i) = bag.topic_index("/clock") {
-        if matches!(role[i], Role::None) {
-            role[i] = Role::Clock;
-        }
-    }
-    let schemas = topic_schemas(bag);
-    let locs = locators(&schemas);
-    for (i, r) in role.iter().enumerate() {
-        if let Role::State(_) = r {
-            if let Err(e) = &schemas[i] {
-                return Err(Error::no_data(format!(
-                    "state topic {}: no usable message definition ({e})",
-                    bag.topics[i].name
-                )));
-            }
-        }
-    }
-    let wanted: Vec<bool> = role.iter().map(|r| !matches!(r, Role::None)).collect();
-    let scan = bag.scan(&wanted, |m| match role[m.topic] {
-        Role::Sync(_) => {
-            let loc = &locs[m.topic];
-            let stamp = match loc.source() {
-                StampSource::None => Ok(None),
-                _ => loc.read_stamp_ns(m.data),
-            };
-            match stamp {
-                Ok(s) => {
-                    let frame = loc.read_frame_id(m.data).ok().flatten().unwrap_or_default();
-                    Item::Sync(s, crate::tf::shared_frame(&frame))
-                }
-                Err(_) => Item::Bad,
-            }
-        }
-        Role::State(_) => Item::State(schemas[m.topic].as_ref().ok().and_then(|s| {
-            let v = decode(s, m.data).ok()?;
-            let stamp = locs[m.topic].read_stamp_ns(m.data).ok().flatten()?;
-            let (f, n) = flatten_state(&v);
-            Some((stamp, f, n))
-        })),
-        Role::Tf(_) => Item::Tf(bagscope_msg::types::tf_frames(m.data).ok().map(|t| {
-            t.into_iter()
-                .map(|x| TfTransform {
-                    parent: crate::tf::shared_frame(x.parent),
-                    child: crate::tf::shared_frame(x.child),
-                    stamp_ns: x.stamp_ns,
-                })
-                .collect()
-        })),
-        Role::Clock => Item::Clock(locs[m.topic].read_stamp_ns(m.data).ok().flatten()),
-        Role::None => Item::Bad,
-    });
-    warnings.extend(scan.warnings);
-    let mut messages = Vec::new();
-    let mut states: Vec<StateSeries> = c
-        .state
-        .iter()
-        .map(|s| StateSeries {
-            topic: s.topic.clone(),
-            ..Default::default()
-        })
-        .collect();
-    let mut tf: Vec<TfMessage> = Vec::new();
-    let (mut clock_log, mut clock_sim) = (Vec::new(), Vec::new());
-    let mut bad = vec![0usize; bag.topics.len()];
-    let mut names_seen: Vec<Option<bagscope_observe::Names>> = vec![None; states.len()];
-    for it in scan.items {
-        match (role[it.topic], it.value) {
-            (Role::Sync(k), Item::Sync(stamp_ns, frame_id)) => messages.push(SyncMessage {
-                topic: k,
-                stamp_ns,
-                log_time_ns: it.log_time_ns,
-                frame_id,
-            }),
-            (Role::State(k), Item::State(Some((stamp, fields, names)))) => {
-                let s = &mut states[k];
-                if s.samples.is_empty() {
-                    s.fields = fields
-                        .iter()
-                        .map(|(n, _, l)| StateField {
-                            name: n.clone(),
-                            list: *l,
-                        })
-                        .collect();
-                    s.has_names = names.is_some();
-                }
-                if fields.len() != s.fields.len()
-                    || fields.iter().zip(&s.fields).any(|(f, g)| f.0 != g.name)
-                {
-                    bad[it.topic] += 1;
+/// Each numeric field of a decoded message, flattened (`header` left out), in message order,
+/// to `out` as (path, its values, whether it is a list): numbers, and arrays every element of
+/// which is a number (an empty array too); strings, byte arrays and arrays of strings or
+/// messages are not state. The path is built in `path` (no allocation per field).
+fn walk_state(v: &Value, path: &mut String, out: &mut dyn FnMut(&str, &Value, bool)) {
+    match v {
+        Value::Struct(s) => {
+            for (n, x) in s.iter() {
+                if path.is_empty() && n == "header" {
                     continue;
                 }
-                let names = names.map(|n| match &names_seen[k] {
-                    Some(prev) if prev[..] == n[..] => prev.clone(),
-                    _ => {
-                        let a: bagscope_observe::Names = n.into();
-                        names_seen[k] = Some(a.clone());
-                        a
-                    }
-                });
-                s.samples.push(StateSample {
-                    stamp_ns: stamp,
-                    log_time_ns: it.log_time_ns,
-                    values: fields.into_iter().map(|f| f.1).collect(),
-                    names,
-                });
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(n);
+                walk_state(x, path, out);
+                path.truncate(len);
             }
-            (Role::Tf(is_static), Item::Tf(Some(transforms))) => tf.push(TfMessage {
-                log_time_ns: it.log_time_ns,
-                source: usize::from(is_static),
-                is_static,
-                transforms,
-            }),
-            (Role::Clock, Item::Clock(Some(s))) => {
-                clock_log.push(it.log_time_ns);
-                clock_sim.push(s);
+        }
+        Value::Array(a) => {
+            if a.iter().all(|x| x.as_f64().is_some()) {
+                out(path, v, true);
             }
-            (Role::Clock, _) => {}
-            _ => bad[it.topic] += 1,
+        }
+        Value::String(_) | Value::Bytes(_) => {}
+        x => {
+            if x.as_f64().is_some() {
+                out(path, v, false);
+            }
         }
     }
+}
+
+/// A decoded state message as a [`StateItem`] (fields and names shared through `shapes`).
+fn state_item(v: &Value, stamp: i64, shapes: &std::sync::Mutex<StateShapes>) -> StateItem {
+    let mut values = Vec::new();
+    let mut lens = Vec::new();
+    let mut path = String::new();
+    // The fields as a known list, checked as the message is walked.
+    let known: Vec<std::sync::Arc<[StateField]>> =
+        shapes.lock().map(|s| s.fields.clone()).unwrap_or_default();
+    let mut matches: Vec<bool> = vec![true; known.len()];
+    let mut k = 0usize;
+    walk_state(v, &mut path, &mut |name, x, list| {
+        for (m, f) in matches.iter_mut().zip(&known) {
+            *m &= f.get(k).is_some_and(|g| g.name == name && g.list == list);
+        }
+        k += 1;
+        let before = values.len();
+        match x {
+            Value::Array(a) => values.extend(a.iter().filter_map(Value::as_f64)),
+            x => values.extend(x.as_f64()),
+        }
+        lens.push((values.len() - before) as u32);
+    });
+    let found = known
+        .iter()
+        .zip(&matches)
+        .find(|(f, &m)| m && f.len() == k)
+        .map(|(f, _)| f.clone());
+    let fields = found.unwrap_or_else(|| {
+        let mut list = Vec::with_capacity(k);
+        walk_state(v, &mut path, &mut |name, _, list_field| {
+            list.push(StateField {
+                name: name.to_string(),
+                list: list_field,
+            })
+        });
+        let a: std::sync::Arc<[StateField]> = list.into();
+        if let Ok(mut s) = shapes.lock() {
+            // A few shapes per topic at most; a topic whose fields keep changing is not
+            // remembered beyond that.
+            if s.fields.len() < 8 {
+                s.fields.push(a.clone());
+            }
+        }
+        a
+    });
+    let names = v.field("name").and_then(|n| n.as_array()).and_then(|a| {
+        let strs: Option<Vec<&str>> = a.iter().map(Value::as_str).collect();
+        let strs = strs?;
+        let mut s = shapes.lock().ok()?;
+        if let Some(prev) = &s.names {
+            if prev.len() == strs.len() && prev.iter().zip(&strs).all(|(p, q)| p == q) {
+                return Some(prev.clone());
+            }
+        }
+        let n: bagscope_observe::Names = strs
+            .iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .into();
+        s.names = Some(n.clone());
+        Some(n)
+    });
+    StateItem {
+        stamp,
+        fields,
+        values,
+        lens,
+        names,
+    }
+}
+
+/// What the contract asks of the bag: each topic's role, the definitions and stamp locators,
+/// and what is missing (warnings).
+struct Setup {
+    role: Vec<Role>,
+    schemas: Vec<Result<bagscope_msg::MessageSchema, String>>,
+    locs: Vec<bagscope_msg::StampLocator>,
+    warnings: Vec<Warning>,
+    /// Per topic: the state messages' field lists and names met so far.
+    shapes: Vec<std::sync::Mutex<StateShapes>>,
+}
+
+impl Setup {
+    fn of(bag: &Bag, lc: &LoadedContract) -> Result<Setup, Error> {
+        let c = &lc.contract;
+        let mut role = vec![Role::None; bag.topics.len()];
+        for (k, t) in c.sync_topics().iter().enumerate() {
+            role[bag.topic_index(t).map_err(|_| {
+                Error::Contract(ContractError::file(
+                    &lc.path,
+                    format!("topic {t} is not in the bag {}", bag.path.display()),
+                ))
+            })?] = Role::Sync(k);
+        }
+        for (k, s) in c.state.iter().enumerate() {
+            role[bag.topic_index(&s.topic).map_err(|_| {
+                Error::Contract(ContractError::file(
+                    &lc.path,
+                    format!(
+                        "state topic {} is not in the bag {}",
+                        s.topic,
+                        bag.path.display()
+                    ),
+                ))
+            })?] = Role::State(k);
+        }
+        let mut warnings = bag.open_warnings();
+        if c.tf_target.is_some() {
+            for t in crate::tf::DEFAULT_TF_TOPICS {
+                match bag.topic_index(t) {
+                    Ok(i) => role[i] = Role::Tf(bagscope_tf::is_static_topic(t)),
+                    Err(_) => warnings.push(
+                        Warning::new(
+                            WarningCode::TfTopicMissing,
+                            "TF topic not in the bag: treated as empty",
+                        )
+                        .topic(t),
+                    ),
+                }
+            }
+        }
+        if let Ok(i) = bag.topic_index("/clock") {
+            if matches!(role[i], Role::None) {
+                role[i] = Role::Clock;
+            }
+        }
+        let schemas = topic_schemas(bag);
+        let locs = locators(&schemas);
+        for (i, r) in role.iter().enumerate() {
+            if let Role::State(_) = r {
+                if let Err(e) = &schemas[i] {
+                    return Err(Error::no_data(format!(
+                        "state topic {}: no usable message definition ({e})",
+                        bag.topics[i].name
+                    )));
+                }
+            }
+        }
+        Ok(Setup {
+            shapes: role.iter().map(|_| Default::default()).collect(),
+            role,
+            schemas,
+            locs,
+            warnings,
+        })
+    }
+
+    /// Topics whose role passes `f`.
+    fn wanted(&self, f: impl Fn(Role) -> bool) -> Vec<bool> {
+        self.role.iter().map(|&r| f(r)).collect()
+    }
+
+    /// A synchronized message's stamp (`None` for a type without one), or `Err` when it
+    /// cannot be read (the message is left out and counted).
+    fn stamp(&self, m: &RawMessage<'_>) -> Result<Option<i64>, ()> {
+        let loc = &self.locs[m.topic];
+        match loc.source() {
+            StampSource::None => Ok(None),
+            _ => loc.read_stamp_ns(m.data).map_err(|_| ()),
+        }
+    }
+
+    /// One message read for the builder (`payloads`: anchor and member payloads kept).
+    fn read(&self, m: &RawMessage<'_>, payloads: bool) -> Item {
+        match self.role[m.topic] {
+            Role::Sync(_) => match self.stamp(m) {
+                Ok(s) => {
+                    let loc = &self.locs[m.topic];
+                    let frame = loc.read_frame_id(m.data).ok().flatten().unwrap_or_default();
+                    let payload = payloads.then(|| m.data.into());
+                    Item::Sync(s, crate::tf::shared_frame(&frame), payload)
+                }
+                Err(_) => Item::Bad,
+            },
+            Role::State(_) => Item::State(self.state(m)),
+            Role::Tf(_) => Item::Tf(bagscope_msg::types::tf_frames(m.data).ok().map(|t| {
+                t.into_iter()
+                    .map(|x| TfTransform {
+                        parent: crate::tf::shared_frame(x.parent),
+                        child: crate::tf::shared_frame(x.child),
+                        stamp_ns: x.stamp_ns,
+                    })
+                    .collect()
+            })),
+            Role::Clock | Role::None => Item::Bad,
+        }
+    }
+
+    /// A state message's stamp and numeric fields, `None` when they cannot be read.
+    fn state(&self, m: &RawMessage<'_>) -> Option<StateItem> {
+        let s = self.schemas[m.topic].as_ref().ok()?;
+        let v = decode(s, m.data).ok()?;
+        let stamp = self.locs[m.topic].read_stamp_ns(m.data).ok().flatten()?;
+        Some(state_item(&v, stamp, &self.shapes[m.topic]))
+    }
+}
+
+/// What [`in_order`] hands out: the next message's result, or word that the results handed
+/// out so far are to be dropped (the bag is read again from the start).
+enum Fed<T> {
+    Item(bagscope_bag::Item<T>),
+    Restart,
+}
+
+/// Runs `f` on every message of the `wanted` topics in log-time order, `feed` getting each
+/// result: streamed ([`Bag::scan_in_order`]), or, where the bag's chunk headers misstate
+/// their time ranges, from a whole [`Bag::scan`] after [`Fed::Restart`].
+fn in_order<T: Send>(
+    bag: &Bag,
+    wanted: &[bool],
+    f: &(dyn Fn(&RawMessage<'_>) -> T + Sync),
+    feed: &mut dyn FnMut(Fed<T>),
+) -> Vec<Warning> {
+    match bag.scan_in_order(wanted, f, &mut |it| feed(Fed::Item(it))) {
+        Ok(w) => w,
+        Err(bagscope_bag::ScanOrderBroken) => {
+            feed(Fed::Restart);
+            let scan = bag.scan(wanted, f);
+            for it in scan.items {
+                feed(Fed::Item(it));
+            }
+            scan.warnings
+        }
+    }
+}
+
+/// The synchronizers' plan over the anchor's and members' messages (member groups only):
+/// their stamps and log times, read in a first pass.
+fn sync_plan(bag: &Bag, lc: &LoadedContract, st: &Setup) -> Result<Option<SyncPlan>, Error> {
+    let c = &lc.contract;
+    if c.groups.is_empty() {
+        return Ok(None);
+    }
+    let wanted = st.wanted(|r| matches!(r, Role::Sync(_)));
+    let none: Frame = crate::tf::shared_frame("");
+    let mut msgs: Vec<SyncMessage> = Vec::new();
+    let f = |m: &RawMessage<'_>| st.stamp(m).ok();
+    in_order(bag, &wanted, &f, &mut |fed| match fed {
+        Fed::Item(it) => {
+            if let (Role::Sync(k), Some(stamp_ns)) = (st.role[it.topic], it.value) {
+                msgs.push(SyncMessage {
+                    topic: k,
+                    stamp_ns,
+                    log_time_ns: it.log_time_ns,
+                    frame_id: none.clone(),
+                });
+            }
+        }
+        Fed::Restart => msgs.clear(),
+    });
+    bagscope_observe::plan_sync(c, &msgs).map_err(|e| builder_error(lc, e))
+}
+
+fn builder_error(lc: &LoadedContract, e: bagscope_observe::ObserveError) -> Error {
+    match e {
+        bagscope_observe::ObserveError::Contract(s) => {
+            Error::Contract(ContractError::file(&lc.path, s))
+        }
+        bagscope_observe::ObserveError::Sync(e) => Error::Sync(e),
+    }
+}
+
+/// [`Values`] kept in memory up to 64 Ki values, then appended to an unnamed temporary file
+/// (in the output folder, else the system's) 64 Ki at a time: the summaries' exact order
+/// statistics are taken in two passes over them ([`bagscope_stats::NsSummary::of_streamed`]),
+/// so the values never need to be in memory at once. Where the file cannot be written, the
+/// values stay in memory.
+pub(crate) struct SpillValues {
+    dir: Option<PathBuf>,
+    mem: Vec<i64>,
+    file: Option<std::fs::File>,
+    /// Values in the file.
+    in_file: u64,
+    /// The file could not be made or written: everything from there on stays in memory.
+    in_memory: bool,
+}
+
+/// Values held in memory before a [`SpillValues`] appends them to its file.
+const IN_MEMORY_VALUES: usize = 1 << 16;
+
+impl SpillValues {
+    pub(crate) fn new(dir: Option<&Path>) -> SpillValues {
+        SpillValues {
+            dir: dir.map(Path::to_path_buf),
+            mem: Vec::new(),
+            file: None,
+            in_file: 0,
+            in_memory: false,
+        }
+    }
+
+    /// Appends the values in memory to the file (all of them, or none: the file is cut back).
+    fn spill(&mut self) -> std::io::Result<()> {
+        use std::io::Write;
+        if self.file.is_none() {
+            self.file = Some(match &self.dir {
+                Some(d) => tempfile::tempfile_in(d).or_else(|_| tempfile::tempfile())?,
+                None => tempfile::tempfile()?,
+            });
+        }
+        let Some(f) = &self.file else {
+            return Ok(());
+        };
+        let mut bytes = Vec::with_capacity(self.mem.len() * 8);
+        for v in &self.mem {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+        let mut w = f;
+        if let Err(e) = w.write_all(&bytes) {
+            let _ = f.set_len(self.in_file * 8);
+            return Err(e);
+        }
+        self.in_file += self.mem.len() as u64;
+        self.mem.clear();
+        Ok(())
+    }
+}
+
+impl Values for SpillValues {
+    fn push(&mut self, v: i64) {
+        self.mem.push(v);
+        if self.mem.len() >= IN_MEMORY_VALUES && !self.in_memory {
+            self.in_memory = self.spill().is_err();
+        }
+    }
+
+    fn summary(&mut self) -> Option<bagscope_stats::NsSummary> {
+        use std::io::{Read, Seek};
+        let Some(file) = &self.file else {
+            return bagscope_stats::NsSummary::of_in_place(&mut self.mem);
+        };
+        let (n, mem) = (self.in_file, &self.mem);
+        // The file's values, then those still in memory; the same sequence on every pass.
+        let values = || {
+            let mut f = file.try_clone().ok().and_then(|mut f| {
+                f.seek(std::io::SeekFrom::Start(0)).ok()?;
+                Some(std::io::BufReader::with_capacity(1 << 16, f))
+            });
+            let from_file = (0..n).map_while(move |_| {
+                let mut b = [0u8; 8];
+                f.as_mut()?.read_exact(&mut b).ok()?;
+                Some(i64::from_le_bytes(b))
+            });
+            from_file.chain(mem.iter().copied())
+        };
+        bagscope_stats::NsSummary::of_streamed(values)
+    }
+}
+
+/// Where a streamed run's observations and rejections go, besides the builder's [`Sink`]:
+/// row groups written as they fill, the state topics' fields being known by then.
+trait Output: Sink<Payload> {
+    /// Observations wait for the table's shape (the state topics' fields).
+    fn needs_shape(&self) -> bool {
+        false
+    }
+    /// The table's shape, known now.
+    fn set_shape(&mut self, _shape: &Shape) {}
+    /// A row group's worth of rows is waiting.
+    fn full(&self) -> bool {
+        false
+    }
+    /// Writes what waits.
+    fn flush(&mut self) -> Result<(), Error> {
+        Ok(())
+    }
+    /// The first error met; the run stops reading and returns it.
+    fn failed(&mut self) -> Option<Error> {
+        None
+    }
+    /// The tables it is writing (only `observe -o`'s output).
+    #[cfg(feature = "frames")]
+    fn into_tables(self: Box<Self>) -> Option<Box<Tables>> {
+        None
+    }
+    /// What it kept of the observations and rejections (only [`Collect`] keeps them).
+    fn into_rows(
+        self: Box<Self>,
+    ) -> (
+        Vec<bagscope_observe::Observation>,
+        Vec<bagscope_observe::Rejection>,
+    ) {
+        (Vec::new(), Vec::new())
+    }
+}
+
+impl Sink<Payload> for Box<dyn Output + '_> {
+    fn observation(&mut self, o: bagscope_observe::Observation, extras: Vec<Payload>) {
+        (**self).observation(o, extras)
+    }
+    fn rejection(&mut self, r: bagscope_observe::Rejection) {
+        (**self).rejection(r)
+    }
+}
+
+/// The observation table's columns besides its rows: what the contract names, and each
+/// state topic's numeric fields (from its first sample).
+#[derive(Debug, Clone, Default)]
+pub struct Shape {
+    /// The contract's content hash.
+    pub policy_version: String,
+    /// The anchor, then the member topics.
+    pub topics: Vec<String>,
+    /// The member groups.
+    pub groups: Vec<GroupSpec>,
+    /// The state topics.
+    pub state_topics: Vec<String>,
+    /// Per state topic: its sampling mode, numeric fields and whether it has a `name` list.
+    pub state: Vec<(StateMode, Vec<StateField>, bool)>,
+}
+
+impl Shape {
+    fn of(r: &ObserveReport) -> Shape {
+        Shape {
+            policy_version: r.policy_version.clone(),
+            topics: r.topics.clone(),
+            groups: r.groups.clone(),
+            state_topics: r.state_topics.clone(),
+            state: (0..r.state_topics.len())
+                .map(|s| {
+                    (
+                        r.summary
+                            .state
+                            .get(s)
+                            .map_or(StateMode::Nearest, |x| x.mode),
+                        r.state_fields.get(s).cloned().unwrap_or_default(),
+                        r.state_has_names.get(s).copied().unwrap_or(false),
+                    )
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Keeps every observation and rejection ([`observe_of`]).
+#[derive(Default)]
+struct Collect {
+    observations: Vec<bagscope_observe::Observation>,
+    rejections: Vec<bagscope_observe::Rejection>,
+}
+
+impl Sink<Payload> for Collect {
+    fn observation(&mut self, o: bagscope_observe::Observation, _: Vec<Payload>) {
+        self.observations.push(o);
+    }
+    fn rejection(&mut self, r: bagscope_observe::Rejection) {
+        self.rejections.push(r);
+    }
+}
+
+impl Output for Collect {
+    fn into_rows(
+        self: Box<Self>,
+    ) -> (
+        Vec<bagscope_observe::Observation>,
+        Vec<bagscope_observe::Rejection>,
+    ) {
+        (self.observations, self.rejections)
+    }
+}
+
+/// Keeps nothing (the summary alone: `--compare`, the report page).
+struct Discard;
+
+impl Sink<Payload> for Discard {
+    fn observation(&mut self, _: bagscope_observe::Observation, _: Vec<Payload>) {}
+    fn rejection(&mut self, _: bagscope_observe::Rejection) {}
+}
+
+impl Output for Discard {}
+
+/// One streamed run of the builder over the bag into `output` (made anew by `make` if the
+/// bag has to be read again): the report, and the output.
+fn run<'o>(
+    bag: &Bag,
+    lc: &LoadedContract,
+    payloads: bool,
+    spill: Option<&Path>,
+    make: &mut dyn FnMut() -> Result<Box<dyn Output + 'o>, Error>,
+) -> Result<(ObserveCommandReport, Box<dyn Output + 'o>), Error> {
+    let c = &lc.contract;
+    let st = Setup::of(bag, lc)?;
+    let mut warnings = st.warnings.clone();
+    let plan = sync_plan(bag, lc, &st)?;
+    // Static TF counts from the start: read first.
+    let tf_static: Vec<TfMessage> = if c.tf_target.is_some() {
+        let wanted = st.wanted(|r| matches!(r, Role::Tf(true)));
+        let scan = bag.scan(&wanted, |m| st.read(m, false));
+        scan.items
+            .into_iter()
+            .filter_map(|it| match it.value {
+                Item::Tf(Some(transforms)) => Some(TfMessage {
+                    log_time_ns: it.log_time_ns,
+                    source: 1,
+                    is_static: true,
+                    transforms,
+                }),
+                _ => None,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    // Emit ages: log times onto the anchor stamps' clock, mapped through /clock when the
+    // stamps are on sim time and the log times on wall time (decided from the first 64
+    // anchor stamps; /clock is read only then).
+    let axis_warning: std::cell::RefCell<Option<Warning>> = Default::default();
+    let map: std::cell::OnceCell<Option<bagscope_clocks::ClockMap>> = Default::default();
+    let mapper = |log: i64| {
+        map.get()
+            .and_then(Option::as_ref)
+            .and_then(|m| m.log_to_sim_ns(log))
+    };
+    let clock_topic = st.role.iter().position(|r| matches!(r, Role::Clock));
+    let decide = |anchor_stamps: &[i64], first_log: Option<i64>| -> EmitAxis<'_> {
+        let stamps_wall = bagscope_types::series_is_wall(anchor_stamps).unwrap_or(true);
+        let log_wall = first_log.is_some_and(bagscope_types::is_wall_ns);
+        let clock = (!stamps_wall && log_wall)
+            .then(|| {
+                let t = clock_topic?;
+                let mut wanted = vec![false; bag.topics.len()];
+                wanted[t] = true;
+                let (cols, _) = bag.scan_columns(&wanted, |m| {
+                    [st.locs[m.topic]
+                        .read_stamp_ns(m.data)
+                        .ok()
+                        .flatten()
+                        .unwrap_or(i64::MIN)]
+                });
+                let (mut log, mut sim) = (Vec::new(), Vec::new());
+                for (l, s) in cols[t].log_time_ns.iter().zip(&cols[t].values[0]) {
+                    if *s != i64::MIN {
+                        log.push(*l);
+                        sim.push(*s);
+                    }
+                }
+                bagscope_clocks::ClockMap::from_series(&log, &sim, bagscope_types::Axis::Wall)
+            })
+            .flatten();
+        let mapped = clock.is_some();
+        let _ = map.set(clock);
+        if stamps_wall == log_wall || anchor_stamps.is_empty() {
+            EmitAxis::Same
+        } else if mapped {
+            EmitAxis::Mapped(&mapper)
+        } else {
+            *axis_warning.borrow_mut() = Some(
+                Warning::new(
+                    WarningCode::SplitClockAxes,
+                    "the anchor's stamps are on sim time and log times on wall time, with no /clock to map them: emit ages are null and freshness is not checked",
+                )
+                .topic(&c.anchor),
+            );
+            EmitAxis::Unmapped
+        }
+    };
+    let decide = std::cell::Cell::new(Some(decide));
+    let wanted = st.wanted(|r| matches!(r, Role::Sync(_) | Role::State(_) | Role::Tf(false)));
+    let read = |m: &RawMessage<'_>| st.read(m, payloads);
+    // Built anew if the bag must be read again (a chunk header misstating its time range).
+    type Run<'b, 'o> = (
+        bagscope_observe::Builder<'b, Payload, Box<dyn Output + 'o>>,
+        Vec<usize>,
+        Vec<bool>,
+        Vec<Option<bagscope_observe::Names>>,
+    );
+    let new_run = |output: Box<dyn Output + 'o>| -> Result<Run<'_, 'o>, Error> {
+        let axis = match decide.take() {
+            Some(d) => AxisChoice::Decide(Box::new(d)),
+            // A second read: the first decided (the same stamps come again).
+            None => AxisChoice::Given(match (map.get(), axis_warning.borrow().is_some()) {
+                (_, true) => EmitAxis::Unmapped,
+                (Some(Some(_)), false) => EmitAxis::Mapped(&mapper),
+                _ => EmitAxis::Same,
+            }),
+        };
+        let dir = spill.map(Path::to_path_buf);
+        let b = bagscope_observe::Builder::new(
+            StreamInput {
+                contract: c,
+                policy_version: &lc.policy_version,
+                plan: plan.clone(),
+                tf_static: &tf_static,
+                axis,
+                values: Box::new(move || Box::new(SpillValues::new(dir.as_deref()))),
+            },
+            output,
+        )
+        .map_err(|e| builder_error(lc, e))?;
+        Ok((
+            b,
+            vec![0usize; bag.topics.len()],
+            vec![false; c.state.len()],
+            vec![None; c.state.len()],
+        ))
+    };
+    let mut current = Some(new_run(make()?)?);
+    let mut failure: Option<Error> = None;
+    let mut shape: Option<Shape> = None;
+    let mut fields: Vec<Option<(Vec<StateField>, bool)>> = vec![None; c.state.len()];
+    let scan_warnings = in_order(bag, &wanted, &read, &mut |fed| {
+        let it = match fed {
+            Fed::Item(it) => it,
+            Fed::Restart => {
+                // Start over: the rows written so far are dropped with their output.
+                current = None;
+                shape = None;
+                fields = vec![None; c.state.len()];
+                match make().and_then(&new_run) {
+                    Ok(r) => current = Some(r),
+                    Err(e) => failure = Some(e),
+                }
+                return;
+            }
+        };
+        {
+            let Some((b, bad, seen, names_seen)) = current.as_mut() else {
+                return;
+            };
+            if failure.is_some() {
+                return;
+            }
+            match (st.role[it.topic], it.value) {
+                (Role::Sync(k), Item::Sync(stamp_ns, frame_id, payload)) => b.sync(
+                    SyncMessage {
+                        topic: k,
+                        stamp_ns,
+                        log_time_ns: it.log_time_ns,
+                        frame_id,
+                    },
+                    payload,
+                ),
+                (Role::State(k), Item::State(Some(s))) => {
+                    if !seen[k] {
+                        seen[k] = true;
+                        b.state_fields(k, &s.fields, s.names.is_some());
+                        fields[k] = Some((s.fields.to_vec(), s.names.is_some()));
+                    }
+                    let known = fields[k].as_ref().map(|x| &x.0);
+                    if known.is_none_or(|f| {
+                        f.len() != s.fields.len()
+                            || f.iter().zip(s.fields.iter()).any(|(a, b)| a.name != b.name)
+                    }) {
+                        bad[it.topic] += 1;
+                        return;
+                    }
+                    let names = s.names.clone().map(|n| match &names_seen[k] {
+                        Some(prev) if prev[..] == n[..] => prev.clone(),
+                        _ => {
+                            names_seen[k] = Some(n.clone());
+                            n
+                        }
+                    });
+                    b.state(
+                        k,
+                        StateSample {
+                            stamp_ns: s.stamp,
+                            log_time_ns: it.log_time_ns,
+                            values: s.split(),
+                            names,
+                        },
+                    );
+                }
+                (Role::Tf(is_static), Item::Tf(Some(transforms))) => b.tf(&TfMessage {
+                    log_time_ns: it.log_time_ns,
+                    source: usize::from(is_static),
+                    is_static,
+                    transforms,
+                }),
+                _ => bad[it.topic] += 1,
+            }
+            let out = b.sink_mut();
+            if let Some(e) = out.failed() {
+                failure = Some(e);
+                return;
+            }
+            if out.needs_shape() {
+                let s = shape.get_or_insert_with(|| stream_shape(bag, lc, &st, &fields));
+                out.set_shape(s);
+            }
+            if out.full() {
+                if let Err(e) = out.flush() {
+                    failure = Some(e);
+                }
+            }
+        }
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let Some((b, bad, _, _)) = current else {
+        return Err(Error::no_data("observe: the run could not start over"));
+    };
+    warnings.extend(scan_warnings);
     for (i, &n) in bad.iter().enumerate() {
         if n > 0 {
             warnings.push(
@@ -351,62 +912,93 @@ pub fn observe_of(bag: &Bag, lc: &LoadedContract) -> Result<ObserveCommandReport
             );
         }
     }
-    // Emit ages: log times onto the anchor stamps' clock.
-    let anchor_stamps: Vec<i64> = messages
-        .iter()
-        .filter(|m| m.topic == 0)
-        .filter_map(|m| m.stamp_ns)
-        .take(64)
-        .collect();
-    let first_log = messages.first().map(|m| m.log_time_ns);
-    let stamps_wall = bagscope_types::series_is_wall(&anchor_stamps).unwrap_or(true);
-    let log_wall = first_log.is_some_and(bagscope_types::is_wall_ns);
-    let map = (!stamps_wall && log_wall)
-        .then(|| {
-            bagscope_clocks::ClockMap::from_series(
-                &clock_log,
-                &clock_sim,
-                bagscope_types::Axis::Wall,
-            )
-        })
-        .flatten();
-    let mapper = |log: i64| map.as_ref().and_then(|m| m.log_to_sim_ns(log));
-    let emit_axis = if stamps_wall == log_wall || anchor_stamps.is_empty() {
-        EmitAxis::Same
-    } else if map.is_some() {
-        EmitAxis::Mapped(&mapper)
-    } else {
-        warnings.push(
-            Warning::new(
-                WarningCode::SplitClockAxes,
-                "the anchor's stamps are on sim time and log times on wall time, with no /clock to map them: emit ages are null and freshness is not checked",
-            )
-            .topic(&c.anchor),
-        );
-        EmitAxis::Unmapped
-    };
-    let report = bagscope_observe::build(&Input {
-        contract: c,
-        policy_version: &lc.policy_version,
-        messages: &messages,
-        states: &states,
-        tf: &tf,
-        emit_axis,
-    })
-    .map_err(|e| match e {
-        bagscope_observe::ObserveError::Contract(s) => {
-            Error::Contract(ContractError::file(&lc.path, s))
-        }
-        bagscope_observe::ObserveError::Sync(e) => Error::Sync(e),
-    })?;
+    let (report, mut output) = b.finish();
+    warnings.extend(axis_warning.borrow_mut().take());
+    if let Some(e) = output.failed() {
+        return Err(e);
+    }
+    if output.needs_shape() {
+        output.set_shape(&shape.unwrap_or_else(|| Shape::of(&report)));
+    }
+    output.flush()?;
     warnings.sort();
     warnings.dedup();
-    Ok(ObserveCommandReport {
-        bag: bag.path.display().to_string(),
-        contract: lc.path.display().to_string(),
-        report,
-        warnings,
+    Ok((
+        ObserveCommandReport {
+            bag: bag.path.display().to_string(),
+            contract: lc.path.display().to_string(),
+            report,
+            warnings,
+        },
+        output,
+    ))
+}
+
+/// The table shape while the run goes on: the contract's, and each state topic's fields
+/// from its first sample; a state topic without one yet (an optional state that starts
+/// late) is read ahead for it (its first readable sample in log-time order).
+fn stream_shape(
+    bag: &Bag,
+    lc: &LoadedContract,
+    st: &Setup,
+    fields: &[Option<(Vec<StateField>, bool)>],
+) -> Shape {
+    let c = &lc.contract;
+    let state = c
+        .state
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            let (f, names) = fields[k].clone().unwrap_or_else(|| {
+                let wanted = st.wanted(|r| matches!(r, Role::State(j) if j == k));
+                let mut first: Option<(Vec<StateField>, bool)> = None;
+                in_order(
+                    bag,
+                    &wanted,
+                    &|m: &RawMessage<'_>| st.state(m),
+                    &mut |fed| match fed {
+                        Fed::Item(it) => {
+                            if let (None, Some(s)) = (&first, it.value) {
+                                first = Some((s.fields.to_vec(), s.names.is_some()));
+                            }
+                        }
+                        Fed::Restart => first = None,
+                    },
+                );
+                first.unwrap_or_default()
+            });
+            (s.mode, f, names)
+        })
+        .collect();
+    Shape {
+        policy_version: lc.policy_version.clone(),
+        topics: c.sync_topics(),
+        groups: c.groups.clone(),
+        state_topics: c.state.iter().map(|s| s.topic.clone()).collect(),
+        state,
+    }
+}
+
+/// Runs the builder over an open bag and returns every observation and rejection with the
+/// report, held in memory (`observe -o` writes them as they are made: [`observe_to`]).
+pub fn observe_of(bag: &Bag, lc: &LoadedContract) -> Result<ObserveCommandReport, Error> {
+    let (mut r, out) = run(bag, lc, false, None, &mut || {
+        Ok(Box::new(Collect::default()) as Box<dyn Output>)
+    })?;
+    let (observations, mut rejections) = out.into_rows();
+    rejections.sort_by_key(|x| (x.topic, x.index));
+    r.report.observations = observations;
+    r.report.rejections = rejections;
+    Ok(r)
+}
+
+/// [`observe_of`]'s report without the observations and rejections (the summary: `observe
+/// --compare`, the report page), in bounded memory.
+pub fn observe_summary(bag: &Bag, lc: &LoadedContract) -> Result<ObserveCommandReport, Error> {
+    run(bag, lc, false, None, &mut || {
+        Ok(Box::new(Discard) as Box<dyn Output>)
     })
+    .map(|(r, _)| r)
 }
 
 /// [`observe_of`] of the bag at `path` with the contract file `contract`.
@@ -432,175 +1024,298 @@ fn state_of(o: &bagscope_observe::Observation, s: usize) -> Option<&bagscope_obs
     o.state.get(s).and_then(|x| x.as_ref())
 }
 
-/// The observation table's columns (docs/observe.md explains them).
+/// How one column of the observation table takes its value from an observation.
 #[cfg(feature = "frames")]
-pub fn observation_columns(r: &ObserveReport) -> Vec<(String, bagscope_frames::Col)> {
-    use bagscope_frames::Col;
-    let obs = &r.observations;
-    let n = obs.len();
-    let i64s = |f: &dyn Fn(&bagscope_observe::Observation) -> Option<i64>| {
-        Col::I64(obs.iter().map(f).collect())
-    };
-    let constant = |s: &str| Col::Dict {
-        dict: vec![s.to_string()],
-        idx: vec![0; n],
-    };
-    let mut cols: Vec<(String, Col)> = vec![
-        (
-            "observation_id".into(),
-            Col::Str(obs.iter().map(|o| Some(o.observation_id.clone())).collect()),
-        ),
-        ("policy_version".into(), constant(&r.policy_version)),
-        ("anchor_topic".into(), constant(&r.anchor_topic)),
-        (
-            "anchor_index".into(),
-            i64s(&|o| Some(o.anchor_index as i64)),
-        ),
-        ("anchor_stamp_ns".into(), i64s(&|o| Some(o.anchor_stamp_ns))),
-        (
-            "anchor_log_time_ns".into(),
-            i64s(&|o| Some(o.anchor_log_time_ns)),
-        ),
-        (
-            "anchor_frame_id".into(),
-            Col::Str(
-                obs.iter()
-                    .map(|o| Some(o.anchor_frame_id.to_string()))
-                    .collect(),
+enum Cell {
+    /// The same string on every row.
+    Constant,
+    I64(Box<dyn Fn(&bagscope_observe::Observation) -> Option<i64>>),
+    Str(Box<dyn Fn(&bagscope_observe::Observation) -> Option<String>>),
+    F64(Box<dyn Fn(&bagscope_observe::Observation) -> Option<f64>>),
+    F64List(Box<dyn Fn(&bagscope_observe::Observation) -> Option<Vec<f64>>>),
+    StrList(Box<dyn Fn(&bagscope_observe::Observation) -> Option<Vec<String>>>),
+    /// The same value on every row.
+    ConstI64(Option<i64>),
+    ConstBool(Option<bool>),
+}
+
+/// The observation table's columns, filled an observation at a time (docs/observe.md
+/// explains them): what a row group holds while it is made, without the observations.
+#[cfg(feature = "frames")]
+pub struct ObservationColumns {
+    cells: Vec<(String, Cell, bagscope_frames::Col)>,
+    /// Rows a set of columns has room for.
+    rows: usize,
+}
+
+#[cfg(feature = "frames")]
+impl ObservationColumns {
+    /// The columns of `r`'s table, without rows, with room for `rows` rows (no column grows
+    /// by copying until then).
+    pub fn new(r: &Shape, rows: usize) -> ObservationColumns {
+        use bagscope_frames::Col;
+        use bagscope_observe::Observation as O;
+        let constant = |name: String, s: &str| {
+            (
+                name,
+                Cell::Constant,
+                Col::Dict {
+                    dict: vec![s.to_string()],
+                    idx: Vec::new(),
+                },
+            )
+        };
+        let i64s = |name: String, f: Box<dyn Fn(&O) -> Option<i64>>| {
+            (name, Cell::I64(f), Col::I64(Vec::new()))
+        };
+        let strs = |name: String, f: Box<dyn Fn(&O) -> Option<String>>| {
+            (name, Cell::Str(f), Col::Str(Vec::new()))
+        };
+        let mut cells: Vec<(String, Cell, Col)> = vec![
+            strs(
+                "observation_id".into(),
+                Box::new(|o| Some(o.observation_id.clone())),
             ),
-        ),
-        ("clock_epoch".into(), i64s(&|o| Some(o.clock_epoch as i64))),
-        (
-            "emit_log_time_ns".into(),
-            i64s(&|o| Some(o.emit_log_time_ns)),
-        ),
-        ("emit_age_ns".into(), i64s(&|o| o.emit_age_ns)),
-        ("span_ns".into(), i64s(&|o| Some(o.span_ns))),
-        ("decision".into(), constant("accepted")),
-    ];
-    for g in &r.groups {
-        let p = &g.name;
-        cols.push((format!("{p}.policy"), constant(g.policy.cli_name())));
-        cols.push((
-            format!("{p}.queue_size"),
-            Col::I64(vec![Some(g.queue as i64); n]),
-        ));
-        cols.push((format!("{p}.slop_ns"), Col::I64(vec![g.slop_ns; n])));
-        cols.push((format!("{p}.epsilon_ns"), Col::I64(vec![g.epsilon_ns; n])));
-        cols.push((
-            format!("{p}.hierarchical"),
-            Col::Bool(vec![Some(g.hierarchical); n]),
-        ));
-    }
-    for (k, t) in r.member_topics.iter().enumerate() {
-        let m = |o: &bagscope_observe::Observation| o.members.get(k).cloned();
-        cols.push((
-            format!("{t}.index"),
-            i64s(&|o| m(o).map(|x| x.index as i64)),
-        ));
-        cols.push((
-            format!("{t}.stamp_ns"),
-            i64s(&|o| m(o).and_then(|x| x.stamp_ns)),
-        ));
-        cols.push((
-            format!("{t}.offset_ns"),
-            i64s(&|o| m(o).and_then(|x| x.offset_ns)),
-        ));
-        cols.push((
-            format!("{t}.frame_id"),
-            Col::Str(
-                obs.iter()
-                    .map(|o| m(o).map(|x| x.frame_id.to_string()))
-                    .collect(),
+            constant("policy_version".into(), &r.policy_version),
+            constant("anchor_topic".into(), &r.topics[0]),
+            i64s(
+                "anchor_index".into(),
+                Box::new(|o| Some(o.anchor_index as i64)),
             ),
-        ));
-        cols.push((
-            format!("{t}.log_time_ns"),
-            i64s(&|o| m(o).map(|x| x.log_time_ns)),
-        ));
-    }
-    for (s, t) in r.state_topics.iter().enumerate() {
-        if r.state_has_names.get(s).copied().unwrap_or(false) {
-            cols.push((
-                format!("{t}.name"),
-                Col::StrList(
-                    obs.iter()
-                        .map(|o| {
-                            state_of(o, s)
-                                .and_then(|x| x.names.as_ref())
-                                .map(|n| n.to_vec())
-                        })
-                        .collect(),
-                ),
+            i64s(
+                "anchor_stamp_ns".into(),
+                Box::new(|o| Some(o.anchor_stamp_ns)),
+            ),
+            i64s(
+                "anchor_log_time_ns".into(),
+                Box::new(|o| Some(o.anchor_log_time_ns)),
+            ),
+            strs(
+                "anchor_frame_id".into(),
+                Box::new(|o| Some(o.anchor_frame_id.to_string())),
+            ),
+            i64s(
+                "clock_epoch".into(),
+                Box::new(|o| Some(o.clock_epoch as i64)),
+            ),
+            i64s(
+                "emit_log_time_ns".into(),
+                Box::new(|o| Some(o.emit_log_time_ns)),
+            ),
+            i64s("emit_age_ns".into(), Box::new(|o| o.emit_age_ns)),
+            i64s("span_ns".into(), Box::new(|o| Some(o.span_ns))),
+            constant("decision".into(), "accepted"),
+        ];
+        for g in &r.groups {
+            let p = &g.name;
+            cells.push(constant(format!("{p}.policy"), g.policy.cli_name()));
+            cells.push((
+                format!("{p}.queue_size"),
+                Cell::ConstI64(Some(g.queue as i64)),
+                Col::I64(Vec::new()),
+            ));
+            cells.push((
+                format!("{p}.slop_ns"),
+                Cell::ConstI64(g.slop_ns),
+                Col::I64(Vec::new()),
+            ));
+            cells.push((
+                format!("{p}.epsilon_ns"),
+                Cell::ConstI64(g.epsilon_ns),
+                Col::I64(Vec::new()),
+            ));
+            cells.push((
+                format!("{p}.hierarchical"),
+                Cell::ConstBool(Some(g.hierarchical)),
+                Col::Bool(Vec::new()),
             ));
         }
-        for (f, field) in r.state_fields[s].iter().enumerate() {
-            let name = format!("{t}.{}", field.name);
-            if field.list {
-                cols.push((
-                    name,
-                    Col::F64List(
-                        obs.iter()
-                            .map(|o| state_of(o, s).and_then(|x| x.values.get(f).cloned()))
-                            .collect(),
-                    ),
+        for (k, t) in r.topics[1..].iter().enumerate() {
+            cells.push(i64s(
+                format!("{t}.index"),
+                Box::new(move |o| o.members.get(k).map(|x| x.index as i64)),
+            ));
+            cells.push(i64s(
+                format!("{t}.stamp_ns"),
+                Box::new(move |o| o.members.get(k).and_then(|x| x.stamp_ns)),
+            ));
+            cells.push(i64s(
+                format!("{t}.offset_ns"),
+                Box::new(move |o| o.members.get(k).and_then(|x| x.offset_ns)),
+            ));
+            cells.push(strs(
+                format!("{t}.frame_id"),
+                Box::new(move |o| o.members.get(k).map(|x| x.frame_id.to_string())),
+            ));
+            cells.push(i64s(
+                format!("{t}.log_time_ns"),
+                Box::new(move |o| o.members.get(k).map(|x| x.log_time_ns)),
+            ));
+        }
+        for (s, t) in r.state_topics.iter().enumerate() {
+            let (mode, fields, has_names) = &r.state[s];
+            if *has_names {
+                cells.push((
+                    format!("{t}.name"),
+                    Cell::StrList(Box::new(move |o| {
+                        state_of(o, s)
+                            .and_then(|x| x.names.as_ref())
+                            .map(|n| n.to_vec())
+                    })),
+                    Col::StrList(Vec::new()),
+                ));
+            }
+            for (f, field) in fields.iter().enumerate() {
+                let name = format!("{t}.{}", field.name);
+                if field.list {
+                    cells.push((
+                        name,
+                        Cell::F64List(Box::new(move |o| {
+                            state_of(o, s).and_then(|x| x.values.get(f).cloned())
+                        })),
+                        Col::F64List(Vec::new()),
+                    ));
+                } else {
+                    cells.push((
+                        name,
+                        Cell::F64(Box::new(move |o| {
+                            state_of(o, s)
+                                .and_then(|x| x.values.get(f))
+                                .and_then(|x| x.first().copied())
+                        })),
+                        Col::F64(Vec::new()),
+                    ));
+                }
+            }
+            cells.push(i64s(
+                format!("{t}.before_stamp_ns"),
+                Box::new(move |o| state_of(o, s).and_then(|x| x.before_stamp_ns)),
+            ));
+            cells.push(i64s(
+                format!("{t}.after_stamp_ns"),
+                Box::new(move |o| state_of(o, s).and_then(|x| x.after_stamp_ns)),
+            ));
+            cells.push(i64s(
+                format!("{t}.gap_ns"),
+                Box::new(move |o| state_of(o, s).and_then(|x| x.gap_ns)),
+            ));
+            if *mode == StateMode::Hold {
+                cells.push(i64s(
+                    format!("{t}.hold_age_ns"),
+                    Box::new(move |o| state_of(o, s).and_then(|x| x.hold_age_ns)),
+                ));
+                cells.push(i64s(
+                    format!("{t}.reuse_count"),
+                    Box::new(move |o| state_of(o, s).and_then(|x| x.reuse_count).map(i64::from)),
                 ));
             } else {
-                cols.push((
-                    name,
-                    Col::F64(
-                        obs.iter()
-                            .map(|o| {
-                                state_of(o, s)
-                                    .and_then(|x| x.values.get(f))
-                                    .and_then(|x| x.first().copied())
-                            })
-                            .collect(),
-                    ),
+                cells.push(i64s(
+                    format!("{t}.online_wait_ns"),
+                    Box::new(move |o| state_of(o, s).and_then(|x| x.online_wait_ns)),
                 ));
             }
         }
-        cols.push((
-            format!("{t}.before_stamp_ns"),
-            i64s(&|o| state_of(o, s).and_then(|x| x.before_stamp_ns)),
-        ));
-        cols.push((
-            format!("{t}.after_stamp_ns"),
-            i64s(&|o| state_of(o, s).and_then(|x| x.after_stamp_ns)),
-        ));
-        cols.push((
-            format!("{t}.gap_ns"),
-            i64s(&|o| state_of(o, s).and_then(|x| x.gap_ns)),
-        ));
-        let mode = r
-            .summary
-            .state
-            .get(s)
-            .map_or(bagscope_observe::StateMode::Nearest, |x| x.mode);
-        if mode == bagscope_observe::StateMode::Hold {
-            cols.push((
-                format!("{t}.hold_age_ns"),
-                i64s(&|o| state_of(o, s).and_then(|x| x.hold_age_ns)),
-            ));
-            cols.push((
-                format!("{t}.reuse_count"),
-                i64s(&|o| state_of(o, s).and_then(|x| x.reuse_count).map(i64::from)),
-            ));
-        } else {
-            cols.push((
-                format!("{t}.online_wait_ns"),
-                i64s(&|o| state_of(o, s).and_then(|x| x.online_wait_ns)),
-            ));
+        let mut c = ObservationColumns { cells, rows };
+        c.reserve();
+        c
+    }
+
+    fn reserve(&mut self) {
+        use bagscope_frames::Col;
+        let n = self.rows;
+        for (_, _, col) in &mut self.cells {
+            match col {
+                Col::Dict { idx, .. } => idx.reserve(n),
+                Col::I64(v) => v.reserve(n),
+                Col::U64(v) => v.reserve(n),
+                Col::F64(v) => v.reserve(n),
+                Col::Bool(v) => v.reserve(n),
+                Col::Str(v) => v.reserve(n),
+                Col::F64List(v) => v.reserve(n),
+                Col::StrList(v) => v.reserve(n),
+                Col::I64List(v) => v.reserve(n),
+            }
         }
     }
-    cols
+
+    /// Adds an observation's row.
+    pub fn push(&mut self, o: &bagscope_observe::Observation) {
+        use bagscope_frames::Col;
+        for (_, cell, col) in &mut self.cells {
+            match (cell, col) {
+                (Cell::Constant, Col::Dict { idx, .. }) => idx.push(0),
+                (Cell::I64(f), Col::I64(v)) => v.push(f(o)),
+                (Cell::Str(f), Col::Str(v)) => v.push(f(o)),
+                (Cell::F64(f), Col::F64(v)) => v.push(f(o)),
+                (Cell::F64List(f), Col::F64List(v)) => v.push(f(o)),
+                (Cell::StrList(f), Col::StrList(v)) => v.push(f(o)),
+                (Cell::ConstI64(x), Col::I64(v)) => v.push(*x),
+                (Cell::ConstBool(x), Col::Bool(v)) => v.push(*x),
+                _ => {}
+            }
+        }
+    }
+
+    /// Rows added since the last [`ObservationColumns::take`].
+    pub fn len(&self) -> usize {
+        self.cells.first().map_or(0, |(_, _, c)| c.len())
+    }
+
+    /// True without rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The rows added so far as named columns; the next rows start a new set.
+    pub fn take(&mut self) -> Vec<(String, bagscope_frames::Col)> {
+        use bagscope_frames::Col;
+        let out = self
+            .cells
+            .iter_mut()
+            .map(|(name, _, col)| {
+                let empty = match col {
+                    Col::Dict { dict, .. } => Col::Dict {
+                        dict: dict.clone(),
+                        idx: Vec::new(),
+                    },
+                    Col::I64(_) => Col::I64(Vec::new()),
+                    Col::U64(_) => Col::U64(Vec::new()),
+                    Col::F64(_) => Col::F64(Vec::new()),
+                    Col::Bool(_) => Col::Bool(Vec::new()),
+                    Col::Str(_) => Col::Str(Vec::new()),
+                    Col::F64List(_) => Col::F64List(Vec::new()),
+                    Col::StrList(_) => Col::StrList(Vec::new()),
+                    Col::I64List(_) => Col::I64List(Vec::new()),
+                };
+                (name.clone(), std::mem::replace(col, empty))
+            })
+            .collect();
+        self.reserve();
+        out
+    }
 }
 
-/// The rejection table's columns: `topic`, `index`, `stamp_ns`, `reason`, `log_time_ns`.
+/// The observation table's columns over the rows `obs` (docs/observe.md explains them).
 #[cfg(feature = "frames")]
-pub fn rejection_columns(r: &ObserveReport) -> Vec<(String, bagscope_frames::Col)> {
+pub fn observation_columns(
+    r: &Shape,
+    obs: &[bagscope_observe::Observation],
+) -> Vec<(String, bagscope_frames::Col)> {
+    let mut c = ObservationColumns::new(r, obs.len());
+    for o in obs {
+        c.push(o);
+    }
+    c.take()
+}
+
+/// The rejection table's columns over the rows `rj`: `topic`, `index`, `stamp_ns`, `reason`,
+/// `log_time_ns` (`topics`: the anchor and member topics, which `topic` indexes).
+#[cfg(feature = "frames")]
+pub fn rejection_columns(
+    topics: &[String],
+    rj: &[bagscope_observe::Rejection],
+) -> Vec<(String, bagscope_frames::Col)> {
     use bagscope_frames::Col;
-    let rj = &r.rejections;
     let mut reasons: Vec<&'static str> = rj.iter().map(|x| x.reason.as_str()).collect();
     reasons.sort_unstable();
     reasons.dedup();
@@ -608,7 +1323,7 @@ pub fn rejection_columns(r: &ObserveReport) -> Vec<(String, bagscope_frames::Col
         (
             "topic".into(),
             Col::Dict {
-                dict: r.topics.clone(),
+                dict: topics.to_vec(),
                 idx: rj.iter().map(|x| x.topic as u32).collect(),
             },
         ),
@@ -663,148 +1378,446 @@ pub fn check_outputs(out: &Path, lerobot: bool) -> Result<(), Error> {
     Ok(())
 }
 
-/// Writes `OUT/observations.parquet` and `OUT/rejections.parquet` (each written to a
-/// temporary name and renamed; same bag and contract give the same bytes). With `with_fields`,
-/// the observation table also holds the anchor's and every member's message fields, flattened
-/// as `export` flattens them and named `T.<field>` ([`member_fields`]); messages whose fields
-/// could not be decoded are null there and counted in a warning added to `r`.
+/// Rows of the observation and rejection tables per row group: a table of at most this many
+/// rows is one row group, as when it was written whole.
 #[cfg(feature = "frames")]
-pub fn write_tables(
-    bag: &Bag,
-    r: &mut ObserveCommandReport,
-    out: &Path,
-    with_fields: bool,
-) -> Result<WrittenTables, Error> {
-    use bagscope_frames::{frame, Format, TableWriter};
-    let obs_path = out.join("observations.parquet");
-    let rej_path = out.join("rejections.parquet");
-    crate::refuse_output_dir(out)?;
-    crate::refuse_outputs(bag, &[obs_path.as_path(), rej_path.as_path()])?;
-    let cols = observation_columns(&r.report);
-    let obs_df = if with_fields {
-        let (mut parts, warnings) = member_fields(bag, &r.report)?;
-        r.warnings.extend(warnings);
-        r.warnings.sort();
-        r.warnings.dedup();
-        let mut p: Vec<&mut bagscope_frames::message::MessageColumns> = parts.iter_mut().collect();
-        bagscope_frames::message::frame_with_messages(cols, &mut p)?
-    } else {
-        frame(cols)?
-    };
-    let names = bagscope_frames::column_names(&obs_df);
-    for (path, df) in [
-        (&obs_path, obs_df),
-        (&rej_path, frame(rejection_columns(&r.report))?),
-    ] {
-        let mut w = TableWriter::new(path, Format::Parquet);
-        if df.height() > 0 {
-            w.write(&df)?;
-        }
-        w.finish(&df)?;
-    }
-    Ok(WrittenTables {
-        observations: obs_path.display().to_string(),
-        rejections: rej_path.display().to_string(),
-        columns: names,
-    })
+pub const ROW_GROUP_ROWS: usize = 1 << 16;
+
+/// Rejections of one topic, in index order: in memory, then appended to a temporary file.
+#[cfg(feature = "frames")]
+#[derive(Default)]
+struct RejectionSpill {
+    mem: Vec<bagscope_observe::Rejection>,
+    file: Option<std::io::BufWriter<std::fs::File>>,
+    in_file: u64,
 }
 
-/// Per topic (anchor, then members), its message fields over the observations' rows.
+/// A rejection as spilled: index, stamp (flag, value), reason (its place in [`REASONS`]),
+/// log time.
 #[cfg(feature = "frames")]
-type MemberFields = (Vec<bagscope_frames::message::MessageColumns>, Vec<Warning>);
+const REJECTION_BYTES: usize = 8 + 1 + 8 + 1 + 8;
 
-/// The anchor's and each member topic's messages of every observation (a second read of those
-/// topics only), decoded into columns as `export` flattens them (lists as list columns, byte
-/// arrays binary, arrays of messages JSON) named `T.<field>`, one row per observation.
-/// Messages are matched by per-topic index, counted as the builder counts them (messages whose
-/// stamp could not be read do not count); a message may be a member of several observations.
 #[cfg(feature = "frames")]
-pub fn member_fields(bag: &Bag, r: &ObserveReport) -> Result<MemberFields, Error> {
-    use bagscope_frames::message::MessageColumns;
-    use std::collections::{HashMap, HashSet};
-    let topics: Vec<&String> = std::iter::once(&r.anchor_topic)
-        .chain(&r.member_topics)
-        .collect();
-    let schemas = topic_schemas(bag);
-    let locs = locators(&schemas);
-    let mut parts = Vec::with_capacity(topics.len());
-    // Per bag topic: its position in `topics`, and the log times of the messages wanted.
-    let mut slot: Vec<Option<usize>> = vec![None; bag.topics.len()];
-    let mut want_log: Vec<HashSet<i64>> = vec![HashSet::new(); bag.topics.len()];
-    // Per position in `topics`: message index -> the observation rows holding it.
-    let mut rows_of: Vec<HashMap<usize, Vec<usize>>> = vec![HashMap::new(); topics.len()];
-    for (k, t) in topics.iter().enumerate() {
-        let i = bag.topic_index(t)?;
-        let schema = schemas[i].as_ref().map_err(|e| {
-            Error::invalid(
-                "with_fields",
-                format!("topic {t} has no usable message definition ({e})"),
-            )
-        })?;
-        parts.push(MessageColumns::new(schema, &[], false, false)?.prefixed(t));
-        slot[i] = Some(k);
-        for (row, o) in r.observations.iter().enumerate() {
-            let (index, log) = if k == 0 {
-                (o.anchor_index, o.anchor_log_time_ns)
-            } else {
-                let m = &o.members[k - 1];
-                (m.index, m.log_time_ns)
-            };
-            want_log[i].insert(log);
-            rows_of[k].entry(index).or_default().push(row);
+fn reason_code(r: bagscope_observe::Reason, known: &mut Vec<bagscope_observe::Reason>) -> u8 {
+    match known.iter().position(|k| *k == r) {
+        Some(i) => i as u8,
+        None => {
+            known.push(r);
+            (known.len() - 1) as u8
         }
     }
-    let wanted: Vec<bool> = slot.iter().map(Option::is_some).collect();
-    let scan = bag.scan(&wanted, |m| {
-        let loc = &locs[m.topic];
-        let counted =
-            matches!(loc.source(), StampSource::None) || loc.read_stamp_ns(m.data).is_ok();
-        let payload =
-            (counted && want_log[m.topic].contains(&m.log_time_ns)).then(|| m.data.to_vec());
-        (counted, payload)
-    });
-    // Per position in `topics`: the payload of each observation row.
-    let mut payloads: Vec<Vec<Option<std::sync::Arc<[u8]>>>> = (0..topics.len())
-        .map(|_| vec![None; r.observations.len()])
-        .collect();
-    let mut next = vec![0usize; topics.len()];
-    for it in scan.items {
-        let (Some(k), (true, payload)) = (slot[it.topic], it.value) else {
-            continue;
+}
+
+/// What `observe -o` writes as the builder goes: the observation table a row group at a time,
+/// the rejections per topic (spilled to temporary files in the output folder), the anchor's
+/// and members' fields (`--with-fields`), the LeRobot dataset.
+#[cfg(feature = "frames")]
+struct Tables {
+    dir: PathBuf,
+    obs: Option<bagscope_frames::TableWriter>,
+    rej_path: PathBuf,
+    topics: Vec<String>,
+    /// The table's columns, known once the state topics' fields are.
+    shape: Option<Shape>,
+    /// Observations made before then (a handful).
+    pending: Vec<(bagscope_observe::Observation, Vec<Payload>)>,
+    /// The row group being filled.
+    rows: Option<ObservationColumns>,
+    /// `--with-fields`: per anchor and member topic, its fields' columns.
+    parts: Option<Vec<bagscope_frames::message::MessageColumns>>,
+    undecoded: Vec<usize>,
+    rejections: Vec<RejectionSpill>,
+    reasons: Vec<bagscope_observe::Reason>,
+    lerobot: Option<crate::lerobot::LeRobotWriter>,
+    lerobot_error: Option<Error>,
+    columns: Option<Vec<String>>,
+    error: Option<Error>,
+}
+
+#[cfg(feature = "frames")]
+impl Tables {
+    fn new(
+        bag: &Bag,
+        lc: &LoadedContract,
+        out: &Path,
+        with_fields: bool,
+        lerobot: Option<(&str, &str)>,
+    ) -> Result<Tables, Error> {
+        use bagscope_frames::{Format, TableWriter};
+        let obs_path = out.join("observations.parquet");
+        let rej_path = out.join("rejections.parquet");
+        crate::refuse_output_dir(out)?;
+        crate::refuse_outputs(bag, &[obs_path.as_path(), rej_path.as_path()])?;
+        std::fs::create_dir_all(out)
+            .map_err(|e| Error::write_failed(out, format!("cannot write into {}", out.display()), e))?;
+        let topics = lc.contract.sync_topics();
+        let parts = if with_fields {
+            let schemas = topic_schemas(bag);
+            let mut parts = Vec::with_capacity(topics.len());
+            for t in &topics {
+                let i = bag.topic_index(t)?;
+                let schema = schemas[i].as_ref().map_err(|e| {
+                    Error::invalid(
+                        "with_fields",
+                        format!("topic {t} has no usable message definition ({e})"),
+                    )
+                })?;
+                parts.push(
+                    bagscope_frames::message::MessageColumns::new(schema, &[], false, false)?
+                        .prefixed(t),
+                );
+            }
+            Some(parts)
+        } else {
+            None
         };
-        let index = next[k];
-        next[k] += 1;
-        if let (Some(obs_rows), Some(data)) = (rows_of[k].get(&index), payload) {
-            let data: std::sync::Arc<[u8]> = data.into();
-            for &row in obs_rows {
-                payloads[k][row] = Some(data.clone());
+        let (lerobot, lerobot_error) = match lerobot {
+            None => (None, None),
+            Some((action, task)) => {
+                match crate::lerobot::LeRobotWriter::new(
+                    bag,
+                    lc,
+                    &out.join("lerobot"),
+                    action,
+                    task,
+                ) {
+                    Ok(w) => (Some(w), None),
+                    Err(e) => (None, Some(e)),
+                }
+            }
+        };
+        Ok(Tables {
+            dir: out.to_path_buf(),
+            obs: Some(TableWriter::new(&obs_path, Format::Parquet)),
+            rej_path,
+            undecoded: vec![0; topics.len()],
+            rejections: (0..topics.len())
+                .map(|_| RejectionSpill::default())
+                .collect(),
+            topics,
+            shape: None,
+            pending: Vec::new(),
+            rows: None,
+            parts,
+            reasons: Vec::new(),
+            lerobot,
+            lerobot_error,
+            columns: None,
+            error: None,
+        })
+    }
+
+    /// Adds an observation's row (the shape is known).
+    fn add(&mut self, o: bagscope_observe::Observation, extras: Vec<Payload>) {
+        let Some(shape) = &self.shape else {
+            return;
+        };
+        if let Some(l) = &mut self.lerobot {
+            if let Err(e) = l.push(shape, &o) {
+                self.lerobot = None;
+                self.lerobot_error = Some(e);
             }
         }
+        if let Some(parts) = &mut self.parts {
+            for (k, mc) in parts.iter_mut().enumerate() {
+                let ok = match extras.get(k).and_then(Option::as_ref) {
+                    Some(data) => mc.push(data).is_ok(),
+                    None => {
+                        mc.push_null();
+                        false
+                    }
+                };
+                self.undecoded[k] += usize::from(!ok);
+            }
+        }
+        self.rows
+            .get_or_insert_with(|| ObservationColumns::new(shape, ROW_GROUP_ROWS))
+            .push(&o);
     }
-    let mut warnings = scan.warnings;
-    for (k, (mc, rows)) in parts.iter_mut().zip(&payloads).enumerate() {
-        let mut failed = 0usize;
-        for row in rows {
-            match row {
-                Some(data) => failed += usize::from(mc.push(data).is_err()),
-                None => {
-                    failed += 1;
-                    mc.push_null();
+
+    /// The rows added since the last frame, as a frame (of `shape`'s columns without rows
+    /// when none was known).
+    fn frame(
+        &mut self,
+        shape: &Shape,
+    ) -> Result<bagscope_frames::polars::prelude::DataFrame, Error> {
+        let cols = self
+            .rows
+            .get_or_insert_with(|| ObservationColumns::new(shape, 0))
+            .take();
+        Ok(match &mut self.parts {
+            Some(parts) => {
+                let mut p: Vec<&mut bagscope_frames::message::MessageColumns> =
+                    parts.iter_mut().collect();
+                bagscope_frames::message::frame_with_messages(cols, &mut p)?
+            }
+            None => bagscope_frames::frame(cols)?,
+        })
+    }
+
+    fn spill_rejections(&mut self, t: usize) -> std::io::Result<()> {
+        use std::io::Write;
+        let s = &mut self.rejections[t];
+        if s.file.is_none() {
+            s.file = Some(std::io::BufWriter::with_capacity(
+                1 << 16,
+                tempfile::tempfile_in(&self.dir)?,
+            ));
+        }
+        let Some(w) = s.file.as_mut() else {
+            return Ok(());
+        };
+        for r in s.mem.drain(..) {
+            let mut b = [0u8; REJECTION_BYTES];
+            b[..8].copy_from_slice(&(r.index as u64).to_le_bytes());
+            b[8] = u8::from(r.stamp_ns.is_some());
+            b[9..17].copy_from_slice(&r.stamp_ns.unwrap_or(0).to_le_bytes());
+            b[17] = reason_code(r.reason, &mut self.reasons);
+            b[18..26].copy_from_slice(&r.log_time_ns.to_le_bytes());
+            w.write_all(&b)?;
+            s.in_file += 1;
+        }
+        Ok(())
+    }
+
+    /// Writes the rejections, topic by topic, a row group at a time.
+    fn write_rejections(&mut self) -> Result<(), Error> {
+        use bagscope_frames::{frame, Format, TableWriter};
+        use std::io::{Read, Seek};
+        let io = |e: std::io::Error| {
+            Error::write_failed(&self.dir, format!("cannot write into {}", self.dir.display()), e)
+        };
+        let mut w = TableWriter::new(&self.rej_path, Format::Parquet);
+        let mut batch: Vec<bagscope_observe::Rejection> = Vec::new();
+        let topics = self.topics.clone();
+        let flush = |batch: &mut Vec<bagscope_observe::Rejection>,
+                     w: &mut TableWriter|
+         -> Result<(), Error> {
+            let df = frame(rejection_columns(&topics, batch))?;
+            batch.clear();
+            if df.height() > 0 {
+                w.write(&df)?;
+            }
+            Ok(())
+        };
+        for t in 0..self.rejections.len() {
+            let s = std::mem::take(&mut self.rejections[t]);
+            if let Some(f) = s.file {
+                let mut f = f.into_inner().map_err(|e| io(e.into_error()))?;
+                f.seek(std::io::SeekFrom::Start(0)).map_err(io)?;
+                let mut r = std::io::BufReader::with_capacity(1 << 16, f);
+                let mut b = [0u8; REJECTION_BYTES];
+                for _ in 0..s.in_file {
+                    r.read_exact(&mut b).map_err(io)?;
+                    let at =
+                        |k: usize| i64::from_le_bytes(b[k..k + 8].try_into().unwrap_or_default());
+                    batch.push(bagscope_observe::Rejection {
+                        topic: t,
+                        index: at(0) as usize,
+                        stamp_ns: (b[8] == 1).then(|| at(9)),
+                        reason: self.reasons[b[17] as usize],
+                        log_time_ns: at(18),
+                    });
+                    if batch.len() == ROW_GROUP_ROWS {
+                        flush(&mut batch, &mut w)?;
+                    }
+                }
+            }
+            for r in s.mem {
+                batch.push(r);
+                if batch.len() == ROW_GROUP_ROWS {
+                    flush(&mut batch, &mut w)?;
                 }
             }
         }
-        if failed > 0 {
-            warnings.push(
+        let empty = frame(rejection_columns(&topics, &batch))?;
+        flush(&mut batch, &mut w)?;
+        w.finish(&empty)?;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "frames")]
+impl Sink<Payload> for Tables {
+    fn observation(&mut self, o: bagscope_observe::Observation, extras: Vec<Payload>) {
+        if self.shape.is_some() {
+            self.add(o, extras);
+        } else {
+            self.pending.push((o, extras));
+        }
+    }
+
+    fn rejection(&mut self, r: bagscope_observe::Rejection) {
+        let t = r.topic;
+        let Some(s) = self.rejections.get_mut(t) else {
+            return;
+        };
+        s.mem.push(r);
+        if s.mem.len() >= ROW_GROUP_ROWS && self.error.is_none() {
+            if let Err(e) = self.spill_rejections(t) {
+                self.error = Some(Error::write_failed(
+                    &self.dir,
+                    format!("cannot write into {}", self.dir.display()),
+                    e,
+                ));
+            }
+        }
+    }
+}
+
+#[cfg(feature = "frames")]
+impl Output for Tables {
+    fn needs_shape(&self) -> bool {
+        self.shape.is_none() && !self.pending.is_empty()
+    }
+
+    fn set_shape(&mut self, shape: &Shape) {
+        self.shape = Some(shape.clone());
+        for (o, extras) in std::mem::take(&mut self.pending) {
+            self.add(o, extras);
+        }
+    }
+
+    fn full(&self) -> bool {
+        self.rows
+            .as_ref()
+            .is_some_and(|r| r.len() >= ROW_GROUP_ROWS)
+    }
+
+    fn flush(&mut self) -> Result<(), Error> {
+        let Some(shape) = self.shape.clone() else {
+            return Ok(());
+        };
+        if self.rows.as_ref().is_none_or(ObservationColumns::is_empty) {
+            return Ok(());
+        }
+        let df = self.frame(&shape)?;
+        self.columns
+            .get_or_insert_with(|| bagscope_frames::column_names(&df));
+        if let Some(w) = &mut self.obs {
+            w.write(&df)?;
+        }
+        drop(df);
+        // The row group's memory goes back to the system, not kept by the allocator.
+        bagscope_bag::release_freed_memory();
+        Ok(())
+    }
+
+    fn failed(&mut self) -> Option<Error> {
+        self.error.take()
+    }
+
+    fn into_tables(self: Box<Self>) -> Option<Box<Tables>> {
+        Some(self)
+    }
+}
+
+/// What `observe -o` writes besides the tables.
+#[cfg(feature = "frames")]
+#[derive(Debug, Clone, Default)]
+pub struct ObserveOutputs {
+    /// Copy the anchor's and every member's message fields into the observation table,
+    /// flattened as `export` flattens them and named `T.<field>`; messages whose fields
+    /// could not be decoded are null there and counted in a warning.
+    pub with_fields: bool,
+    /// `--layout lerobot`: the state topic that is the action, and the task (the dataset
+    /// goes to `OUT/lerobot`).
+    pub lerobot: Option<(String, String)>,
+}
+
+/// What `observe -o` wrote: the report, the tables, and the LeRobot dataset (or why it could
+/// not be written: the tables are written either way).
+#[cfg(feature = "frames")]
+pub type Observed = (
+    ObserveCommandReport,
+    WrittenTables,
+    Option<Result<crate::lerobot::LeRobotLayout, Error>>,
+);
+
+/// `bagscope observe -o OUT`: the builder over the bag, writing `OUT/observations.parquet`
+/// and `OUT/rejections.parquet` as it goes (row groups of [`ROW_GROUP_ROWS`]; each file
+/// written to a temporary name and renamed; same bag and contract give the same bytes),
+/// and with `outputs.lerobot` the LeRobot dataset under `OUT/lerobot`. Memory does not grow
+/// with the bag's length (only a plan of a few bytes per anchor and member message, when the
+/// contract has member groups).
+#[cfg(feature = "frames")]
+pub fn observe_to(
+    bag: &Bag,
+    lc: &LoadedContract,
+    out: &Path,
+    outputs: &ObserveOutputs,
+) -> Result<Observed, Error> {
+    // The contract's topics checked against the bag before anything is written.
+    Setup::of(bag, lc)?;
+    let lerobot = outputs
+        .lerobot
+        .as_ref()
+        .map(|(a, t)| (a.as_str(), t.as_str()));
+    let make = || -> Result<Box<dyn Output>, Error> {
+        Ok(Box::new(Tables::new(
+            bag,
+            lc,
+            out,
+            outputs.with_fields,
+            lerobot,
+        )?))
+    };
+    // Tables::new checks the paths before the bag is read.
+    let first = make()?;
+    let mut first = Some(first);
+    let (mut r, output) = run(
+        bag,
+        lc,
+        outputs.with_fields,
+        Some(out),
+        &mut || match first.take() {
+            Some(t) => Ok(t),
+            None => make(),
+        },
+    )?;
+    let mut t = output
+        .into_tables()
+        .ok_or_else(|| Error::no_data("observe: the tables were not kept"))?;
+    for (k, &n) in t.undecoded.iter().enumerate() {
+        if n > 0 {
+            r.warnings.push(
                 Warning::new(
                     WarningCode::Undecodable,
-                    format!("{failed} observation member message(s) whose fields could not be decoded: their field columns are null"),
+                    format!("{n} observation member message(s) whose fields could not be decoded: their field columns are null"),
                 )
-                .topic(topics[k])
+                .topic(&t.topics[k])
                 .loss(),
             );
         }
     }
-    Ok((parts, warnings))
+    r.warnings.sort();
+    r.warnings.dedup();
+    // The schema of an empty table.
+    let shape = Shape::of(&r.report);
+    let empty = t.frame(&shape)?;
+    let columns = t
+        .columns
+        .take()
+        .unwrap_or_else(|| bagscope_frames::column_names(&empty));
+    let obs_path = out.join("observations.parquet");
+    if let Some(w) = t.obs.take() {
+        w.finish(&empty)?;
+    }
+    t.write_rejections()?;
+    let lerobot = match (t.lerobot.take(), t.lerobot_error.take()) {
+        (_, Some(e)) => Some(Err(e)),
+        (Some(l), None) => Some(l.finish(&r)),
+        (None, None) => None,
+    };
+    Ok((
+        r,
+        WrittenTables {
+            observations: obs_path.display().to_string(),
+            rejections: t.rej_path.display().to_string(),
+            columns,
+        },
+        lerobot,
+    ))
 }
 
 /// One contract's line of `observe --compare`.

@@ -20,7 +20,7 @@ use crate::findings::{check_hits, summarise, VerdictFinding};
 use crate::hist::{lag_distributions, Distribution};
 use crate::info::{info_of, InfoReport};
 use crate::matching::{match_bag_series_with_times, MatchArgs, MatchCommandReport};
-use crate::observe::{observe_of, LoadedContract};
+use crate::observe::{observe_summary, LoadedContract};
 use crate::sync::{sync_of, SyncCommandReport, SyncOptions};
 use crate::{Bag, Error};
 
@@ -448,7 +448,7 @@ fn pair_analyses(
 
 /// `observe` under the contract, for its summary (no files written).
 fn observations(bag: &bagscope_bag::Bag, c: &LoadedContract) -> ObservationsEntry {
-    let (summary, error) = match observe_of(bag, c) {
+    let (summary, error) = match observe_summary(bag, c) {
         Ok(r) => (Some(r.report.summary), None),
         Err(e) => (None, Some(e.to_string())),
     };

@@ -674,6 +674,11 @@ impl FrameIds {
         id
     }
 
+    /// The names given ids so far, by id.
+    pub(crate) fn frames(&self) -> &[Frame] {
+        &self.frames
+    }
+
     /// The names, by id.
     pub(crate) fn into_frames(self) -> Vec<Frame> {
         self.frames

@@ -15,11 +15,18 @@
 //! engines (one synchronizer per group, or hierarchical: a group's bundles joined to the anchor
 //! as a virtual topic; queues flushed on a jump back of the anchor's clock,
 //! `sync::emulate_flushed`), state sampled at the anchor stamp (nearest, linear interpolation
-//! with angle wrap and quaternion slerp, hold with reuse count), freshness / TF
-//! (`bagscope-tf`'s `availability`) / state gates; observations with their evidence, rejections
-//! with reasons, summaries; docs/observe.md; the contract file read with serde
-//! (`Contract::from_yaml`: unknown keys refused, every error a `ContractError` naming the key
-//! and its line).
+//! with angle wrap and quaternion slerp, hold with reuse count), freshness / TF (`bagscope-tf`'s
+//! buffer, each set's frames asked at its emit time) / state gates; observations with their
+//! evidence, rejections with reasons, summaries; streamed (`Builder`, fed in log-time order:
+//! observations to a `Sink` as the anchor advances, each topic's rejections in index order as
+//! their fate settles, the summarised values to caller-kept `Values`; state topics held in
+//! `StateWindow`s: per epoch the samples sorted by stamp, from the last one an anchor still to
+//! come can bracket with, a lookup answered once no later sample can change it, since an
+//! epoch's later samples are stamped at most `EPOCH_JUMP_NS` behind its newest; member groups
+//! run first over every synchronized message, `plan_sync`, whose `SyncPlan` the builder
+//! follows); `build` runs the builder over a whole input held in memory; docs/observe.md; the
+//! contract file read with serde (`Contract::from_yaml`: unknown keys refused, every error a
+//! `ContractError` naming the key and its line).
 //!
 //! Notable dependencies: `bagscope-sync`, `bagscope-tf`, `bagscope-stats`, `serde_yaml_ng` (the
 //! contract's text; no file is read here).
@@ -28,20 +35,21 @@
 
 mod contract;
 mod state;
-
-pub use contract::ContractError;
+mod stream;
 
 pub use state::{
     slerp, wrap_angle, Names, StateField, StateMode, StateSample, StateSeries, StateSpec,
     StateValue,
 };
+pub use contract::ContractError;
+pub use stream::{AxisChoice, Builder, Sink, StreamInput, Values, VecValues};
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 pub use bagscope_stats::NsSummary;
 use bagscope_sync::{emulate_flushed, Arrival, DropReason, Policy, SyncConfig, SyncError};
-use bagscope_tf::{Frame, Query, TfMessage};
+use bagscope_tf::{Frame, TfMessage};
 use serde::{Serialize, Serializer};
 
 /// A group of member topics joined to the anchor by one policy.
@@ -536,37 +544,81 @@ fn run_hierarchical(
     Ok(res)
 }
 
-fn summary_of(mut v: Vec<i64>) -> Option<NsSummary> {
-    NsSummary::of_in_place(&mut v)
-}
-
-/// Build the observations.
-#[allow(clippy::too_many_lines)] // To split once the builder is being reworked to stream (issue 44).
-pub fn build(input: &Input) -> Result<ObserveReport, ObserveError> {
-    let c = input.contract;
-    let topics = c.sync_topics();
-    let n_topics = topics.len();
-    {
-        let mut seen = std::collections::BTreeSet::new();
-        for t in &topics {
-            if !seen.insert(t) {
-                return Err(ObserveError::Contract(format!(
-                    "topic {t} is listed twice among the anchor and members"
-                )));
-            }
+/// The contract's own consistency, as the builder needs it: distinct topics, no empty group.
+pub(crate) fn check_contract(c: &Contract) -> Result<(), ObserveError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for t in c.sync_topics() {
+        if !seen.insert(t.clone()) {
+            return Err(ObserveError::Contract(format!(
+                "topic {t} is listed twice among the anchor and members"
+            )));
         }
     }
-    if input.states.len() != c.state.len() {
-        return Err(ObserveError::Contract(
-            "one state series is needed per state entry".into(),
-        ));
+    if let Some(g) = c.groups.iter().find(|g| g.topics.is_empty()) {
+        return Err(ObserveError::Contract(format!(
+            "members group '{}' lists no topics",
+            g.name
+        )));
     }
-    let msgs = input.messages;
+    Ok(())
+}
+
+/// What the member groups' synchronizers decided over every synchronized message, before
+/// the gates: per anchor its candidate set (every group put it in a set) or none, per message
+/// the reason a synchronizer gave it. The synchronizers' drop rules look at the whole input
+/// (a topic without messages, a key used in an emitted set), so they run over it first; the
+/// streaming [`Builder`] then reads this plan by each message's position (its number among
+/// the synchronized messages, in log-time order).
+#[derive(Debug, Clone, Default)]
+pub struct SyncPlan {
+    /// Per position: the reason given to the message, if any.
+    reason: Vec<Option<Reason>>,
+    /// Per position: candidate sets the message is a member of.
+    uses: Vec<u32>,
+    /// Per anchor index: the candidate set's first member in `members` (`u32::MAX`: no set)
+    /// and its emit log time.
+    cands: Vec<(u32, i64)>,
+    /// Members of the candidate sets (positions), each set's members back to back.
+    members: Vec<u32>,
+    /// Members per candidate set.
+    per_set: usize,
+}
+
+impl SyncPlan {
+    /// The reason given to the message at `pos`.
+    pub fn reason(&self, pos: u32) -> Option<Reason> {
+        self.reason.get(pos as usize).copied().flatten()
+    }
+
+    /// Candidate sets the message at `pos` is a member of.
+    pub fn uses(&self, pos: u32) -> u32 {
+        self.uses.get(pos as usize).copied().unwrap_or(0)
+    }
+
+    /// Anchor `index`'s candidate set: its members (positions) and emit log time.
+    pub fn cand(&self, index: usize) -> Option<(Vec<u32>, i64)> {
+        let &(at, emit) = self.cands.get(index)?;
+        if at == u32::MAX {
+            return None;
+        }
+        let at = at as usize;
+        Some((self.members.get(at..at + self.per_set)?.to_vec(), emit))
+    }
+}
+
+/// Runs the member groups' synchronizers over `msgs` (every synchronized message, in
+/// log-time order): the [`SyncPlan`] the streaming builder follows; `None` without member
+/// groups (every anchor with a stamp is then a candidate).
+pub fn plan_sync(c: &Contract, msgs: &[SyncMessage]) -> Result<Option<SyncPlan>, ObserveError> {
+    check_contract(c)?;
+    if c.groups.is_empty() {
+        return Ok(None);
+    }
+    let n_topics = c.sync_topics().len();
     let mut counts = vec![0u32; n_topics];
     let mut index = Vec::with_capacity(msgs.len());
     let mut anchors = Vec::new();
     let mut flush = Vec::new();
-    let mut anchor_epoch: Vec<u32> = Vec::new();
     let mut top = i64::MIN;
     for (i, m) in msgs.iter().enumerate() {
         let t = m.topic.min(n_topics.saturating_sub(1));
@@ -581,7 +633,6 @@ pub fn build(input: &Input) -> Result<ObserveReport, ObserveError> {
                 top = top.max(s);
             }
             anchors.push(i as u32);
-            anchor_epoch.push(flush.len() as u32);
         }
     }
     let mut ctx = Ctx {
@@ -591,62 +642,42 @@ pub fn build(input: &Input) -> Result<ObserveReport, ObserveError> {
         flush,
         reason: vec![None; msgs.len()],
     };
-    // Global topic indices of each group's topics.
     let mut next = 1usize;
     let mut results = Vec::new();
     for g in &c.groups {
         let ts: Vec<usize> = (next..next + g.topics.len()).collect();
         next += g.topics.len();
-        if g.topics.is_empty() {
-            return Err(ObserveError::Contract(format!(
-                "members group '{}' lists no topics",
-                g.name
-            )));
-        }
         results.push(if g.hierarchical {
             run_hierarchical(&mut ctx, g, &ts)?
         } else {
             run_flat(&mut ctx, g, &ts)?
         });
     }
-
     // Candidates: anchors every group put in a set.
-    struct Cand {
-        a: usize,
-        members: Vec<u32>,
-        emit: i64,
-    }
-    let mut cands: Vec<Cand> = Vec::new();
+    let per_set = n_topics - 1;
+    let mut plan = SyncPlan {
+        reason: Vec::new(),
+        uses: vec![0; msgs.len()],
+        cands: Vec::with_capacity(ctx.anchors.len()),
+        members: Vec::new(),
+        per_set,
+    };
     for (ai, &aid) in ctx.anchors.clone().iter().enumerate() {
         let aid = aid as usize;
-        if results.is_empty() {
-            if msgs[aid].stamp_ns.is_none() {
-                ctx.set_reason(aid, Reason::Sync(DropReason::HeaderlessRejected));
-                continue;
-            }
-            cands.push(Cand {
-                a: aid,
-                members: Vec::new(),
-                emit: msgs[aid].log_time_ns,
-            });
-            continue;
-        }
-        let failed = results.iter().position(|r| r.by_anchor[ai].is_none());
-        match failed {
+        match results.iter().position(|r| r.by_anchor[ai].is_none()) {
             None => {
-                let mut members = Vec::new();
+                let at = plan.members.len() as u32;
                 let mut emit = i64::MIN;
                 for r in &results {
                     if let Some((m, e)) = &r.by_anchor[ai] {
-                        members.extend_from_slice(m);
+                        for &x in m {
+                            plan.uses[x as usize] += 1;
+                        }
+                        plan.members.extend_from_slice(m);
                         emit = emit.max(*e);
                     }
                 }
-                cands.push(Cand {
-                    a: aid,
-                    members,
-                    emit,
-                });
+                plan.cands.push((at, emit));
             }
             Some(g) => {
                 let r =
@@ -659,311 +690,100 @@ pub fn build(input: &Input) -> Result<ObserveReport, ObserveError> {
                         }
                     }
                 }
+                plan.cands.push((u32::MAX, 0));
             }
         }
     }
-
-    // Gates: freshness, then TF, then state.
-    let stamp_or_log = |id: usize| msgs[id].stamp_ns.unwrap_or(msgs[id].log_time_ns);
-    let emit_age = |cand: &Cand| -> Option<i64> {
-        let s = msgs[cand.a].stamp_ns?;
-        match &input.emit_axis {
-            EmitAxis::Same => Some(cand.emit.saturating_sub(s)),
-            EmitAxis::Mapped(f) => f(cand.emit).map(|e| e.saturating_sub(s)),
-            EmitAxis::Unmapped => None,
-        }
-    };
-    let mut alive: Vec<bool> = vec![true; cands.len()];
-    let ages: Vec<Option<i64>> = cands.iter().map(emit_age).collect();
-    if let Some(max) = c.max_age_ns {
-        for (k, age) in ages.iter().enumerate() {
-            if age.is_some_and(|a| a > max) {
-                alive[k] = false;
-                reject_cand(&mut ctx, &cands[k].members, cands[k].a, Reason::StaleAtEmit);
-            }
-        }
-    }
-    if let Some(target) = &c.tf_target {
-        let mut queries = Vec::new();
-        let mut owner = Vec::new();
-        for (k, cand) in cands.iter().enumerate() {
-            if !alive[k] {
-                continue;
-            }
-            for id in std::iter::once(cand.a).chain(cand.members.iter().map(|&x| x as usize)) {
-                queries.push(Query {
-                    asof_log_ns: cand.emit,
-                    frame_id: msgs[id].frame_id.to_string(),
-                    stamp_ns: stamp_or_log(id),
-                });
-                owner.push(k);
-            }
-        }
-        let res = bagscope_tf::availability(target, c.tf_cache_ns, input.tf, &queries);
-        let mut bad = vec![false; cands.len()];
-        for (q, r) in res.iter().enumerate() {
-            if r.is_err() {
-                bad[owner[q]] = true;
-            }
-        }
-        for (k, cand) in cands.iter().enumerate() {
-            if bad[k] && alive[k] {
-                alive[k] = false;
-                reject_cand(&mut ctx, &cand.members, cand.a, Reason::FrameUnavailable);
-            }
-        }
-    }
-    let prepared: Vec<state::Prepared> = input
-        .states
-        .iter()
-        .zip(&c.state)
-        .map(|(s, sp)| state::Prepared::new(s, sp))
-        .collect();
-    let mut last_hold: Vec<Option<(usize, u32)>> = vec![None; prepared.len()];
-    let mut unavailable = vec![0usize; prepared.len()];
-    let mut observations = Vec::new();
-    let member_topic_of = |id: usize| msgs[id].topic;
-    for (k, cand) in cands.iter().enumerate() {
-        if !alive[k] {
-            continue;
-        }
-        let am = &msgs[cand.a];
-        let Some(astamp) = am.stamp_ns else {
-            reject_cand(
-                &mut ctx,
-                &cand.members,
-                cand.a,
-                Reason::Sync(DropReason::HeaderlessRejected),
-            );
-            continue;
-        };
-        let epoch = anchor_epoch[ctx.index[cand.a] as usize] as usize;
-        let mut state = Vec::with_capacity(prepared.len());
-        let mut missing = false;
-        let mut used = vec![None; prepared.len()];
-        for (s, p) in prepared.iter().enumerate() {
-            match p.lookup(epoch, astamp, am.log_time_ns) {
-                Some((v, u)) => {
-                    used[s] = u;
-                    state.push(Some(v));
-                }
-                None => {
-                    unavailable[s] += 1;
-                    if !p.spec.optional {
-                        missing = true;
-                    }
-                    state.push(None);
-                }
-            }
-        }
-        if missing {
-            reject_cand(&mut ctx, &cand.members, cand.a, Reason::StateUnavailable);
-            continue;
-        }
-        for (s, u) in used.iter().enumerate() {
-            let (Some(u), Some(v)) = (u, state[s].as_mut()) else {
-                continue;
-            };
-            let count = match last_hold[s] {
-                Some((prev, n)) if prev == *u => n + 1,
-                _ => 0,
-            };
-            last_hold[s] = Some((*u, count));
-            v.reuse_count = Some(count);
-        }
-        let mut lo = astamp;
-        let mut hi = astamp;
-        let mut h = 0xcbf2_9ce4_8422_2325u64;
-        fnv(&mut h, input.policy_version.as_bytes());
-        fnv(&mut h, topics[0].as_bytes());
-        fnv(&mut h, &(ctx.index[cand.a] as u64).to_le_bytes());
-        let members: Vec<MemberRef> = cand
-            .members
-            .iter()
-            .map(|&x| {
-                let x = x as usize;
-                let m = &msgs[x];
-                if let Some(s) = m.stamp_ns {
-                    lo = lo.min(s);
-                    hi = hi.max(s);
-                }
-                fnv(&mut h, topics[member_topic_of(x)].as_bytes());
-                fnv(&mut h, &(ctx.index[x] as u64).to_le_bytes());
-                MemberRef {
-                    index: ctx.index[x] as usize,
-                    stamp_ns: m.stamp_ns,
-                    offset_ns: m.stamp_ns.map(|s| s.saturating_sub(astamp)),
-                    frame_id: m.frame_id.clone(),
-                    log_time_ns: m.log_time_ns,
-                }
-            })
-            .collect();
-        observations.push(Observation {
-            observation_id: format!("{h:016x}"),
-            anchor_index: ctx.index[cand.a] as usize,
-            anchor_stamp_ns: astamp,
-            anchor_log_time_ns: am.log_time_ns,
-            anchor_frame_id: am.frame_id.clone(),
-            clock_epoch: epoch as u32,
-            emit_log_time_ns: cand.emit,
-            emit_age_ns: ages[k],
-            span_ns: hi.saturating_sub(lo),
-            members,
-            state,
-        });
-    }
-
-    // Rejections: every synchronized message in no observation.
-    let mut in_obs = vec![false; msgs.len()];
-    for o in &observations {
-        in_obs[ctx.anchors[o.anchor_index] as usize] = true;
-    }
-    for cand in &cands {
-        if observations
-            .binary_search_by_key(&(ctx.index[cand.a] as usize), |o| o.anchor_index)
-            .is_ok()
-        {
-            for &m in &cand.members {
-                in_obs[m as usize] = true;
-            }
-        }
-    }
-    let mut rejections: Vec<Rejection> = msgs
-        .iter()
-        .enumerate()
-        .filter(|&(i, _)| !in_obs[i])
-        .map(|(i, m)| Rejection {
-            topic: m.topic,
-            index: ctx.index[i] as usize,
-            stamp_ns: m.stamp_ns,
-            reason: ctx.reason[i].unwrap_or(Reason::Sync(DropReason::NeverMatched)),
-            log_time_ns: m.log_time_ns,
-        })
-        .collect();
-    rejections.sort_by_key(|r| (r.topic, r.index));
-
-    // Summary.
-    let mut drops = BTreeMap::new();
-    let mut rejected_anchors = BTreeMap::new();
-    for r in &rejections {
-        *drops.entry(r.reason).or_insert(0) += 1;
-        if r.topic == 0 {
-            *rejected_anchors.entry(r.reason).or_insert(0) += 1;
-        }
-    }
-    let mut states = Vec::new();
-    let (mut all_gap, mut all_wait) = (Vec::new(), Vec::new());
-    for (s, p) in prepared.iter().enumerate() {
-        let vals = |f: fn(&StateValue) -> Option<i64>| -> Vec<i64> {
-            observations
-                .iter()
-                .filter_map(|o| o.state[s].as_ref().and_then(f))
-                .collect()
-        };
-        let gap = vals(|v| v.gap_ns);
-        let wait = vals(|v| v.online_wait_ns);
-        all_gap.extend_from_slice(&gap);
-        all_wait.extend_from_slice(&wait);
-        states.push(StateSummary {
-            topic: p.spec.topic.clone(),
-            mode: p.spec.mode,
-            samples: p.series.samples.len(),
-            unavailable: unavailable[s],
-            gap_ns: summary_of(gap),
-            online_wait_ns: summary_of(wait),
-            hold_age_ns: summary_of(vals(|v| v.hold_age_ns)),
-            interpolation_error_rms: (p.spec.mode == StateMode::Interpolate)
-                .then(|| p.holdout_rms())
-                .flatten(),
-        });
-    }
-    let n_epochs = ctx.flush.len() + 1;
-    let mut epochs: Vec<EpochSummary> = (0..n_epochs)
-        .map(|e| EpochSummary {
-            epoch: e as u32,
-            start_log_time_ns: if e == 0 {
-                ctx.anchors
-                    .first()
-                    .map_or(0, |&a| msgs[a as usize].log_time_ns)
-            } else {
-                msgs[ctx.flush[e - 1]].log_time_ns
-            },
-            anchors: 0,
-            observations: 0,
-            flushed: 0,
-            warmup_anchors: 0,
-        })
-        .collect();
-    for &e in &anchor_epoch {
-        epochs[e as usize].anchors += 1;
-    }
-    for o in &observations {
-        epochs[o.clock_epoch as usize].observations += 1;
-    }
-    for (i, (reason, &used)) in ctx.reason.iter().zip(&in_obs).enumerate() {
-        if *reason == Some(Reason::Sync(DropReason::ClockEpochChanged)) && !used {
-            // Held when the epoch it arrived in ended.
-            let e = ctx.flush.partition_point(|&f| f <= i);
-            epochs[e.min(n_epochs - 1)].flushed += 1;
-        }
-    }
-    for (e, &f) in ctx.flush.iter().enumerate() {
-        let end = ctx.flush.get(e + 1).copied().unwrap_or(msgs.len());
-        let mut seen = vec![false; n_topics];
-        seen[0] = true;
-        let mut left = n_topics - 1;
-        let mut warm = 0usize;
-        for m in &msgs[f..end] {
-            if left == 0 {
-                break;
-            }
-            if m.topic == 0 {
-                warm += 1;
-            } else if !seen[m.topic] {
-                seen[m.topic] = true;
-                left -= 1;
-            }
-        }
-        epochs[e + 1].warmup_anchors = warm;
-    }
-    let summary = ObserveSummary {
-        anchors: ctx.anchors.len(),
-        observations: observations.len(),
-        drops,
-        rejected_anchors,
-        span_ns: summary_of(observations.iter().map(|o| o.span_ns).collect()),
-        emit_age_ns: summary_of(observations.iter().filter_map(|o| o.emit_age_ns).collect()),
-        gap_ns: summary_of(all_gap),
-        online_wait_ns: summary_of(all_wait),
-        state: states,
-        epochs,
-        emit_age_axis: match input.emit_axis {
-            EmitAxis::Same => "same",
-            EmitAxis::Mapped(_) => "clock",
-            EmitAxis::Unmapped => "none",
-        },
-    };
-    Ok(ObserveReport {
-        policy_version: input.policy_version.to_string(),
-        anchor_topic: c.anchor.clone(),
-        member_topics: topics[1..].to_vec(),
-        topics,
-        state_topics: c.state.iter().map(|s| s.topic.clone()).collect(),
-        state_fields: input.states.iter().map(|s| s.fields.clone()).collect(),
-        state_has_names: input.states.iter().map(|s| s.has_names).collect(),
-        groups: c.groups.clone(),
-        observations,
-        rejections,
-        summary,
-    })
+    plan.reason = ctx.reason;
+    Ok(Some(plan))
 }
 
-/// A whole candidate set rejected by a gate: the reason goes on each of its messages.
-fn reject_cand(ctx: &mut Ctx, members: &[u32], anchor: usize, r: Reason) {
-    ctx.set_reason(anchor, r);
-    for &m in members {
-        ctx.set_reason(m as usize, r);
+/// What [`build`] collects: every observation and rejection.
+#[derive(Default)]
+struct Collect {
+    observations: Vec<Observation>,
+    rejections: Vec<Rejection>,
+}
+
+impl Sink<()> for Collect {
+    fn observation(&mut self, o: Observation, _: Vec<()>) {
+        self.observations.push(o);
     }
+    fn rejection(&mut self, r: Rejection) {
+        self.rejections.push(r);
+    }
+}
+
+/// Build the observations of a whole input held in memory: the streaming [`Builder`] fed
+/// with the messages, state samples and TF messages merged in log-time order, every
+/// observation and rejection (sorted by topic and index) in the report.
+pub fn build(input: &Input) -> Result<ObserveReport, ObserveError> {
+    build_trimming_from(input, 1024)
+}
+
+/// [`build`] trimming the state windows once they hold `trim_from` samples.
+fn build_trimming_from(input: &Input, trim_from: usize) -> Result<ObserveReport, ObserveError> {
+    let c = input.contract;
+    if input.states.len() != c.state.len() {
+        return Err(ObserveError::Contract(
+            "one state series is needed per state entry".into(),
+        ));
+    }
+    let plan = plan_sync(c, input.messages)?;
+    let axis = match &input.emit_axis {
+        EmitAxis::Same => EmitAxis::Same,
+        EmitAxis::Mapped(f) => EmitAxis::Mapped(*f),
+        EmitAxis::Unmapped => EmitAxis::Unmapped,
+    };
+    let mut b = Builder::new(
+        StreamInput {
+            contract: c,
+            policy_version: input.policy_version,
+            plan,
+            tf_static: input.tf,
+            axis: AxisChoice::Given(axis),
+            values: Box::new(|| Box::new(VecValues::default())),
+        },
+        Collect::default(),
+    )?
+    .trim_from(trim_from);
+    for (k, s) in input.states.iter().enumerate() {
+        b.state_fields(k, &s.fields, s.has_names);
+    }
+    // Merged by log time; on equal times messages first, then state samples, then TF.
+    let mut next_state = vec![0usize; input.states.len()];
+    let mut tf = input.tf.iter().filter(|m| !m.is_static).peekable();
+    let mut msgs = input.messages.iter().peekable();
+    loop {
+        let m_t = msgs.peek().map(|m| m.log_time_ns);
+        let s_t = (0..input.states.len())
+            .filter_map(|k| {
+                input.states[k]
+                    .samples
+                    .get(next_state[k])
+                    .map(|x| (x.log_time_ns, k))
+            })
+            .min();
+        let t_t = tf.peek().map(|m| m.log_time_ns);
+        let best = [m_t, s_t.map(|x| x.0), t_t].into_iter().flatten().min();
+        let Some(best) = best else { break };
+        if m_t == Some(best) {
+            if let Some(m) = msgs.next() {
+                b.sync(m.clone(), ());
+            }
+        } else if let Some((_, k)) = s_t.filter(|x| x.0 == best) {
+            b.state(k, input.states[k].samples[next_state[k]].clone());
+            next_state[k] += 1;
+        } else if let Some(m) = tf.next() {
+            b.tf(m);
+        }
+    }
+    let (mut report, sink) = b.finish();
+    let mut rejections = sink.rejections;
+    rejections.sort_by_key(|r| (r.topic, r.index));
+    report.observations = sink.observations;
+    report.rejections = rejections;
+    Ok(report)
 }
 
 #[cfg(test)]

@@ -106,12 +106,15 @@ fn stream_arrays(
     ))
 }
 
-fn bitmap(valid: Option<Vec<bool>>) -> Option<Bitmap> {
-    valid.map(|v| v.into_iter().collect())
+/// A validity bitmap over the packed bytes `valid` (bit `i % 8` of byte `i / 8`), `len` rows:
+/// the bytes become the bitmap's buffer.
+fn bitmap(valid: Option<Vec<u8>>, len: usize) -> Option<Bitmap> {
+    valid.map(|v| Bitmap::from_u8_vec(v, len))
 }
 
 fn i64_array(c: NullableI64) -> Box<dyn Array> {
-    PrimitiveArray::<i64>::new(ArrowDataType::Int64, c.values.into(), bitmap(c.valid)).boxed()
+    let n = c.values.len();
+    PrimitiveArray::<i64>::new(ArrowDataType::Int64, c.values.into(), bitmap(c.valid, n)).boxed()
 }
 
 /// A dictionary array of `keys` into `names` (strings as `large_string`).
@@ -128,12 +131,22 @@ fn dictionary(keys: PrimitiveArray<u32>, names: &[String]) -> Result<Box<dyn Arr
 }
 
 fn keys_array(k: NullableKeys) -> PrimitiveArray<u32> {
-    PrimitiveArray::<u32>::new(ArrowDataType::UInt32, k.keys.into(), bitmap(k.valid))
+    let n = k.keys.len();
+    PrimitiveArray::<u32>::new(ArrowDataType::UInt32, k.keys.into(), bitmap(k.valid, n))
 }
 
 /// The timing table: its arrays in the facade's column order, then `lag_ns` (log time − header
 /// stamp, null without a stamp).
 pub(crate) fn timing_table(c: TimingColumns, report: Option<Py<PyAny>>) -> Result<Table, String> {
+    let (fields, arrays, len) = timing_arrays(c)?;
+    Ok(Table::from_arrays(fields, arrays, len, report))
+}
+
+/// The timing table's fields and arrays (see [`timing_table`]) and its length: the vectors
+/// become the arrays' buffers.
+pub(crate) fn timing_arrays(
+    c: TimingColumns,
+) -> Result<(Vec<Field>, Vec<Box<dyn Array>>, usize), String> {
     let len = c.len();
     let lag = NullableI64 {
         values: c
@@ -192,7 +205,7 @@ pub(crate) fn timing_table(c: TimingColumns, report: Option<Py<PyAny>>) -> Resul
         fields.push(Field::new(name.into(), a.dtype().clone(), true));
         arrays.push(a);
     }
-    Ok(Table::from_arrays(fields, arrays, len, report))
+    Ok((fields, arrays, len))
 }
 
 /// The frame as a stream of struct arrays, one per chunk, over the frame's own buffers.
@@ -303,6 +316,152 @@ impl Table {
             self.height(),
             self.names().len(),
             self.names().join(", ")
+        )
+    }
+}
+
+/// The timing table as a stream of record batches (`Bag.timing_batches`): each time a
+/// consumer asks for the stream (`__arrow_c_stream__`), a thread reads the bag once more and
+/// hands over one batch of `rows_per_batch` rows at a time, the next made while the consumer
+/// takes the current one; reading stops when the consumer releases the stream. Memory: two
+/// batches and the chunks being read, not the table.
+#[pyclass(frozen, module = "bagscope", name = "TimingBatches")]
+pub(crate) struct TimingBatches {
+    bag: std::sync::Arc<bagscope::Bag>,
+    plan: std::sync::Arc<bagscope::timing::TimingPlan>,
+    rows_per_batch: usize,
+    /// Rows handed out by the last stream read to its end.
+    rows: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl TimingBatches {
+    pub(crate) fn new(
+        bag: std::sync::Arc<bagscope::Bag>,
+        plan: bagscope::timing::TimingPlan,
+        rows_per_batch: usize,
+    ) -> TimingBatches {
+        TimingBatches {
+            bag,
+            plan: std::sync::Arc::new(plan),
+            rows_per_batch,
+            rows: Default::default(),
+        }
+    }
+
+    fn empty_fields(&self) -> Result<Vec<Field>, String> {
+        let mut shape = self.plan.shape_without_rows();
+        shape.frame_names.clear();
+        timing_arrays(shape).map(|(f, _, _)| f)
+    }
+}
+
+/// The batches a stream's thread makes, handed over one at a time; dropped, it stops the
+/// thread.
+struct BatchIter {
+    rx: std::sync::mpsc::Receiver<Result<Box<dyn Array>, String>>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Iterator for BatchIter {
+    type Item = bagscope::frames::polars::prelude::PolarsResult<Box<dyn Array>>;
+    fn next(&mut self) -> Option<Self::Item> {
+        let r = self.rx.recv().ok()?;
+        Some(r.map_err(|e| bagscope::frames::polars::prelude::PolarsError::ComputeError(e.into())))
+    }
+}
+
+impl Drop for BatchIter {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[pymethods]
+impl TimingBatches {
+    /// The Arrow PyCapsule stream interface: a capsule named `arrow_array_stream` holding an
+    /// `ArrowArrayStream` of the table's record batches, read from the bag as they are taken.
+    #[pyo3(signature = (requested_schema = None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let _ = requested_schema;
+        let fields = self
+            .empty_fields()
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("arrow export: {e}")))?;
+        let dtype = ArrowDataType::Struct(fields.clone());
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (bag, plan, n, rows, stop2) = (
+            self.bag.clone(),
+            self.plan.clone(),
+            self.rows_per_batch,
+            self.rows.clone(),
+            stop.clone(),
+        );
+        std::thread::Builder::new()
+            .name("bagscope-batches".into())
+            .spawn(move || {
+                let made = bag.timing_batches(&plan, n, &stop2, &mut |cols| {
+                    let a = timing_arrays(cols).and_then(|(_, arrays, len)| {
+                        StructArray::try_new(dtype.clone(), len, arrays, None)
+                            .map(|a| a.boxed())
+                            .map_err(|e| e.to_string())
+                    });
+                    tx.send(a).is_ok()
+                });
+                if !stop2.load(std::sync::atomic::Ordering::Relaxed) {
+                    rows.store(made, std::sync::atomic::Ordering::Relaxed);
+                }
+            })
+            .map_err(|e| {
+                pyo3::exceptions::PyRuntimeError::new_err(format!(
+                    "cannot start the batches' thread: {e}"
+                ))
+            })?;
+        let field = Field::new("".into(), ArrowDataType::Struct(fields), false);
+        let s = export_iterator(Box::new(BatchIter { rx, stop }), field);
+        PyCapsule::new_with_value(py, s, STREAM_NAME)
+    }
+
+    /// The table's column names, in order.
+    #[getter]
+    fn column_names<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let mut names = self.plan.column_names().to_vec();
+        names.push("lag_ns".into());
+        PyList::new(py, names)
+    }
+
+    /// Rows per batch.
+    #[getter]
+    fn rows_per_batch(&self) -> usize {
+        self.rows_per_batch
+    }
+
+    /// What the first read reported (`export --json`'s keys: `bag`, `tables`, `warnings`);
+    /// `tables[0]["rows"]` is the table's rows once a stream has been read to its end (0
+    /// before).
+    #[getter]
+    fn report(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let mut r = self.plan.report.clone();
+        if let Some(t) = r.tables.first_mut() {
+            t.rows = self.rows.load(std::sync::atomic::Ordering::Relaxed);
+        }
+        crate::to_py(py, &r)
+    }
+
+    /// Whether a warning of the first read says messages were lost (the CLI's exit 3).
+    #[getter]
+    fn data_loss(&self) -> bool {
+        self.plan.report.warnings.iter().any(|w| w.data_loss)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<bagscope.TimingBatches {} rows a batch: {}>",
+            self.rows_per_batch,
+            self.plan.column_names().join(", ")
         )
     }
 }

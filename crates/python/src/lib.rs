@@ -16,9 +16,11 @@
 //! through `params::from_json` (the stub `_bagscope.pyi` states the same defaults, tested) and
 //! return the facade's reports as the CLI's `--json` (serialised by serde_json, parsed by
 //! Python's `json`: the same keys and values), `Table` (a polars `DataFrame`, or for `timing()`
-//! Arrow arrays built from `Bag::timing_columns`' vectors with dictionary-encoded strings,
-//! exported as an `ArrowArrayStream` in a PyCapsule, `__arrow_c_stream__`: no copy of the
-//! columns), one exception class per kind of `bagscope::Error` (`python/bagscope/_errors.py`;
+//! Arrow arrays built from `Bag::timing_columns`' vectors (validity bitmaps included) with
+//! dictionary-encoded strings, exported as an `ArrowArrayStream` in a PyCapsule,
+//! `__arrow_c_stream__`: no copy of the columns), `TimingBatches` (`Bag.timing_batches`: the
+//! timing table's batches made on a thread while the consumer reads the stream, stopped when it
+//! is released), one exception class per kind of `bagscope::Error` (`python/bagscope/_errors.py`;
 //! `InvalidParameter` exactly where the CLI exits 2); scans run on a worker thread with the GIL
 //! released while the caller polls for signals (`Ctrl-C`). Pure-Python `bagscope.ray` /
 //! `bagscope.spark` map bags to the rows of `batch`'s `summary.parquet` (`Bag::summary`,
@@ -514,6 +516,32 @@ impl PyBag {
             .map_err(|e| raise(py, "BagError", format!("timing table: {e}"), None))
     }
 
+    /// The timing table of [`PyBag::timing`] as a stream of record batches of
+    /// `rows_per_batch` rows (`__arrow_c_stream__`: `pyarrow.RecordBatchReader.from_stream`,
+    /// polars, DuckDB), read from the bag as they are taken: a first read decides each
+    /// topic's clock axis, then every stream taken reads the rows again, a batch at a time.
+    #[pyo3(signature = (rows_per_batch = bagscope::timing::DEFAULT_ROWS_PER_BATCH, topics = None))]
+    fn timing_batches(
+        &self,
+        py: Python<'_>,
+        rows_per_batch: usize,
+        topics: Option<Vec<String>>,
+    ) -> PyResult<arrow::TimingBatches> {
+        if rows_per_batch == 0 {
+            return Err(bad_param(py, "rows_per_batch: must be at least 1".into()));
+        }
+        let o = ExportOptions {
+            topics: topics.unwrap_or_default(),
+            ..Default::default()
+        };
+        let plan = self.call(py, move |b| b.timing_plan(&o))?;
+        Ok(arrow::TimingBatches::new(
+            self.bag.clone(),
+            plan,
+            rows_per_batch,
+        ))
+    }
+
     /// The messages of `topic` with their fields flattened into columns, as `bagscope export`
     /// writes them (`fields`: field paths to keep; `explode`: arrays of numbers as one column
     /// per element), as an Arrow table.
@@ -654,6 +682,7 @@ fn version() -> &'static str {
 fn _bagscope(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyBag>()?;
     m.add_class::<Table>()?;
+    m.add_class::<arrow::TimingBatches>()?;
     m.add_function(wrap_pyfunction!(batch_name, m)?)?;
     m.add_function(wrap_pyfunction!(summary_columns, m)?)?;
     m.add_function(wrap_pyfunction!(empty_summary, m)?)?;

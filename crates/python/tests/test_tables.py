@@ -77,6 +77,72 @@ def test_timing_equals_the_export_on_every_kind_of_bag(tmp: Path) -> None:
     assert tf_rows > 0
 
 
+def batches_equal_timing(bag: Path, rows_per_batch: int, topics=None) -> int:
+    """`timing_batches` read to its end equals `timing()`, row for row (string columns
+    compared as strings: each batch carries the frame names given so far); returns the rows."""
+    b = bagscope.open(bag)
+    whole = plain(pa.table(b.timing(topics=topics)))
+    stream = b.timing_batches(rows_per_batch=rows_per_batch, topics=topics)
+    reader = pa.RecordBatchReader.from_stream(stream)
+    batches = list(reader)
+    assert all(x.num_rows == rows_per_batch for x in batches[:-1]), bag
+    assert all(0 < x.num_rows <= rows_per_batch for x in batches), bag
+    got = plain(pa.Table.from_batches(batches, schema=reader.schema))
+    assert got.column_names == whole.column_names == stream.column_names, bag
+    assert got.equals(whole), bag
+    t = b.timing(topics=topics)
+    assert stream.report["warnings"] == t.report["warnings"], bag
+    assert stream.report["tables"][0]["rows"] == t.num_rows, bag
+    assert stream.data_loss == t.data_loss, bag
+    return got.num_rows
+
+
+def test_timing_batches_equal_timing_on_every_kind_of_bag(tmp: Path) -> None:
+    """The stream of batches against the whole table: every shipped bag (and the shared bags
+    when present), TF with several transforms per message, the benchmark bag's mix, overlapping
+    chunks of two files recorded at once, a truncated file, a .db3 file; batch sizes that cut
+    TF messages' rows apart."""
+    bags = [p for p in sorted((ROOT / "bags").iterdir()) if p.is_dir()]
+    for sc in ["arm_tf", "sensors_tf"]:
+        run_cli("synth", sc, "-o", str(tmp / "synth"), "--duration", "6")
+        bags.append(tmp / "synth" / sc)
+    run_cli("synth", "perf", "-o", str(tmp / "perf"), "--messages", "30000")
+    bags.append(tmp / "perf" / "perf" / "perf.mcap")
+    two = tmp / "two"
+    two.mkdir()
+    for sc in ["arm_wall", "sensors"]:
+        (two / f"{sc}.mcap").write_bytes((ROOT / "bags" / sc / f"{sc}.mcap").read_bytes())
+    bags.append(two)
+    whole = (ROOT / "bags" / "arm_wall" / "arm_wall.mcap").read_bytes()
+    (tmp / "cut.mcap").write_bytes(whole[: len(whole) // 2])
+    bags.append(tmp / "cut.mcap")
+    bags.append(make_db3(tmp / "talk.db3"))
+    s = shared()
+    if s is not None:
+        bags += sorted(p for p in (s / "bags").iterdir() if p.suffix == ".mcap" or p.is_dir())
+    for bag in bags:
+        for n in [65_536, 997, 3]:
+            if n == 3 and bag.stat().st_size > 2e6 and not bag.is_dir():
+                continue
+            assert batches_equal_timing(bag, n) > 0, bag
+    assert batches_equal_timing(SENSORS, 100, topics=["/imu/data", "/lidar/points"]) == 2200
+
+
+def test_timing_batches_are_read_by_polars_and_duckdb_and_stop_when_dropped() -> None:
+    b = bagscope.open(SENSORS)
+    stream = b.timing_batches(rows_per_batch=500)
+    assert pl.DataFrame(stream).height == 3000
+    assert duckdb.sql("select count(*) from stream").fetchall()[0][0] == 3000
+    # Read again: each stream reads the bag anew.
+    reader = pa.RecordBatchReader.from_stream(stream)
+    first = reader.read_next_batch()
+    assert first.num_rows == 500
+    del reader
+    with pytest.raises(bagscope.InvalidParameter):
+        b.timing_batches(rows_per_batch=0)
+    assert b.timing_batches().rows_per_batch == 65_536
+
+
 def test_timing_of_some_topics() -> None:
     t = pa.table(bagscope.open(SENSORS).timing(topics=["/imu/data"]))
     assert set(t.column("topic").to_pylist()) == {"/imu/data"}

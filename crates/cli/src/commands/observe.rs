@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
 use bagscope::observe::{
-    load_contract, observe_of, write_tables, CompareRow, ObserveCommandReport,
+    load_contract, observe_summary, observe_to, CompareRow, ObserveCommandReport, ObserveOutputs,
 };
 
 use bagscope::CommandReport;
@@ -56,7 +56,7 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
         let mut rows = Vec::new();
         let mut loss = false;
         for c in &contracts {
-            let r = observe_of(&bag, c)?;
+            let r = observe_summary(&bag, c)?;
             loss |= r.finished_with_warnings();
             rows.push(CompareRow::of(&r));
         }
@@ -79,18 +79,17 @@ pub(crate) fn run(a: Args) -> anyhow::Result<u8> {
     // earlier LeRobot dataset this run would mix with or leave stale) is refused.
     bagscope::observe::check_outputs(&out, a.layout.is_some())?;
     let bag = bagscope::io::Bag::open(&a.bag)?;
-    let mut r = observe_of(&bag, &lc)?;
-    let written = write_tables(&bag, &mut r, &out, a.with_fields)?;
-    let lerobot = match (&a.layout, &a.action) {
-        (Some(_), Some(act)) => Some(bagscope::lerobot::write_lerobot(
-            &bag,
-            &r,
-            &out.join("lerobot"),
-            act,
-            &a.task,
-        )?),
-        _ => None,
+    let outputs = ObserveOutputs {
+        with_fields: a.with_fields,
+        lerobot: match (&a.layout, &a.action) {
+            (Some(_), Some(act)) => Some((act.clone(), a.task.clone())),
+            _ => None,
+        },
     };
+    // Observations and rejections are written as they are made; the LeRobot dataset beside
+    // them, or why it could not be (the tables are written either way).
+    let (r, written, lerobot) = observe_to(&bag, &lc, &out, &outputs)?;
+    let lerobot = lerobot.transpose()?;
     if a.json {
         render::json(&serde_json::json!({
             "bag": r.bag,

@@ -10,7 +10,8 @@ True
   ``check``, ``sync``, ``recommend`` and ``match`` return the dicts the CLI prints with
   ``--json`` (same keys, same values), warnings and findings included.
 * ``timing``, ``messages`` and ``summary`` return a :class:`Table`, read without copying by
-  ``pyarrow.table(t)``, ``polars.from_arrow(t)`` or ``duckdb.sql("... from t")``.
+  ``pyarrow.table(t)``, ``polars.from_arrow(t)`` or ``duckdb.sql("... from t")``;
+  ``timing_batches`` the timing table as a stream of record batches (:class:`TimingBatches`).
 * Failures are exceptions under :class:`BagError`; damage met while reading is a warning with
   ``data_loss`` in the result.
 * :mod:`bagscope.ray` and :mod:`bagscope.spark` run the same over many bags on a cluster.
@@ -21,7 +22,15 @@ from __future__ import annotations
 import os
 from typing import Union
 
-from ._bagscope import Bag, Table, __version__, batch_name, empty_summary, summary_columns
+from ._bagscope import (
+    Bag,
+    Table,
+    TimingBatches,
+    __version__,
+    batch_name,
+    empty_summary,
+    summary_columns,
+)
 from ._errors import (
     AccessDenied,
     AnalysisError,
@@ -53,6 +62,7 @@ __all__ = [
     "open",
     "Bag",
     "Table",
+    "TimingBatches",
     "batch_name",
     "summary_columns",
     "empty_summary",

@@ -35,6 +35,28 @@ class Table:
         """Whether a warning of the scan says messages were lost."""
     def __len__(self) -> int: ...
 
+class TimingBatches:
+    """``Bag.timing()``'s table as a stream of record batches (``__arrow_c_stream__``): read it
+    with ``pyarrow.RecordBatchReader.from_stream(s)``, ``polars.DataFrame(s)`` or
+    ``duckdb.sql("... from s")``. Each stream taken reads the bag again, a batch at a time, and
+    stops when the consumer releases it."""
+
+    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object:
+        """A PyCapsule named ``arrow_array_stream`` holding the record batches."""
+    @property
+    def column_names(self) -> List[str]:
+        """Column names, in order."""
+    @property
+    def rows_per_batch(self) -> int:
+        """Rows per batch (the last one may hold fewer)."""
+    @property
+    def report(self) -> Report:
+        """The first read's report (``export --json``'s keys); ``tables[0]["rows"]`` is set
+        once a stream has been read to its end."""
+    @property
+    def data_loss(self) -> bool:
+        """Whether a warning of the first read says messages were lost."""
+
 class Bag:
     """An opened bag; every method releases the GIL while it reads, and a Bag may be used
     from several threads at once."""
@@ -161,6 +183,12 @@ class Bag:
         """One row per message: ``export --timing-only``'s columns and ``lag_ns``; the string
         columns (``bag``, ``topic``, ``type``, ``clock_axis``, ``parent_frame``,
         ``child_frame``) dictionary-encoded."""
+    def timing_batches(
+        self, rows_per_batch: int = 65536, topics: Optional[Sequence[str]] = None
+    ) -> TimingBatches:
+        """``timing()``'s rows as a stream of record batches of ``rows_per_batch`` rows, in
+        bounded memory: a first read decides each topic's ``clock_axis``, every stream taken
+        reads the rows again, a batch at a time."""
     def messages(
         self, topic: str, fields: Optional[Sequence[str]] = None, explode: bool = False
     ) -> Table:
