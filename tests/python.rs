@@ -30,11 +30,55 @@ fn skip(why: String) {
     eprintln!("note: {why}; skipping the Python package's tests");
 }
 
+/// A source file of a crate the extension is built from that was changed after `so` was
+/// built (a library left by an earlier build would test other code than this tree's).
+fn source_newer_than(so: &Path) -> Option<PathBuf> {
+    fn newest(dir: &Path, best: &mut Option<(std::time::SystemTime, PathBuf)>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                newest(&p, best);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                if let Ok(t) = e.metadata().and_then(|m| m.modified()) {
+                    if best.as_ref().is_none_or(|(b, _)| t > *b) {
+                        *best = Some((t, p));
+                    }
+                }
+            }
+        }
+    }
+    let built = std::fs::metadata(so).and_then(|m| m.modified()).ok()?;
+    let mut best = None;
+    // The extension and everything under it; not the apps and outputs beside it.
+    let skip = ["cli", "report", "replay", "synth", "testkit", "plot"];
+    for e in std::fs::read_dir(common::root().join("crates"))
+        .ok()?
+        .flatten()
+    {
+        if !skip.iter().any(|s| e.file_name() == *s) {
+            newest(&e.path().join("src"), &mut best);
+        }
+    }
+    best.filter(|(t, _)| *t > built).map(|(_, p)| p)
+}
+
 /// A package folder holding this build's extension and the package's Python modules.
-fn package_from_build() -> Option<PathBuf> {
+/// Err: the library there is older than the sources it is built from.
+fn package_from_build() -> Result<Option<PathBuf>, String> {
     let so = Path::new(common::bin()).with_file_name("lib_bagscope.so");
     if !so.is_file() {
-        return None;
+        return Ok(None);
+    }
+    if let Some(newer) = source_newer_than(&so) {
+        return Err(format!(
+            "{} is older than {} (`cargo test` does not rebuild the extension: run `cargo build \
+             --workspace --all-targets` first, as .ci/run does)",
+            so.display(),
+            newer.display()
+        ));
     }
     let dir = common::root().join("target/tmp/python-package");
     let pkg = dir.join("bagscope");
@@ -52,7 +96,7 @@ fn package_from_build() -> Option<PathBuf> {
         }
     }
     std::fs::copy(&so, pkg.join("_bagscope.abi3.so")).expect("copy the extension");
-    Some(dir)
+    Ok(Some(dir))
 }
 
 #[test]
@@ -67,7 +111,10 @@ fn python_package_tests_pass() {
             py.display()
         ));
     }
-    let pythonpath = package_from_build();
+    let pythonpath = match package_from_build() {
+        Ok(p) => p,
+        Err(why) => return skip(why),
+    };
     if !imports(&py, "bagscope", pythonpath.as_deref()) {
         return skip(format!(
             "no lib_bagscope.so beside {} and no bagscope installed in {}",

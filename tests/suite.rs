@@ -298,8 +298,11 @@ fn approx_epsilon_and_latest_refuse_what_upstream_cannot_run() {
     };
     let b04 = bag("04_dropped_message");
     let (code, _, err) = sync(&[&b04, "--topics", "/a,/b", "--policy", "approx-epsilon"]);
-    assert_ne!(code, 0);
-    assert!(err.contains("needs --epsilon"), "{err}");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--epsilon") && err.contains("needs an epsilon"),
+        "{err}"
+    );
     let (code, _, err) = sync(&[
         &b04,
         "--topics",

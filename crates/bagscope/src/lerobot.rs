@@ -634,7 +634,11 @@ impl LeRobotWriter {
         o: &Observation,
     ) -> Result<(), Error> {
         let io = |e: std::io::Error| {
-            Error::write_failed(&self.stage.dir, format!("cannot write {}", self.stage.dir.display()), e)
+            Error::write_failed(
+                &self.stage.dir,
+                format!("cannot write {}", self.stage.dir.display()),
+                e,
+            )
         };
         let missing = |s: usize| {
             Error::no_data(format!(
@@ -746,7 +750,11 @@ impl LeRobotWriter {
         let n = self.n;
         let stage_dir = self.stage.dir.clone();
         let io = |e: std::io::Error| {
-            Error::write_failed(&stage_dir, format!("cannot write {}", stage_dir.display()), e)
+            Error::write_failed(
+                &stage_dir,
+                format!("cannot write {}", stage_dir.display()),
+                e,
+            )
         };
         if let Some(w) = self.data.take() {
             // Its schema is the one of the rows written (there is at least one).

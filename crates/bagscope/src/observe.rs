@@ -12,7 +12,7 @@ use bagscope_bag::{Bag, RawMessage, Warning, WarningCode};
 use bagscope_msg::{decode, StampSource, Value};
 use bagscope_observe::{
     AxisChoice, Contract, ContractError, EmitAxis, GroupSpec, ObserveReport, Sink, StateField,
-    StateMode, StateSample, StateSpec, StreamInput, SyncMessage, SyncPlan, Values,
+    StateMode, StateSample, StreamInput, SyncMessage, SyncPlan, Values,
 };
 use bagscope_tf::{Frame, TfMessage, TfTransform};
 
@@ -71,14 +71,6 @@ pub fn policy_version(v: &Json) -> String {
     canonical(v, &mut s);
     let d = sha2::Sha256::digest(s.as_bytes());
     d.iter().take(8).map(|b| format!("{b:02x}")).collect()
-}
-
-fn join(a: &str, b: &str) -> String {
-    if a.is_empty() {
-        b.to_string()
-    } else {
-        format!("{a}.{b}")
-    }
 }
 
 /// Reads and checks a contract file ([`Contract::from_yaml`]). Every error names the file and
@@ -679,6 +671,7 @@ impl Output for Discard {}
 
 /// One streamed run of the builder over the bag into `output` (made anew by `make` if the
 /// bag has to be read again): the report, and the output.
+#[allow(clippy::too_many_lines)] // The streamed run's steps; to split with the move to the tables crate (issue 43).
 fn run<'o>(
     bag: &Bag,
     lc: &LoadedContract,
@@ -1024,16 +1017,20 @@ fn state_of(o: &bagscope_observe::Observation, s: usize) -> Option<&bagscope_obs
     o.state.get(s).and_then(|x| x.as_ref())
 }
 
+/// A column's value of an observation.
+#[cfg(feature = "frames")]
+type Getter<T> = Box<dyn Fn(&bagscope_observe::Observation) -> Option<T>>;
+
 /// How one column of the observation table takes its value from an observation.
 #[cfg(feature = "frames")]
 enum Cell {
     /// The same string on every row.
     Constant,
-    I64(Box<dyn Fn(&bagscope_observe::Observation) -> Option<i64>>),
-    Str(Box<dyn Fn(&bagscope_observe::Observation) -> Option<String>>),
-    F64(Box<dyn Fn(&bagscope_observe::Observation) -> Option<f64>>),
-    F64List(Box<dyn Fn(&bagscope_observe::Observation) -> Option<Vec<f64>>>),
-    StrList(Box<dyn Fn(&bagscope_observe::Observation) -> Option<Vec<String>>>),
+    I64(Getter<i64>),
+    Str(Getter<String>),
+    F64(Getter<f64>),
+    F64List(Getter<Vec<f64>>),
+    StrList(Getter<Vec<String>>),
     /// The same value on every row.
     ConstI64(Option<i64>),
     ConstBool(Option<bool>),
@@ -1054,7 +1051,6 @@ impl ObservationColumns {
     /// by copying until then).
     pub fn new(r: &Shape, rows: usize) -> ObservationColumns {
         use bagscope_frames::Col;
-        use bagscope_observe::Observation as O;
         let constant = |name: String, s: &str| {
             (
                 name,
@@ -1065,12 +1061,8 @@ impl ObservationColumns {
                 },
             )
         };
-        let i64s = |name: String, f: Box<dyn Fn(&O) -> Option<i64>>| {
-            (name, Cell::I64(f), Col::I64(Vec::new()))
-        };
-        let strs = |name: String, f: Box<dyn Fn(&O) -> Option<String>>| {
-            (name, Cell::Str(f), Col::Str(Vec::new()))
-        };
+        let i64s = |name: String, f: Getter<i64>| (name, Cell::I64(f), Col::I64(Vec::new()));
+        let strs = |name: String, f: Getter<String>| (name, Cell::Str(f), Col::Str(Vec::new()));
         let mut cells: Vec<(String, Cell, Col)> = vec![
             strs(
                 "observation_id".into(),
@@ -1448,8 +1440,9 @@ impl Tables {
         let rej_path = out.join("rejections.parquet");
         crate::refuse_output_dir(out)?;
         crate::refuse_outputs(bag, &[obs_path.as_path(), rej_path.as_path()])?;
-        std::fs::create_dir_all(out)
-            .map_err(|e| Error::write_failed(out, format!("cannot write into {}", out.display()), e))?;
+        std::fs::create_dir_all(out).map_err(|e| {
+            Error::write_failed(out, format!("cannot write into {}", out.display()), e)
+        })?;
         let topics = lc.contract.sync_topics();
         let parts = if with_fields {
             let schemas = topic_schemas(bag);
@@ -1585,7 +1578,11 @@ impl Tables {
         use bagscope_frames::{frame, Format, TableWriter};
         use std::io::{Read, Seek};
         let io = |e: std::io::Error| {
-            Error::write_failed(&self.dir, format!("cannot write into {}", self.dir.display()), e)
+            Error::write_failed(
+                &self.dir,
+                format!("cannot write into {}", self.dir.display()),
+                e,
+            )
         };
         let mut w = TableWriter::new(&self.rej_path, Format::Parquet);
         let mut batch: Vec<bagscope_observe::Rejection> = Vec::new();

@@ -37,11 +37,11 @@ mod contract;
 mod state;
 mod stream;
 
+pub use contract::ContractError;
 pub use state::{
     slerp, wrap_angle, Names, StateField, StateMode, StateSample, StateSeries, StateSpec,
     StateValue,
 };
-pub use contract::ContractError;
 pub use stream::{AxisChoice, Builder, Sink, StreamInput, Values, VecValues};
 
 use std::collections::BTreeMap;

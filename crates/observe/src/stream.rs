@@ -49,13 +49,16 @@ impl Values for VecValues {
     }
 }
 
+/// Decides [`EmitAxis`] from the first anchor stamps and the first synchronized log time.
+pub(crate) type DecideAxis<'a> = Box<dyn FnOnce(&[i64], Option<i64>) -> EmitAxis<'a> + 'a>;
+
 /// How emit log times relate to the anchor's stamps: known up front, or decided from the
 /// first 64 anchor stamps (in log-time order) and the first synchronized message's log time.
 pub enum AxisChoice<'a> {
     /// Known.
     Given(EmitAxis<'a>),
     /// Decided by this function once those are seen (or at the end of the input).
-    Decide(Box<dyn FnOnce(&[i64], Option<i64>) -> EmitAxis<'a> + 'a>),
+    Decide(DecideAxis<'a>),
 }
 
 /// Anchor stamps the emit axis is decided from.
@@ -119,7 +122,7 @@ struct Cand<X> {
 }
 
 enum Axis<'a> {
-    Pending(Box<dyn FnOnce(&[i64], Option<i64>) -> EmitAxis<'a> + 'a>),
+    Pending(DecideAxis<'a>),
     Ready(EmitAxis<'a>),
 }
 

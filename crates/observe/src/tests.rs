@@ -279,6 +279,7 @@ impl<'a> Whole<'a> {
 
 /// The builder as it was before it streamed: every message, state sample and TF message of
 /// the input at once (the streaming builder must give the same report).
+#[allow(clippy::too_many_lines)] // The whole-input builder kept as it was: the oracle the streamed one is compared with.
 fn build_whole(input: &Input) -> Result<ObserveReport, ObserveError> {
     let c = input.contract;
     let topics = c.sync_topics();

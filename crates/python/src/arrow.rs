@@ -142,11 +142,12 @@ pub(crate) fn timing_table(c: TimingColumns, report: Option<Py<PyAny>>) -> Resul
     Ok(Table::from_arrays(fields, arrays, len, report))
 }
 
+/// A table's fields, its arrays and its length.
+type Arrays = (Vec<Field>, Vec<Box<dyn Array>>, usize);
+
 /// The timing table's fields and arrays (see [`timing_table`]) and its length: the vectors
 /// become the arrays' buffers.
-pub(crate) fn timing_arrays(
-    c: TimingColumns,
-) -> Result<(Vec<Field>, Vec<Box<dyn Array>>, usize), String> {
+pub(crate) fn timing_arrays(c: TimingColumns) -> Result<Arrays, String> {
     let len = c.len();
     let lag = NullableI64 {
         values: c

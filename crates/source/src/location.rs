@@ -66,6 +66,18 @@ impl ObjectUrl {
             .find(|(p, _)| lower.starts_with(p))
             .map(|(_, k)| *k)
             .ok_or_else(|| invalid("unknown scheme"))?;
+        // The URL parser removes dot segments ("b/../k" becomes "k"): looked for in the text
+        // as given, so a key is never silently another one.
+        let raw_path = s
+            .split_once("://")
+            .and_then(|(_, rest)| rest.split_once('/'))
+            .map_or("", |(_, p)| p.split(['?', '#']).next().unwrap_or(""));
+        if percent_decode(raw_path)
+            .split('/')
+            .any(|p| p == ".." || p == ".")
+        {
+            return Err(invalid("'.' and '..' are not object key segments"));
+        }
         let mut url = url::Url::parse(s).map_err(|e| invalid(&e.to_string()))?;
         if !url.username().is_empty() || url.password().is_some() {
             return Err(invalid(
