@@ -55,15 +55,23 @@ def test_bag_methods_match_the_stub() -> None:
         fn = getattr(bagscope.Bag, name, None)
         if fn is None or not callable(fn) or fn.__text_signature__ is None:
             continue
-        want = params(f)
         got = runtime(fn)
+        if [k for _, k, _ in got] and all(
+            p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+            for p in inspect.signature(fn).parameters.values()
+            if p.name != "self"
+        ):
+            # Filled from the options types (`*args, **kwargs`): test_options.py compares
+            # those with the stub.
+            continue
+        want = params(f)
         assert [(n, k) for n, k, _ in got] == [(n, k) for n, k, _ in want], name
         for (n, _, d), (_, _, s) in zip(got, want):
             # pyo3 prints "..." for a default it cannot show as a literal.
             if d is not Ellipsis and s is not None and d is not None:
                 assert ast.literal_eval(s) == d, (name, n, s, d)
         checked += 1
-    assert checked >= 8
+    assert checked >= 3
 
 
 def test_defaults_pyo3_cannot_print_are_the_stubs() -> None:
