@@ -26,7 +26,7 @@ fn wrists(hierarchical: bool, extra: &str) -> String {
 
 /// A table read back: rows as column name -> value.
 fn table(p: &Path) -> Vec<BTreeMap<String, Value>> {
-    let (names, rows) = bagscope::frames::read_parquet_rows(p).unwrap();
+    let (names, rows) = bagscope::tables::read_parquet_rows(p).unwrap();
     rows.into_iter()
         .map(|r| names.iter().cloned().zip(r).collect())
         .collect()

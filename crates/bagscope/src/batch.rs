@@ -29,8 +29,8 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use bagscope_clocks::ClocksOptions;
-use bagscope_frames::polars::prelude::DataFrame;
-use bagscope_frames::{frame, Col, Format, TableWriter};
+use bagscope_tables::polars::prelude::DataFrame;
+use bagscope_tables::{frame, Col, Format, TableWriter};
 
 use crate::export::{export_known, sanitize, ExportOptions, KnownClocks};
 use crate::Error;

@@ -82,18 +82,18 @@ pub enum Error {
     #[error(transparent)]
     Write(#[from] bagscope_bag::WriteError),
     /// Writing a table (Parquet / CSV) failed.
-    #[cfg(feature = "frames")]
+    #[cfg(feature = "tables")]
     #[error(transparent)]
-    Frames(#[from] bagscope_frames::FramesError),
+    Frames(#[from] bagscope_tables::FramesError),
     /// The fields asked for cannot be read from a topic's messages.
-    #[cfg(feature = "frames")]
+    #[cfg(feature = "tables")]
     #[error("{topic}")]
     Fields {
         /// The topic whose fields were asked for.
         topic: String,
         /// Which field and why.
         #[source]
-        source: bagscope_frames::FramesError,
+        source: bagscope_tables::FramesError,
     },
 }
 
@@ -151,9 +151,9 @@ impl Error {
                     | S::InvalidDuration(_)
             ),
             // A field path the topic's type does not have (`export --fields`).
-            #[cfg(feature = "frames")]
+            #[cfg(feature = "tables")]
             Error::Fields {
-                source: bagscope_frames::FramesError::Usage(_),
+                source: bagscope_tables::FramesError::Usage(_),
                 ..
             } => true,
             _ => false,

@@ -16,7 +16,7 @@
 //! `DIR/timing.parquet`). No output (nor its temporary file) may be one of the bag's files.
 //!
 //! CSV string cells that a spreadsheet would evaluate as a formula are written with a leading
-//! `'` ([`bagscope_frames::csv_cell`]) unless [`ExportOptions::csv_raw`].
+//! `'` ([`bagscope_tables::csv_cell`]) unless [`ExportOptions::csv_raw`].
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,9 +27,9 @@ use serde::Serialize;
 use bagscope_bag::WarningCode;
 use bagscope_bag::{Bag, Columns, Warning};
 use bagscope_clocks::{analyze, ClocksOptions};
-use bagscope_frames::message::MessageColumns;
-use bagscope_frames::polars::prelude::DataFrame;
-use bagscope_frames::{frame, Col, Format, Sink, TableWriter};
+use bagscope_tables::message::MessageColumns;
+use bagscope_tables::polars::prelude::DataFrame;
+use bagscope_tables::{frame, Col, Format, Sink, TableWriter};
 use bagscope_msg::{MessageSchema, StampLocator};
 use rayon::prelude::*;
 
@@ -1038,7 +1038,7 @@ where
             Table::Timing(_) => timing_df(f.bag_name, f.bag_column, f.meta, &[])?,
             Table::Message { cols, topic, .. } => message_df(cols, &f.meta.axes[*topic], &[])?,
         };
-        let columns = bagscope_frames::column_names(&empty);
+        let columns = bagscope_tables::column_names(&empty);
         let (rows, df) = sink.finish(empty)?;
         frames.push(df);
         out_tables.push(ExportedTable {
@@ -1121,7 +1121,7 @@ pub(crate) fn timing_column_names(with_bag: bool) -> Result<Vec<String>, Error> 
         types: Vec::new(),
         axes: Vec::new(),
     };
-    Ok(bagscope_frames::column_names(&timing_df(
+    Ok(bagscope_tables::column_names(&timing_df(
         "",
         with_bag,
         &meta,

@@ -124,13 +124,13 @@ impl Bag {
 
     /// `bagscope export --timing-only` in memory: one row per message with its log, publish and
     /// header times and lag, as a polars `DataFrame`.
-    #[cfg(feature = "frames")]
+    #[cfg(feature = "tables")]
     pub fn timing(
         &self,
         opts: &crate::export::ExportOptions,
     ) -> Result<
         (
-            bagscope_frames::polars::prelude::DataFrame,
+            bagscope_tables::polars::prelude::DataFrame,
             crate::export::ExportReport,
         ),
         Error,
@@ -140,11 +140,11 @@ impl Bag {
 
     /// The bag's rows of `batch`'s `summary.parquet` (one per topic, named `name` in the `bag`
     /// column), from the same `info` and default `clocks` reports `batch` writes.
-    #[cfg(feature = "frames")]
+    #[cfg(feature = "tables")]
     pub fn summary(
         &self,
         name: &str,
-    ) -> Result<bagscope_frames::polars::prelude::DataFrame, Error> {
+    ) -> Result<bagscope_tables::polars::prelude::DataFrame, Error> {
         // Through JSON text, as `batch` reads back its info.json and clocks.json: floats parsed
         // from the same text are the same to the last bit.
         fn json<T: serde::Serialize>(v: &T) -> Result<serde_json::Value, Error> {
@@ -158,7 +158,7 @@ impl Bag {
     }
 
     /// `bagscope export`: messages as Parquet / CSV tables (one per topic, fields flattened).
-    #[cfg(feature = "frames")]
+    #[cfg(feature = "tables")]
     pub fn export(
         &self,
         out: &Path,
@@ -168,7 +168,7 @@ impl Bag {
     }
 }
 
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 impl Bag {
     /// [`Bag::timing`] as columns, from the column scan `clocks` reads (one parallel pass, no
     /// per-row buffering): the same rows and values, for callers that build their own arrays

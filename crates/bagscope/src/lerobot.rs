@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use crate::io::Bag;
 use crate::Error;
-use bagscope_frames::{frame, Col, Format, TableWriter};
+use bagscope_tables::{frame, Col, Format, TableWriter};
 use bagscope_observe::Observation;
 
 /// The LeRobot dataset format written.
@@ -758,7 +758,7 @@ impl LeRobotWriter {
         };
         if let Some(w) = self.data.take() {
             // Its schema is the one of the rows written (there is at least one).
-            w.finish(&bagscope_frames::polars::prelude::DataFrame::empty())?;
+            w.finish(&bagscope_tables::polars::prelude::DataFrame::empty())?;
         }
         let fps = self
             .periods

@@ -61,10 +61,10 @@
 //! # Ok::<(), bagscope::Error>(())
 //! ```
 //!
-//! # Every message's times as a polars DataFrame (feature `frames`)
+//! # Every message's times as a polars DataFrame (feature `tables`)
 //!
 //! ```
-//! # #[cfg(feature = "frames")] {
+//! # #[cfg(feature = "tables")] {
 //! # std::env::set_current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).unwrap();
 //! use bagscope::Bag;
 //!
@@ -103,7 +103,7 @@
 //! matched, observations, verdicts); observe (the contract's `policy_version` hash, one bag
 //! pass in order, `Bag::scan_in_order`, after a first pass of the synchronized topics' stamps,
 //! feeding `bagscope-observe`'s streaming builder; observations and rejections written to
-//! Parquet through `bagscope-frames` in row groups as they come, rejections per topic and the
+//! Parquet through `bagscope-tables` in row groups as they come, rejections per topic and the
 //! summarised values spilled to unnamed temporary files in the output folder; `lerobot.rs`: a
 //! LeRobot v3.0 dataset written into a staging folder as the frames come, each feature's
 //! statistics from sorted runs on disk merged in order, renamed whole into a new or empty
@@ -118,25 +118,25 @@
 //! the vocabulary.
 //!
 //! Notable dependencies: `bagscope-types`, `-bag`, `-msg`, `-stats`, `-clocks`, `-sync`,
-//! `-matching`, `-checks`, `-tf`; `-frames` only with its `frames` feature (`export`, `batch`,
+//! `-matching`, `-checks`, `-tf`; `-tables` only with its `tables` feature (`export`, `batch`,
 //! `Bag::timing`, and `Bag::timing_columns`, `timing.rs`: `timing_plan_of` reads the stamps in
 //! order once, for the clocks analysis' axes and the row count, then `timing_batches` reads the
 //! rows again in order straight into their columns, a batch at a time or all at once); `clap` only with its `clap` feature (the CLI's flags); not
 //! `-replay`, `-plot`, `-synth`.
 
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 pub mod batch;
 pub mod batch_inputs;
 pub mod check;
 pub mod clocks;
 pub mod convert;
 pub mod echo;
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 pub mod export;
 pub mod findings;
 pub mod hist;
 pub mod info;
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 pub mod lerobot;
 pub mod matching;
 pub mod observe;
@@ -147,13 +147,13 @@ pub mod series;
 pub mod services;
 pub mod sync;
 pub mod tf;
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 pub mod timing;
 pub mod window;
 pub use bagscope_checks as check_rules;
 pub use bagscope_clocks as clock_analysis;
-#[cfg(feature = "frames")]
-pub use bagscope_frames as frames;
+#[cfg(feature = "tables")]
+pub use bagscope_tables as tables;
 pub use bagscope_matching as match_analysis;
 pub use bagscope_sync as sync_policy;
 pub use bagscope_tf as tf_analysis;
@@ -207,7 +207,7 @@ pub(crate) fn refuse_output_file(p: &std::path::Path) -> Result<(), Error> {
 }
 
 /// [`outfile::check_output_dir`] as this crate's error (exit 1), naming the folder.
-#[cfg_attr(not(feature = "frames"), allow(dead_code))]
+#[cfg_attr(not(feature = "tables"), allow(dead_code))]
 pub(crate) fn refuse_output_dir(p: &std::path::Path) -> Result<(), Error> {
     outfile::check_output_dir(p)
         .map_err(|e| Error::refused_output(p, format!("cannot write into {}: {e}", p.display())))

@@ -569,7 +569,7 @@ trait Output: Sink<Payload> {
         None
     }
     /// The tables it is writing (only `observe -o`'s output).
-    #[cfg(feature = "frames")]
+    #[cfg(feature = "tables")]
     fn into_tables(self: Box<Self>) -> Option<Box<Tables>> {
         None
     }
@@ -1001,7 +1001,7 @@ pub fn observe(path: &Path, contract: &Path) -> Result<ObserveCommandReport, Err
 }
 
 /// The files `observe` wrote.
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 #[derive(Debug, Clone, Serialize)]
 pub struct WrittenTables {
     /// `OUT/observations.parquet`.
@@ -1012,17 +1012,17 @@ pub struct WrittenTables {
     pub columns: Vec<String>,
 }
 
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 fn state_of(o: &bagscope_observe::Observation, s: usize) -> Option<&bagscope_observe::StateValue> {
     o.state.get(s).and_then(|x| x.as_ref())
 }
 
 /// A column's value of an observation.
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 type Getter<T> = Box<dyn Fn(&bagscope_observe::Observation) -> Option<T>>;
 
 /// How one column of the observation table takes its value from an observation.
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 enum Cell {
     /// The same string on every row.
     Constant,
@@ -1038,19 +1038,19 @@ enum Cell {
 
 /// The observation table's columns, filled an observation at a time (docs/observe.md
 /// explains them): what a row group holds while it is made, without the observations.
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 pub struct ObservationColumns {
-    cells: Vec<(String, Cell, bagscope_frames::Col)>,
+    cells: Vec<(String, Cell, bagscope_tables::Col)>,
     /// Rows a set of columns has room for.
     rows: usize,
 }
 
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 impl ObservationColumns {
     /// The columns of `r`'s table, without rows, with room for `rows` rows (no column grows
     /// by copying until then).
     pub fn new(r: &Shape, rows: usize) -> ObservationColumns {
-        use bagscope_frames::Col;
+        use bagscope_tables::Col;
         let constant = |name: String, s: &str| {
             (
                 name,
@@ -1213,7 +1213,7 @@ impl ObservationColumns {
     }
 
     fn reserve(&mut self) {
-        use bagscope_frames::Col;
+        use bagscope_tables::Col;
         let n = self.rows;
         for (_, _, col) in &mut self.cells {
             match col {
@@ -1232,7 +1232,7 @@ impl ObservationColumns {
 
     /// Adds an observation's row.
     pub fn push(&mut self, o: &bagscope_observe::Observation) {
-        use bagscope_frames::Col;
+        use bagscope_tables::Col;
         for (_, cell, col) in &mut self.cells {
             match (cell, col) {
                 (Cell::Constant, Col::Dict { idx, .. }) => idx.push(0),
@@ -1259,8 +1259,8 @@ impl ObservationColumns {
     }
 
     /// The rows added so far as named columns; the next rows start a new set.
-    pub fn take(&mut self) -> Vec<(String, bagscope_frames::Col)> {
-        use bagscope_frames::Col;
+    pub fn take(&mut self) -> Vec<(String, bagscope_tables::Col)> {
+        use bagscope_tables::Col;
         let out = self
             .cells
             .iter_mut()
@@ -1288,11 +1288,11 @@ impl ObservationColumns {
 }
 
 /// The observation table's columns over the rows `obs` (docs/observe.md explains them).
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 pub fn observation_columns(
     r: &Shape,
     obs: &[bagscope_observe::Observation],
-) -> Vec<(String, bagscope_frames::Col)> {
+) -> Vec<(String, bagscope_tables::Col)> {
     let mut c = ObservationColumns::new(r, obs.len());
     for o in obs {
         c.push(o);
@@ -1302,12 +1302,12 @@ pub fn observation_columns(
 
 /// The rejection table's columns over the rows `rj`: `topic`, `index`, `stamp_ns`, `reason`,
 /// `log_time_ns` (`topics`: the anchor and member topics, which `topic` indexes).
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 pub fn rejection_columns(
     topics: &[String],
     rj: &[bagscope_observe::Rejection],
-) -> Vec<(String, bagscope_frames::Col)> {
-    use bagscope_frames::Col;
+) -> Vec<(String, bagscope_tables::Col)> {
+    use bagscope_tables::Col;
     let mut reasons: Vec<&'static str> = rj.iter().map(|x| x.reason.as_str()).collect();
     reasons.sort_unstable();
     reasons.dedup();
@@ -1350,7 +1350,7 @@ pub fn rejection_columns(
 /// (`--layout lerobot`) `OUT/lerobot` must be new or empty ([`crate::lerobot::check_target`]);
 /// without it, a non-empty `OUT/lerobot` would describe an earlier run's observations beside
 /// this run's tables, and is refused as well.
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 pub fn check_outputs(out: &Path, lerobot: bool) -> Result<(), Error> {
     crate::refuse_output_dir(out)?;
     let dataset = out.join("lerobot");
@@ -1372,11 +1372,11 @@ pub fn check_outputs(out: &Path, lerobot: bool) -> Result<(), Error> {
 
 /// Rows of the observation and rejection tables per row group: a table of at most this many
 /// rows is one row group, as when it was written whole.
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 pub const ROW_GROUP_ROWS: usize = 1 << 16;
 
 /// Rejections of one topic, in index order: in memory, then appended to a temporary file.
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 #[derive(Default)]
 struct RejectionSpill {
     mem: Vec<bagscope_observe::Rejection>,
@@ -1386,10 +1386,10 @@ struct RejectionSpill {
 
 /// A rejection as spilled: index, stamp (flag, value), reason (its place in [`REASONS`]),
 /// log time.
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 const REJECTION_BYTES: usize = 8 + 1 + 8 + 1 + 8;
 
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 fn reason_code(r: bagscope_observe::Reason, known: &mut Vec<bagscope_observe::Reason>) -> u8 {
     match known.iter().position(|k| *k == r) {
         Some(i) => i as u8,
@@ -1403,10 +1403,10 @@ fn reason_code(r: bagscope_observe::Reason, known: &mut Vec<bagscope_observe::Re
 /// What `observe -o` writes as the builder goes: the observation table a row group at a time,
 /// the rejections per topic (spilled to temporary files in the output folder), the anchor's
 /// and members' fields (`--with-fields`), the LeRobot dataset.
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 struct Tables {
     dir: PathBuf,
-    obs: Option<bagscope_frames::TableWriter>,
+    obs: Option<bagscope_tables::TableWriter>,
     rej_path: PathBuf,
     topics: Vec<String>,
     /// The table's columns, known once the state topics' fields are.
@@ -1416,7 +1416,7 @@ struct Tables {
     /// The row group being filled.
     rows: Option<ObservationColumns>,
     /// `--with-fields`: per anchor and member topic, its fields' columns.
-    parts: Option<Vec<bagscope_frames::message::MessageColumns>>,
+    parts: Option<Vec<bagscope_tables::message::MessageColumns>>,
     undecoded: Vec<usize>,
     rejections: Vec<RejectionSpill>,
     reasons: Vec<bagscope_observe::Reason>,
@@ -1426,7 +1426,7 @@ struct Tables {
     error: Option<Error>,
 }
 
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 impl Tables {
     fn new(
         bag: &Bag,
@@ -1435,7 +1435,7 @@ impl Tables {
         with_fields: bool,
         lerobot: Option<(&str, &str)>,
     ) -> Result<Tables, Error> {
-        use bagscope_frames::{Format, TableWriter};
+        use bagscope_tables::{Format, TableWriter};
         let obs_path = out.join("observations.parquet");
         let rej_path = out.join("rejections.parquet");
         crate::refuse_output_dir(out)?;
@@ -1456,7 +1456,7 @@ impl Tables {
                     )
                 })?;
                 parts.push(
-                    bagscope_frames::message::MessageColumns::new(schema, &[], false, false)?
+                    bagscope_tables::message::MessageColumns::new(schema, &[], false, false)?
                         .prefixed(t),
                 );
             }
@@ -1533,18 +1533,18 @@ impl Tables {
     fn frame(
         &mut self,
         shape: &Shape,
-    ) -> Result<bagscope_frames::polars::prelude::DataFrame, Error> {
+    ) -> Result<bagscope_tables::polars::prelude::DataFrame, Error> {
         let cols = self
             .rows
             .get_or_insert_with(|| ObservationColumns::new(shape, 0))
             .take();
         Ok(match &mut self.parts {
             Some(parts) => {
-                let mut p: Vec<&mut bagscope_frames::message::MessageColumns> =
+                let mut p: Vec<&mut bagscope_tables::message::MessageColumns> =
                     parts.iter_mut().collect();
-                bagscope_frames::message::frame_with_messages(cols, &mut p)?
+                bagscope_tables::message::frame_with_messages(cols, &mut p)?
             }
-            None => bagscope_frames::frame(cols)?,
+            None => bagscope_tables::frame(cols)?,
         })
     }
 
@@ -1575,7 +1575,7 @@ impl Tables {
 
     /// Writes the rejections, topic by topic, a row group at a time.
     fn write_rejections(&mut self) -> Result<(), Error> {
-        use bagscope_frames::{frame, Format, TableWriter};
+        use bagscope_tables::{frame, Format, TableWriter};
         use std::io::{Read, Seek};
         let io = |e: std::io::Error| {
             Error::write_failed(
@@ -1634,7 +1634,7 @@ impl Tables {
     }
 }
 
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 impl Sink<Payload> for Tables {
     fn observation(&mut self, o: bagscope_observe::Observation, extras: Vec<Payload>) {
         if self.shape.is_some() {
@@ -1662,7 +1662,7 @@ impl Sink<Payload> for Tables {
     }
 }
 
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 impl Output for Tables {
     fn needs_shape(&self) -> bool {
         self.shape.is_none() && !self.pending.is_empty()
@@ -1690,7 +1690,7 @@ impl Output for Tables {
         }
         let df = self.frame(&shape)?;
         self.columns
-            .get_or_insert_with(|| bagscope_frames::column_names(&df));
+            .get_or_insert_with(|| bagscope_tables::column_names(&df));
         if let Some(w) = &mut self.obs {
             w.write(&df)?;
         }
@@ -1710,7 +1710,7 @@ impl Output for Tables {
 }
 
 /// What `observe -o` writes besides the tables.
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 #[derive(Debug, Clone, Default)]
 pub struct ObserveOutputs {
     /// Copy the anchor's and every member's message fields into the observation table,
@@ -1724,7 +1724,7 @@ pub struct ObserveOutputs {
 
 /// What `observe -o` wrote: the report, the tables, and the LeRobot dataset (or why it could
 /// not be written: the tables are written either way).
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 pub type Observed = (
     ObserveCommandReport,
     WrittenTables,
@@ -1737,7 +1737,7 @@ pub type Observed = (
 /// and with `outputs.lerobot` the LeRobot dataset under `OUT/lerobot`. Memory does not grow
 /// with the bag's length (only a plan of a few bytes per anchor and member message, when the
 /// contract has member groups).
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 pub fn observe_to(
     bag: &Bag,
     lc: &LoadedContract,
@@ -1795,7 +1795,7 @@ pub fn observe_to(
     let columns = t
         .columns
         .take()
-        .unwrap_or_else(|| bagscope_frames::column_names(&empty));
+        .unwrap_or_else(|| bagscope_tables::column_names(&empty));
     let obs_path = out.join("observations.parquet");
     if let Some(w) = t.obs.take() {
         w.finish(&empty)?;

@@ -29,7 +29,7 @@ warnings_field!(
     crate::observe::ObserveCommandReport,
 );
 
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 warnings_field!(crate::export::ExportReport);
 
 impl CommandReport for crate::matching::CompareCommandReport {
@@ -39,7 +39,7 @@ impl CommandReport for crate::matching::CompareCommandReport {
 }
 
 /// No warnings of its own: each bag's are in its folder; a bag that lost data is flagged.
-#[cfg(feature = "frames")]
+#[cfg(feature = "tables")]
 impl CommandReport for crate::batch::BatchReport {
     fn warnings(&self) -> Vec<&Warning> {
         Vec::new()

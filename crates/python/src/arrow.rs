@@ -10,7 +10,7 @@
 //! columns, without a frame: the vectors become the arrays' buffers, and its string columns
 //! are dictionaries whose keys `topic`, `type` and `clock_axis` share.
 
-use bagscope::frames::polars::prelude::{CompatLevel, DataFrame};
+use bagscope::tables::polars::prelude::{CompatLevel, DataFrame};
 use bagscope::timing::{NullableI64, NullableKeys, TimingColumns};
 use polars_arrow::array::{Array, DictionaryArray, PrimitiveArray, StructArray, Utf8Array};
 use polars_arrow::bitmap::Bitmap;
@@ -364,10 +364,10 @@ struct BatchIter {
 }
 
 impl Iterator for BatchIter {
-    type Item = bagscope::frames::polars::prelude::PolarsResult<Box<dyn Array>>;
+    type Item = bagscope::tables::polars::prelude::PolarsResult<Box<dyn Array>>;
     fn next(&mut self) -> Option<Self::Item> {
         let r = self.rx.recv().ok()?;
-        Some(r.map_err(|e| bagscope::frames::polars::prelude::PolarsError::ComputeError(e.into())))
+        Some(r.map_err(|e| bagscope::tables::polars::prelude::PolarsError::ComputeError(e.into())))
     }
 }
 

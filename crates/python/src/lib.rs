@@ -26,7 +26,7 @@
 //! `bagscope.spark` map bags to the rows of `batch`'s `summary.parquet` (`Bag::summary`,
 //! `batch::summary_frame`), timing and findings rows; a bag that fails is a row with `error`.
 //!
-//! Notable dependencies: `bagscope` (feature `frames`), `pyo3`, `polars-arrow` (its C data
+//! Notable dependencies: `bagscope` (feature `tables`), `pyo3`, `polars-arrow` (its C data
 //! interface, the version polars uses), `tempfile` (`Bag.from_bytes`).
 
 use std::path::{Path, PathBuf};

@@ -619,7 +619,7 @@ pub fn hist_with_plot(path: &Path, opts: &HistOptions, out: &Path) -> Result<His
     Ok(r)
 }
 
-/// `batch --report`'s page writer (`bagscope::batch::PageWriter`, with the `frames` feature): the report of `bag` into
+/// `batch --report`'s page writer (`bagscope::batch::PageWriter`, with the `tables` feature): the report of `bag` into
 /// `out_dir`; whether it met data loss.
 pub fn batch_page(bag: &Path, out_dir: &Path) -> Result<bool, String> {
     let ro = ReportOptions {

@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
 use bagscope::export::{export, ExportOptions, ExportReport};
-use bagscope::frames::Format;
+use bagscope::tables::Format;
 
 use crate::render::{self, table};
 

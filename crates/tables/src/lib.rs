@@ -1,4 +1,4 @@
-//! bagscope-frames: bag data as polars `DataFrame`s and streamed Parquet / CSV files.
+//! bagscope-tables: bag data as polars `DataFrame`s and streamed Parquet / CSV files.
 //!
 //! This is the only crate of the workspace that depends on polars (heavy to compile; built with
 //! only the writers and the small integer dtypes). It knows nothing about bag files: callers
