@@ -27,10 +27,10 @@ use serde::Serialize;
 use bagscope_bag::WarningCode;
 use bagscope_bag::{Bag, Columns, Warning};
 use bagscope_clocks::{analyze, ClocksOptions};
+use bagscope_msg::{MessageSchema, StampLocator};
 use bagscope_tables::message::MessageColumns;
 use bagscope_tables::polars::prelude::DataFrame;
 use bagscope_tables::{frame, Col, Format, Sink, TableWriter};
-use bagscope_msg::{MessageSchema, StampLocator};
 use rayon::prelude::*;
 
 use crate::clocks::times_of_series;

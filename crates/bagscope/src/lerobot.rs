@@ -23,8 +23,8 @@ use serde::Serialize;
 
 use crate::io::Bag;
 use crate::Error;
-use bagscope_tables::{frame, Col, Format, TableWriter};
 use bagscope_observe::Observation;
+use bagscope_tables::{frame, Col, Format, TableWriter};
 
 /// The LeRobot dataset format written.
 pub const CODEBASE_VERSION: &str = "v3.0";

@@ -152,10 +152,10 @@ pub mod timing;
 pub mod window;
 pub use bagscope_checks as check_rules;
 pub use bagscope_clocks as clock_analysis;
-#[cfg(feature = "tables")]
-pub use bagscope_tables as tables;
 pub use bagscope_matching as match_analysis;
 pub use bagscope_sync as sync_policy;
+#[cfg(feature = "tables")]
+pub use bagscope_tables as tables;
 pub use bagscope_tf as tf_analysis;
 pub use bagscope_types::timefmt;
 
