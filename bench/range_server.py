@@ -3,15 +3,34 @@
 for timing remote reads in bench/remote.sh without a store whose cost per request grows with
 the object (moto reads the whole object for every range). GET and HEAD of the files under
 ROOT; `Range: bytes=a-b`, `a-`, `-n`; ETag and Last-Modified; threaded; 127.0.0.1 only.
+With LINK_MBPS, every answer's bytes share one link of that many MB/s (a token bucket over all
+connections), so that a read can be timed where the network, not the CPU, is what limits it.
 
-usage: range_server.py ROOT PORT
+usage: range_server.py ROOT PORT [LINK_MBPS]
 """
 
 import os
 import sys
+import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ROOT = os.path.abspath(sys.argv[1])
+LINK_BYTES_PER_S = float(sys.argv[3]) * 1e6 if len(sys.argv) > 3 else 0.0
+PIECE = 256 << 10 if LINK_BYTES_PER_S else 1 << 20
+_link = threading.Lock()
+_link_free_at = [0.0]
+
+
+def link_wait(n: int) -> None:
+    """Waits until the shared link has carried `n` more bytes (nothing without a link rate)."""
+    if not LINK_BYTES_PER_S:
+        return
+    with _link:
+        now = time.monotonic()
+        done = max(_link_free_at[0], now) + n / LINK_BYTES_PER_S
+        _link_free_at[0] = done
+    time.sleep(max(0.0, done - time.monotonic()))
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -59,9 +78,10 @@ class Handler(BaseHTTPRequestHandler):
             f.seek(start)
             left = end - start
             while left > 0:
-                chunk = f.read(min(left, 1 << 20))
+                chunk = f.read(min(left, PIECE))
                 if not chunk:
                     break
+                link_wait(len(chunk))
                 self.wfile.write(chunk)
                 left -= len(chunk)
 

@@ -273,6 +273,18 @@ fn a_zstd_bomb_payload_is_capped_or_left_alone() {
         ["stamp_unreadable", "unsupported_compression"],
         "{v}"
     );
+    // `check` loses the same message to its stamp checks and says so as `clocks` does.
+    let o = run(args!["check", &bare, "--json"]);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let v = json(&o);
+    assert!(
+        v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "stamp_unreadable" && w["topic"] == "/h"),
+        "{v}"
+    );
     payload_commands_finish(&bare, &dir, None);
     let o = run(args!["info", &bare, "--json"]);
     assert_eq!(json(&o)["compression"], "zstd", "{}", text(&o));

@@ -520,6 +520,20 @@ fn scan_both(
         &invalid,
         scan_warnings,
     );
+    // A message whose stamp could not be read is lost to check's stamp checks as it is to
+    // `clocks` (one warning, as clocks words it), unless check already reports the topic's
+    // messages that did not decode.
+    for w in &clock_warnings {
+        if w.code == WarningCode::StampUnreadable
+            && !warnings
+                .iter()
+                .any(|c| c.code == WarningCode::DecodeError && c.topic == w.topic)
+        {
+            warnings.push(w.clone());
+        }
+    }
+    warnings.sort();
+    warnings.dedup();
     let part = CheckPart {
         bag: bag.path.display().to_string(),
         checked,
