@@ -120,28 +120,7 @@ enum Item {
     Data(Result<(i64, Frame), ()>),
 }
 
-/// The frame id as a shared string: the one this thread made last time for the same name
-/// (a bag repeats a few frame names in every message), so messages hold a pointer each, not a
-/// copy of the name.
-pub(crate) fn shared_frame(name: &str) -> Frame {
-    use std::collections::HashMap;
-    thread_local! {
-        static SEEN: std::cell::RefCell<HashMap<String, Frame>> = std::cell::RefCell::new(HashMap::new());
-    }
-    SEEN.with(|seen| {
-        let mut seen = seen.borrow_mut();
-        if let Some(f) = seen.get(name) {
-            return f.clone();
-        }
-        // A bag with ever-new frame names must not grow the table without bound.
-        if seen.len() >= 4096 {
-            seen.clear();
-        }
-        let f: Frame = name.into();
-        seen.insert(name.to_string(), f.clone());
-        f
-    })
-}
+pub(crate) use bagscope_tf::{shared_frame, FrameIds};
 
 /// TF messages of `tf_topics` (absent topics reported, not an error) and, for each of `data`,
 /// its messages with their stamp and frame id; all in log-time order.
@@ -342,7 +321,11 @@ pub fn tf_of(bag: &Bag, o: &TfOptions) -> Result<TfCommandReport, Error> {
     }
     // TF edges whose stamps went back (a simulator reset), as `clocks` reports them.
     warnings.extend(bagscope_tf::jump_warnings(&tree.edges));
-    warnings.extend(tree.untimed_edges.as_ref().map(untimed_edges_warning));
+    warnings.extend(
+        tree.untimed_edges
+            .as_ref()
+            .map(bagscope_tf::untimed_edges_warning),
+    );
     warnings.sort();
     warnings.dedup();
     Ok(TfCommandReport {
@@ -449,31 +432,7 @@ pub fn tf_topic_names(bag: &Bag) -> Vec<String> {
     v
 }
 
-/// TF timing per edge (parent → child) from each transform's own `header.stamp`: `/tf` has no
-/// top-level header, so its timing is per transform.
-#[derive(Debug, Clone, Serialize)]
-pub struct TfTiming {
-    /// The TF topics read ([`tf_topic_names`]).
-    pub topics: Vec<String>,
-    /// One entry per (parent, child, static) edge, sorted.
-    pub edges: Vec<TfEdgeTiming>,
-    /// TF messages that could not be decoded (data loss), and edges whose stamps went back in
-    /// time (`clock_jump_back`, one per TF topic naming its edges); empty otherwise.
-    pub warnings: Vec<Warning>,
-}
-
-/// One TF edge's timing: the `tf` command's edge report (samples, stamp range, rate, periods,
-/// gaps, `lag_ns`) and how its lag was taken.
-#[derive(Debug, Clone, Serialize)]
-pub struct TfEdgeTiming {
-    /// The edge as `tf` reports it (flattened into this object in JSON). Its `lag_ns` is log
-    /// time − transform stamp, sim stamps first mapped to log time through `/clock`.
-    #[serde(flatten)]
-    pub edge: bagscope_tf::EdgeReport,
-    /// `direct` (stamps on the recorder's clock) or `mapped_through_clock` (sim stamps mapped
-    /// through `/clock`); None for static edges.
-    pub lag_basis: Option<bagscope_clocks::LagBasis>,
-}
+pub use bagscope_tf::{TfEdgeTiming, TfTiming};
 
 /// [`TfTiming`] of the bag's TF topics; None when it has none. With `map` (the `/clock` fit of
 /// a recorder on wall time), sim-stamped transforms' lags are taken on the wall clock: log time
@@ -510,97 +469,9 @@ pub fn tf_timing_with(
         .filter(|w| w.code == WarningCode::Undecodable)
         .cloned()
         .collect();
-    Ok(Some(timing_of_messages(topics, msgs, map, jump, warnings)))
-}
-
-/// [`TfTiming`] of the TF messages `msgs()` yields (in log-time order, each time it is
-/// called) of `topics`.
-fn timing_of_messages<M, I>(
-    topics: Vec<String>,
-    msgs: impl Fn() -> I,
-    map: Option<&bagscope_clocks::ClockMap>,
-    jump: &bagscope_clocks::JumpRule,
-    mut warnings: Vec<Warning>,
-) -> TfTiming
-where
-    M: std::borrow::Borrow<TfMessage>,
-    I: Iterator<Item = M>,
-{
-    use bagscope_clocks::LagBasis;
-    let tree = bagscope_tf::analyze_tree_with(&topics, &msgs, jump);
-    warnings.extend(bagscope_tf::jump_warnings(&tree.edges));
-    warnings.extend(tree.untimed_edges.as_ref().map(untimed_edges_warning));
-    // Mapped lags of the timed dynamic edges whose stamps are on sim time (mostly not wall).
-    // parent → child → (wall stamps, mapped lags), looked up by `&str`.
-    type Mapped = std::collections::BTreeMap<String, (usize, Vec<i64>)>;
-    let mut mapped: std::collections::BTreeMap<String, Mapped> = Default::default();
-    if let Some(map) = map {
-        for e in tree.edges.iter().filter(|e| !e.is_static) {
-            mapped
-                .entry(e.parent.clone())
-                .or_default()
-                .insert(e.child.clone(), Default::default());
-        }
-        for m in msgs() {
-            let m = m.borrow();
-            if m.is_static {
-                continue;
-            }
-            for t in &m.transforms {
-                let (p, c) = (
-                    bagscope_tf::strip_slash(&t.parent),
-                    bagscope_tf::strip_slash(&t.child),
-                );
-                let Some(e) = mapped.get_mut(p).and_then(|to| to.get_mut(c)) else {
-                    continue;
-                };
-                if bagscope_types::is_wall_ns(t.stamp_ns) {
-                    e.0 += 1;
-                } else if let Some(at) = map.sim_to_log_ns(t.stamp_ns, Some(m.log_time_ns)) {
-                    e.1.push(m.log_time_ns.saturating_sub(at));
-                }
-            }
-        }
-    }
-    let edges = tree
-        .edges
-        .into_iter()
-        .map(|mut edge| {
-            let sim = (!edge.is_static)
-                .then(|| mapped.get(&edge.parent)?.get(&edge.child))
-                .flatten()
-                .filter(|(wall, lags)| lags.len() > *wall);
-            let lag_basis = if edge.is_static {
-                None
-            } else if let Some((_, lags)) = sim {
-                edge.lag_ns = bagscope_stats::NsSummary::of(lags);
-                Some(LagBasis::MappedThroughClock)
-            } else {
-                Some(LagBasis::Direct)
-            };
-            TfEdgeTiming { edge, lag_basis }
-        })
-        .collect();
-    TfTiming {
-        topics,
-        edges,
-        warnings,
-    }
-}
-
-/// The warning for a bag with more TF edges than are timed ([`bagscope_tf::MAX_TIMED_EDGES`]).
-fn untimed_edges_warning(u: &bagscope_tf::UntimedEdges) -> Warning {
-    Warning::new(
-        WarningCode::TfEdgesUntimed,
-        format!(
-            "the TF topics carry more than {} edges: the {} busiest are timed; {}{} other edges ({} transforms) are counted, not timed",
-            bagscope_tf::MAX_TIMED_EDGES,
-            bagscope_tf::MAX_TIMED_EDGES,
-            if u.at_least { "at least " } else { "" },
-            u.edges,
-            u.transforms
-        ),
-    )
+    Ok(Some(bagscope_tf::edge_timing(
+        topics, msgs, map, jump, warnings,
+    )))
 }
 
 /// The warning for TF messages of `topic` that did not decode (left out).
@@ -639,60 +510,10 @@ struct TfStore {
     overflow: bool,
 }
 
-/// Frame names given ids in the order first seen: what the scans that read every TF message
-/// (`clocks`' collector, the timing table) key their frames by.
-#[derive(Default)]
-pub(crate) struct FrameIds {
-    frames: Vec<Frame>,
-    ids: std::collections::HashMap<Frame, u32>,
-    /// The ids given last (a TF topic repeats a few frames): compared before the map is asked.
-    /// A slot never written holds 0, which answers only for the name of id 0.
-    recent: [u32; 4],
-    next: usize,
-}
-
-impl FrameIds {
-    /// The id of `name`, given it if new.
-    pub(crate) fn id(&mut self, name: &str) -> u32 {
-        for &id in &self.recent {
-            if self.frames.get(id as usize).is_some_and(|f| &**f == name) {
-                return id;
-            }
-        }
-        let id = match self.ids.get(name) {
-            Some(&id) => id,
-            None => {
-                let id = self.frames.len() as u32;
-                let f: Frame = name.into();
-                self.frames.push(f.clone());
-                self.ids.insert(f, id);
-                id
-            }
-        };
-        self.recent[self.next % self.recent.len()] = id;
-        self.next += 1;
-        id
-    }
-
-    /// The names given ids so far, by id.
-    pub(crate) fn frames(&self) -> &[Frame] {
-        &self.frames
-    }
-
-    /// The names, by id.
-    pub(crate) fn into_frames(self) -> Vec<Frame> {
-        self.frames
-    }
-}
-
-/// The TF messages a [`TfCollector`] read, in log-time order.
+/// The TF messages a [`TfCollector`] read, in log-time order, and the warning for those that
+/// did not decode.
 pub(crate) struct TfCollected {
-    topics: Vec<String>,
-    is_static: Vec<bool>,
-    frames: Vec<Frame>,
-    transforms: Vec<(u32, u32, i64)>,
-    /// (log time, place in `topics`, column value) of each message that decoded.
-    msgs: Vec<(i64, usize, i64)>,
+    tf: bagscope_tf::TfById,
     warnings: Vec<Warning>,
 }
 
@@ -795,12 +616,23 @@ impl TfCollector {
                 return None;
             }
         }
+        let mask = (1i64 << COUNT_BITS) - 1;
+        let msgs = msgs
+            .into_iter()
+            .map(|(log_time_ns, topic, code)| bagscope_tf::TfMsgById {
+                log_time_ns,
+                topic,
+                start: (code >> COUNT_BITS) as usize,
+                len: (code & mask) as usize,
+            })
+            .collect();
         Some(TfCollected {
-            is_static: self.topics.iter().map(|t| is_static_topic(t)).collect(),
-            topics: self.topics,
-            frames: store.frames.into_frames(),
-            transforms: store.transforms,
-            msgs,
+            tf: bagscope_tf::TfById {
+                topics: self.topics,
+                frames: store.frames.into_frames(),
+                transforms: store.transforms,
+                msgs,
+            },
             warnings,
         })
     }
@@ -813,34 +645,6 @@ impl TfCollected {
         map: Option<&bagscope_clocks::ClockMap>,
         jump: &bagscope_clocks::JumpRule,
     ) -> TfTiming {
-        let TfCollected {
-            topics,
-            is_static,
-            frames,
-            transforms,
-            msgs,
-            warnings,
-        } = self;
-        let mask = (1i64 << COUNT_BITS) - 1;
-        let msgs = || {
-            msgs.iter().map(|&(log_time_ns, source, code)| {
-                let start = (code >> COUNT_BITS) as usize;
-                let n = (code & mask) as usize;
-                TfMessage {
-                    log_time_ns,
-                    source,
-                    is_static: is_static[source],
-                    transforms: transforms[start..start + n]
-                        .iter()
-                        .map(|&(p, c, stamp_ns)| TfTransform {
-                            parent: frames[p as usize].clone(),
-                            child: frames[c as usize].clone(),
-                            stamp_ns,
-                        })
-                        .collect(),
-                }
-            })
-        };
-        timing_of_messages(topics, msgs, map, jump, warnings)
+        self.tf.timing(map, jump, self.warnings)
     }
 }
