@@ -470,7 +470,11 @@ pub fn tf_timing_with(
         .cloned()
         .collect();
     Ok(Some(bagscope_tf::edge_timing(
-        topics, msgs, map, jump, warnings,
+        topics,
+        msgs(),
+        map,
+        jump,
+        warnings,
     )))
 }
 
@@ -486,29 +490,39 @@ fn undecodable_tf(topic: &str, n: usize) -> Warning {
 
 /// A TF message that did not decode, in the scan's column.
 const UNDECODED_TF: i64 = -1;
-/// Bits of a collected message's column value that hold its transform count (the rest: where
-/// its transforms start).
+/// Bits of a collected message's column value that hold its transform count.
 const COUNT_BITS: u32 = 23;
+/// Bits that hold where its transforms start in its shard's list.
+const START_BITS: u32 = 32;
+/// Bits that hold its shard (the rest of the 63 bits of a non-negative value).
+const SHARD_BITS: u32 = 63 - COUNT_BITS - START_BITS;
 
 /// Reads the TF topics' messages during another column scan (`clocks`' stamp scan) for
 /// [`tf_timing_of`]'s timing, so that they are not read a second time: each TF message's
 /// column value (which the stamp scan leaves unused: TF topics have no top-level stamp) is where
-/// its transforms lie in one shared list, 16 bytes a transform (frame ids interned).
+/// its transforms lie, 16 bytes a transform (frame ids interned). Each scanning thread keeps
+/// its own list and frame ids (a shard), so that threads never wait for one another.
 pub(crate) struct TfCollector {
     /// Per bag topic: its place in `topics` when it is a TF topic collected here.
     slot: Vec<Option<usize>>,
     topics: Vec<String>,
-    store: std::sync::Mutex<TfStore>,
+    shards: Vec<std::sync::Mutex<ShardStore>>,
 }
 
 #[derive(Default)]
-struct TfStore {
+struct ShardStore {
     frames: FrameIds,
     /// (parent, child, stamp) of every transform, each message's together.
     transforms: Vec<(u32, u32, i64)>,
     /// A message or a bag too large for the column value's encoding: nothing collected is used.
     overflow: bool,
+    /// The layouts of the last messages read the slow way, most recently used first, with
+    /// their transforms' frame ids: a message that matches one is read by its stamps alone.
+    layouts: Vec<(bagscope_msg::types::TfLayout, Vec<(u32, u32)>)>,
 }
+
+/// Layouts a shard keeps (TF publishers on one topic, each with its own frames).
+const LAYOUTS: usize = 4;
 
 /// The TF messages a [`TfCollector`] read, in log-time order, and the warning for those that
 /// did not decode.
@@ -543,10 +557,13 @@ impl TfCollector {
             }
             slot[i] = Some(k);
         }
+        // One shard per thread of the pool (and one for any other thread), at most what the
+        // value's shard bits can name.
+        let n = (rayon::current_num_threads() + 1).min(1 << SHARD_BITS);
         Some(TfCollector {
             slot,
             topics,
-            store: Default::default(),
+            shards: (0..n).map(|_| Default::default()).collect(),
         })
     }
 
@@ -554,22 +571,64 @@ impl TfCollector {
     /// kept), else None.
     #[inline]
     pub(crate) fn read(&self, m: &bagscope_bag::RawMessage<'_>) -> Option<i64> {
+        use bagscope_msg::types::{tf_frames_raw, TfLayout};
         self.slot.get(m.topic).copied().flatten()?;
-        let Ok(transforms) = tf_frames(m.data) else {
-            return Some(UNDECODED_TF);
+        // This thread's shard: no other thread of the pool locks it (a thread of another pool
+        // may share it, which the lock makes safe).
+        let last = self.shards.len() - 1;
+        let shard = rayon::current_thread_index().map_or(last, |i| i % last.max(1));
+        let mut guard = self.shards[shard].lock().unwrap_or_else(|p| p.into_inner());
+        let s = &mut *guard;
+        let start = s.transforms.len();
+        let n = match s.layouts.iter().position(|(l, _)| l.matches(m.data)) {
+            Some(i) => {
+                s.layouts[..=i].rotate_right(1);
+                let (layout, ids) = &s.layouts[0];
+                s.transforms.extend(
+                    ids.iter()
+                        .zip(layout.stamps(m.data))
+                        .map(|(&(p, c), stamp)| (p, c, stamp)),
+                );
+                ids.len()
+            }
+            None => {
+                // Read straight into the shard's list; names checked as `tf_frames` checks
+                // them.
+                let mut text = true;
+                let read = tf_frames_raw(m.data, |k, stamp, parent, child| {
+                    let frames = &mut s.frames;
+                    let p = frames.id_at(2 * k, parent.bytes, || parent.utf8().ok());
+                    let c = frames.id_at(2 * k + 1, child.bytes, || child.utf8().ok());
+                    match (p, c) {
+                        (Some(p), Some(c)) => s.transforms.push((p, c, stamp)),
+                        _ => text = false,
+                    }
+                });
+                match read {
+                    Ok(n) if text => {
+                        if let Some(l) = TfLayout::learn(m.data) {
+                            let ids = s.transforms[start..].iter().map(|t| (t.0, t.1)).collect();
+                            s.layouts.insert(0, (l, ids));
+                            s.layouts.truncate(LAYOUTS);
+                        }
+                        n
+                    }
+                    _ => {
+                        s.transforms.truncate(start);
+                        return Some(UNDECODED_TF);
+                    }
+                }
+            }
         };
-        let mut s = self.store.lock().unwrap_or_else(|p| p.into_inner());
-        let (start, n) = (s.transforms.len(), transforms.len());
-        if n >= 1 << COUNT_BITS || start >= 1 << (62 - COUNT_BITS) {
+        if n >= 1 << COUNT_BITS || start >= 1 << START_BITS {
             s.overflow = true;
             return Some(0);
         }
-        for x in transforms {
-            let p = s.frames.id(x.parent);
-            let c = s.frames.id(x.child);
-            s.transforms.push((p, c, x.stamp_ns));
-        }
-        Some(((start as i64) << COUNT_BITS) | n as i64)
+        Some(
+            ((shard as i64) << (COUNT_BITS + START_BITS))
+                | ((start as i64) << COUNT_BITS)
+                | n as i64,
+        )
     }
 
     /// Takes the collected messages out of column `col` of the scan's columns (setting it back
@@ -583,7 +642,6 @@ impl TfCollector {
         cols: &mut [bagscope_bag::Columns<K>],
         col: usize,
     ) -> Option<TfCollected> {
-        let store = self.store.into_inner().unwrap_or_else(|p| p.into_inner());
         let mut msgs = Vec::new();
         let mut warnings = Vec::new();
         for (i, k) in self.slot.iter().enumerate() {
@@ -602,9 +660,28 @@ impl TfCollector {
                 warnings.push(undecodable_tf(&bag.topics[i].name, bad));
             }
         }
-        if store.overflow {
+        // The shards' lists as one, their frame ids as one set.
+        let shards: Vec<ShardStore> = self
+            .shards
+            .into_iter()
+            .map(|s| s.into_inner().unwrap_or_else(|p| p.into_inner()))
+            .collect();
+        if shards.iter().any(|s| s.overflow) {
             return None;
         }
+        let mut frames = FrameIds::default();
+        let mut transforms = Vec::with_capacity(shards.iter().map(|s| s.transforms.len()).sum());
+        let mut offsets = Vec::with_capacity(shards.len());
+        for s in &shards {
+            let ids: Vec<u32> = s.frames.frames().iter().map(|f| frames.id(f)).collect();
+            offsets.push(transforms.len());
+            transforms.extend(
+                s.transforms
+                    .iter()
+                    .map(|&(p, c, stamp)| (ids[p as usize], ids[c as usize], stamp)),
+            );
+        }
+        drop(shards);
         // Each topic's messages are in log-time order; merged stably, in topic order at equal
         // log times, which is only the scan's order when no two topics share one.
         if self.slot.iter().flatten().count() > 1 {
@@ -616,21 +693,26 @@ impl TfCollector {
                 return None;
             }
         }
-        let mask = (1i64 << COUNT_BITS) - 1;
+        let is_static: Vec<bool> = self.topics.iter().map(|t| is_static_topic(t)).collect();
+        let mask = |bits: u32| (1i64 << bits) - 1;
         let msgs = msgs
             .into_iter()
-            .map(|(log_time_ns, topic, code)| bagscope_tf::TfMsgById {
-                log_time_ns,
-                topic,
-                start: (code >> COUNT_BITS) as usize,
-                len: (code & mask) as usize,
+            .map(|(log_time_ns, topic, code)| {
+                let shard = (code >> (COUNT_BITS + START_BITS)) as usize;
+                bagscope_tf::TfMsgById {
+                    log_time_ns,
+                    topic,
+                    is_static: is_static[topic],
+                    start: offsets[shard] + ((code >> COUNT_BITS) & mask(START_BITS)) as usize,
+                    len: (code & mask(COUNT_BITS)) as usize,
+                }
             })
             .collect();
         Some(TfCollected {
             tf: bagscope_tf::TfById {
                 topics: self.topics,
-                frames: store.frames.into_frames(),
-                transforms: store.transforms,
+                frames: frames.into_frames(),
+                transforms,
                 msgs,
             },
             warnings,
@@ -639,6 +721,21 @@ impl TfCollector {
 }
 
 impl TfCollected {
+    /// The TF tree of the collected messages: what needs no `/clock` map (it can be built
+    /// while the clock analysis runs).
+    pub(crate) fn tree(&self, jump: &bagscope_clocks::JumpRule) -> bagscope_tf::TreeReport {
+        self.tf.tree(jump)
+    }
+
+    /// [`tf_timing_of`] of the collected messages from their [`TfCollected::tree`].
+    pub(crate) fn timing_of_tree(
+        self,
+        tree: bagscope_tf::TreeReport,
+        map: Option<&bagscope_clocks::ClockMap>,
+    ) -> TfTiming {
+        self.tf.timing_of_tree(tree, map, self.warnings)
+    }
+
     /// [`tf_timing_of`] of the collected messages.
     pub(crate) fn timing(
         self,

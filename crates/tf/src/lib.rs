@@ -21,14 +21,19 @@
 //! Tf2 buffer model (per-edge sample ranges, cache length, static edges), `tf2_ros::MessageFilter`
 //! readiness per message, edge rates/gaps/lags, backward jumps per edge and TF topic (`bagscope-
 //! clocks`' rule; `jump_warnings`: one `clock_jump_back` per TF topic naming its edges) and tree
-//! findings; the per-edge TF timing `clocks` and `report` show (`TfById::timing`,
-//! `edge_timing`: the facade's `tf::TfCollector` extracts the TF transforms during `clocks`'
-//! stamp scan, `tf::tf_timing_of` in a scan of its own, and calls it); `FrameIds` keys frame
-//! names for that collector and for the timing table's frame columns; the edge table bounded:
-//! the 1024 busiest edges timed (found in one pass of 4096 Misra–Gries counters when a bag has
-//! more), the others counted (`UntimedEdges`); frame ids shared (`Frame = Arc<str>`).
+//! findings, frames keyed by ids (`analyze_tree_by_ids`: a transform costs integer comparisons;
+//! `analyze_tree` names its messages' frames by ids first); the per-edge TF timing `clocks` and
+//! `report` show (`TfById::tree`, built beside the clock analysis, then
+//! `TfById::timing_of_tree`; `edge_timing` for messages by name): the facade's `tf::TfCollector`
+//! extracts the TF transforms during `clocks`' stamp scan (per-thread shards, a message whose
+//! layout was seen read by its stamps alone), `tf::tf_timing_of` in a scan of its own, and
+//! calls it; `FrameIds` keys frame names for that collector and for the timing table's frame
+//! columns; the edge table bounded: the 1024 busiest edges timed (found in one pass of 4096
+//! Misra–Gries counters when a bag has more), the others counted (`UntimedEdges`); frame ids
+//! shared (`Frame = Arc<str>`).
 //!
-//! Notable dependencies: `bagscope-stats`, `bagscope-clocks` (the jump rule).
+//! Notable dependencies: `bagscope-stats`, `bagscope-clocks` (the jump rule), `rayon` (edges
+//! reported on all cores).
 
 #![forbid(unsafe_code)]
 
@@ -47,8 +52,8 @@ pub use timing::{
     TfTiming,
 };
 pub use tree::{
-    analyze_tree, analyze_tree_with, jump_warnings, EdgeJump, EdgeReport, Finding, Gap, TreeReport,
-    UntimedEdges, MAX_TIMED_EDGES,
+    analyze_tree, analyze_tree_by_ids, analyze_tree_with, jump_warnings, EdgeJump, EdgeReport,
+    Finding, Gap, TreeReport, UntimedEdges, MAX_TIMED_EDGES,
 };
 
 use serde::Serialize;

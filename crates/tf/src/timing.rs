@@ -3,13 +3,18 @@
 //! with their frames named by ids ([`TfById`], what a scan that reads every TF message keeps)
 //! or by name ([`edge_timing`]).
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use bagscope_clocks::{ClockMap, JumpRule, LagBasis};
 use bagscope_types::{Warning, WarningCode};
 
-use crate::tree::{analyze_tree_with, jump_warnings, EdgeReport, UntimedEdges, MAX_TIMED_EDGES};
-use crate::{strip_slash, Frame, TfMessage, TfTransform};
+use crate::tree::{
+    analyze_tree_by_ids, id_key, jump_warnings, EdgeReport, KeyMap, TreeFrames, TreeReport,
+    UntimedEdges, MAX_TIMED_EDGES,
+};
+use crate::{Frame, TfMessage};
 
 /// TF timing per edge (parent → child) from each transform's own `header.stamp`: `/tf` has no
 /// top-level header, so its timing is per transform.
@@ -47,6 +52,8 @@ pub struct FrameIds {
     /// A slot never written holds 0, which answers only for the name of id 0.
     recent: [u32; 4],
     next: usize,
+    /// [`FrameIds::id_at`]'s ids by place in a message.
+    at: Vec<u32>,
 }
 
 impl FrameIds {
@@ -57,7 +64,41 @@ impl FrameIds {
                 return id;
             }
         }
-        let id = match self.ids.get(name) {
+        let id = self.lookup(name);
+        self.recent[self.next % self.recent.len()] = id;
+        self.next += 1;
+        id
+    }
+
+    /// The id of the frame name whose bytes are `name`, at place `place` of a message (a TF
+    /// publisher names the same frames in the same places in every message): compared first
+    /// with the name at that place in the last message, whose bytes were text then; else
+    /// `text()` is the name (None: it is not text, and has no id).
+    pub fn id_at<'n>(
+        &mut self,
+        place: usize,
+        name: &[u8],
+        text: impl FnOnce() -> Option<&'n str>,
+    ) -> Option<u32> {
+        if let Some(&id) = self.at.get(place) {
+            if self
+                .frames
+                .get(id as usize)
+                .is_some_and(|f| f.as_bytes() == name)
+            {
+                return Some(id);
+            }
+        }
+        let id = self.lookup(text()?);
+        if place >= self.at.len() {
+            self.at.resize(place + 1, u32::MAX);
+        }
+        self.at[place] = id;
+        Some(id)
+    }
+
+    fn lookup(&mut self, name: &str) -> u32 {
+        match self.ids.get(name) {
             Some(&id) => id,
             None => {
                 let id = self.frames.len() as u32;
@@ -66,10 +107,7 @@ impl FrameIds {
                 self.ids.insert(f, id);
                 id
             }
-        };
-        self.recent[self.next % self.recent.len()] = id;
-        self.next += 1;
-        id
+        }
     }
 
     /// The names given ids so far, by id.
@@ -113,6 +151,8 @@ pub struct TfMsgById {
     pub log_time_ns: i64,
     /// Its TF topic: a place in [`TfById::topics`].
     pub topic: usize,
+    /// Received on a latched static topic (`/tf_static`).
+    pub is_static: bool,
     /// Where its transforms start in [`TfById::transforms`].
     pub start: usize,
     /// How many transforms it has.
@@ -125,13 +165,51 @@ pub struct TfById {
     pub topics: Vec<String>,
     /// Frame names, as written, by id.
     pub frames: Vec<Frame>,
-    /// (parent id, child id, stamp) of every transform, each message's together.
+    /// (parent id, child id, stamp) of every transform, each message's together. An id past
+    /// `frames` names no frame (the transform is invalid).
     pub transforms: Vec<(u32, u32, i64)>,
     /// The messages, in log-time order.
     pub msgs: Vec<TfMsgById>,
 }
 
 impl TfById {
+    /// The messages `msgs` (in log-time order; `source` indexes `topics`) with their frames
+    /// named by ids.
+    pub fn of_messages<M: std::borrow::Borrow<TfMessage>>(
+        topics: Vec<String>,
+        msgs: impl IntoIterator<Item = M>,
+    ) -> TfById {
+        let mut frames = FrameIds::default();
+        let mut transforms = Vec::new();
+        let mut out = Vec::new();
+        for m in msgs {
+            let m = m.borrow();
+            let start = transforms.len();
+            for t in &m.transforms {
+                transforms.push((frames.id(&t.parent), frames.id(&t.child), t.stamp_ns));
+            }
+            out.push(TfMsgById {
+                log_time_ns: m.log_time_ns,
+                topic: m.source,
+                is_static: m.is_static,
+                start,
+                len: m.transforms.len(),
+            });
+        }
+        TfById {
+            topics,
+            frames: frames.into_frames(),
+            transforms,
+            msgs: out,
+        }
+    }
+
+    /// The transform tree of the messages ([`analyze_tree_by_ids`]): what needs no `/clock`
+    /// map, so that it can be built while the clock analysis runs.
+    pub fn tree(&self, jump: &JumpRule) -> TreeReport {
+        analyze_tree_by_ids(self, jump)
+    }
+
     /// The [`TfTiming`] of the messages (backward jumps by `jump`; with `map`, sim-stamped
     /// transforms' lags through `/clock`), `warnings` first among its warnings.
     pub fn timing(
@@ -140,103 +218,95 @@ impl TfById {
         jump: &JumpRule,
         warnings: Vec<Warning>,
     ) -> TfTiming {
-        let TfById {
-            topics,
-            frames,
-            transforms,
-            msgs,
-        } = self;
-        let is_static: Vec<bool> = topics.iter().map(|t| crate::is_static_topic(t)).collect();
-        let msgs = || {
-            msgs.iter().map(|m| TfMessage {
-                log_time_ns: m.log_time_ns,
-                source: m.topic,
-                is_static: is_static.get(m.topic).copied().unwrap_or(false),
-                transforms: transforms[m.start..m.start + m.len]
-                    .iter()
-                    .map(|&(p, c, stamp_ns)| TfTransform {
-                        parent: frames[p as usize].clone(),
-                        child: frames[c as usize].clone(),
-                        stamp_ns,
-                    })
-                    .collect(),
-            })
-        };
-        edge_timing(topics, msgs, map, jump, warnings)
+        let tree = self.tree(jump);
+        self.timing_of_tree(tree, map, warnings)
     }
-}
 
-/// [`TfTiming`] of the TF messages `msgs()` yields (in log-time order, the same each time it
-/// is called) of `topics`: the tree's edges by the backward-jump rule `jump`; with `map` (the
-/// `/clock` fit of a recorder on wall time), the lags of edges stamped mostly on sim time are
-/// log time − the log time at which `/clock` read the stamp. `warnings` come first.
-pub fn edge_timing<M, I>(
-    topics: Vec<String>,
-    msgs: impl Fn() -> I,
-    map: Option<&ClockMap>,
-    jump: &JumpRule,
-    mut warnings: Vec<Warning>,
-) -> TfTiming
-where
-    M: std::borrow::Borrow<TfMessage>,
-    I: Iterator<Item = M>,
-{
-    let tree = analyze_tree_with(&topics, &msgs, jump);
-    warnings.extend(jump_warnings(&tree.edges));
-    warnings.extend(tree.untimed_edges.as_ref().map(untimed_edges_warning));
-    // Mapped lags of the timed dynamic edges whose stamps are on sim time (mostly not wall).
-    // parent → child → (wall stamps, mapped lags), looked up by `&str`.
-    type Mapped = std::collections::BTreeMap<String, (usize, Vec<i64>)>;
-    let mut mapped: std::collections::BTreeMap<String, Mapped> = Default::default();
-    if let Some(map) = map {
-        for e in tree.edges.iter().filter(|e| !e.is_static) {
-            mapped
-                .entry(e.parent.clone())
-                .or_default()
-                .insert(e.child.clone(), Default::default());
-        }
-        for m in msgs() {
-            let m = m.borrow();
-            if m.is_static {
-                continue;
+    /// [`TfById::timing`] from the messages' [`TfById::tree`]: with `map` (the `/clock` fit of
+    /// a recorder on wall time), the lags of the dynamic edges stamped mostly on sim time are
+    /// log time − the log time at which `/clock` read the stamp. `warnings` come first, then
+    /// the edges' backward jumps and the untimed edges.
+    pub fn timing_of_tree(
+        self,
+        tree: TreeReport,
+        map: Option<&ClockMap>,
+        mut warnings: Vec<Warning>,
+    ) -> TfTiming {
+        warnings.extend(jump_warnings(&tree.edges));
+        warnings.extend(tree.untimed_edges.as_ref().map(untimed_edges_warning));
+        // Per timed dynamic edge (by place in `tree.edges`): (wall stamps, mapped lags).
+        let mut mapped: Vec<(usize, Vec<i64>)> = vec![Default::default(); tree.edges.len()];
+        if let Some(map) = map {
+            let frames = TreeFrames::of(&self.frames);
+            let ids: HashMap<&str, u32> = frames
+                .names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.as_str(), i as u32))
+                .collect();
+            let mut edge_of: KeyMap<usize> = Default::default();
+            for (i, e) in tree.edges.iter().enumerate().filter(|(_, e)| !e.is_static) {
+                if let (Some(&p), Some(&c)) =
+                    (ids.get(e.parent.as_str()), ids.get(e.child.as_str()))
+                {
+                    edge_of.insert(id_key(p, c, false), i);
+                }
             }
-            for t in &m.transforms {
-                let (p, c) = (strip_slash(&t.parent), strip_slash(&t.child));
-                let Some(e) = mapped.get_mut(p).and_then(|to| to.get_mut(c)) else {
-                    continue;
-                };
-                if bagscope_types::is_wall_ns(t.stamp_ns) {
-                    e.0 += 1;
-                } else if let Some(at) = map.sim_to_log_ns(t.stamp_ns, Some(m.log_time_ns)) {
-                    e.1.push(m.log_time_ns.saturating_sub(at));
+            for m in self.msgs.iter().filter(|m| !m.is_static) {
+                let t = self
+                    .transforms
+                    .get(m.start..m.start + m.len)
+                    .unwrap_or_default();
+                for &(p, c, stamp_ns) in t {
+                    let Some(e) = frames
+                        .edge(p, c)
+                        .and_then(|(p, c)| edge_of.get(&id_key(p, c, false)))
+                    else {
+                        continue;
+                    };
+                    let e = &mut mapped[*e];
+                    if bagscope_types::is_wall_ns(stamp_ns) {
+                        e.0 += 1;
+                    } else if let Some(at) = map.sim_to_log_ns(stamp_ns, Some(m.log_time_ns)) {
+                        e.1.push(m.log_time_ns.saturating_sub(at));
+                    }
                 }
             }
         }
+        let edges = tree
+            .edges
+            .into_iter()
+            .zip(mapped)
+            .map(|(mut edge, (wall, lags))| {
+                let lag_basis = if edge.is_static {
+                    None
+                } else if map.is_some() && lags.len() > wall {
+                    edge.lag_ns = bagscope_stats::NsSummary::of(&lags);
+                    Some(LagBasis::MappedThroughClock)
+                } else {
+                    Some(LagBasis::Direct)
+                };
+                TfEdgeTiming { edge, lag_basis }
+            })
+            .collect();
+        TfTiming {
+            topics: self.topics,
+            edges,
+            warnings,
+        }
     }
-    let edges = tree
-        .edges
-        .into_iter()
-        .map(|mut edge| {
-            let sim = (!edge.is_static)
-                .then(|| mapped.get(&edge.parent)?.get(&edge.child))
-                .flatten()
-                .filter(|(wall, lags)| lags.len() > *wall);
-            let lag_basis = if edge.is_static {
-                None
-            } else if let Some((_, lags)) = sim {
-                edge.lag_ns = bagscope_stats::NsSummary::of(lags);
-                Some(LagBasis::MappedThroughClock)
-            } else {
-                Some(LagBasis::Direct)
-            };
-            TfEdgeTiming { edge, lag_basis }
-        })
-        .collect();
-    TfTiming {
-        topics,
-        edges,
-        warnings,
-    }
+}
+
+/// [`TfTiming`] of the TF messages `msgs` (in log-time order; `source` indexes `topics`):
+/// [`TfById::timing`] of them with their frames named by ids.
+pub fn edge_timing<M: std::borrow::Borrow<TfMessage>>(
+    topics: Vec<String>,
+    msgs: impl IntoIterator<Item = M>,
+    map: Option<&ClockMap>,
+    jump: &JumpRule,
+    warnings: Vec<Warning>,
+) -> TfTiming {
+    TfById::of_messages(topics, msgs).timing(map, jump, warnings)
 }
 
 /// The warning for a bag with more TF edges than are timed ([`MAX_TIMED_EDGES`]).
