@@ -189,25 +189,29 @@ pub(crate) fn clocks_data_and_subset(
 ) -> Result<(ClocksData, Option<AnalysisVerdict>), Error> {
     let path = bag.path.as_path();
     warnings.extend(crate::recorder_events::lost_messages(bag));
-    let (r, mut sub) = match keep {
-        Some(keep) => {
-            let (r, sub) = bagscope_clocks::analyze_with_subset(&times, opts, keep);
-            let verdict = AnalysisVerdict {
-                warnings: sub.warnings,
-                split: sub.split,
-            };
-            (r, Some(verdict))
-        }
-        None => (analyze(&times, opts), None),
-    };
+    let jump = opts.jump_rule();
+    // The TF tree needs no clock analysis: built beside it.
+    let ((r, mut sub), tree) = rayon::join(
+        || match keep {
+            Some(keep) => {
+                let (r, sub) = bagscope_clocks::analyze_with_subset(&times, opts, keep);
+                let verdict = AnalysisVerdict {
+                    warnings: sub.warnings,
+                    split: sub.split,
+                };
+                (r, Some(verdict))
+            }
+            None => (analyze(&times, opts), None),
+        },
+        || tf.as_ref().map(|c| c.tree(&jump)),
+    );
     let clock_map = r.clock_map.clone();
     let map = clock_map
         .as_ref()
         .filter(|_| r.recorder_axis == bagscope_clocks::Axis::Wall);
-    let jump = opts.jump_rule();
-    let tf = match tf {
-        Some(collected) => Some(collected.timing(map, &jump)),
-        None => crate::tf::tf_timing_with(bag, map, &jump)?,
+    let tf = match (tf, tree) {
+        (Some(collected), Some(tree)) => Some(collected.timing_of_tree(tree, map)),
+        _ => crate::tf::tf_timing_with(bag, map, &jump)?,
     };
     warnings.extend(r.warnings);
     let tf_edges = match tf {

@@ -156,42 +156,48 @@ pub(crate) fn series_of_columns(
     scan_warnings: Vec<Warning>,
 ) -> (Vec<TopicSeries>, Vec<Warning>) {
     const NONE: i64 = NO_STAMP_READ;
-    let mut out: Vec<TopicSeries> = Vec::with_capacity(bag.topics.len());
-    for (i, (t, mut c)) in bag.topics.iter().zip(columns).enumerate() {
-        let source = locs[i].source();
-        // A stamp we should have found but could not read: keep the message out of the
-        // arrays (so they stay aligned) and count it. Done in place: no second copy.
-        let n = c.len();
-        let [_, stamps] = &c.values;
-        let bad = |s: i64| match s {
-            UNREADABLE => true,
-            NONE => source != StampSource::None,
-            _ => false,
-        };
-        if stamps.iter().any(|&s| bad(s)) {
-            let keep: Vec<bool> = stamps.iter().map(|&s| !bad(s)).collect();
-            c.retain_rows(|r| keep[r]);
-        }
-        let [mut publish, mut stamp_ns] = c.values;
-        // A missing publish time must not become 0 (it would read as a huge lag): a topic with
-        // any message lacking one gets no publish times at all.
-        if publish.contains(&NONE) {
-            publish = Vec::new();
-        }
-        if source == StampSource::None {
-            stamp_ns = Vec::new();
-        }
-        out.push(TopicSeries {
-            topic: t.name.clone(),
-            type_name: t.type_name.clone(),
-            source,
-            stamp_errors: n - c.log_time_ns.len(),
-            invalid_stamps: invalid[i].load(Ordering::Relaxed),
-            log_time_ns: c.log_time_ns,
-            publish_time_ns: publish,
-            stamp_ns,
-        });
-    }
+    use rayon::prelude::*;
+    // Topics are independent: each one's columns checked on a core of its own.
+    let pairs: Vec<(usize, (&bagscope_bag::Topic, Columns<2>))> =
+        bag.topics.iter().zip(columns).enumerate().collect();
+    let out: Vec<TopicSeries> = pairs
+        .into_par_iter()
+        .map(|(i, (t, mut c))| {
+            let source = locs[i].source();
+            // A stamp we should have found but could not read: keep the message out of the
+            // arrays (so they stay aligned) and count it. Done in place: no second copy.
+            let n = c.len();
+            let [_, stamps] = &c.values;
+            let bad = |s: i64| match s {
+                UNREADABLE => true,
+                NONE => source != StampSource::None,
+                _ => false,
+            };
+            if stamps.iter().any(|&s| bad(s)) {
+                let keep: Vec<bool> = stamps.iter().map(|&s| !bad(s)).collect();
+                c.retain_rows(|r| keep[r]);
+            }
+            let [mut publish, mut stamp_ns] = c.values;
+            // A missing publish time must not become 0 (it would read as a huge lag): a topic with
+            // any message lacking one gets no publish times at all.
+            if publish.contains(&NONE) {
+                publish = Vec::new();
+            }
+            if source == StampSource::None {
+                stamp_ns = Vec::new();
+            }
+            TopicSeries {
+                topic: t.name.clone(),
+                type_name: t.type_name.clone(),
+                source,
+                stamp_errors: n - c.log_time_ns.len(),
+                invalid_stamps: invalid[i].load(Ordering::Relaxed),
+                log_time_ns: c.log_time_ns,
+                publish_time_ns: publish,
+                stamp_ns,
+            }
+        })
+        .collect();
     let mut warnings = bag.open_warnings();
     warnings.extend(scan_warnings);
     for (i, s) in out.iter().enumerate() {

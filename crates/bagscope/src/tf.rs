@@ -120,28 +120,7 @@ enum Item {
     Data(Result<(i64, Frame), ()>),
 }
 
-/// The frame id as a shared string: the one this thread made last time for the same name
-/// (a bag repeats a few frame names in every message), so messages hold a pointer each, not a
-/// copy of the name.
-pub(crate) fn shared_frame(name: &str) -> Frame {
-    use std::collections::HashMap;
-    thread_local! {
-        static SEEN: std::cell::RefCell<HashMap<String, Frame>> = std::cell::RefCell::new(HashMap::new());
-    }
-    SEEN.with(|seen| {
-        let mut seen = seen.borrow_mut();
-        if let Some(f) = seen.get(name) {
-            return f.clone();
-        }
-        // A bag with ever-new frame names must not grow the table without bound.
-        if seen.len() >= 4096 {
-            seen.clear();
-        }
-        let f: Frame = name.into();
-        seen.insert(name.to_string(), f.clone());
-        f
-    })
-}
+pub(crate) use bagscope_tf::{shared_frame, FrameIds};
 
 /// TF messages of `tf_topics` (absent topics reported, not an error) and, for each of `data`,
 /// its messages with their stamp and frame id; all in log-time order.
@@ -342,7 +321,11 @@ pub fn tf_of(bag: &Bag, o: &TfOptions) -> Result<TfCommandReport, Error> {
     }
     // TF edges whose stamps went back (a simulator reset), as `clocks` reports them.
     warnings.extend(bagscope_tf::jump_warnings(&tree.edges));
-    warnings.extend(tree.untimed_edges.as_ref().map(untimed_edges_warning));
+    warnings.extend(
+        tree.untimed_edges
+            .as_ref()
+            .map(bagscope_tf::untimed_edges_warning),
+    );
     warnings.sort();
     warnings.dedup();
     Ok(TfCommandReport {
@@ -449,31 +432,7 @@ pub fn tf_topic_names(bag: &Bag) -> Vec<String> {
     v
 }
 
-/// TF timing per edge (parent → child) from each transform's own `header.stamp`: `/tf` has no
-/// top-level header, so its timing is per transform.
-#[derive(Debug, Clone, Serialize)]
-pub struct TfTiming {
-    /// The TF topics read ([`tf_topic_names`]).
-    pub topics: Vec<String>,
-    /// One entry per (parent, child, static) edge, sorted.
-    pub edges: Vec<TfEdgeTiming>,
-    /// TF messages that could not be decoded (data loss), and edges whose stamps went back in
-    /// time (`clock_jump_back`, one per TF topic naming its edges); empty otherwise.
-    pub warnings: Vec<Warning>,
-}
-
-/// One TF edge's timing: the `tf` command's edge report (samples, stamp range, rate, periods,
-/// gaps, `lag_ns`) and how its lag was taken.
-#[derive(Debug, Clone, Serialize)]
-pub struct TfEdgeTiming {
-    /// The edge as `tf` reports it (flattened into this object in JSON). Its `lag_ns` is log
-    /// time − transform stamp, sim stamps first mapped to log time through `/clock`.
-    #[serde(flatten)]
-    pub edge: bagscope_tf::EdgeReport,
-    /// `direct` (stamps on the recorder's clock) or `mapped_through_clock` (sim stamps mapped
-    /// through `/clock`); None for static edges.
-    pub lag_basis: Option<bagscope_clocks::LagBasis>,
-}
+pub use bagscope_tf::{TfEdgeTiming, TfTiming};
 
 /// [`TfTiming`] of the bag's TF topics; None when it has none. With `map` (the `/clock` fit of
 /// a recorder on wall time), sim-stamped transforms' lags are taken on the wall clock: log time
@@ -510,97 +469,13 @@ pub fn tf_timing_with(
         .filter(|w| w.code == WarningCode::Undecodable)
         .cloned()
         .collect();
-    Ok(Some(timing_of_messages(topics, msgs, map, jump, warnings)))
-}
-
-/// [`TfTiming`] of the TF messages `msgs()` yields (in log-time order, each time it is
-/// called) of `topics`.
-fn timing_of_messages<M, I>(
-    topics: Vec<String>,
-    msgs: impl Fn() -> I,
-    map: Option<&bagscope_clocks::ClockMap>,
-    jump: &bagscope_clocks::JumpRule,
-    mut warnings: Vec<Warning>,
-) -> TfTiming
-where
-    M: std::borrow::Borrow<TfMessage>,
-    I: Iterator<Item = M>,
-{
-    use bagscope_clocks::LagBasis;
-    let tree = bagscope_tf::analyze_tree_with(&topics, &msgs, jump);
-    warnings.extend(bagscope_tf::jump_warnings(&tree.edges));
-    warnings.extend(tree.untimed_edges.as_ref().map(untimed_edges_warning));
-    // Mapped lags of the timed dynamic edges whose stamps are on sim time (mostly not wall).
-    // parent → child → (wall stamps, mapped lags), looked up by `&str`.
-    type Mapped = std::collections::BTreeMap<String, (usize, Vec<i64>)>;
-    let mut mapped: std::collections::BTreeMap<String, Mapped> = Default::default();
-    if let Some(map) = map {
-        for e in tree.edges.iter().filter(|e| !e.is_static) {
-            mapped
-                .entry(e.parent.clone())
-                .or_default()
-                .insert(e.child.clone(), Default::default());
-        }
-        for m in msgs() {
-            let m = m.borrow();
-            if m.is_static {
-                continue;
-            }
-            for t in &m.transforms {
-                let (p, c) = (
-                    bagscope_tf::strip_slash(&t.parent),
-                    bagscope_tf::strip_slash(&t.child),
-                );
-                let Some(e) = mapped.get_mut(p).and_then(|to| to.get_mut(c)) else {
-                    continue;
-                };
-                if bagscope_types::is_wall_ns(t.stamp_ns) {
-                    e.0 += 1;
-                } else if let Some(at) = map.sim_to_log_ns(t.stamp_ns, Some(m.log_time_ns)) {
-                    e.1.push(m.log_time_ns.saturating_sub(at));
-                }
-            }
-        }
-    }
-    let edges = tree
-        .edges
-        .into_iter()
-        .map(|mut edge| {
-            let sim = (!edge.is_static)
-                .then(|| mapped.get(&edge.parent)?.get(&edge.child))
-                .flatten()
-                .filter(|(wall, lags)| lags.len() > *wall);
-            let lag_basis = if edge.is_static {
-                None
-            } else if let Some((_, lags)) = sim {
-                edge.lag_ns = bagscope_stats::NsSummary::of(lags);
-                Some(LagBasis::MappedThroughClock)
-            } else {
-                Some(LagBasis::Direct)
-            };
-            TfEdgeTiming { edge, lag_basis }
-        })
-        .collect();
-    TfTiming {
+    Ok(Some(bagscope_tf::edge_timing(
         topics,
-        edges,
+        msgs(),
+        map,
+        jump,
         warnings,
-    }
-}
-
-/// The warning for a bag with more TF edges than are timed ([`bagscope_tf::MAX_TIMED_EDGES`]).
-fn untimed_edges_warning(u: &bagscope_tf::UntimedEdges) -> Warning {
-    Warning::new(
-        WarningCode::TfEdgesUntimed,
-        format!(
-            "the TF topics carry more than {} edges: the {} busiest are timed; {}{} other edges ({} transforms) are counted, not timed",
-            bagscope_tf::MAX_TIMED_EDGES,
-            bagscope_tf::MAX_TIMED_EDGES,
-            if u.at_least { "at least " } else { "" },
-            u.edges,
-            u.transforms
-        ),
-    )
+    )))
 }
 
 /// The warning for TF messages of `topic` that did not decode (left out).
@@ -615,84 +490,44 @@ fn undecodable_tf(topic: &str, n: usize) -> Warning {
 
 /// A TF message that did not decode, in the scan's column.
 const UNDECODED_TF: i64 = -1;
-/// Bits of a collected message's column value that hold its transform count (the rest: where
-/// its transforms start).
+/// Bits of a collected message's column value that hold its transform count.
 const COUNT_BITS: u32 = 23;
+/// Bits that hold where its transforms start in its shard's list.
+const START_BITS: u32 = 32;
+/// Bits that hold its shard (the rest of the 63 bits of a non-negative value).
+const SHARD_BITS: u32 = 63 - COUNT_BITS - START_BITS;
 
 /// Reads the TF topics' messages during another column scan (`clocks`' stamp scan) for
 /// [`tf_timing_of`]'s timing, so that they are not read a second time: each TF message's
 /// column value (which the stamp scan leaves unused: TF topics have no top-level stamp) is where
-/// its transforms lie in one shared list, 16 bytes a transform (frame ids interned).
+/// its transforms lie, 16 bytes a transform (frame ids interned). Each scanning thread keeps
+/// its own list and frame ids (a shard), so that threads never wait for one another.
 pub(crate) struct TfCollector {
     /// Per bag topic: its place in `topics` when it is a TF topic collected here.
     slot: Vec<Option<usize>>,
     topics: Vec<String>,
-    store: std::sync::Mutex<TfStore>,
+    shards: Vec<std::sync::Mutex<ShardStore>>,
 }
 
 #[derive(Default)]
-struct TfStore {
+struct ShardStore {
     frames: FrameIds,
     /// (parent, child, stamp) of every transform, each message's together.
     transforms: Vec<(u32, u32, i64)>,
     /// A message or a bag too large for the column value's encoding: nothing collected is used.
     overflow: bool,
+    /// The layouts of the last messages read the slow way, most recently used first, with
+    /// their transforms' frame ids: a message that matches one is read by its stamps alone.
+    layouts: Vec<(bagscope_msg::types::TfLayout, Vec<(u32, u32)>)>,
 }
 
-/// Frame names given ids in the order first seen: what the scans that read every TF message
-/// (`clocks`' collector, the timing table) key their frames by.
-#[derive(Default)]
-pub(crate) struct FrameIds {
-    frames: Vec<Frame>,
-    ids: std::collections::HashMap<Frame, u32>,
-    /// The ids given last (a TF topic repeats a few frames): compared before the map is asked.
-    /// A slot never written holds 0, which answers only for the name of id 0.
-    recent: [u32; 4],
-    next: usize,
-}
+/// Layouts a shard keeps (TF publishers on one topic, each with its own frames).
+const LAYOUTS: usize = 4;
 
-impl FrameIds {
-    /// The id of `name`, given it if new.
-    pub(crate) fn id(&mut self, name: &str) -> u32 {
-        for &id in &self.recent {
-            if self.frames.get(id as usize).is_some_and(|f| &**f == name) {
-                return id;
-            }
-        }
-        let id = match self.ids.get(name) {
-            Some(&id) => id,
-            None => {
-                let id = self.frames.len() as u32;
-                let f: Frame = name.into();
-                self.frames.push(f.clone());
-                self.ids.insert(f, id);
-                id
-            }
-        };
-        self.recent[self.next % self.recent.len()] = id;
-        self.next += 1;
-        id
-    }
-
-    /// The names given ids so far, by id.
-    pub(crate) fn frames(&self) -> &[Frame] {
-        &self.frames
-    }
-
-    /// The names, by id.
-    pub(crate) fn into_frames(self) -> Vec<Frame> {
-        self.frames
-    }
-}
-
-/// The TF messages a [`TfCollector`] read, in log-time order.
+/// The TF messages a [`TfCollector`] read, in log-time order, and the warning for those that
+/// did not decode.
 pub(crate) struct TfCollected {
-    topics: Vec<String>,
-    is_static: Vec<bool>,
-    frames: Vec<Frame>,
-    transforms: Vec<(u32, u32, i64)>,
-    /// (log time, place in `topics`, column value) of each message that decoded.
-    msgs: Vec<(i64, usize, i64)>,
+    tf: bagscope_tf::TfById,
     warnings: Vec<Warning>,
 }
 
@@ -722,10 +557,13 @@ impl TfCollector {
             }
             slot[i] = Some(k);
         }
+        // One shard per thread of the pool (and one for any other thread), at most what the
+        // value's shard bits can name.
+        let n = (rayon::current_num_threads() + 1).min(1 << SHARD_BITS);
         Some(TfCollector {
             slot,
             topics,
-            store: Default::default(),
+            shards: (0..n).map(|_| Default::default()).collect(),
         })
     }
 
@@ -733,22 +571,64 @@ impl TfCollector {
     /// kept), else None.
     #[inline]
     pub(crate) fn read(&self, m: &bagscope_bag::RawMessage<'_>) -> Option<i64> {
+        use bagscope_msg::types::{tf_frames_raw, TfLayout};
         self.slot.get(m.topic).copied().flatten()?;
-        let Ok(transforms) = tf_frames(m.data) else {
-            return Some(UNDECODED_TF);
+        // This thread's shard: no other thread of the pool locks it (a thread of another pool
+        // may share it, which the lock makes safe).
+        let last = self.shards.len() - 1;
+        let shard = rayon::current_thread_index().map_or(last, |i| i % last.max(1));
+        let mut guard = self.shards[shard].lock().unwrap_or_else(|p| p.into_inner());
+        let s = &mut *guard;
+        let start = s.transforms.len();
+        let n = match s.layouts.iter().position(|(l, _)| l.matches(m.data)) {
+            Some(i) => {
+                s.layouts[..=i].rotate_right(1);
+                let (layout, ids) = &s.layouts[0];
+                s.transforms.extend(
+                    ids.iter()
+                        .zip(layout.stamps(m.data))
+                        .map(|(&(p, c), stamp)| (p, c, stamp)),
+                );
+                ids.len()
+            }
+            None => {
+                // Read straight into the shard's list; names checked as `tf_frames` checks
+                // them.
+                let mut text = true;
+                let read = tf_frames_raw(m.data, |k, stamp, parent, child| {
+                    let frames = &mut s.frames;
+                    let p = frames.id_at(2 * k, parent.bytes, || parent.utf8().ok());
+                    let c = frames.id_at(2 * k + 1, child.bytes, || child.utf8().ok());
+                    match (p, c) {
+                        (Some(p), Some(c)) => s.transforms.push((p, c, stamp)),
+                        _ => text = false,
+                    }
+                });
+                match read {
+                    Ok(n) if text => {
+                        if let Some(l) = TfLayout::learn(m.data) {
+                            let ids = s.transforms[start..].iter().map(|t| (t.0, t.1)).collect();
+                            s.layouts.insert(0, (l, ids));
+                            s.layouts.truncate(LAYOUTS);
+                        }
+                        n
+                    }
+                    _ => {
+                        s.transforms.truncate(start);
+                        return Some(UNDECODED_TF);
+                    }
+                }
+            }
         };
-        let mut s = self.store.lock().unwrap_or_else(|p| p.into_inner());
-        let (start, n) = (s.transforms.len(), transforms.len());
-        if n >= 1 << COUNT_BITS || start >= 1 << (62 - COUNT_BITS) {
+        if n >= 1 << COUNT_BITS || start >= 1 << START_BITS {
             s.overflow = true;
             return Some(0);
         }
-        for x in transforms {
-            let p = s.frames.id(x.parent);
-            let c = s.frames.id(x.child);
-            s.transforms.push((p, c, x.stamp_ns));
-        }
-        Some(((start as i64) << COUNT_BITS) | n as i64)
+        Some(
+            ((shard as i64) << (COUNT_BITS + START_BITS))
+                | ((start as i64) << COUNT_BITS)
+                | n as i64,
+        )
     }
 
     /// Takes the collected messages out of column `col` of the scan's columns (setting it back
@@ -762,7 +642,6 @@ impl TfCollector {
         cols: &mut [bagscope_bag::Columns<K>],
         col: usize,
     ) -> Option<TfCollected> {
-        let store = self.store.into_inner().unwrap_or_else(|p| p.into_inner());
         let mut msgs = Vec::new();
         let mut warnings = Vec::new();
         for (i, k) in self.slot.iter().enumerate() {
@@ -781,9 +660,28 @@ impl TfCollector {
                 warnings.push(undecodable_tf(&bag.topics[i].name, bad));
             }
         }
-        if store.overflow {
+        // The shards' lists as one, their frame ids as one set.
+        let shards: Vec<ShardStore> = self
+            .shards
+            .into_iter()
+            .map(|s| s.into_inner().unwrap_or_else(|p| p.into_inner()))
+            .collect();
+        if shards.iter().any(|s| s.overflow) {
             return None;
         }
+        let mut frames = FrameIds::default();
+        let mut transforms = Vec::with_capacity(shards.iter().map(|s| s.transforms.len()).sum());
+        let mut offsets = Vec::with_capacity(shards.len());
+        for s in &shards {
+            let ids: Vec<u32> = s.frames.frames().iter().map(|f| frames.id(f)).collect();
+            offsets.push(transforms.len());
+            transforms.extend(
+                s.transforms
+                    .iter()
+                    .map(|&(p, c, stamp)| (ids[p as usize], ids[c as usize], stamp)),
+            );
+        }
+        drop(shards);
         // Each topic's messages are in log-time order; merged stably, in topic order at equal
         // log times, which is only the scan's order when no two topics share one.
         if self.slot.iter().flatten().count() > 1 {
@@ -795,52 +693,55 @@ impl TfCollector {
                 return None;
             }
         }
+        let is_static: Vec<bool> = self.topics.iter().map(|t| is_static_topic(t)).collect();
+        let mask = |bits: u32| (1i64 << bits) - 1;
+        let msgs = msgs
+            .into_iter()
+            .map(|(log_time_ns, topic, code)| {
+                let shard = (code >> (COUNT_BITS + START_BITS)) as usize;
+                bagscope_tf::TfMsgById {
+                    log_time_ns,
+                    topic,
+                    is_static: is_static[topic],
+                    start: offsets[shard] + ((code >> COUNT_BITS) & mask(START_BITS)) as usize,
+                    len: (code & mask(COUNT_BITS)) as usize,
+                }
+            })
+            .collect();
         Some(TfCollected {
-            is_static: self.topics.iter().map(|t| is_static_topic(t)).collect(),
-            topics: self.topics,
-            frames: store.frames.into_frames(),
-            transforms: store.transforms,
-            msgs,
+            tf: bagscope_tf::TfById {
+                topics: self.topics,
+                frames: frames.into_frames(),
+                transforms,
+                msgs,
+            },
             warnings,
         })
     }
 }
 
 impl TfCollected {
+    /// The TF tree of the collected messages: what needs no `/clock` map (it can be built
+    /// while the clock analysis runs).
+    pub(crate) fn tree(&self, jump: &bagscope_clocks::JumpRule) -> bagscope_tf::TreeReport {
+        self.tf.tree(jump)
+    }
+
+    /// [`tf_timing_of`] of the collected messages from their [`TfCollected::tree`].
+    pub(crate) fn timing_of_tree(
+        self,
+        tree: bagscope_tf::TreeReport,
+        map: Option<&bagscope_clocks::ClockMap>,
+    ) -> TfTiming {
+        self.tf.timing_of_tree(tree, map, self.warnings)
+    }
+
     /// [`tf_timing_of`] of the collected messages.
     pub(crate) fn timing(
         self,
         map: Option<&bagscope_clocks::ClockMap>,
         jump: &bagscope_clocks::JumpRule,
     ) -> TfTiming {
-        let TfCollected {
-            topics,
-            is_static,
-            frames,
-            transforms,
-            msgs,
-            warnings,
-        } = self;
-        let mask = (1i64 << COUNT_BITS) - 1;
-        let msgs = || {
-            msgs.iter().map(|&(log_time_ns, source, code)| {
-                let start = (code >> COUNT_BITS) as usize;
-                let n = (code & mask) as usize;
-                TfMessage {
-                    log_time_ns,
-                    source,
-                    is_static: is_static[source],
-                    transforms: transforms[start..start + n]
-                        .iter()
-                        .map(|&(p, c, stamp_ns)| TfTransform {
-                            parent: frames[p as usize].clone(),
-                            child: frames[c as usize].clone(),
-                            stamp_ns,
-                        })
-                        .collect(),
-                }
-            })
-        };
-        timing_of_messages(topics, msgs, map, jump, warnings)
+        self.tf.timing(map, jump, self.warnings)
     }
 }

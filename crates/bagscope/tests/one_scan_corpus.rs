@@ -17,8 +17,8 @@ use bagscope::StampSource;
 
 /// Bag roots as `bench/json_outputs.sh` finds them: folders with a `metadata.yaml`, and
 /// `.mcap` / `.db3` files outside such folders.
-/// Also the TF scenarios `bagscope-synth` writes into `tmp` (TF edges are compared on them
-/// whether or not `../shared` is there); whether `../shared` was found.
+/// Also the TF scenarios and the benchmark bag `bagscope-synth` writes into `tmp` (TF edges
+/// are compared on them whether or not `../shared` is there); whether `../shared` was found.
 fn bags(tmp: &Path) -> (Vec<PathBuf>, bool) {
     let mut tops = vec![bagscope_testkit::root().join("bags")];
     let mut shared = true;
@@ -32,6 +32,8 @@ fn bags(tmp: &Path) -> (Vec<PathBuf>, bool) {
     for name in ["arm_tf", "sensors_tf"] {
         out.push(bagscope_synth::generate(name, tmp, 1).unwrap());
     }
+    // The benchmark bag's mix: 8 transforms a TF message, over many chunks.
+    out.push(bagscope_synth::perf::generate(tmp, 20_000).unwrap());
     fn walk(d: &Path, out: &mut Vec<PathBuf>) {
         if d.join("metadata.yaml").is_file() {
             out.push(d.to_path_buf());

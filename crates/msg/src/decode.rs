@@ -93,10 +93,12 @@ impl<'a> Reader<'a> {
         })
     }
 
+    #[inline]
     pub(crate) fn remaining(&self) -> usize {
         self.data.len().saturating_sub(self.pos)
     }
 
+    #[inline]
     pub(crate) fn align(&mut self, n: usize) -> RResult<()> {
         let rel = self.pos - ENCAPSULATION_HEADER_LEN;
         let pad = (n - rel % n) % n;
@@ -113,6 +115,7 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
+    #[inline]
     pub(crate) fn take(&mut self, n: usize) -> RResult<&'a [u8]> {
         if n > self.remaining() {
             return Err((
@@ -128,6 +131,7 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
 
+    #[inline]
     fn arr<const N: usize>(&mut self) -> RResult<[u8; N]> {
         self.align(N)?;
         let s = self.take(N)?;
@@ -136,9 +140,11 @@ impl<'a> Reader<'a> {
         Ok(a)
     }
 
+    #[inline]
     pub(crate) fn u8(&mut self) -> RResult<u8> {
         Ok(self.take(1)?[0])
     }
+    #[inline]
     pub(crate) fn u16(&mut self) -> RResult<u16> {
         let a = self.arr::<2>()?;
         Ok(if self.le {
@@ -147,6 +153,7 @@ impl<'a> Reader<'a> {
             u16::from_be_bytes(a)
         })
     }
+    #[inline]
     pub(crate) fn u32(&mut self) -> RResult<u32> {
         let a = self.arr::<4>()?;
         Ok(if self.le {
@@ -155,6 +162,7 @@ impl<'a> Reader<'a> {
             u32::from_be_bytes(a)
         })
     }
+    #[inline]
     pub(crate) fn u64(&mut self) -> RResult<u64> {
         let a = self.arr::<8>()?;
         Ok(if self.le {
@@ -165,6 +173,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A u32 count, checked so that `count * min_elem` bytes remain.
+    #[inline]
     pub(crate) fn count(&mut self, min_elem: usize) -> RResult<usize> {
         self.align(4)?;
         let at = self.pos;
@@ -173,6 +182,7 @@ impl<'a> Reader<'a> {
         Ok(n)
     }
 
+    #[inline]
     pub(crate) fn check_count(&self, n: usize, min_elem: usize, at: usize) -> RResult<()> {
         if n.saturating_mul(min_elem.max(1)) > self.remaining() {
             return Err((
@@ -187,6 +197,7 @@ impl<'a> Reader<'a> {
     }
 
     /// CDR string: u32 length (with NUL) then bytes. Lenient on a missing NUL.
+    #[inline]
     pub(crate) fn string_bytes(&mut self) -> RResult<&'a [u8]> {
         let n = self.count(1)?;
         let b = self.take(n)?;

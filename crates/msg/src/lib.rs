@@ -22,7 +22,9 @@
 //! `export` builds its columns from, accepting exactly what the tree decoder accepts), fast
 //! stamp reader, typed messages (`cdr` + serde), `types::tf_frames` (a TFMessage's stamps and
 //! frame names borrowed from the payload, accepting exactly what the typed decoder accepts:
-//! what the timing table and TF timing read of every TF message), `JointStateView` (a
+//! what the timing table and TF timing read of every TF message; `tf_frames_raw` hands over
+//! the names' bytes before their UTF-8 check, and `TfLayout` reads the stamps alone of a
+//! payload whose names and lengths are those of one read before), `JointStateView` (a
 //! JointState read in place: what `check` reads of every joint message, accepting exactly what
 //! the typed decoder accepts).
 //!

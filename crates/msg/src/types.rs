@@ -378,6 +378,69 @@ pub struct TfFrames<'a> {
 /// UTF-8 checks), so exactly the payloads it decodes give a result, with the same values.
 /// Timing tables and TF timing read millions of these; the owned decode allocates every name.
 pub fn tf_frames(payload: &[u8]) -> Result<Vec<TfFrames<'_>>, TypedError> {
+    let mut out = Vec::new();
+    let mut bad: Option<crate::error::DecodeError> = None;
+    tf_frames_raw(payload, |_, stamp_ns, parent, child| {
+        if bad.is_some() {
+            return;
+        }
+        match (parent.utf8(), child.utf8()) {
+            (Ok(parent), Ok(child)) => out.push(TfFrames {
+                stamp_ns,
+                parent,
+                child,
+            }),
+            (Err(e), _) | (_, Err(e)) => bad = Some(e),
+        }
+    })?;
+    match bad {
+        Some(e) => Err(e.into()),
+        None => Ok(out),
+    }
+}
+
+/// A frame name of a TF payload as [`tf_frames_raw`] reads it: its bytes (the CDR string
+/// without its NUL), not yet checked as UTF-8.
+#[derive(Debug, Clone, Copy)]
+pub struct RawFrame<'a> {
+    /// The name's bytes.
+    pub bytes: &'a [u8],
+    /// Where its length field starts in the payload (for the error).
+    offset: usize,
+}
+
+impl<'a> RawFrame<'a> {
+    /// The name as text: the check [`tf_frames`] makes (a name that is not UTF-8 makes the
+    /// message undecodable).
+    pub fn utf8(&self) -> Result<&'a str, crate::error::DecodeError> {
+        std::str::from_utf8(self.bytes).map_err(|_| crate::error::DecodeError {
+            offset: self.offset,
+            path: String::new(),
+            kind: crate::error::DecodeErrorKind::InvalidUtf8,
+        })
+    }
+}
+
+/// [`tf_frames`] handing each transform to `f` (its place in the message, stamp, parent and
+/// child) as it is read, nothing allocated: every read and check of [`tf_frames`] but the
+/// names' UTF-8 check, which is the caller's ([`RawFrame::utf8`]; a caller that has checked
+/// the same bytes before need not again). Returns the number of transforms; on an error `f`
+/// may have seen the transforms before it, which the caller then drops.
+pub fn tf_frames_raw<'a>(
+    payload: &'a [u8],
+    mut f: impl FnMut(usize, i64, RawFrame<'a>, RawFrame<'a>),
+) -> Result<usize, TypedError> {
+    tf_walk(payload, |k, _, stamp, parent, child, _| {
+        f(k, stamp, parent, child)
+    })
+}
+
+/// The reads of [`tf_frames_raw`], also handing over where each stamp lies and where each
+/// name ends (what [`TfLayout`] keeps).
+fn tf_walk<'a>(
+    payload: &'a [u8],
+    mut f: impl FnMut(usize, usize, i64, RawFrame<'a>, RawFrame<'a>, usize),
+) -> Result<usize, TypedError> {
     let lift = |(offset, kind)| crate::error::DecodeError {
         offset,
         path: String::new(),
@@ -385,40 +448,129 @@ pub fn tf_frames(payload: &[u8]) -> Result<Vec<TfFrames<'_>>, TypedError> {
     };
     let mut r = Reader::new(payload)?;
     let n = r.count(1).map_err(lift)?;
-    let mut out = Vec::with_capacity(n.min(1024));
-    for _ in 0..n {
+    for k in 0..n {
+        // `u32` aligns first: aligned here to know where the stamp lies.
+        r.align(4).map_err(lift)?;
+        let stamp_at = r.pos;
         let sec = r.u32().map_err(lift)? as i32;
         let nanosec = r.u32().map_err(lift)?;
-        let parent = utf8(&mut r)?;
-        let child = utf8(&mut r)?;
-        // translation (x, y, z) and rotation (x, y, z, w): read as the owned decode does.
-        for _ in 0..7 {
-            r.u64().map_err(lift)?;
-        }
-        out.push(TfFrames {
-            stamp_ns: Time { sec, nanosec }.to_ns(),
+        let at = r.pos;
+        let parent = RawFrame {
+            bytes: r.string_bytes().map_err(lift)?,
+            offset: at,
+        };
+        let at = r.pos;
+        let child = RawFrame {
+            bytes: r.string_bytes().map_err(lift)?,
+            offset: at,
+        };
+        let child_end = r.pos;
+        // translation (x, y, z) and rotation (x, y, z, w): seven float64 the owned decode
+        // reads one after the other, aligned to 8 once (after the first they are aligned).
+        r.align(8).map_err(lift)?;
+        r.take(56).map_err(lift)?;
+        f(
+            k,
+            stamp_at,
+            Time { sec, nanosec }.to_ns(),
             parent,
             child,
-        });
+            child_end,
+        );
     }
-    Ok(out)
+    Ok(n)
 }
 
-/// A CDR string borrowed from the payload, checked as the serde decoder checks it.
-fn utf8<'a>(r: &mut Reader<'a>) -> Result<&'a str, crate::error::DecodeError> {
-    let at = r.pos;
-    let b = r
-        .string_bytes()
-        .map_err(|(offset, kind)| crate::error::DecodeError {
-            offset,
-            path: String::new(),
-            kind,
-        })?;
-    std::str::from_utf8(b).map_err(|_| crate::error::DecodeError {
-        offset: at,
-        path: String::new(),
-        kind: crate::error::DecodeErrorKind::InvalidUtf8,
-    })
+/// Where a TF payload's stamps lie and what its frame names are, learnt from one payload
+/// [`tf_frames_raw`] reads: a payload of the same length whose header, transform count and
+/// names (with their length fields) are the same bytes is read by the same steps, so its
+/// stamps lie at the same places and its names are the same (a TF publisher sends the same
+/// frames in every message). [`TfLayout::stamps`] then reads only the stamps.
+#[derive(Debug, Clone)]
+pub struct TfLayout {
+    /// The payload's length.
+    len: usize,
+    /// The encapsulation header and the transform count.
+    head: [u8; 8],
+    /// Little-endian payload.
+    le: bool,
+    /// Per name (parent, then child, for each transform): where its length field starts (or
+    /// the alignment before it) and where the name ends.
+    names: Vec<(usize, usize)>,
+    /// Those bytes of the payload it was learnt from, one name after the other.
+    bytes: Vec<u8>,
+    /// Where each transform's stamp lies.
+    stamps: Vec<usize>,
+}
+
+impl TfLayout {
+    /// The layout of `payload`; None when [`tf_frames_raw`] would not read it. Its names still
+    /// need their UTF-8 check, as [`tf_frames_raw`]'s do.
+    pub fn learn(payload: &[u8]) -> Option<TfLayout> {
+        let head: [u8; 8] = payload.get(..8)?.try_into().ok()?;
+        let mut names = Vec::new();
+        let mut bytes = Vec::new();
+        let mut stamps = Vec::new();
+        tf_walk(payload, |_, stamp_at, _, parent, child, child_end| {
+            stamps.push(stamp_at);
+            for (s, e) in [(parent.offset, child.offset), (child.offset, child_end)] {
+                names.push((s, e));
+                bytes.extend_from_slice(&payload[s..e]);
+            }
+        })
+        .ok()?;
+        Some(TfLayout {
+            len: payload.len(),
+            le: head[1] & 1 == 1,
+            head,
+            names,
+            bytes,
+            stamps,
+        })
+    }
+
+    /// Transforms per message.
+    pub fn transforms(&self) -> usize {
+        self.stamps.len()
+    }
+
+    /// Whether `payload` is read by the same steps as the payload this was learnt from, with
+    /// the same names.
+    #[inline]
+    pub fn matches(&self, payload: &[u8]) -> bool {
+        if payload.len() != self.len || payload[..8] != self.head {
+            return false;
+        }
+        let mut at = 0;
+        for &(s, e) in &self.names {
+            let n = e - s;
+            if payload[s..e] != self.bytes[at..at + n] {
+                return false;
+            }
+            at += n;
+        }
+        true
+    }
+
+    /// The stamps of a payload this [`TfLayout::matches`], in message order (ns).
+    #[inline]
+    pub fn stamps<'p>(&'p self, payload: &'p [u8]) -> impl Iterator<Item = i64> + 'p {
+        let u32_at = move |p: usize| {
+            let b: [u8; 4] = payload[p..p + 4].try_into().unwrap_or_default();
+            if self.le {
+                u32::from_le_bytes(b)
+            } else {
+                u32::from_be_bytes(b)
+            }
+        };
+        self.stamps.iter().map(move |&p| {
+            Time {
+                sec: u32_at(p) as i32,
+                nanosec: u32_at(p + 4),
+            }
+            .to_ns()
+        })
+    }
 }
 
 /// Encode `value` as CDR little-endian with the encapsulation header

@@ -314,6 +314,28 @@ fn tf_frames_agree(p: &[u8]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// A payload that the layout learnt from `learnt` matches reads as `tf_frames` reads it: the
+/// same names as `learnt`'s and the stamps the layout reads. Names that are not UTF-8 make the
+/// layout's caller fall back: not compared here.
+fn layout_agrees(learnt: &[u8], p: &[u8]) -> Result<(), TestCaseError> {
+    let Some(layout) = TfLayout::learn(learnt) else {
+        prop_assert!(tf_frames(learnt).is_err());
+        return Ok(());
+    };
+    if !layout.matches(p) {
+        return Ok(());
+    }
+    let want = tf_frames(learnt).unwrap();
+    let got = tf_frames(p).unwrap();
+    prop_assert_eq!(got.len(), layout.transforms());
+    let stamps: Vec<i64> = layout.stamps(p).collect();
+    for ((g, w), s) in got.iter().zip(&want).zip(stamps) {
+        prop_assert_eq!((g.parent, g.child), (w.parent, w.child));
+        prop_assert_eq!(g.stamp_ns, s);
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
@@ -377,7 +399,9 @@ proptest! {
             let mut b = enc.clone();
             b[i] ^= flip.max(1);
             tf_frames_agree(&b)?;
+            layout_agrees(&enc, &b)?;
         }
+        layout_agrees(&enc, &enc)?;
     }
 
     /// Random schema text never panics the parsers.

@@ -2,7 +2,7 @@
 //!
 //! Pure library: the caller decodes `/tf` and `/tf_static` (`tf2_msgs/TFMessage`) into
 //! [`TfMessage`]s and the data topics into [`DataMessage`]s, interleaved in log-time order as
-//! [`Event`]s. Three analyses:
+//! [`Event`]s. Three analyses, and the per-edge timing built on the tree:
 //!
 //! * [`TfBuffer`]: a `tf2::BufferCore` model (per-child time caches with the cache length, static
 //!   caches valid for all time, interpolation only between samples, extrapolation refused).
@@ -10,6 +10,9 @@
 //!   header-stamped topics, applied to each edge's stamps); several parents for one child;
 //!   competing publishers.
 //! * [`filter::run_filter`]: per message readiness (on arrival, after waiting, dropped and why).
+//! * [`timing`]: the edge timing `clocks`, `check` and `report` show ([`TfTiming`]: the tree's
+//!   edges with lags on the recorder's clock, sim stamps mapped through `/clock`), from TF
+//!   messages with frames named by ids ([`TfById`], keyed by [`FrameIds`]) or by name.
 //!
 //! No I/O, no panics on any input, deterministic sorted output. Time is `i64` nanoseconds.
 //!
@@ -18,19 +21,25 @@
 //! Tf2 buffer model (per-edge sample ranges, cache length, static edges), `tf2_ros::MessageFilter`
 //! readiness per message, edge rates/gaps/lags, backward jumps per edge and TF topic (`bagscope-
 //! clocks`' rule; `jump_warnings`: one `clock_jump_back` per TF topic naming its edges) and tree
-//! findings (the facade's `tf::TfCollector` keeps the TF transforms during `clocks`' stamp scan for
-//! the per-edge TF timing `clocks` and `report` show; `tf::tf_timing_of` reads them in a scan of
-//! its own; `tf::FrameIds` keys frame names for that collector and for the timing table's frame
-//! columns); the edge table bounded: the 1024 busiest edges timed (found in one pass of 4096
-//! Misra–Gries counters when a bag has more), the others counted (`UntimedEdges`); frame ids shared
-//! (`Frame = Arc<str>`).
+//! findings, frames keyed by ids (`analyze_tree_by_ids`: a transform costs integer comparisons;
+//! `analyze_tree` names its messages' frames by ids first); the per-edge TF timing `clocks` and
+//! `report` show (`TfById::tree`, built beside the clock analysis, then
+//! `TfById::timing_of_tree`; `edge_timing` for messages by name): the facade's `tf::TfCollector`
+//! extracts the TF transforms during `clocks`' stamp scan (per-thread shards, a message whose
+//! layout was seen read by its stamps alone), `tf::tf_timing_of` in a scan of its own, and
+//! calls it; `FrameIds` keys frame names for that collector and for the timing table's frame
+//! columns; the edge table bounded: the 1024 busiest edges timed (found in one pass of 4096
+//! Misra–Gries counters when a bag has more), the others counted (`UntimedEdges`); frame ids
+//! shared (`Frame = Arc<str>`).
 //!
-//! Notable dependencies: `bagscope-stats`, `bagscope-clocks` (the jump rule).
+//! Notable dependencies: `bagscope-stats`, `bagscope-clocks` (the jump rule), `rayon` (edges
+//! reported on all cores).
 
 #![forbid(unsafe_code)]
 
 pub mod buffer;
 pub mod filter;
+pub mod timing;
 pub mod tree;
 
 pub use buffer::{NotReady, TfBuffer};
@@ -38,9 +47,13 @@ pub use filter::{
     availability, run_filter, FilterConfig, FilterReport, MessageDecision, Query, Readiness,
     TopicReadiness,
 };
+pub use timing::{
+    edge_timing, shared_frame, untimed_edges_warning, FrameIds, TfById, TfEdgeTiming, TfMsgById,
+    TfTiming,
+};
 pub use tree::{
-    analyze_tree, analyze_tree_with, jump_warnings, EdgeJump, EdgeReport, Finding, Gap, TreeReport,
-    UntimedEdges, MAX_TIMED_EDGES,
+    analyze_tree, analyze_tree_by_ids, analyze_tree_with, jump_warnings, EdgeJump, EdgeReport,
+    Finding, Gap, TreeReport, UntimedEdges, MAX_TIMED_EDGES,
 };
 
 use serde::Serialize;

@@ -4,12 +4,13 @@
 
 use bagscope_clocks::{backward_jumps, BackwardJump, JumpRule};
 use bagscope_types::{Warning, WarningCode};
-use std::collections::{BTreeMap, BTreeSet};
+use rayon::prelude::*;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use bagscope_stats::{median_ns, NsSummary};
 use serde::Serialize;
 
-use crate::{strip_slash, TfMessage};
+use crate::{strip_slash, Frame, TfById, TfMessage};
 
 /// Gaps listed per edge at most (the count is always complete).
 const MAX_GAPS_LISTED: usize = 20;
@@ -134,7 +135,8 @@ pub struct TreeReport {
 
 #[derive(Default)]
 struct EdgeAcc {
-    topics: BTreeSet<String>,
+    /// TF topics (places in the topic list) that carried the edge, in the order first seen.
+    topics: Vec<usize>,
     /// Stamps in arrival order.
     stamps: Vec<i64>,
     /// The log time of each transform's message.
@@ -147,12 +149,22 @@ struct EdgeAcc {
 
 #[derive(Default)]
 struct ChildAcc {
-    parents: BTreeSet<String>,
-    topics: BTreeSet<String>,
-    is_static: BTreeSet<bool>,
-    /// Parent sequence in arrival order, to count switches back and forth.
-    last_parent: Option<String>,
+    /// Parents (frame ids), in the order first seen.
+    parents: Vec<u32>,
+    /// TF topics (places in the topic list), in the order first seen.
+    topics: Vec<usize>,
+    /// Seen on a dynamic topic, on a static one.
+    kinds: [bool; 2],
+    /// The last parent in arrival order, to count switches back and forth.
+    last_parent: Option<u32>,
     switches: usize,
+}
+
+/// Pushes `x` unless `v` holds it (a handful of values: a linear search).
+fn add_once<T: PartialEq>(v: &mut Vec<T>, x: T) {
+    if !v.contains(&x) {
+        v.push(x);
+    }
 }
 
 /// An edge's key for counting: a hash of (parent, child, static). Two edges that collide are
@@ -164,39 +176,23 @@ fn edge_key(parent: &str, child: &str, is_static: bool) -> u64 {
     h.finish()
 }
 
-/// The valid transforms of `m` as (parent, child) with the leading `/` stripped.
-fn valid_edges(m: &TfMessage) -> impl Iterator<Item = (&str, &str)> {
-    m.transforms
-        .iter()
-        .map(|t| (strip_slash(&t.parent), strip_slash(&t.child)))
-        .filter(|(p, c)| !p.is_empty() && !c.is_empty() && p != c)
-}
-
-/// The keys of the [`MAX_TIMED_EDGES`] busiest edges. One pass, [`EDGE_COUNTERS`] counters
-/// (Misra–Gries: a full table takes one from every count instead of admitting a new edge), so
-/// memory does not grow with the edges.
-fn busiest_edges<M, I>(msgs: &impl Fn() -> I) -> std::collections::HashSet<u64>
-where
-    M: std::borrow::Borrow<TfMessage>,
-    I: IntoIterator<Item = M>,
-{
-    let mut counts: std::collections::HashMap<u64, (u64, u64)> = Default::default();
+/// The keys of the [`MAX_TIMED_EDGES`] busiest edges of `keys` (one per valid transform). One
+/// pass, [`EDGE_COUNTERS`] counters (Misra–Gries: a full table takes one from every count
+/// instead of admitting a new edge), so memory does not grow with the edges.
+fn busiest_edges(keys: impl Iterator<Item = u64>) -> HashSet<u64> {
+    let mut counts: HashMap<u64, (u64, u64)> = Default::default();
     let mut seen = 0u64;
-    for m in msgs() {
-        let m = m.borrow();
-        for (p, c) in valid_edges(m) {
-            let k = edge_key(p, c, m.is_static);
-            if let Some(e) = counts.get_mut(&k) {
-                e.0 += 1;
-            } else if counts.len() < EDGE_COUNTERS {
-                counts.insert(k, (1, seen));
-                seen += 1;
-            } else {
-                counts.retain(|_, e| {
-                    e.0 -= 1;
-                    e.0 > 0
-                });
-            }
+    for k in keys {
+        if let Some(e) = counts.get_mut(&k) {
+            e.0 += 1;
+        } else if counts.len() < EDGE_COUNTERS {
+            counts.insert(k, (1, seen));
+            seen += 1;
+        } else {
+            counts.retain(|_, e| {
+                e.0 -= 1;
+                e.0 > 0
+            });
         }
     }
     // The highest counts; ties to the edge seen first.
@@ -210,9 +206,7 @@ where
 
 /// `tf_topics[m.source]` names each message's topic (unknown indices show as `?`). `msgs()`
 /// yields the messages (by reference or by value: a caller that builds each message as it
-/// goes holds none) in log-time order, the same each time: it is called once, or when the
-/// bag has more than [`MAX_TIMED_EDGES`] edges three times (the pass that meets too many
-/// edges stops there; one finds the busiest; one times them).
+/// goes holds none) in log-time order; it is called once.
 /// Backward jumps by `clocks`' default rule ([`analyze_tree_with`] for another).
 pub fn analyze_tree<M, I>(tf_topics: &[String], msgs: impl Fn() -> I) -> TreeReport
 where
@@ -222,7 +216,8 @@ where
     analyze_tree_with(tf_topics, msgs, &JumpRule::default())
 }
 
-/// [`analyze_tree`] with the backward-jump rule `jump` (`ClocksOptions::jump_rule`).
+/// [`analyze_tree`] with the backward-jump rule `jump` (`ClocksOptions::jump_rule`): the
+/// messages' frames named by ids ([`TfById::of_messages`]), then [`analyze_tree_by_ids`].
 pub fn analyze_tree_with<M, I>(
     tf_topics: &[String],
     msgs: impl Fn() -> I,
@@ -232,20 +227,221 @@ where
     M: std::borrow::Borrow<TfMessage>,
     I: IntoIterator<Item = M>,
 {
+    analyze_tree_by_ids(&TfById::of_messages(tf_topics.to_vec(), msgs()), jump)
+}
+
+/// Frame ids as tf2 reads the names: one leading `/` stripped, so that `/odom` and `odom` are
+/// one frame. What the tree and the timing key frames by.
+pub(crate) struct TreeFrames {
+    /// The tree's id of each of the messages' frame ids.
+    of: Vec<u32>,
+    /// The names, by the tree's id.
+    pub(crate) names: Vec<String>,
+}
+
+impl TreeFrames {
+    pub(crate) fn of(frames: &[Frame]) -> TreeFrames {
+        let mut ids: HashMap<&str, u32> = HashMap::new();
+        let mut names = Vec::new();
+        let mut of = Vec::with_capacity(frames.len());
+        for f in frames {
+            let name = strip_slash(f);
+            let id = *ids.entry(name).or_insert_with(|| {
+                names.push(name.to_string());
+                (names.len() - 1) as u32
+            });
+            of.push(id);
+        }
+        TreeFrames { of, names }
+    }
+
+    /// The tree's ids of a transform's (parent, child), None for an invalid one (a frame
+    /// empty or unknown, the child its own parent): tf2 refuses it.
+    #[inline]
+    pub(crate) fn edge(&self, p: u32, c: u32) -> Option<(u32, u32)> {
+        let p = *self.of.get(p as usize)?;
+        let c = *self.of.get(c as usize)?;
+        let named = |i: u32| !self.names[i as usize].is_empty();
+        (p != c && named(p) && named(c)).then_some((p, c))
+    }
+}
+
+/// A hasher for integer edge keys (one multiply, no SipHash).
+#[derive(Default)]
+pub(crate) struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u128(&mut self, x: u128) {
+        for half in [x as u64, (x >> 64) as u64] {
+            self.0 = (self.0 ^ half).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+}
+
+pub(crate) type KeyMap<V> = HashMap<u128, V, std::hash::BuildHasherDefault<KeyHasher>>;
+
+/// An edge by the tree's frame ids, as one integer.
+#[inline]
+pub(crate) fn id_key(p: u32, c: u32, is_static: bool) -> u128 {
+    (u128::from(p) << 64) | (u128::from(c) << 1) | u128::from(is_static)
+}
+
+/// What [`analyze_tree_by_ids`] gathers in its pass over the messages.
+#[derive(Default)]
+struct Acc {
+    /// Edges ((parent, child, static) by the tree's ids) in the order first seen.
+    edges: Vec<((u32, u32, bool), EdgeAcc)>,
+    edge_of: KeyMap<usize>,
+    /// The edge of the previous message's transform at each place: a TF publisher sends the
+    /// same edges in the same order, so this is nearly always the one.
+    recent: Vec<(u128, usize)>,
+    /// Per frame (tree id): its place in `children`, or `u32::MAX`.
+    child_of: Vec<u32>,
+    children: Vec<(u32, ChildAcc)>,
+    /// Per frame (tree id): named by a timed edge.
+    named: Vec<bool>,
+    transforms: usize,
+    n_msgs: usize,
+    /// Keys of the edges left out (the first [`UNTIMED_COUNTED`]).
+    untimed: HashSet<u64>,
+    untimed_more: bool,
+    untimed_transforms: usize,
+}
+
+impl Acc {
+    /// The edges of `tf`: those of `timed` only, or with None all of them, unless there are
+    /// more than [`MAX_TIMED_EDGES`] (None then: the caller picks the busiest first).
+    fn of(tf: &TfById, frames: &TreeFrames, timed: Option<&HashSet<u64>>) -> Option<Acc> {
+        let mut a = Acc {
+            child_of: vec![u32::MAX; frames.names.len()],
+            named: vec![false; frames.names.len()],
+            ..Acc::default()
+        };
+        for m in &tf.msgs {
+            a.n_msgs += 1;
+            let transforms = tf
+                .transforms
+                .get(m.start..m.start + m.len)
+                .unwrap_or_default();
+            for (k, &(p, c, stamp)) in transforms.iter().enumerate() {
+                a.transforms += 1;
+                let Some((p, c)) = frames.edge(p, c) else {
+                    continue;
+                };
+                if let Some(timed) = timed {
+                    let names = &frames.names;
+                    let key = edge_key(&names[p as usize], &names[c as usize], m.is_static);
+                    if !timed.contains(&key) {
+                        a.untimed_transforms += 1;
+                        if a.untimed.len() < UNTIMED_COUNTED {
+                            a.untimed.insert(key);
+                        } else if !a.untimed.contains(&key) {
+                            a.untimed_more = true;
+                        }
+                        continue;
+                    }
+                }
+                let key = id_key(p, c, m.is_static);
+                let e = match a.recent.get(k) {
+                    Some(&(rk, e)) if rk == key => e,
+                    _ => {
+                        let next = a.edges.len();
+                        let e = *a.edge_of.entry(key).or_insert(next);
+                        if e == next {
+                            if timed.is_none() && next >= MAX_TIMED_EDGES {
+                                return None;
+                            }
+                            a.edges.push(((p, c, m.is_static), EdgeAcc::default()));
+                        }
+                        if k >= a.recent.len() {
+                            a.recent.resize(k + 1, (u128::MAX, 0));
+                        }
+                        a.recent[k] = (key, e);
+                        e
+                    }
+                };
+                let e = &mut a.edges[e].1;
+                add_once(&mut e.topics, m.topic);
+                match e.first_source {
+                    None => e.first_source = Some(m.topic),
+                    Some(f) if f != m.topic && e.sources.is_empty() => {
+                        // A second topic: from now on each transform's topic is kept.
+                        e.sources = vec![f; e.stamps.len()];
+                    }
+                    _ => {}
+                }
+                if !e.sources.is_empty() {
+                    e.sources.push(m.topic);
+                }
+                e.stamps.push(stamp);
+                e.logs.push(m.log_time_ns);
+                a.named[p as usize] = true;
+                a.named[c as usize] = true;
+                let slot = &mut a.child_of[c as usize];
+                if *slot == u32::MAX {
+                    *slot = a.children.len() as u32;
+                    a.children.push((c, ChildAcc::default()));
+                }
+                let ch = &mut a.children[*slot as usize].1;
+                add_once(&mut ch.parents, p);
+                add_once(&mut ch.topics, m.topic);
+                ch.kinds[usize::from(m.is_static)] = true;
+                if ch.last_parent != Some(p) {
+                    if ch.last_parent.is_some() {
+                        ch.switches += 1;
+                    }
+                    ch.last_parent = Some(p);
+                }
+            }
+        }
+        Some(a)
+    }
+}
+
+/// [`analyze_tree_with`] of messages whose frames are named by ids: a transform costs a few
+/// integer comparisons, not string lookups (`clocks` times millions of them). The messages are
+/// read once, or when they carry more than [`MAX_TIMED_EDGES`] edges three times (the pass
+/// that meets too many edges stops there; one finds the busiest; one times them).
+pub fn analyze_tree_by_ids(tf: &TfById, jump: &JumpRule) -> TreeReport {
+    let frames = TreeFrames::of(&tf.frames);
+    let tf_topics = &tf.topics;
     // Every edge, while the bag has no more than the limit (one pass, as almost every bag);
     // else the busiest edges first, then those alone.
-    let (acc, timed) = match Acc::of(tf_topics, msgs(), None) {
+    let (acc, timed) = match Acc::of(tf, &frames, None) {
         Some(acc) => (acc, false),
         None => {
-            let timed = busiest_edges(&msgs);
-            let acc = Acc::of(tf_topics, msgs(), Some(&timed)).expect("no limit");
+            let (frames, names) = (&frames, &frames.names);
+            let keys = tf.msgs.iter().flat_map(|m| {
+                let t = tf
+                    .transforms
+                    .get(m.start..m.start + m.len)
+                    .unwrap_or_default();
+                t.iter().filter_map(move |&(p, c, _)| {
+                    let (p, c) = frames.edge(p, c)?;
+                    Some(edge_key(
+                        &names[p as usize],
+                        &names[c as usize],
+                        m.is_static,
+                    ))
+                })
+            });
+            let timed = busiest_edges(keys);
+            let acc = Acc::of(tf, frames, Some(&timed)).expect("no limit");
             (acc, true)
         }
     };
     let Acc {
-        edges,
+        mut edges,
         children,
-        frames,
+        named,
         transforms,
         n_msgs,
         untimed,
@@ -253,32 +449,48 @@ where
         untimed_transforms,
         ..
     } = acc;
+    let names = &frames.names;
+    let topic_names = |ks: &[usize]| -> Vec<String> {
+        let set: BTreeSet<&str> = ks
+            .iter()
+            .map(|&k| tf_topics.get(k).map_or("?", String::as_str))
+            .collect();
+        set.into_iter().map(str::to_string).collect()
+    };
+    // The order of (parent, child, is_static), names compared as strings.
+    edges.sort_unstable_by(|((p1, c1, s1), _), ((p2, c2, s2), _)| {
+        (&names[*p1 as usize], &names[*c1 as usize], s1).cmp(&(
+            &names[*p2 as usize],
+            &names[*c2 as usize],
+            s2,
+        ))
+    });
+    // Edges are independent (each sorts and summarises its own stamps): on all cores.
     let edges = edges
-        .into_iter()
-        .flat_map(|(parent, to)| {
-            to.into_iter().flat_map(move |(child, accs)| {
-                let parent = parent.clone();
-                accs.into_iter()
-                    .zip([false, true])
-                    .filter_map(move |(acc, is_static)| {
-                        acc.map(|a| {
-                            edge_report(
-                                parent.clone(),
-                                child.clone(),
-                                is_static,
-                                a,
-                                tf_topics,
-                                jump,
-                            )
-                        })
-                    })
-            })
+        .into_par_iter()
+        .map(|((p, c, is_static), acc)| {
+            let topics = topic_names(&acc.topics);
+            edge_report(
+                names[p as usize].clone(),
+                names[c as usize].clone(),
+                is_static,
+                topics,
+                acc,
+                tf_topics,
+                jump,
+            )
         })
         .collect();
     let mut findings = Vec::new();
-    for (child, ch) in &children {
-        let parents: Vec<String> = ch.parents.iter().cloned().collect();
-        let topics: Vec<String> = ch.topics.iter().cloned().collect();
+    for (c, ch) in &children {
+        let child = &names[*c as usize];
+        let mut parents: Vec<String> = ch
+            .parents
+            .iter()
+            .map(|&p| names[p as usize].clone())
+            .collect();
+        parents.sort_unstable();
+        let topics = topic_names(&ch.topics);
         let f = |code: WarningCode, message: String| Finding {
             code,
             child: child.clone(),
@@ -298,7 +510,7 @@ where
         }
         // Alternating back and forth, or the same child on two dynamic TF topics, is two
         // publishers overwriting each other.
-        let dyn_topics = ch.topics.len() > 1 && !ch.is_static.contains(&true);
+        let dyn_topics = topics.len() > 1 && !ch.kinds[1];
         if ch.switches >= 2 || dyn_topics {
             findings.push(f(
                 WarningCode::CompetingPublishers,
@@ -309,7 +521,7 @@ where
                 ),
             ));
         }
-        if ch.is_static.len() > 1 {
+        if ch.kinds[0] && ch.kinds[1] {
             findings.push(f(
                 WarningCode::StaticAndDynamic,
                 format!("frame {child} arrives on both static and dynamic TF: tf2 keeps the kind of the first one received"),
@@ -317,8 +529,15 @@ where
         }
     }
     findings.sort();
+    let mut frames: Vec<String> = named
+        .iter()
+        .zip(names)
+        .filter(|(n, _)| **n)
+        .map(|(_, name)| name.clone())
+        .collect();
+    frames.sort_unstable();
     TreeReport {
-        frames: frames.into_iter().collect(),
+        frames,
         edges,
         findings,
         tf_messages: n_msgs,
@@ -328,105 +547,6 @@ where
             at_least: untimed_more,
             transforms: untimed_transforms,
         }),
-    }
-}
-
-/// What [`analyze_tree`] gathers in its pass over the messages.
-#[derive(Default)]
-struct Acc {
-    /// Keyed parent → child → [dynamic, static]: the order of (parent, child, is_static),
-    /// looked up by `&str`, so a transform of a known edge allocates nothing.
-    edges: BTreeMap<String, BTreeMap<String, [Option<EdgeAcc>; 2]>>,
-    n_edges: usize,
-    children: BTreeMap<String, ChildAcc>,
-    frames: BTreeSet<String>,
-    transforms: usize,
-    n_msgs: usize,
-    /// Keys of the edges left out (the first [`UNTIMED_COUNTED`]).
-    untimed: std::collections::HashSet<u64>,
-    untimed_more: bool,
-    untimed_transforms: usize,
-}
-
-impl Acc {
-    /// The edges of `msgs`: those of `timed` only, or with None all of them, unless there are
-    /// more than [`MAX_TIMED_EDGES`] (None then: the caller picks the busiest first).
-    fn of<M: std::borrow::Borrow<TfMessage>>(
-        tf_topics: &[String],
-        msgs: impl IntoIterator<Item = M>,
-        timed: Option<&std::collections::HashSet<u64>>,
-    ) -> Option<Acc> {
-        fn add(set: &mut BTreeSet<String>, s: &str) {
-            if !set.contains(s) {
-                set.insert(s.to_string());
-            }
-        }
-        fn entry<'m, V: Default>(map: &'m mut BTreeMap<String, V>, k: &str) -> &'m mut V {
-            if !map.contains_key(k) {
-                map.insert(k.to_string(), V::default());
-            }
-            map.get_mut(k).expect("inserted")
-        }
-        let mut a = Acc::default();
-        for m in msgs {
-            let m = m.borrow();
-            a.n_msgs += 1;
-            let topic = tf_topics.get(m.source).map_or("?", String::as_str);
-            for t in &m.transforms {
-                a.transforms += 1;
-                let (p, c) = (strip_slash(&t.parent), strip_slash(&t.child));
-                if p.is_empty() || c.is_empty() || p == c {
-                    continue;
-                }
-                if let Some(timed) = timed {
-                    let k = edge_key(p, c, m.is_static);
-                    if !timed.contains(&k) {
-                        a.untimed_transforms += 1;
-                        if a.untimed.len() < UNTIMED_COUNTED {
-                            a.untimed.insert(k);
-                        } else if !a.untimed.contains(&k) {
-                            a.untimed_more = true;
-                        }
-                        continue;
-                    }
-                }
-                let slot = &mut entry(entry(&mut a.edges, p), c)[usize::from(m.is_static)];
-                if slot.is_none() {
-                    a.n_edges += 1;
-                    if timed.is_none() && a.n_edges > MAX_TIMED_EDGES {
-                        return None;
-                    }
-                }
-                let e = slot.get_or_insert_with(EdgeAcc::default);
-                add(&mut e.topics, topic);
-                match e.first_source {
-                    None => e.first_source = Some(m.source),
-                    Some(f) if f != m.source && e.sources.is_empty() => {
-                        // A second topic: from now on each transform's topic is kept.
-                        e.sources = vec![f; e.stamps.len()];
-                    }
-                    _ => {}
-                }
-                if !e.sources.is_empty() {
-                    e.sources.push(m.source);
-                }
-                e.stamps.push(t.stamp_ns);
-                e.logs.push(m.log_time_ns);
-                add(&mut a.frames, p);
-                add(&mut a.frames, c);
-                let ch = entry(&mut a.children, c);
-                add(&mut ch.parents, p);
-                add(&mut ch.topics, topic);
-                ch.is_static.insert(m.is_static);
-                if ch.last_parent.as_deref() != Some(p) {
-                    if ch.last_parent.is_some() {
-                        ch.switches += 1;
-                    }
-                    ch.last_parent = Some(p.to_string());
-                }
-            }
-        }
-        Some(a)
     }
 }
 
@@ -476,6 +596,7 @@ fn edge_report(
     parent: String,
     child: String,
     is_static: bool,
+    topics: Vec<String>,
     acc: EdgeAcc,
     tf_topics: &[String],
     rule: &JumpRule,
@@ -528,7 +649,7 @@ fn edge_report(
         parent,
         child,
         is_static,
-        topics: acc.topics.into_iter().collect(),
+        topics,
         samples,
         first_stamp_ns: first,
         last_stamp_ns: last,
@@ -665,6 +786,73 @@ mod tests {
             (r.edges.len(), r.untimed_edges, calls.get()),
             (MAX_TIMED_EDGES, None, 1)
         );
+    }
+
+    /// Frames by id: `/odom` and `odom` are one frame (one edge, one child with one parent);
+    /// empty and self-referencing transforms are counted but make no edge or frame; an edge
+    /// on two topics lists both; ids past the frames are invalid transforms. The same tree as
+    /// from the messages by name.
+    #[test]
+    fn frames_by_id_as_tf2_reads_them() {
+        let topics = vec!["/tf".to_string(), "/robot/tf".into()];
+        let frames: Vec<crate::Frame> = ["odom", "/odom", "base_link", ""]
+            .into_iter()
+            .map(Into::into)
+            .collect();
+        let (odom, odom1, base, empty) = (0, 1, 2, 3);
+        let mut tf = TfById {
+            topics: topics.clone(),
+            frames,
+            transforms: Vec::new(),
+            msgs: Vec::new(),
+        };
+        let push = |tf: &mut TfById, k: i64, topic: usize, t: &[(u32, u32)]| {
+            tf.msgs.push(crate::TfMsgById {
+                log_time_ns: k,
+                topic,
+                is_static: false,
+                start: tf.transforms.len(),
+                len: t.len(),
+            });
+            tf.transforms.extend(t.iter().map(|&(p, c)| (p, c, k)));
+        };
+        for k in 0..10i64 {
+            let p = if k % 2 == 0 { odom } else { odom1 };
+            push(&mut tf, k, 0, &[(p, base), (base, base), (empty, base)]);
+            push(&mut tf, k, 1, &[(odom, base), (u32::MAX, base)]);
+        }
+        let r = analyze_tree_by_ids(&tf, &JumpRule::default());
+        assert_eq!(r.frames, vec!["base_link", "odom"]);
+        assert_eq!(r.tf_messages, 20);
+        assert_eq!(r.transforms, 50);
+        assert_eq!(r.edges.len(), 1);
+        let e = &r.edges[0];
+        assert_eq!((e.parent.as_str(), e.child.as_str()), ("odom", "base_link"));
+        assert_eq!(e.samples, 20);
+        assert_eq!(e.topics, topics.iter().rev().cloned().collect::<Vec<_>>());
+        // The same child on two dynamic topics: two publishers; one parent only.
+        let codes: Vec<&str> = r.findings.iter().map(|f| f.code.as_str()).collect();
+        assert_eq!(codes, vec!["competing_publishers"]);
+        // The same through TfMessages with names.
+        let msgs: Vec<TfMessage> = (0..10i64)
+            .flat_map(|k| {
+                let p = if k % 2 == 0 { "odom" } else { "/odom" };
+                let mut a = m(0, false, p, "base_link", k);
+                for parent in ["base_link", ""] {
+                    a.transforms.push(TfTransform {
+                        parent: parent.into(),
+                        child: "base_link".into(),
+                        stamp_ns: k,
+                    });
+                }
+                [a, m(1, false, "odom", "base_link", k)]
+            })
+            .collect();
+        let by_name = analyze_tree(&topics, || &msgs);
+        assert_eq!(by_name.edges, r.edges);
+        assert_eq!(by_name.frames, r.frames);
+        assert_eq!(by_name.findings, r.findings);
+        assert_eq!(by_name.transforms, 40);
     }
 
     #[test]
