@@ -640,7 +640,7 @@ struct TfStore {
 }
 
 /// Frame names given ids in the order first seen: what the scans that read every TF message
-/// (`clocks`' collector, the timing table) key their frames by.
+/// (`clocks`' collector) key their frames by.
 #[derive(Default)]
 pub(crate) struct FrameIds {
     frames: Vec<Frame>,
@@ -672,11 +672,6 @@ impl FrameIds {
         self.recent[self.next % self.recent.len()] = id;
         self.next += 1;
         id
-    }
-
-    /// The names given ids so far, by id.
-    pub(crate) fn frames(&self) -> &[Frame] {
-        &self.frames
     }
 
     /// The names, by id.
