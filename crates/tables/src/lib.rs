@@ -2,9 +2,9 @@
 //!
 //! This is the only crate of the workspace that depends on polars (heavy to compile; built with
 //! only the writers and the small integer dtypes). Apart from the timing table it knows
-//! nothing about bag files: callers hand it plain columns ([`Col`]) or decoded messages ([`message::MessageColumns`]) one row
-//! group at a time, and [`Sink`] writes each group as it comes (Parquet row groups, CSV rows),
-//! so memory is bounded by one row group, not by the bag.
+//! nothing about bag files: callers hand it plain columns ([`Col`]) or decoded messages
+//! ([`message::MessageColumns`]) one row group at a time, and [`Sink`] writes each group as it
+//! comes (Parquet row groups, CSV rows), so memory is bounded by one row group, not by the bag.
 //!
 //! CSV string cells are neutralised against formula injection ([`csv_cell`]) unless the
 //! writer is told to keep them raw ([`TableWriter::raw_csv`]).
