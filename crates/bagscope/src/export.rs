@@ -22,15 +22,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
 
-use serde::Serialize;
-
 use bagscope_bag::WarningCode;
 use bagscope_bag::{Bag, Columns, Warning};
 use bagscope_clocks::{analyze, ClocksOptions};
 use bagscope_msg::{MessageSchema, StampLocator};
 use bagscope_tables::message::MessageColumns;
 use bagscope_tables::polars::prelude::DataFrame;
-use bagscope_tables::{frame, Col, Format, Sink, TableWriter};
+use bagscope_tables::{Col, Format, Sink, TableWriter};
 use rayon::prelude::*;
 
 use crate::clocks::times_of_series;
@@ -100,30 +98,7 @@ impl ExportOptions {
     }
 }
 
-/// One table written (or built in memory).
-#[derive(Debug, Clone, Serialize)]
-pub struct ExportedTable {
-    /// The file written; `None` for in-memory exports.
-    pub path: Option<String>,
-    /// The topics it holds: one for a message table, every exported topic for the timing table.
-    pub topics: Vec<String>,
-    /// Rows written: one per message.
-    pub rows: u64,
-    /// The table's column names, in order.
-    pub columns: Vec<String>,
-}
-
-/// `bagscope export`: the tables written (the CLI's `export --json`).
-#[derive(Debug, Clone, Serialize)]
-pub struct ExportReport {
-    /// The path the bag was opened from.
-    pub bag: String,
-    /// One entry per table, sorted by topic name (message tables) or the one timing table.
-    pub tables: Vec<ExportedTable>,
-    /// Bag damage, messages that did not decode (data loss: their field columns are null),
-    /// rows out of order across row groups, array elements cut off by `explode`; sorted.
-    pub warnings: Vec<Warning>,
-}
+pub use bagscope_tables::export::{ExportReport, ExportedTable};
 
 /// Writes the tables to files (see the module docs for naming).
 pub fn export(path: &Path, out: &Path, o: &ExportOptions) -> Result<ExportReport, Error> {
@@ -155,6 +130,9 @@ pub(crate) fn export_known(
 ) -> Result<ExportReport, Error> {
     let plan = plan(bag, o)?;
     let (format, paths) = output_paths(out, &plan, o)?;
+    if o.timing_only {
+        return export_timing(bag, o, &plan, format, &paths[0], known);
+    }
     let tmps: Vec<PathBuf> = paths
         .iter()
         .map(|p| bagscope_bag::outfile::temp_path(p, ".tmp"))
@@ -178,21 +156,37 @@ pub fn timing_frame(path: &Path, o: &ExportOptions) -> Result<(DataFrame, Export
 
 /// [`timing_frame`] of an open bag.
 pub fn timing_frame_of(bag: &Bag, o: &ExportOptions) -> Result<(DataFrame, ExportReport), Error> {
-    let o = ExportOptions {
-        timing_only: true,
-        ..o.clone()
-    };
-    let plan = plan(bag, &o)?;
-    let (report, mut frames) = run(
-        bag,
-        &o,
-        &plan,
-        &|| vec![Sink::Memory(None)],
-        Format::Parquet,
-        None,
-    )?;
-    let df = frames.pop().flatten().unwrap_or_default();
-    Ok((df, report))
+    let (columns, report) = crate::timing::timing_columns_of(bag, o)?;
+    Ok((bagscope_tables::timing::timing_frame(&columns)?, report))
+}
+
+/// `export --timing-only` to `path`: the timing table's one producer
+/// ([`bagscope_tables::timing`]) in row groups of `row_group_rows`, the clock axes given where
+/// they are known (every topic of the bag is exported).
+fn export_timing(
+    bag: &Bag,
+    o: &ExportOptions,
+    plan: &Plan,
+    format: Format,
+    path: &Path,
+    known: Option<KnownClocks<'_>>,
+) -> Result<ExportReport, Error> {
+    let tmp = bagscope_bag::outfile::temp_path(path, ".tmp");
+    crate::refuse_outputs(bag, &[path, tmp.as_path()])?;
+    let known = known
+        .filter(|_| axis_topics(bag, plan).iter().all(|&a| a))
+        .map(|k| (axis_names(bag, k.topics), k.scan_warnings));
+    let stamps = crate::timing::SeriesStamps::of(bag);
+    let timing = crate::timing::plan_with(bag, o, &stamps, known)?;
+    let sink = Sink::File(TableWriter::new(path, format).raw_csv(o.csv_raw));
+    let (rows, _) =
+        bagscope_tables::timing::write_row_groups(bag, &timing, &stamps, sink, o.row_group_rows)?;
+    let mut report = timing.report;
+    for t in &mut report.tables {
+        t.path = Some(path.display().to_string());
+        t.rows = rows;
+    }
+    Ok(report)
 }
 
 /// One DataFrame per exported topic (topic name, frame), sorted by topic. Holds every row in
@@ -395,45 +389,6 @@ impl<R> Buffer<R> {
     }
 }
 
-struct TimingRow {
-    topic: u32,
-    publish: Option<i64>,
-    stamp: Option<i64>,
-    size: u32,
-    /// A TF topic's row is one transform: its frames and index in the message (boxed: most
-    /// rows are not TF and pay 8 bytes for it).
-    tf: Option<Box<TfPart>>,
-}
-
-/// One transform of a `tf2_msgs/msg/TFMessage`, as a timing row describes it.
-pub(crate) struct TfPart {
-    pub(crate) parent: String,
-    pub(crate) child: String,
-    pub(crate) index: u32,
-}
-
-/// The rows of one TF message: (stamp, transform) for each transform, in message order; one
-/// row with neither for a message with none or one that cannot be decoded.
-pub(crate) fn tf_rows(data: &[u8]) -> Vec<(Option<i64>, Option<Box<TfPart>>)> {
-    match bagscope_msg::types::tf_frames(data) {
-        Ok(m) if !m.is_empty() => m
-            .into_iter()
-            .enumerate()
-            .map(|(i, t)| {
-                (
-                    Some(t.stamp_ns),
-                    Some(Box::new(TfPart {
-                        parent: t.parent.to_string(),
-                        child: t.child.to_string(),
-                        index: u32::try_from(i).unwrap_or(u32::MAX),
-                    })),
-                )
-            })
-            .collect(),
-        _ => vec![(None, None)],
-    }
-}
-
 /// A buffered message keeps its CDR payload, decoded only when its row group is written: a
 /// decoded value tree is several times the payload's size, and the buffer holds two groups.
 struct MsgRow {
@@ -442,108 +397,18 @@ struct MsgRow {
     payload: Box<[u8]>,
 }
 
-// One per output file: a handful per export, so the variants' sizes do not matter.
-#[allow(clippy::large_enum_variant)]
-enum Table {
-    Timing(Buffer<TimingRow>),
-    Message {
-        buf: Buffer<MsgRow>,
-        cols: MessageColumns,
-        schema: Option<MessageSchema>,
-        /// The one topic of a message table.
-        topic: usize,
-    },
+/// One message table (one per output file): its buffered rows and columns.
+struct Table {
+    buf: Buffer<MsgRow>,
+    cols: MessageColumns,
+    schema: Option<MessageSchema>,
+    /// The one topic of a message table.
+    topic: usize,
 }
 
 /// Per-topic facts the tables repeat on every row.
 struct TopicMeta {
-    names: Vec<String>,
-    types: Vec<String>,
     axes: Vec<String>,
-}
-
-fn timing_df(
-    bag: &str,
-    with_bag: bool,
-    m: &TopicMeta,
-    rows: &[Row<TimingRow>],
-) -> Result<DataFrame, Error> {
-    let idx: Vec<u32> = rows.iter().map(|r| r.data.topic).collect();
-    let mut cols = Vec::new();
-    if with_bag {
-        cols.push((
-            "bag".to_string(),
-            Col::Dict {
-                dict: vec![bag.to_string()],
-                idx: vec![0; rows.len()],
-            },
-        ));
-    }
-    cols.extend([
-        (
-            "topic".to_string(),
-            Col::Dict {
-                dict: m.names.clone(),
-                idx: idx.clone(),
-            },
-        ),
-        (
-            "type".to_string(),
-            Col::Dict {
-                dict: m.types.clone(),
-                idx: idx.clone(),
-            },
-        ),
-        (
-            "log_time_ns".to_string(),
-            Col::I64(rows.iter().map(|r| Some(r.log_time_ns)).collect()),
-        ),
-        (
-            "publish_time_ns".to_string(),
-            Col::I64(rows.iter().map(|r| r.data.publish).collect()),
-        ),
-        (
-            "header_stamp_ns".to_string(),
-            Col::I64(rows.iter().map(|r| r.data.stamp).collect()),
-        ),
-        (
-            "clock_axis".to_string(),
-            Col::Dict {
-                dict: m.axes.clone(),
-                idx,
-            },
-        ),
-        (
-            "size_bytes".to_string(),
-            Col::I64(rows.iter().map(|r| Some(r.data.size as i64)).collect()),
-        ),
-        // TF topics: one row per transform (its own header.stamp above); null otherwise.
-        (
-            "parent_frame".to_string(),
-            Col::Str(
-                rows.iter()
-                    .map(|r| r.data.tf.as_ref().map(|t| t.parent.clone()))
-                    .collect(),
-            ),
-        ),
-        (
-            "child_frame".to_string(),
-            Col::Str(
-                rows.iter()
-                    .map(|r| r.data.tf.as_ref().map(|t| t.child.clone()))
-                    .collect(),
-            ),
-        ),
-        (
-            "transform_index".to_string(),
-            Col::I64(
-                rows.iter()
-                    .map(|r| r.data.tf.as_ref().map(|t| i64::from(t.index)))
-                    .collect(),
-            ),
-        ),
-    ]);
-    Ok(frame(cols)?)
 }
 
 fn message_df(
@@ -734,11 +599,7 @@ fn walk(
     let schemas = topic_schemas(bag);
     let locs: Vec<StampLocator> = locators(&schemas);
     let text_nested = format == Format::Csv;
-    let mut meta = TopicMeta {
-        names: bag.topics.iter().map(|t| t.name.clone()).collect(),
-        types: bag.topics.iter().map(|t| t.type_name.clone()).collect(),
-        axes: Vec::new(),
-    };
+    let mut meta = TopicMeta { axes: Vec::new() };
     let (mut warnings, mut reading) = match axes {
         Axes::Known(a, w) => {
             meta.axes = a;
@@ -760,12 +621,6 @@ fn walk(
             *w |= a;
         }
     }
-    // The timing table's TF topics: a row per transform, stamped by the transform.
-    let is_tf: Vec<bool> = bag
-        .topics
-        .iter()
-        .map(|t| o.timing_only && t.type_name == "tf2_msgs/msg/TFMessage")
-        .collect();
     let cap_rows = o.row_group_rows.max(1);
     let cap_bytes = o.row_group_bytes.max(1);
     // Payloads are decoded when their row group is built (inside `make_df`).
@@ -773,56 +628,44 @@ fn walk(
     let mut failed: Option<Error> = None;
     let mut writer_gone = false;
     let mut seq = 0u64;
-    let bag_name = plan.bag_name.as_str();
 
     // A table's next row group as a frame (`None` when it has no rows to write).
     let make_df =
         |table: &mut Table, all: bool, meta: &TopicMeta| -> Result<Option<DataFrame>, Error> {
-            let df = match table {
-                Table::Timing(buf) => {
-                    let rows = buf.take(all);
-                    if rows.is_empty() {
-                        return Ok(None);
+            let Table {
+                buf, cols, topic, ..
+            } = table;
+            let rows = buf.take(all);
+            if rows.is_empty() {
+                return Ok(None);
+            }
+            // Decoded straight into columns, in parts on every core, joined in row order.
+            let part = rows
+                .len()
+                .div_ceil(2 * rayon::current_num_threads())
+                .max(4096);
+            let parts: Vec<(MessageColumns, u64)> = rows
+                .par_chunks(part)
+                .map(|p| {
+                    let mut c = cols.fork();
+                    let mut bad = 0u64;
+                    for r in p {
+                        bad += u64::from(c.push(&r.data.payload).is_err());
                     }
-                    timing_df(bag_name, o.bag_column, meta, &rows)?
+                    (c, bad)
+                })
+                .collect();
+            let mut bad = 0;
+            for (c, b) in parts {
+                cols.append(c);
+                bad += b;
+            }
+            if bad > 0 {
+                if let Ok(mut e) = decode_errors.lock() {
+                    *e.entry(*topic).or_default() += bad;
                 }
-                Table::Message {
-                    buf, cols, topic, ..
-                } => {
-                    let rows = buf.take(all);
-                    if rows.is_empty() {
-                        return Ok(None);
-                    }
-                    // Decoded straight into columns, in parts on every core, joined in row order.
-                    let part = rows
-                        .len()
-                        .div_ceil(2 * rayon::current_num_threads())
-                        .max(4096);
-                    let parts: Vec<(MessageColumns, u64)> = rows
-                        .par_chunks(part)
-                        .map(|p| {
-                            let mut c = cols.fork();
-                            let mut bad = 0u64;
-                            for r in p {
-                                bad += u64::from(c.push(&r.data.payload).is_err());
-                            }
-                            (c, bad)
-                        })
-                        .collect();
-                    let mut bad = 0;
-                    for (c, b) in parts {
-                        cols.append(c);
-                        bad += b;
-                    }
-                    if bad > 0 {
-                        if let Ok(mut e) = decode_errors.lock() {
-                            *e.entry(*topic).or_default() += bad;
-                        }
-                    }
-                    message_df(cols, &meta.axes[*topic], &rows)?
-                }
-            };
-            Ok(Some(df))
+            }
+            Ok(Some(message_df(cols, &meta.axes[*topic], &rows)?))
         };
 
     // Pass 2: stream. Row groups are encoded and written on a thread of their own (one more
@@ -850,52 +693,23 @@ fn walk(
             };
             let stamp = locs[m.topic].read_stamp_ns(m.data).ok().flatten();
             seq += 1;
-            let full = match &mut tables[k] {
-                Table::Timing(buf) => {
-                    let size = u32::try_from(m.data.len()).unwrap_or(u32::MAX);
-                    let mut push = |seq, stamp, tf| {
-                        buf.push(Row {
-                            log_time_ns: m.log_time_ns,
-                            seq,
-                            bytes: 40,
-                            data: TimingRow {
-                                topic: m.topic as u32,
-                                publish: m.publish_time_ns,
-                                stamp,
-                                size,
-                                tf,
-                            },
-                        })
-                    };
-                    if is_tf[m.topic] {
-                        for (stamp, tf) in tf_rows(m.data) {
-                            push(seq, stamp, tf);
-                            seq += 1;
-                        }
+            let Table { buf, schema, .. } = &mut tables[k];
+            buf.push(Row {
+                log_time_ns: m.log_time_ns,
+                seq,
+                bytes: m.data.len() + 64,
+                data: MsgRow {
+                    publish: m.publish_time_ns,
+                    stamp,
+                    // Without a schema nothing is decoded: keep no bytes either.
+                    payload: if schema.is_some() {
+                        m.data.into()
                     } else {
-                        push(seq, stamp, None);
-                    }
-                    buf.rows.len() >= 2 * cap_rows
-                }
-                Table::Message { buf, schema, .. } => {
-                    buf.push(Row {
-                        log_time_ns: m.log_time_ns,
-                        seq,
-                        bytes: m.data.len() + 64,
-                        data: MsgRow {
-                            publish: m.publish_time_ns,
-                            stamp,
-                            // Without a schema nothing is decoded: keep no bytes either.
-                            payload: if schema.is_some() {
-                                m.data.into()
-                            } else {
-                                Box::default()
-                            },
-                        },
-                    });
-                    buf.rows.len() >= 2 * cap_rows || buf.bytes >= 2 * cap_bytes
-                }
-            };
+                        Box::default()
+                    },
+                },
+            });
+            let full = buf.rows.len() >= 2 * cap_rows || buf.bytes >= 2 * cap_bytes;
             if full {
                 if let Some(r) = reading.as_ref().filter(|_| guessed.is_none()) {
                     meta.axes = r.guess(bag, &schemas, &locs);
@@ -941,8 +755,6 @@ fn walk(
         bag,
         plan,
         meta: &meta,
-        bag_name,
-        bag_column: o.bag_column,
         flush: |t: &mut Table, s: &mut Sink| -> Result<(), Error> {
             if let Some(df) = make_df(t, true, &meta)? {
                 s.write(df)?;
@@ -978,8 +790,6 @@ struct Finish<'a, F> {
     bag: &'a Bag,
     plan: &'a Plan,
     meta: &'a TopicMeta,
-    bag_name: &'a str,
-    bag_column: bool,
     /// Writes a table's remaining rows.
     flush: F,
 }
@@ -1000,10 +810,7 @@ where
     for ((k, table), sink) in tables.iter_mut().enumerate().zip(sinks) {
         let mut sink = sink;
         (f.flush)(table, &mut sink)?;
-        let late = match table {
-            Table::Timing(b) => b.late,
-            Table::Message { buf, .. } => buf.late,
-        };
+        let late = table.buf.late;
         let topics: Vec<String> = f.plan.tables[k]
             .iter()
             .map(|t| f.bag.topics[*t].name.clone())
@@ -1016,28 +823,23 @@ where
                 ),
             ).topic(topics.join(",")));
         }
-        if let Table::Message { cols, .. } = table {
-            if cols.truncated > 0 {
-                warnings.push(
-                    Warning::new(
-                        WarningCode::ExportTruncated,
-                        format!(
-                            "{} array element(s) beyond the exploded width (the longest array of the first row group) were left out",
-                            cols.truncated
-                        ),
-                    )
-                    .topic(topics.join(",")),
-                );
-            }
+        if table.cols.truncated > 0 {
+            warnings.push(
+                Warning::new(
+                    WarningCode::ExportTruncated,
+                    format!(
+                        "{} array element(s) beyond the exploded width (the longest array of the first row group) were left out",
+                        table.cols.truncated
+                    ),
+                )
+                .topic(topics.join(",")),
+            );
         }
         let path = match &sink {
             Sink::File(w) => Some(w.path().display().to_string()),
             Sink::Memory(_) => None,
         };
-        let empty = match table {
-            Table::Timing(_) => timing_df(f.bag_name, f.bag_column, f.meta, &[])?,
-            Table::Message { cols, topic, .. } => message_df(cols, &f.meta.axes[*topic], &[])?,
-        };
+        let empty = message_df(&mut table.cols, &f.meta.axes[table.topic], &[])?;
         let columns = bagscope_tables::column_names(&empty);
         let (rows, df) = sink.finish(empty)?;
         frames.push(df);
@@ -1062,10 +864,6 @@ fn make_tables(
 ) -> Result<Vec<Table>, Error> {
     let mut tables: Vec<Table> = Vec::new();
     for t in &plan.tables {
-        if o.timing_only {
-            tables.push(Table::Timing(Buffer::new()));
-            continue;
-        }
         let ti = t[0];
         let schema = schemas[ti].as_ref().ok().cloned();
         let cols = match &schema {
@@ -1088,7 +886,7 @@ fn make_tables(
                 ))
             }
         };
-        tables.push(Table::Message {
+        tables.push(Table {
             buf: Buffer::new(),
             cols,
             schema,
@@ -1112,21 +910,6 @@ pub(crate) fn axis_names(bag: &Bag, topics: &[bagscope_clocks::TopicClock]) -> V
                 .unwrap_or_else(|| "none".into())
         })
         .collect()
-}
-
-/// The timing table's column names, in order (with or without the `bag` column).
-pub(crate) fn timing_column_names(with_bag: bool) -> Result<Vec<String>, Error> {
-    let meta = TopicMeta {
-        names: Vec::new(),
-        types: Vec::new(),
-        axes: Vec::new(),
-    };
-    Ok(bagscope_tables::column_names(&timing_df(
-        "",
-        with_bag,
-        &meta,
-        &[],
-    )?))
 }
 
 #[cfg(test)]

@@ -119,9 +119,9 @@
 //!
 //! Notable dependencies: `bagscope-types`, `-bag`, `-msg`, `-stats`, `-clocks`, `-sync`,
 //! `-matching`, `-checks`, `-tf`; `-tables` only with its `tables` feature (`export`, `batch`,
-//! `Bag::timing`, and `Bag::timing_columns`, `timing.rs`: `timing_plan_of` reads the stamps in
-//! order once, for the clocks analysis' axes and the row count, then `timing_batches` reads the
-//! rows again in order straight into their columns, a batch at a time or all at once); `clap` only with its `clap` feature (the CLI's flags); not
+//! `Bag::timing`, and `Bag::timing_columns`, `timing.rs`: hands `bagscope-tables`' one timing
+//! table producer the exported topics, the stamps as `clocks` reads them and the clocks
+//! analysis for the axes); `clap` only with its `clap` feature (the CLI's flags); not
 //! `-replay`, `-plot`, `-synth`.
 
 #[cfg(feature = "tables")]

@@ -29,9 +29,6 @@ warnings_field!(
     crate::observe::ObserveCommandReport,
 );
 
-#[cfg(feature = "tables")]
-warnings_field!(crate::export::ExportReport);
-
 impl CommandReport for crate::matching::CompareCommandReport {
     fn warnings(&self) -> Vec<&Warning> {
         self.warnings.values().flatten().collect()

@@ -1,10 +1,10 @@
 //! bagscope-tables: bag data as polars `DataFrame`s and streamed Parquet / CSV files.
 //!
 //! This is the only crate of the workspace that depends on polars (heavy to compile; built with
-//! only the writers and the small integer dtypes). It knows nothing about bag files: callers
-//! hand it plain columns ([`Col`]) or decoded messages ([`message::MessageColumns`]) one row
-//! group at a time, and [`Sink`] writes each group as it comes (Parquet row groups, CSV rows),
-//! so memory is bounded by one row group, not by the bag.
+//! only the writers and the small integer dtypes). Apart from the timing table it knows
+//! nothing about bag files: callers hand it plain columns ([`Col`]) or decoded messages
+//! ([`message::MessageColumns`]) one row group at a time, and [`Sink`] writes each group as it
+//! comes (Parquet row groups, CSV rows), so memory is bounded by one row group, not by the bag.
 //!
 //! CSV string cells are neutralised against formula injection ([`csv_cell`]) unless the
 //! writer is told to keep them raw ([`TableWriter::raw_csv`]).
@@ -17,14 +17,19 @@
 //! threads and appended), row-group writers that write to a temporary name and rename
 //! (schema-level metadata, e.g. pandas' index, written into the footer's Arrow schema with
 //! `polars-arrow`'s IPC serializer); CSV string cells neutralised against formula injection
-//! (`csv_cell`; raw on request); knows nothing about bag files.
+//! (`csv_cell`; raw on request). The timing table's one producer (`timing`: two ordered reads
+//! of a `bagscope-bag` `Bag`, the stamps and the clocks analysis handed in by the facade) for
+//! `export --timing-only`, `batch`, `Bag::timing` and the Python package's `Bag.timing` /
+//! `Bag.timing_batches`; the export report (`export`).
 //!
 //! Notable dependencies: `polars` (only crate allowed to use it; no default features: parquet,
 //! csv, small int dtypes; `polars-arrow` and `base64` as polars' writer uses them),
-//! `bagscope-msg` (leaf decoding, decoded values), `bagscope-bag` (its `outfile` temporaries
-//! only).
+//! `bagscope-msg` (leaf decoding, decoded values, TF frames), `bagscope-bag` (`outfile`
+//! temporaries; the timing table's reads), `bagscope-types` (`Warning`, `CommandReport`).
 
+pub mod export;
 pub mod message;
+pub mod timing;
 
 use std::borrow::Cow;
 use std::fs::File;
