@@ -313,6 +313,23 @@ const UNDECODED_ROW: i64 = -2;
 /// A message whose extra has been taken into the check's lists.
 const TAKEN_EXTRA: i64 = -3;
 
+/// A message whose stamp could not be read is lost to check's stamp checks as it is to
+/// `clocks` (one warning, as clocks words it), unless check already reports the topic's
+/// messages that did not decode.
+fn add_unreadable_stamps(warnings: &mut Vec<Warning>, clock_warnings: &[Warning]) {
+    for w in clock_warnings {
+        if w.code == WarningCode::StampUnreadable
+            && !warnings
+                .iter()
+                .any(|c| c.code == WarningCode::DecodeError && c.topic == w.topic)
+        {
+            warnings.push(w.clone());
+        }
+    }
+    warnings.sort();
+    warnings.dedup();
+}
+
 /// One scan of every topic: each message's publish time, stamp (as `clocks` reads them) and
 /// what its contract checks need. Returns `check`'s results up to its clock analysis, every
 /// topic's times as `clocks` takes them, the warnings `clocks` reports with them, and (with
@@ -520,20 +537,7 @@ fn scan_both(
         &invalid,
         scan_warnings,
     );
-    // A message whose stamp could not be read is lost to check's stamp checks as it is to
-    // `clocks` (one warning, as clocks words it), unless check already reports the topic's
-    // messages that did not decode.
-    for w in &clock_warnings {
-        if w.code == WarningCode::StampUnreadable
-            && !warnings
-                .iter()
-                .any(|c| c.code == WarningCode::DecodeError && c.topic == w.topic)
-        {
-            warnings.push(w.clone());
-        }
-    }
-    warnings.sort();
-    warnings.dedup();
+    add_unreadable_stamps(&mut warnings, &clock_warnings);
     let part = CheckPart {
         bag: bag.path.display().to_string(),
         checked,
