@@ -674,6 +674,24 @@ fn object_storage() {
         ],
     );
     assert_eq!(c, 0, "{e}");
+    // Sizes in object storage are known once a bag is opened: its data files' bytes.
+    let outcomes: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(rb.join("batch.json")).unwrap()).unwrap();
+    for n in ["sensors", "arm_wall"] {
+        let data_bytes: u64 = std::fs::read_dir(bags.join(n))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().extension().is_some_and(|x| x == "mcap"))
+            .map(|e| e.metadata().unwrap().len())
+            .sum();
+        let o = outcomes["bags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["path"].as_str().is_some_and(|p| p.contains(n)))
+            .unwrap_or_else(|| panic!("{n} in {outcomes}"));
+        assert_eq!(o["size_bytes"], data_bytes, "{n}: {o}");
+    }
     for n in ["sensors", "arm_wall"] {
         for f in ["info.json", "clocks.json"] {
             let read = |d: &Path| std::fs::read_to_string(d.join("bags").join(n).join(f)).unwrap();

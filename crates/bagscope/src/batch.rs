@@ -90,7 +90,8 @@ pub struct BagOutcome {
     pub name: String,
     /// The bag's path.
     pub path: String,
-    /// Total size of its files.
+    /// Total size of its files (in object storage, of its data files as opened; 0 for an
+    /// object-storage bag skipped as up to date).
     pub size_bytes: u64,
     /// Done, skipped or failed.
     pub status: Status,
@@ -390,7 +391,9 @@ fn first_loss(warnings: &Json) -> Option<String> {
 }
 
 /// Runs one bag; `Err` is the failure reason. Ok: the first data-loss warning, if any.
-fn process(job: &BagJob, o: &BatchOptions) -> Result<Option<String>, String> {
+/// Reads one bag and writes its outputs: the data loss to report, if any, and the bag's size
+/// as read (an object in object storage has no size until it is opened).
+fn process(job: &BagJob, o: &BatchOptions) -> Result<(Option<String>, u64), String> {
     let out = outputs(&o.out_dir, &job.name);
     std::fs::create_dir_all(&out.dir).map_err(|e| format!("{}: {e}", out.dir.display()))?;
     // Taken before reading: a bag that changes while it is read (still being recorded) no
@@ -422,6 +425,7 @@ fn process(job: &BagJob, o: &BatchOptions) -> Result<Option<String>, String> {
         scan_warnings,
     };
     let ex = export_known(&bag, &out.timing, &eo, Some(known)).map_err(|e| e.to_string())?;
+    let size_bytes = bag.size_bytes();
     drop(bag);
     let as_json = |w: &[bagscope_bag::Warning]| serde_json::to_value(w).unwrap_or(Json::Null);
     let mut loss = first_loss(&as_json(&info.warnings))
@@ -439,7 +443,7 @@ fn process(job: &BagJob, o: &BatchOptions) -> Result<Option<String>, String> {
     if let Some(source) = source {
         write_json(&out.source, &source)?;
     }
-    Ok(loss)
+    Ok((loss, size_bytes))
 }
 
 fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
@@ -492,12 +496,19 @@ pub fn batch(
         let Some(job) = jobs.get(i) else { break };
         let t0 = Instant::now();
         let out = outputs(&o.out_dir, &job.name);
+        let mut size_bytes = job.size_bytes;
         let (status, reason, data_loss) = if !o.force && up_to_date(job, &out, o.report.is_some()) {
             (Status::Skipped, None, json_loss(&out))
         } else {
             // A panic is a bug, but must not take the other bags down with it.
             match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| process(job, o))) {
-                Ok(Ok(loss)) => (Status::Ok, None, loss),
+                Ok(Ok((loss, read_bytes))) => {
+                    // Found on a local disk, the files' sizes; in object storage, as opened.
+                    if size_bytes == 0 {
+                        size_bytes = read_bytes;
+                    }
+                    (Status::Ok, None, loss)
+                }
                 Ok(Err(e)) => (Status::Failed, Some(e), None),
                 Err(p) => (
                     Status::Failed,
@@ -518,7 +529,7 @@ pub fn batch(
         let outcome = BagOutcome {
             name: job.name.clone(),
             path: job.path.display().to_string(),
-            size_bytes: job.size_bytes,
+            size_bytes,
             status,
             reason,
             data_loss: data_loss.is_some(),
@@ -526,7 +537,7 @@ pub fn batch(
             seconds: t0.elapsed().as_secs_f64(),
         };
         let d = done.fetch_add(1, Ordering::SeqCst) + 1;
-        let db = done_bytes.fetch_add(job.size_bytes, Ordering::SeqCst) + job.size_bytes;
+        let db = done_bytes.fetch_add(size_bytes, Ordering::SeqCst) + size_bytes;
         progress(Progress::Done {
             outcome: &outcome,
             done: d,

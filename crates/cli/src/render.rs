@@ -346,6 +346,22 @@ pub(crate) fn print(s: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Bytes for humans (binary units: KiB, MiB, GiB).
+pub(crate) fn bytes(b: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{v:.0} {}", UNITS[u])
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,14 +29,12 @@ pub(crate) struct Args {
     pub json: bool,
 }
 
+/// A size for the progress lines; object-storage bags have none until they are opened.
 fn size(b: u64) -> String {
-    let b = b as f64;
-    if b >= 1e9 {
-        format!("{:.1} GB", b / 1e9)
-    } else if b >= 1e6 {
-        format!("{:.1} MB", b / 1e6)
+    if b == 0 {
+        "size unknown".into()
     } else {
-        format!("{:.1} kB", b / 1e3)
+        render::bytes(b as f64)
     }
 }
 

@@ -3,7 +3,7 @@ use std::path::PathBuf;
 use bagscope::info::{info_with, InfoOptions, InfoReport};
 use bagscope::timefmt::secs;
 
-use crate::render::{self, opt_ms, table};
+use crate::render::{self, bytes, opt_ms, table};
 
 #[derive(clap::Args)]
 pub(crate) struct Args {
@@ -224,22 +224,6 @@ fn text(r: &InfoReport) -> String {
         s.push_str(&render::warnings(&r.warnings));
     }
     s
-}
-
-/// Bytes for humans (binary units: KiB, MiB, GiB).
-fn bytes(b: f64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{v:.0} {}", UNITS[u])
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
 }
 
 /// A topic's offered QoS in a few words (`reliable/volatile/last 10`); `mixed` when its
