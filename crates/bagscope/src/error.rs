@@ -97,6 +97,20 @@ pub enum Error {
     },
 }
 
+/// The message tables' errors as the facade's: a field the type lacks is [`Error::Fields`],
+/// fields asked of a topic without a schema a `fields` parameter error.
+#[cfg(feature = "tables")]
+impl From<bagscope_tables::export::ExportError> for Error {
+    fn from(e: bagscope_tables::export::ExportError) -> Error {
+        use bagscope_tables::export::ExportError as E;
+        match e {
+            E::Fields { topic, source } => Error::Fields { topic, source },
+            E::NoSchema { .. } => Error::invalid("fields", e.to_string()),
+            E::Frames(e) => Error::Frames(e),
+        }
+    }
+}
+
 impl Error {
     /// [`Error::InvalidParameter`].
     pub fn invalid(name: impl Into<String>, reason: impl Into<String>) -> Error {

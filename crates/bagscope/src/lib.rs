@@ -119,9 +119,9 @@
 //!
 //! Notable dependencies: `bagscope-types`, `-bag`, `-msg`, `-stats`, `-clocks`, `-sync`,
 //! `-matching`, `-checks`, `-tf`; `-tables` only with its `tables` feature (`export`, `batch`,
-//! `Bag::timing`, and `Bag::timing_columns`, `timing.rs`: hands `bagscope-tables`' one timing
-//! table producer the exported topics, the stamps as `clocks` reads them and the clocks
-//! analysis for the axes); `clap` only with its `clap` feature (the CLI's flags); not
+//! `Bag::timing`, and `Bag::timing_columns`: `export.rs` and `timing.rs` hand `bagscope-tables`'
+//! one message-table walk and one timing table producer the exported topics, the stamps as
+//! `clocks` reads them and the clocks analysis for the axes); `clap` only with its `clap` feature (the CLI's flags); not
 //! `-replay`, `-plot`, `-synth`.
 
 #[cfg(feature = "tables")]

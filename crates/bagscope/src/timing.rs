@@ -37,9 +37,20 @@ impl SeriesStamps {
         }
     }
 
-    /// The clocks analysis of the first read's times: each bag topic's axis name, and the
-    /// series' warnings.
-    fn axes(
+    /// Each bag topic's schema, or why it has none.
+    pub(crate) fn schemas(&self) -> &[Result<MessageSchema, String>] {
+        &self.schemas
+    }
+
+    /// Each bag topic's stamp locator.
+    pub(crate) fn locators(&self) -> &[StampLocator] {
+        &self.locs
+    }
+
+    /// The clocks analysis of the times read with [`Stamps::values`] (`columns`, each in
+    /// log-time order, of the `topics` read): each bag topic's axis name, and the series'
+    /// warnings.
+    pub(crate) fn axes(
         &self,
         bag: &Bag,
         topics: &[bool],
@@ -118,7 +129,7 @@ pub(crate) fn plan_with(
     };
     let plan = crate::export::plan(bag, &o)?;
     let request = TimingRequest {
-        exported: plan.tables.first().cloned().unwrap_or_default(),
+        exported: plan.topics,
         bag_name: o.bag_column.then(|| plan.bag_name.clone()),
     };
     let axes: Box<bagscope_tables::timing::Axes<'_>> = match known {

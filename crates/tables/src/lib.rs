@@ -1,8 +1,8 @@
 //! bagscope-tables: bag data as polars `DataFrame`s and streamed Parquet / CSV files.
 //!
 //! This is the only crate of the workspace that depends on polars (heavy to compile; built with
-//! only the writers and the small integer dtypes). Apart from the timing table it knows
-//! nothing about bag files: callers hand it plain columns ([`Col`]) or decoded messages
+//! only the writers and the small integer dtypes). Apart from the two producers that walk a
+//! bag (the export's message tables and the timing table) it knows nothing about bag files: callers hand it plain columns ([`Col`]) or decoded messages
 //! ([`message::MessageColumns`]) one row group at a time, and [`Sink`] writes each group as it
 //! comes (Parquet row groups, CSV rows), so memory is bounded by one row group, not by the bag.
 //!
@@ -17,15 +17,20 @@
 //! threads and appended), row-group writers that write to a temporary name and rename
 //! (schema-level metadata, e.g. pandas' index, written into the footer's Arrow schema with
 //! `polars-arrow`'s IPC serializer); CSV string cells neutralised against formula injection
-//! (`csv_cell`; raw on request). The timing table's one producer (`timing`: two ordered reads
-//! of a `bagscope-bag` `Bag`, the stamps and the clocks analysis handed in by the facade) for
-//! `export --timing-only`, `batch`, `Bag::timing` and the Python package's `Bag.timing` /
-//! `Bag.timing_batches`; the export report (`export`).
+//! (`csv_cell`; raw on request). The message tables' one producer (`export`: one walk of a
+//! `bagscope-bag` `Bag` buffering each topic's rows and writing them as sorted row groups
+//! decoded on every core, on a writer thread; the stamps and the clocks analysis for
+//! `clock_axis` handed in by the facade) for `export` and the Python package's
+//! `Bag.messages`; the timing table's one producer (`timing`: two ordered reads of a `Bag`, the
+//! stamps and the clocks analysis handed in by the facade) for `export --timing-only`,
+//! `batch`, `Bag::timing` and the Python package's `Bag.timing` / `Bag.timing_batches`; the
+//! export report (`export`).
 //!
 //! Notable dependencies: `polars` (only crate allowed to use it; no default features: parquet,
 //! csv, small int dtypes; `polars-arrow` and `base64` as polars' writer uses them),
 //! `bagscope-msg` (leaf decoding, decoded values, TF frames), `bagscope-bag` (`outfile`
-//! temporaries; the timing table's reads), `bagscope-types` (`Warning`, `CommandReport`).
+//! temporaries; the export's and the timing table's reads), `bagscope-types` (`Warning`,
+//! `CommandReport`), `rayon` (a row group decoded on every core).
 
 pub mod export;
 pub mod message;

@@ -234,12 +234,7 @@ pub fn timing_plan<S: Stamps>(
     for &t in &request.exported {
         exported[t] = true;
     }
-    let axis_topics: Vec<bool> = bag
-        .topics
-        .iter()
-        .enumerate()
-        .map(|(i, t)| exported[i] || t.type_name == "rosgraph_msgs/msg/Clock")
-        .collect();
+    let axis_topics = crate::export::axis_topics(bag, &request.exported);
     let is_tf: Vec<bool> = bag
         .topics
         .iter()
