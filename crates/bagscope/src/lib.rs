@@ -104,10 +104,9 @@
 //! pass in order, `Bag::scan_in_order`, after a first pass of the synchronized topics' stamps,
 //! feeding `bagscope-observe`'s streaming builder; observations and rejections written to
 //! Parquet through `bagscope-tables` in row groups as they come, rejections per topic and the
-//! summarised values spilled to unnamed temporary files in the output folder; `lerobot.rs`: a
-//! LeRobot v3.0 dataset written into a staging folder as the frames come, each feature's
-//! statistics from sorted runs on disk merged in order, renamed whole into a new or empty
-//! folder); `check::clocks_and_check_of` (both from one
+//! summarised values spilled to unnamed temporary files in the output folder; `lerobot.rs`:
+//! where a LeRobot v3.0 dataset may go, a new or empty folder, and the contract's topics,
+//! action and task handed to `bagscope-tables`' LeRobot writer); `check::clocks_and_check_of` (both from one
 //! scan); the verdicts' findings (`findings.rs`: warnings grouped by code with the code's
 //! severity, worst first, one rule for `clocks`, `check` and `report`; docs/findings.md); loss
 //! the recorder logged (`recorder_events.rs`); services recorded through introspection

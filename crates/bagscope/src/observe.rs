@@ -1803,7 +1803,7 @@ pub fn observe_to(
     t.write_rejections()?;
     let lerobot = match (t.lerobot.take(), t.lerobot_error.take()) {
         (_, Some(e)) => Some(Err(e)),
-        (Some(l), None) => Some(l.finish(&r)),
+        (Some(l), None) => Some(l.finish()),
         (None, None) => None,
     };
     Ok((

@@ -24,15 +24,19 @@
 //! `Bag.messages`; the timing table's one producer (`timing`: two ordered reads of a `Bag`, the
 //! stamps and the clocks analysis handed in by the facade) for `export --timing-only`,
 //! `batch`, `Bag::timing` and the Python package's `Bag.timing` / `Bag.timing_batches`; the
-//! export report (`export`).
+//! export report (`export`); the LeRobot v3.0 writer (`lerobot`: one episode written into a
+//! staging folder as the frames come, each feature's statistics from sorted runs on disk
+//! merged in order, renamed whole into place).
 //!
 //! Notable dependencies: `polars` (only crate allowed to use it; no default features: parquet,
 //! csv, small int dtypes; `polars-arrow` and `base64` as polars' writer uses them),
 //! `bagscope-msg` (leaf decoding, decoded values, TF frames), `bagscope-bag` (`outfile`
 //! temporaries; the export's and the timing table's reads), `bagscope-types` (`Warning`,
-//! `CommandReport`), `rayon` (a row group decoded on every core).
+//! `CommandReport`), `rayon` (a row group decoded on every core), `bagscope-observe`
+//! (the observations the LeRobot writer takes), `tempfile` (its statistics' sorted runs).
 
 pub mod export;
+pub mod lerobot;
 pub mod message;
 pub mod timing;
 
