@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #44 §5: `bagscope batch` over 500 small bags against a Python loop, in one process, of
+# `bagscope batch` over 500 small bags against a Python loop, in one process, of
 # `b = bagscope.open(p); b.info(); b.clocks(); b.timing()` over the same bags, and `batch
 # --jobs 2` against `--jobs 1`. Alternated rounds (RUNS, default 3), medians; wall time of the
 # batch process, and of the loop inside its Python process (after the imports).

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs a command and prints one line of JSON: wall seconds, CPU seconds (user + sys of the
 process and its children), and memory sampled from /proc every 2 ms: the peak of RssAnon (the
-process's own memory, what issue #44 measures) and of VmRSS, and VmHWM (peak resident set,
+process's own memory: the memory a command is responsible for) and of VmRSS, and VmHWM (peak resident set,
 which also counts the pages of memory-mapped files that were read).
 
     bench/memtime.py [--label NAME] -- CMD ARGS...

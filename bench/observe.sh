@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# observe against one scan (issue #29): observations for a 30 Hz anchor with 3 camera members
+# observe against one scan: observations for a 30 Hz anchor with 3 camera members
 # and 500 Hz joint states over a 3 M-message bag (synth perf_observe: IMU and TF at 1 kHz are
 # the rest of the traffic) take no more than 2x `bagscope clocks` on the same bag.
 #

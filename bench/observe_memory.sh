@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue #44 §4: `observe -o` in bounded memory. On the benchmark bag (`bagscope synth perf`)
-# and on a bag twice as long, `observe` with the issue's contract (anchor /joint_states, the
+# `observe -o` in bounded memory. On the benchmark bag (`bagscope synth perf`)
+# and on a bag twice as long, `observe` with a contract (anchor /joint_states, the
 # IMU interpolated with max_gap 50ms) against `bagscope clocks` on the same bag, alternated
 # (RUNS rounds, medians): peak anonymous memory (RssAnon sampled every 2 ms by
 # bench/memtime.py), wall and CPU time. Prints:

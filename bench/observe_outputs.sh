@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# observe's outputs from two builds compared (issue #44 §4: observations streamed in row
+# observe's outputs from two builds compared (observations streamed in row
 # groups must leave the outputs as they were): every file under OUT (observations.parquet,
 # rejections.parquet, the LeRobot dataset) byte for byte, and where the bytes differ the
 # rows read back by pyarrow (a table of more than 65 536 rows is now written in row groups of

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #44 §3: memory (peak anonymous memory, RssAnon sampled every 2 ms) and time of the
+# memory (peak anonymous memory, RssAnon sampled every 2 ms) and time of the
 # Python timing table against `bagscope clocks`, on the benchmark bag (`bagscope synth perf`).
 #
 #   bench/python_memory.sh [MESSAGES]     (default 3000000; RUNS=3 rounds alternated, medians)

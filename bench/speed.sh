@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job against one scan (issue #31): each command's time as a ratio of what bounds it,
+# The main job against one scan: each command's time as a ratio of what bounds it,
 # measured back-to-back on the same bag, with the targets beside them.
 #
 #   bench/speed.sh [MESSAGES]        (default 3000000; RUNS=5 repetitions, medians reported)

@@ -1,4 +1,4 @@
-//! Hostile input, second round (issue 41 §4): a message payload that is a zstd bomb, TF
+//! Hostile input: a message payload that is a zstd bomb, TF
 //! messages naming a million frames, an interrupted run over a file-compressed bag, YAML
 //! nested 100 000 deep, a `.db3` of 100 000 topics, a folder of 20 000 files, and an output
 //! named as a compressed bag. Every input is built here, through the binary.

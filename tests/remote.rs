@@ -586,7 +586,7 @@ fn plain_https_ranges() {
 }
 
 #[test]
-#[allow(clippy::too_many_lines)] // One server started once for every case; split with the object-storage work.
+#[allow(clippy::too_many_lines)] // One S3 server and proxy started once for every case (moto takes seconds to start); the cases read as one table.
 fn object_storage() {
     let Some(moto) = moto_server() else {
         return;

@@ -1051,7 +1051,7 @@ where
     Ok(warnings)
 }
 
-#[allow(clippy::too_many_lines)] // To split once message decompression is being reworked here.
+#[allow(clippy::too_many_lines)] // One pass over a chunk's records; its steps share the decompressed buffer and the per-record warnings.
 fn scan_chunk<T, F, S>(
     file: &McapFile,
     fi: usize,

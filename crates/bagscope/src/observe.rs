@@ -669,9 +669,98 @@ impl Sink<Payload> for Discard {
 
 impl Output for Discard {}
 
+/// One run of the streamed builder (made anew if the bag must be read again, a chunk header
+/// misstating its time range): the builder, the messages left out per topic, and per state
+/// topic whether its fields were announced and the last names met.
+struct Run<'b, 'o> {
+    builder: bagscope_observe::Builder<'b, Payload, Box<dyn Output + 'o>>,
+    bad: Vec<usize>,
+    seen: Vec<bool>,
+    names_seen: Vec<Option<bagscope_observe::Names>>,
+}
+
+/// The static TF messages, read before the run: a static transform counts from the start.
+fn static_tf(bag: &Bag, st: &Setup) -> Vec<TfMessage> {
+    let wanted = st.wanted(|r| matches!(r, Role::Tf(true)));
+    let scan = bag.scan(&wanted, |m| st.read(m, false));
+    scan.items
+        .into_iter()
+        .filter_map(|it| match it.value {
+            Item::Tf(Some(transforms)) => Some(TfMessage {
+                log_time_ns: it.log_time_ns,
+                source: 1,
+                is_static: true,
+                transforms,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Hands one read message to the run's builder. A message that cannot be used is counted in
+/// `run.bad`; false for a state sample whose fields differ from its topic's first (then the
+/// output is not looked at for this message). `fields`: each state topic's fields from its
+/// first sample.
+fn feed(
+    run: &mut Run<'_, '_>,
+    st: &Setup,
+    fields: &mut [Option<(Vec<StateField>, bool)>],
+    it: bagscope_bag::Item<Item>,
+) -> bool {
+    match (st.role[it.topic], it.value) {
+        (Role::Sync(k), Item::Sync(stamp_ns, frame_id, payload)) => run.builder.sync(
+            SyncMessage {
+                topic: k,
+                stamp_ns,
+                log_time_ns: it.log_time_ns,
+                frame_id,
+            },
+            payload,
+        ),
+        (Role::State(k), Item::State(Some(s))) => {
+            if !run.seen[k] {
+                run.seen[k] = true;
+                run.builder.state_fields(k, &s.fields, s.names.is_some());
+                fields[k] = Some((s.fields.to_vec(), s.names.is_some()));
+            }
+            let known = fields[k].as_ref().map(|x| &x.0);
+            if known.is_none_or(|f| {
+                f.len() != s.fields.len()
+                    || f.iter().zip(s.fields.iter()).any(|(a, b)| a.name != b.name)
+            }) {
+                run.bad[it.topic] += 1;
+                return false;
+            }
+            let names = s.names.clone().map(|n| match &run.names_seen[k] {
+                Some(prev) if prev[..] == n[..] => prev.clone(),
+                _ => {
+                    run.names_seen[k] = Some(n.clone());
+                    n
+                }
+            });
+            run.builder.state(
+                k,
+                StateSample {
+                    stamp_ns: s.stamp,
+                    log_time_ns: it.log_time_ns,
+                    values: s.split(),
+                    names,
+                },
+            );
+        }
+        (Role::Tf(is_static), Item::Tf(Some(transforms))) => run.builder.tf(&TfMessage {
+            log_time_ns: it.log_time_ns,
+            source: usize::from(is_static),
+            is_static,
+            transforms,
+        }),
+        _ => run.bad[it.topic] += 1,
+    }
+    true
+}
+
 /// One streamed run of the builder over the bag into `output` (made anew by `make` if the
 /// bag has to be read again): the report, and the output.
-#[allow(clippy::too_many_lines)] // The streamed run's steps; to split with the move to the tables crate (issue 43).
 fn run<'o>(
     bag: &Bag,
     lc: &LoadedContract,
@@ -685,20 +774,7 @@ fn run<'o>(
     let plan = sync_plan(bag, lc, &st)?;
     // Static TF counts from the start: read first.
     let tf_static: Vec<TfMessage> = if c.tf_target.is_some() {
-        let wanted = st.wanted(|r| matches!(r, Role::Tf(true)));
-        let scan = bag.scan(&wanted, |m| st.read(m, false));
-        scan.items
-            .into_iter()
-            .filter_map(|it| match it.value {
-                Item::Tf(Some(transforms)) => Some(TfMessage {
-                    log_time_ns: it.log_time_ns,
-                    source: 1,
-                    is_static: true,
-                    transforms,
-                }),
-                _ => None,
-            })
-            .collect()
+        static_tf(bag, &st)
     } else {
         Vec::new()
     };
@@ -759,12 +835,6 @@ fn run<'o>(
     let wanted = st.wanted(|r| matches!(r, Role::Sync(_) | Role::State(_) | Role::Tf(false)));
     let read = |m: &RawMessage<'_>| st.read(m, payloads);
     // Built anew if the bag must be read again (a chunk header misstating its time range).
-    type Run<'b, 'o> = (
-        bagscope_observe::Builder<'b, Payload, Box<dyn Output + 'o>>,
-        Vec<usize>,
-        Vec<bool>,
-        Vec<Option<bagscope_observe::Names>>,
-    );
     let new_run = |output: Box<dyn Output + 'o>| -> Result<Run<'_, 'o>, Error> {
         let axis = match decide.take() {
             Some(d) => AxisChoice::Decide(Box::new(d)),
@@ -788,12 +858,12 @@ fn run<'o>(
             output,
         )
         .map_err(|e| builder_error(lc, e))?;
-        Ok((
-            b,
-            vec![0usize; bag.topics.len()],
-            vec![false; c.state.len()],
-            vec![None; c.state.len()],
-        ))
+        Ok(Run {
+            builder: b,
+            bad: vec![0usize; bag.topics.len()],
+            seen: vec![false; c.state.len()],
+            names_seen: vec![None; c.state.len()],
+        })
     };
     let mut current = Some(new_run(make()?)?);
     let mut failure: Option<Error> = None;
@@ -815,62 +885,13 @@ fn run<'o>(
             }
         };
         {
-            let Some((b, bad, seen, names_seen)) = current.as_mut() else {
+            let Some(run) = current.as_mut() else {
                 return;
             };
-            if failure.is_some() {
+            if failure.is_some() || !feed(run, &st, &mut fields, it) {
                 return;
             }
-            match (st.role[it.topic], it.value) {
-                (Role::Sync(k), Item::Sync(stamp_ns, frame_id, payload)) => b.sync(
-                    SyncMessage {
-                        topic: k,
-                        stamp_ns,
-                        log_time_ns: it.log_time_ns,
-                        frame_id,
-                    },
-                    payload,
-                ),
-                (Role::State(k), Item::State(Some(s))) => {
-                    if !seen[k] {
-                        seen[k] = true;
-                        b.state_fields(k, &s.fields, s.names.is_some());
-                        fields[k] = Some((s.fields.to_vec(), s.names.is_some()));
-                    }
-                    let known = fields[k].as_ref().map(|x| &x.0);
-                    if known.is_none_or(|f| {
-                        f.len() != s.fields.len()
-                            || f.iter().zip(s.fields.iter()).any(|(a, b)| a.name != b.name)
-                    }) {
-                        bad[it.topic] += 1;
-                        return;
-                    }
-                    let names = s.names.clone().map(|n| match &names_seen[k] {
-                        Some(prev) if prev[..] == n[..] => prev.clone(),
-                        _ => {
-                            names_seen[k] = Some(n.clone());
-                            n
-                        }
-                    });
-                    b.state(
-                        k,
-                        StateSample {
-                            stamp_ns: s.stamp,
-                            log_time_ns: it.log_time_ns,
-                            values: s.split(),
-                            names,
-                        },
-                    );
-                }
-                (Role::Tf(is_static), Item::Tf(Some(transforms))) => b.tf(&TfMessage {
-                    log_time_ns: it.log_time_ns,
-                    source: usize::from(is_static),
-                    is_static,
-                    transforms,
-                }),
-                _ => bad[it.topic] += 1,
-            }
-            let out = b.sink_mut();
+            let out = run.builder.sink_mut();
             if let Some(e) = out.failed() {
                 failure = Some(e);
                 return;
@@ -889,7 +910,7 @@ fn run<'o>(
     if let Some(e) = failure {
         return Err(e);
     }
-    let Some((b, bad, _, _)) = current else {
+    let Some(Run { builder, bad, .. }) = current else {
         return Err(Error::no_data("observe: the run could not start over"));
     };
     warnings.extend(scan_warnings);
@@ -905,7 +926,7 @@ fn run<'o>(
             );
         }
     }
-    let (report, mut output) = b.finish();
+    let (report, mut output) = builder.finish();
     warnings.extend(axis_warning.borrow_mut().take());
     if let Some(e) = output.failed() {
         return Err(e);
