@@ -1051,7 +1051,6 @@ where
     Ok(warnings)
 }
 
-#[allow(clippy::too_many_lines)] // One pass over a chunk's records; its steps share the decompressed buffer and the per-record warnings.
 fn scan_chunk<T, F, S>(
     file: &McapFile,
     fi: usize,
@@ -1070,54 +1069,7 @@ where
     if index_only(c, plan)
         && (c.indexes_complete || crate::remote::summary_indexes_hold(&file.bytes, c))
     {
-        let mut unknown = 0usize;
-        let mut clamped = 0usize;
-        for ix in &c.indexes {
-            let Some(topic) = plan.topic_of(fi, ix.channel_id) else {
-                unknown += (u32_at(&file.bytes, ix.body_offset + 2).unwrap_or(0) / 16) as usize;
-                continue;
-            };
-            if !plan.topics[topic] {
-                continue;
-            }
-            let body = &file.bytes[ix.body_offset..ix.body_offset + ix.body_len];
-            let n = u32_at(body, 2).unwrap_or(0) as usize / 16;
-            for k in 0..n {
-                let (Some(log), Some(off)) = (u64_at(body, 6 + 16 * k), u64_at(body, 14 + 16 * k))
-                else {
-                    break;
-                };
-                if log > i64::MAX as u64 {
-                    clamped += 1;
-                }
-                if plan.outside(to_ns(log)) {
-                    continue;
-                }
-                let empty = RawMessage {
-                    topic,
-                    channel_id: ix.channel_id,
-                    sequence: 0,
-                    log_time_ns: to_ns(log),
-                    publish_time_ns: None,
-                    data: &[],
-                };
-                out.put(
-                    off,
-                    Item {
-                        log_time_ns: to_ns(log),
-                        topic,
-                        value: f(&empty),
-                    },
-                );
-            }
-        }
-        // As for chunk data: read once, so its mapped pages need not stay resident.
-        c.release_indexes(&file.bytes);
-        if unknown > 0 {
-            warnings.push(unknown_channel_warning(unknown, c, &name));
-        }
-        warnings.extend(hidden_clamped_warning(clamped, c, &name));
-        return warnings;
+        return scan_chunk_indexes(file, fi, c, plan, f, out);
     }
 
     // A chunk known from the summary whose index-only read found its indexes damaged: its
@@ -1166,16 +1118,7 @@ where
     let mut hashed = 0usize;
     const CRC_BLOCK: usize = 16 << 10;
     let mut msg_buf = Vec::new();
-    let mut unknown = 0usize;
-    let mut bad_payload = 0usize;
-    let mut too_large = 0usize;
-    let mut undeclared = false;
-    let mut readable = 0usize;
-    let mut clamped = 0usize;
-    // Channels this chunk defines otherwise than the file's definitions say (hidden by a
-    // summary that repeats only one of them), and their messages skipped after that.
-    let mut unseen_redefinitions: Vec<(u16, String)> = Vec::new();
-    let mut misdefined = 0usize;
+    let mut t = ChunkTally::default();
     let stop = walk_chunk_records(data, |opcode, body| {
         let start = body.as_ptr() as usize - data.as_ptr() as usize;
         if check_crc && start + 64 > hashed {
@@ -1189,10 +1132,10 @@ where
                 let known = file.channel_definition_at(id, at);
                 if known.is_some_and(|k| {
                     k.schema_id != schema_id || String::from_utf8_lossy(topic) != k.topic.as_str()
-                }) && !unseen_redefinitions.iter().any(|(i, _)| *i == id)
+                }) && !t.unseen_redefinitions.iter().any(|(i, _)| *i == id)
                 {
                     let name = String::from_utf8_lossy(topic).into_owned();
-                    unseen_redefinitions.push((id, name));
+                    t.unseen_redefinitions.push((id, name));
                 }
             }
             return;
@@ -1203,37 +1146,39 @@ where
         let Some((ch, seq, log, publ)) = message_header(body) else {
             return;
         };
-        if !unseen_redefinitions.is_empty() && unseen_redefinitions.iter().any(|(i, _)| *i == ch) {
-            misdefined += 1;
+        if !t.unseen_redefinitions.is_empty()
+            && t.unseen_redefinitions.iter().any(|(i, _)| *i == ch)
+        {
+            t.misdefined += 1;
             return;
         }
         let Some(topic) = plan.topic_at(fi, ch, (c.record_offset, start as u64)) else {
-            unknown += 1;
+            t.unknown += 1;
             return;
         };
         if log > i64::MAX as u64 {
-            clamped += 1;
+            t.clamped += 1;
         }
         // Every topic's messages count as recovered, not only the wanted ones: the number a
         // cut chunk's warning states is then the same whichever topics a command reads.
-        readable += 1;
+        t.readable += 1;
         if !plan.topics[topic] || plan.outside(to_ns(log)) {
             return;
         }
         let off = start;
         let mut payload = &body[22..];
         if plan.needs_payload && !plan.message_compression && looks_compressed(payload) {
-            undeclared = true;
+            t.undeclared = true;
         }
         if plan.message_compression && plan.needs_payload {
             match inflate_message(payload, &mut msg_buf) {
                 Ok(()) => payload = &msg_buf,
                 Err(Inflate::Corrupt) => {
-                    bad_payload += 1;
+                    t.bad_payload += 1;
                     return;
                 }
                 Err(Inflate::TooLarge) => {
-                    too_large += 1;
+                    t.too_large += 1;
                     return;
                 }
             }
@@ -1273,79 +1218,179 @@ where
             );
         }
     }
-    if c.partial {
-        warnings.push(
-            Warning::new(
-                WarningCode::Truncated,
-                format!(
-                    "last chunk (at byte {}) is cut off: recovered {readable} message(s) from its readable part",
-                    c.record_offset
-                ),
-            )
-            .file(&name)
-            .offset(c.record_offset)
-            .loss(),
-        );
-    } else if stop != data.len() {
-        warnings.push(
-            Warning::new(
-                WarningCode::CorruptChunk,
-                format!(
-                    "chunk at byte {}: records stop making sense at byte {stop} of {} (decompressed); the rest of the chunk is lost",
-                    c.record_offset,
-                    data.len()
-                ),
-            )
-            .file(&name)
-            .offset(c.record_offset)
-            .loss(),
-        );
-    }
-    if unknown > 0 {
-        warnings.push(unknown_channel_warning(unknown, c, &name));
-    }
-    for (id, topic) in &unseen_redefinitions {
-        warnings.push(
-            Warning::new(
-                WarningCode::ChannelRedefined,
-                format!(
-                    "the chunk at byte {} defines channel {id} as '{topic}', unlike the file's summary: its messages after that in this chunk ({misdefined} in all such channels) are skipped, and later chunks that do not repeat the definition may count it under the first one",
-                    c.record_offset
-                ),
-            )
-            .file(&name)
-            .offset(c.record_offset)
-            .loss(),
-        );
-    }
-    warnings.extend(hidden_clamped_warning(clamped, c, &name));
-    if bad_payload > 0 {
-        warnings.push(
-            Warning::new(
-                WarningCode::CorruptMessage,
-                format!(
-                    "{bad_payload} message payload(s) in the chunk at byte {} are not valid zstd frames (rosbag2 message compression): skipped",
-                    c.record_offset
-                ),
-            )
-            .file(&name)
-            .offset(c.record_offset)
-            .loss(),
-        );
-    }
-    if too_large > 0 {
-        warnings.push(message_too_large_warning(
-            too_large,
-            &name,
-            Some(c.record_offset),
-        ));
-    }
-    if undeclared {
-        warnings.push(undeclared_compression_warning(&name));
-    }
+    warnings.extend(t.warnings(c, &name, stop, data.len()));
     file.bytes.release(c.data_offset, c.data_len);
     dec.release_large();
     warnings
+}
+
+/// A chunk whose messages are needed only as their times: read from its message indexes,
+/// without decompressing it.
+fn scan_chunk_indexes<T, F, S>(
+    file: &McapFile,
+    fi: usize,
+    c: &ChunkLoc,
+    plan: &ScanPlan<'_>,
+    f: &F,
+    out: &mut S,
+) -> Vec<Warning>
+where
+    F: Fn(&RawMessage<'_>) -> T + Sync,
+    S: Sink<T>,
+{
+    let mut warnings = Vec::new();
+    let name = file.path.display().to_string();
+    let mut unknown = 0usize;
+    let mut clamped = 0usize;
+    for ix in &c.indexes {
+        let Some(topic) = plan.topic_of(fi, ix.channel_id) else {
+            unknown += (u32_at(&file.bytes, ix.body_offset + 2).unwrap_or(0) / 16) as usize;
+            continue;
+        };
+        if !plan.topics[topic] {
+            continue;
+        }
+        let body = &file.bytes[ix.body_offset..ix.body_offset + ix.body_len];
+        let n = u32_at(body, 2).unwrap_or(0) as usize / 16;
+        for k in 0..n {
+            let (Some(log), Some(off)) = (u64_at(body, 6 + 16 * k), u64_at(body, 14 + 16 * k))
+            else {
+                break;
+            };
+            if log > i64::MAX as u64 {
+                clamped += 1;
+            }
+            if plan.outside(to_ns(log)) {
+                continue;
+            }
+            let empty = RawMessage {
+                topic,
+                channel_id: ix.channel_id,
+                sequence: 0,
+                log_time_ns: to_ns(log),
+                publish_time_ns: None,
+                data: &[],
+            };
+            out.put(
+                off,
+                Item {
+                    log_time_ns: to_ns(log),
+                    topic,
+                    value: f(&empty),
+                },
+            );
+        }
+    }
+    // As for chunk data: read once, so its mapped pages need not stay resident.
+    c.release_indexes(&file.bytes);
+    if unknown > 0 {
+        warnings.push(unknown_channel_warning(unknown, c, &name));
+    }
+    warnings.extend(hidden_clamped_warning(clamped, c, &name));
+    warnings
+}
+
+/// What a walk of a chunk's records met besides the messages it handed on.
+#[derive(Default)]
+struct ChunkTally {
+    /// Messages of channels never defined.
+    unknown: usize,
+    /// Message payloads that are not valid zstd frames (declared message compression).
+    bad_payload: usize,
+    /// Message payloads that decompress past the cap.
+    too_large: usize,
+    /// A payload looks compressed though the bag declares no message compression.
+    undeclared: bool,
+    /// Messages read (of every topic, wanted or not).
+    readable: usize,
+    /// Log times at or past 2^63 ns.
+    clamped: usize,
+    /// Channels this chunk defines otherwise than the file's definitions say (hidden by a
+    /// summary that repeats only one of them), and their messages skipped after that.
+    unseen_redefinitions: Vec<(u16, String)>,
+    misdefined: usize,
+}
+
+impl ChunkTally {
+    /// The chunk's warnings once walked: `stop` is where its records stopped making sense (the
+    /// decompressed length when they did not).
+    fn warnings(&self, c: &ChunkLoc, name: &str, stop: usize, data_len: usize) -> Vec<Warning> {
+        let mut warnings = Vec::new();
+        if c.partial {
+            warnings.push(
+                Warning::new(
+                    WarningCode::Truncated,
+                    format!(
+                        "last chunk (at byte {}) is cut off: recovered {} message(s) from its readable part",
+                        c.record_offset,
+                        self.readable
+                    ),
+                )
+                .file(name)
+                .offset(c.record_offset)
+                .loss(),
+            );
+        } else if stop != data_len {
+            warnings.push(
+                Warning::new(
+                    WarningCode::CorruptChunk,
+                    format!(
+                        "chunk at byte {}: records stop making sense at byte {stop} of {} (decompressed); the rest of the chunk is lost",
+                        c.record_offset,
+                        data_len
+                    ),
+                )
+                .file(name)
+                .offset(c.record_offset)
+                .loss(),
+            );
+        }
+        if self.unknown > 0 {
+            warnings.push(unknown_channel_warning(self.unknown, c, name));
+        }
+        for (id, topic) in &self.unseen_redefinitions {
+            warnings.push(
+                Warning::new(
+                    WarningCode::ChannelRedefined,
+                    format!(
+                        "the chunk at byte {} defines channel {id} as '{topic}', unlike the file's summary: its messages after that in this chunk ({} in all such channels) are skipped, and later chunks that do not repeat the definition may count it under the first one",
+                        c.record_offset,
+                        self.misdefined
+                    ),
+                )
+                .file(name)
+                .offset(c.record_offset)
+                .loss(),
+            );
+        }
+        warnings.extend(hidden_clamped_warning(self.clamped, c, name));
+        if self.bad_payload > 0 {
+            warnings.push(
+                Warning::new(
+                    WarningCode::CorruptMessage,
+                    format!(
+                        "{} message payload(s) in the chunk at byte {} are not valid zstd frames (rosbag2 message compression): skipped",
+                        self.bad_payload,
+                        c.record_offset
+                    ),
+                )
+                .file(name)
+                .offset(c.record_offset)
+                .loss(),
+            );
+        }
+        if self.too_large > 0 {
+            warnings.push(message_too_large_warning(
+                self.too_large,
+                name,
+                Some(c.record_offset),
+            ));
+        }
+        if self.undeclared {
+            warnings.push(undeclared_compression_warning(name));
+        }
+        warnings
+    }
 }
 
 /// Log times past i64 in a chunk: the chunk header's end time shows most of them, warned at
