@@ -503,10 +503,52 @@ fn batch_over_bags_and_corpus() {
                 .iter()
                 .find(|c| c["topic"] == t["topic"] && c["type_name"] == t["type"])
                 .unwrap();
-            assert_eq!(i(&s["count"]), t["count"].as_i64(), "{name} {}", t["topic"]);
-            assert_eq!(s["clock_axis"], c["axis"]);
-            assert_eq!(i(&s["lag_p99_ns"]), i(&c["lag_ns"]["p99"]));
-            assert_eq!(i(&s["first_log_time_ns"]), i(&t["first_log_time_ns"]));
+            let at = format!("{name} {}", t["topic"]);
+            assert_eq!(i(&s["count"]), t["count"].as_i64(), "{at}");
+            for k in [
+                "first_log_time_ns",
+                "last_log_time_ns",
+                "median_period_ns",
+                "largest_gap_ns",
+            ] {
+                assert_eq!(i(&s[k]), i(&t[k]), "{at} {k}");
+            }
+            match (s["rate_hz"].as_f64(), t["rate_hz"].as_f64()) {
+                (Some(a), Some(b)) => assert!((a - b).abs() <= 1e-9 * b.abs(), "{at} rate"),
+                (a, b) => assert_eq!(a, b, "{at} rate"),
+            }
+            assert_eq!(s["storage"], info["storage"], "{at}");
+            assert_eq!(i(&s["bag_duration_ns"]), i(&info["duration_ns"]), "{at}");
+            assert_eq!(s["recorder_axis"], clocks["recorder_axis"], "{at}");
+            assert_eq!(s["split"], clocks["split"], "{at}");
+            assert_eq!(s["clock_axis"], c["axis"], "{at}");
+            assert_eq!(s["stamp_source"], c["source"], "{at}");
+            for q in ["p50", "p95", "p99", "max"] {
+                let k = format!("lag_{q}_ns");
+                assert_eq!(i(&s[k.as_str()]), i(&c["lag_ns"][q]), "{at} {k}");
+            }
+            assert_eq!(i(&s["gap_count"]), i(&c["gap_count"]), "{at}");
+            assert_eq!(
+                i(&s["backward_jumps"]),
+                c["backward_jumps"].as_array().map(|a| a.len() as i64),
+                "{at}"
+            );
+            // Warnings of both reports, each distinct one counted once.
+            let warns: std::collections::BTreeSet<String> = [&info, &clocks]
+                .iter()
+                .flat_map(|r| r["warnings"].as_array().unwrap())
+                .map(|w| w.to_string())
+                .collect();
+            let warns: Vec<Value> = warns
+                .iter()
+                .map(|w| serde_json::from_str(w).unwrap())
+                .collect();
+            let naming = warns.iter().filter(|w| w["topic"] == t["topic"]).count();
+            let bagwide = warns.iter().filter(|w| w["topic"].is_null()).count();
+            let loss = warns.iter().any(|w| w["data_loss"] == true);
+            assert_eq!(i(&s["warnings"]), Some(naming as i64), "{at}");
+            assert_eq!(i(&s["bag_warnings"]), Some(bagwide as i64), "{at}");
+            assert_eq!(s["data_loss"], loss, "{at}");
             let key = (name.to_string(), t["topic"].as_str().unwrap().to_string());
             assert_eq!(
                 timing.get(&key).copied().unwrap_or(0),

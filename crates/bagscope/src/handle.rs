@@ -145,16 +145,11 @@ impl Bag {
         &self,
         name: &str,
     ) -> Result<bagscope_tables::polars::prelude::DataFrame, Error> {
-        // Through JSON text, as `batch` reads back its info.json and clocks.json: floats parsed
-        // from the same text are the same to the last bit.
-        fn json<T: serde::Serialize>(v: &T) -> Result<serde_json::Value, Error> {
-            serde_json::to_string(v)
-                .and_then(|s| serde_json::from_str(&s))
-                .map_err(|e| Error::no_data(format!("cannot read back a report: {e}")))
-        }
-        let info = json(&self.info())?;
-        let clocks = json(&self.clocks(&ClocksOptions::default())?)?;
-        crate::batch::summary_frame(&[(name.to_string(), info, clocks)])
+        // Read back as `batch` reads its info.json and clocks.json.
+        let info = crate::batch::saved(&self.info())?;
+        let clocks = crate::batch::saved(&self.clocks(&ClocksOptions::default())?)?;
+        let rows = crate::batch::summary_rows(name, &info, &clocks);
+        crate::batch::summary_frame(&rows)
     }
 
     /// `bagscope export`: messages as Parquet / CSV tables (one per topic, fields flattened).

@@ -87,8 +87,9 @@
 //!
 //! # In the workspace
 //!
-//! One `commands` function per command over an opened `Bag` (`Bag::open(path)?.clocks(&opts)?`,
-//! and path-taking twins: `clocks::clocks`); each command's options type (`SyncOptions`,
+//! One module per command under `commands/` (re-exported at the root: `bagscope::clocks`), each
+//! a function over an opened `Bag` (`Bag::open(path)?.clocks(&opts)?`, and path-taking twins:
+//! `clocks::clocks`) that extracts what the command needs and calls its engine; each command's options type (`SyncOptions`,
 //! `MatchArgs`, `ClocksOptions`, `CheckOptions`, `HistOptions`, `TfOptions`, `EchoOptions`,
 //! `InfoOptions`, `ConvertOptions`, `ExportOptions`) owns its defaults (`Default`), its parsing
 //! (`FromStr` of the value types in `params.rs`: durations that remember their unit, ranges,
@@ -123,29 +124,19 @@
 //! `clocks` reads them and the clocks analysis for the axes); `clap` only with its `clap` feature (the CLI's flags); not
 //! `-replay`, `-plot`, `-synth`.
 
+pub mod commands;
 #[cfg(feature = "tables")]
-pub mod batch;
+pub use commands::{batch, export};
+pub use commands::{check, clocks, convert, echo, hist, info, matching, observe, report, sync, tf};
+
 pub mod batch_inputs;
-pub mod check;
-pub mod clocks;
-pub mod convert;
-pub mod echo;
-#[cfg(feature = "tables")]
-pub mod export;
 pub mod findings;
-pub mod hist;
-pub mod info;
 #[cfg(feature = "tables")]
 pub mod lerobot;
-pub mod matching;
-pub mod observe;
 pub mod params;
 pub mod recorder_events;
-pub mod report;
 pub mod series;
 pub mod services;
-pub mod sync;
-pub mod tf;
 #[cfg(feature = "tables")]
 pub mod timing;
 pub mod window;

@@ -786,5 +786,46 @@ fn build_trimming_from(input: &Input, trim_from: usize) -> Result<ObserveReport,
     Ok(report)
 }
 
+/// The observation table's columns besides its rows: what the contract names, and each
+/// state topic's numeric fields (from its first sample). Output crates lay the table out
+/// from it.
+#[derive(Debug, Clone, Default)]
+pub struct Shape {
+    /// The contract's content hash.
+    pub policy_version: String,
+    /// The anchor, then the member topics.
+    pub topics: Vec<String>,
+    /// The member groups.
+    pub groups: Vec<GroupSpec>,
+    /// The state topics.
+    pub state_topics: Vec<String>,
+    /// Per state topic: its sampling mode, numeric fields and whether it has a `name` list.
+    pub state: Vec<(StateMode, Vec<StateField>, bool)>,
+}
+
+impl Shape {
+    /// The columns of the run `r` reports.
+    pub fn of(r: &ObserveReport) -> Shape {
+        Shape {
+            policy_version: r.policy_version.clone(),
+            topics: r.topics.clone(),
+            groups: r.groups.clone(),
+            state_topics: r.state_topics.clone(),
+            state: (0..r.state_topics.len())
+                .map(|s| {
+                    (
+                        r.summary
+                            .state
+                            .get(s)
+                            .map_or(StateMode::Nearest, |x| x.mode),
+                        r.state_fields.get(s).cloned().unwrap_or_default(),
+                        r.state_has_names.get(s).copied().unwrap_or(false),
+                    )
+                })
+                .collect(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -24,7 +24,7 @@
 //! `InvalidParameter` exactly where the CLI exits 2); scans run on a worker thread with the GIL
 //! released while the caller polls for signals (`Ctrl-C`). Pure-Python `bagscope.ray` /
 //! `bagscope.spark` map bags to the rows of `batch`'s `summary.parquet` (`Bag::summary`,
-//! `batch::summary_frame`), timing and findings rows; a bag that fails is a row with `error`.
+//! `batch::summary_rows`), timing and findings rows; a bag that fails is a row with `error`.
 //!
 //! Notable dependencies: `bagscope` (feature `tables`), `pyo3`, `polars-arrow` (its C data
 //! interface, the version polars uses), `tempfile` (`Bag.from_bytes`).

@@ -26,7 +26,10 @@
 //! `batch`, `Bag::timing` and the Python package's `Bag.timing` / `Bag.timing_batches`; the
 //! export report (`export`); the LeRobot v3.0 writer (`lerobot`: one episode written into a
 //! staging folder as the frames come, each feature's statistics from sorted runs on disk
-//! merged in order, renamed whole into place).
+//! merged in order, renamed whole into place); `observe`'s tables (`observations`: the
+//! observation table's columns filled an observation at a time, the rejection table spilled per
+//! topic and written in row groups); `batch`'s summary table (`summary`: typed rows per
+//! bag and topic, filled by the facade from each bag's reports).
 //!
 //! Notable dependencies: `polars` (only crate allowed to use it; no default features: parquet,
 //! csv, small int dtypes; `polars-arrow` and `base64` as polars' writer uses them),
@@ -38,6 +41,8 @@
 pub mod export;
 pub mod lerobot;
 pub mod message;
+pub mod observations;
+pub mod summary;
 pub mod timing;
 
 use std::borrow::Cow;

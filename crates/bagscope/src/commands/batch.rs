@@ -6,8 +6,9 @@
 //!   `--report`): exactly what `bagscope info --json` / `clocks --json` print;
 //! * `timing/bag=<name>/part-0.parquet`: the `--timing-only` export without its `bag` column
 //!   (the partition directory carries it);
-//! * `summary.parquet`: one row per bag and topic, built from the per-bag JSON files (so the
-//!   two always agree, for bags done in this run or an earlier one);
+//! * `summary.parquet`: one row per bag and topic ([`bagscope_tables::summary::SummaryRow`]),
+//!   read back from the per-bag JSON files (so the two always agree, for bags done in this run
+//!   or an earlier one);
 //! * `batch.json`: every bag's outcome (ok / skipped / failed with the reason).
 //!
 //! Resumable: a bag whose outputs all exist and whose `bags/<name>/source.json` (written last)
@@ -25,12 +26,12 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use serde::Serialize;
-use serde_json::Value as Json;
+use serde::{Deserialize, Serialize};
 
 use bagscope_clocks::ClocksOptions;
 use bagscope_tables::polars::prelude::DataFrame;
-use bagscope_tables::{frame, Col, Format, TableWriter};
+use bagscope_tables::summary::SummaryRow;
+use bagscope_tables::{Format, TableWriter};
 
 use crate::export::{export_known, sanitize, ExportOptions, KnownClocks};
 use crate::Error;
@@ -378,16 +379,14 @@ fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<(), String> {
 }
 
 /// The first data-loss warning of a report's `warnings`, as `code: message`.
-fn first_loss(warnings: &Json) -> Option<String> {
-    warnings.as_array()?.iter().find_map(|w| {
-        (w["data_loss"].as_bool() == Some(true)).then(|| {
-            format!(
-                "{}: {}",
-                w["code"].as_str().unwrap_or_default(),
-                w["message"].as_str().unwrap_or_default()
-            )
-        })
-    })
+fn first_loss(warnings: &[bagscope_bag::Warning]) -> Option<String> {
+    let w = warnings.iter().find(|w| w.data_loss)?;
+    Some(loss_text(w.code.as_str(), &w.message))
+}
+
+/// How `batch` names a data-loss warning: `code: message`.
+fn loss_text(code: &str, message: &str) -> String {
+    format!("{code}: {message}")
 }
 
 /// Runs one bag; `Err` is the failure reason. Ok: the first data-loss warning, if any.
@@ -427,10 +426,9 @@ fn process(job: &BagJob, o: &BatchOptions) -> Result<(Option<String>, u64), Stri
     let ex = export_known(&bag, &out.timing, &eo, Some(known)).map_err(|e| e.to_string())?;
     let size_bytes = bag.size_bytes();
     drop(bag);
-    let as_json = |w: &[bagscope_bag::Warning]| serde_json::to_value(w).unwrap_or(Json::Null);
-    let mut loss = first_loss(&as_json(&info.warnings))
-        .or_else(|| first_loss(&as_json(&clocks.warnings)))
-        .or_else(|| first_loss(&as_json(&ex.warnings)));
+    let mut loss = first_loss(&info.warnings)
+        .or_else(|| first_loss(&clocks.warnings))
+        .or_else(|| first_loss(&ex.warnings));
     if let Some(page) = o.report {
         let data_loss = page(&job.path, &out.report).map_err(|e| format!("report: {e}"))?;
         if loss.is_none() && data_loss {
@@ -455,12 +453,18 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
 
 /// Data loss recorded in an earlier run's info.json / clocks.json.
 fn json_loss(out: &Outputs) -> Option<String> {
-    [&out.info, &out.clocks]
-        .iter()
-        .find_map(|p| read_json(p).and_then(|v| first_loss(&v["warnings"])))
+    let warnings = read_report::<SavedReport>(&out.info)
+        .into_iter()
+        .chain(read_report::<SavedReport>(&out.clocks))
+        .flat_map(|r| r.warnings);
+    warnings
+        .into_iter()
+        .find(|w| w.data_loss)
+        .map(|w| loss_text(&w.code, &w.message))
 }
 
-fn read_json(p: &Path) -> Option<Json> {
+/// A report `batch` wrote, read back as `T`; `None` when it is missing or not such a report.
+fn read_report<T: serde::de::DeserializeOwned>(p: &Path) -> Option<T> {
     serde_json::from_slice(&std::fs::read(p).ok()?).ok()
 }
 
@@ -610,32 +614,7 @@ pub fn batch(
 }
 
 /// Summary table columns, in order (also the README's documentation of them).
-pub const SUMMARY_COLUMNS: [&str; 24] = [
-    "bag",
-    "topic",
-    "type",
-    "storage",
-    "bag_duration_ns",
-    "recorder_axis",
-    "split",
-    "count",
-    "rate_hz",
-    "first_log_time_ns",
-    "last_log_time_ns",
-    "median_period_ns",
-    "largest_gap_ns",
-    "clock_axis",
-    "stamp_source",
-    "lag_p50_ns",
-    "lag_p95_ns",
-    "lag_p99_ns",
-    "lag_max_ns",
-    "gap_count",
-    "backward_jumps",
-    "warnings",
-    "bag_warnings",
-    "data_loss",
-];
+pub use bagscope_tables::summary::SUMMARY_COLUMNS;
 
 /// Builds `summary.parquet` from the per-bag JSON of every bag that did not fail, sorted by
 /// (bag, topic, type).
@@ -646,122 +625,160 @@ fn write_summary(out_dir: &Path, bags: &[BagOutcome]) -> Result<u64, Error> {
         .filter(|b| b.status != Status::Failed && b.reason.is_none())
         .collect();
     ok.sort_by(|a, b| a.name.cmp(&b.name));
-    let mut reports = Vec::new();
+    let mut rows = Vec::new();
     for b in ok {
         let out = outputs(out_dir, &b.name);
-        let (Some(info), Some(clocks)) = (read_json(&out.info), read_json(&out.clocks)) else {
+        let (Some(info), Some(clocks)) = (read_report(&out.info), read_report(&out.clocks)) else {
             continue;
         };
-        reports.push((b.name.clone(), info, clocks));
+        rows.extend(summary_rows(&b.name, &info, &clocks));
     }
-    let df = summary_frame(&reports)?;
+    let df = summary_frame(&rows)?;
     let mut w = TableWriter::new(&out_dir.join("summary.parquet"), Format::Parquet);
     w.write(&df)?;
     Ok(w.finish(&df)?)
 }
 
-/// The rows of `summary.parquet` ([`SUMMARY_COLUMNS`]) for bags given as (name, `info --json`,
-/// `clocks --json`), in the order given, each bag's topics sorted by (topic, type).
-/// `warnings` counts the distinct info + clocks warnings naming the topic; `bag_warnings`
-/// those naming no topic.
-pub fn summary_frame(bags: &[(String, Json, Json)]) -> Result<DataFrame, Error> {
-    // Column name → values, in SUMMARY_COLUMNS order.
-    enum V {
-        S(Vec<Option<String>>),
-        I(Vec<Option<i64>>),
-        F(Vec<Option<f64>>),
-        B(Vec<Option<bool>>),
-    }
-    let mut cols: Vec<(&str, V)> = SUMMARY_COLUMNS
-        .iter()
-        .map(|&n| {
-            let v = match n {
-                "bag" | "topic" | "type" | "storage" | "recorder_axis" | "clock_axis"
-                | "stamp_source" => V::S(Vec::new()),
-                "rate_hz" => V::F(Vec::new()),
-                "split" | "data_loss" => V::B(Vec::new()),
-                _ => V::I(Vec::new()),
-            };
-            (n, v)
-        })
-        .collect();
-    for (bag_name, info, clocks) in bags {
-        // Distinct warnings of both reports (bag damage appears in both).
-        let warns: BTreeSet<String> = info["warnings"]
-            .as_array()
-            .into_iter()
-            .chain(clocks["warnings"].as_array())
-            .flatten()
-            .map(|w| w.to_string())
-            .collect();
-        let warns: Vec<Json> = warns
-            .iter()
-            .filter_map(|w| serde_json::from_str(w).ok())
-            .collect();
-        let bag_warnings = warns.iter().filter(|w| w["topic"].is_null()).count() as i64;
-        let data_loss = warns.iter().any(|w| w["data_loss"].as_bool() == Some(true));
-        let mut topics: Vec<&Json> = info["topics"].as_array().into_iter().flatten().collect();
-        topics.sort_by_key(|t| (t["topic"].to_string(), t["type"].to_string()));
-        for t in topics {
-            let ck = clocks["topics"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|x| x["topic"] == t["topic"] && x["type_name"] == t["type"])
-                .cloned()
-                .unwrap_or(Json::Null);
-            let topic_warnings = warns
+/// A warning as `info.json` / `clocks.json` hold it: every field of
+/// [`bagscope_bag::Warning`], the code as its name (so a code of another version's files is
+/// still counted). Ordered over all fields, so equal warnings of both reports count once.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+struct SavedWarning {
+    code: String,
+    topic: Option<String>,
+    message: String,
+    file: Option<String>,
+    offset: Option<u64>,
+    data_loss: bool,
+}
+
+/// The warnings of a saved report (both `info` and `clocks` reports have them).
+#[derive(Debug, Deserialize)]
+struct SavedReport {
+    #[serde(default)]
+    warnings: Vec<SavedWarning>,
+}
+
+/// What the summary reads of a saved `info --json` report.
+#[derive(Debug, Deserialize)]
+pub(crate) struct SavedInfo {
+    storage: Option<String>,
+    duration_ns: Option<i64>,
+    #[serde(default)]
+    topics: Vec<SavedInfoTopic>,
+    #[serde(default)]
+    warnings: Vec<SavedWarning>,
+}
+
+#[derive(Debug, Deserialize)]
+struct SavedInfoTopic {
+    topic: String,
+    #[serde(rename = "type")]
+    type_name: String,
+    count: Option<i64>,
+    rate_hz: Option<f64>,
+    first_log_time_ns: Option<i64>,
+    last_log_time_ns: Option<i64>,
+    median_period_ns: Option<i64>,
+    largest_gap_ns: Option<i64>,
+}
+
+/// What the summary reads of a saved `clocks --json` report.
+#[derive(Debug, Deserialize)]
+pub(crate) struct SavedClocks {
+    recorder_axis: Option<String>,
+    split: Option<bool>,
+    #[serde(default)]
+    topics: Vec<SavedClockTopic>,
+    #[serde(default)]
+    warnings: Vec<SavedWarning>,
+}
+
+#[derive(Debug, Deserialize)]
+struct SavedClockTopic {
+    topic: String,
+    type_name: String,
+    axis: Option<String>,
+    source: Option<String>,
+    lag_ns: Option<SavedLag>,
+    gap_count: Option<i64>,
+    backward_jumps: Option<Vec<serde::de::IgnoredAny>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct SavedLag {
+    p50: Option<i64>,
+    p95: Option<i64>,
+    p99: Option<i64>,
+    max: Option<i64>,
+}
+
+/// A bag's rows of the summary table (named `bag_name`), from its saved `info` and `clocks`
+/// reports: one per topic of `info`, sorted by (topic, type). `warnings` counts the distinct
+/// info + clocks warnings naming the topic; `bag_warnings` those naming no topic.
+pub(crate) fn summary_rows(
+    bag_name: &str,
+    info: &SavedInfo,
+    clocks: &SavedClocks,
+) -> Vec<SummaryRow> {
+    // Distinct warnings of both reports (bag damage appears in both).
+    let warns: BTreeSet<&SavedWarning> = info.warnings.iter().chain(&clocks.warnings).collect();
+    let bag_warnings = warns.iter().filter(|w| w.topic.is_none()).count() as i64;
+    let data_loss = warns.iter().any(|w| w.data_loss);
+    let mut topics: Vec<&SavedInfoTopic> = info.topics.iter().collect();
+    topics.sort_by(|a, b| (&a.topic, &a.type_name).cmp(&(&b.topic, &b.type_name)));
+    topics
+        .into_iter()
+        .map(|t| {
+            let ck = clocks
+                .topics
                 .iter()
-                .filter(|w| !w["topic"].is_null() && w["topic"] == t["topic"])
-                .count() as i64;
-            for (name, v) in cols.iter_mut() {
-                let j = match *name {
-                    "bag" => Json::from(bag_name.as_str()),
-                    "topic" => t["topic"].clone(),
-                    "type" => t["type"].clone(),
-                    "storage" => info["storage"].clone(),
-                    "bag_duration_ns" => info["duration_ns"].clone(),
-                    "recorder_axis" => clocks["recorder_axis"].clone(),
-                    "split" => clocks["split"].clone(),
-                    "count" | "rate_hz" | "first_log_time_ns" | "last_log_time_ns"
-                    | "median_period_ns" | "largest_gap_ns" => t[*name].clone(),
-                    "clock_axis" => ck["axis"].clone(),
-                    "stamp_source" => ck["source"].clone(),
-                    "lag_p50_ns" => ck["lag_ns"]["p50"].clone(),
-                    "lag_p95_ns" => ck["lag_ns"]["p95"].clone(),
-                    "lag_p99_ns" => ck["lag_ns"]["p99"].clone(),
-                    "lag_max_ns" => ck["lag_ns"]["max"].clone(),
-                    "gap_count" => ck["gap_count"].clone(),
-                    "backward_jumps" => ck["backward_jumps"]
-                        .as_array()
-                        .map_or(Json::Null, |a| Json::from(a.len())),
-                    "warnings" => Json::from(topic_warnings),
-                    "bag_warnings" => Json::from(bag_warnings),
-                    "data_loss" => Json::from(data_loss),
-                    _ => Json::Null,
-                };
-                match v {
-                    V::S(x) => x.push(j.as_str().map(str::to_string)),
-                    V::I(x) => x.push(j.as_i64()),
-                    V::F(x) => x.push(j.as_f64()),
-                    V::B(x) => x.push(j.as_bool()),
-                }
+                .find(|c| c.topic == t.topic && c.type_name == t.type_name);
+            let lag = ck.and_then(|c| c.lag_ns.as_ref());
+            SummaryRow {
+                bag: bag_name.to_string(),
+                topic: t.topic.clone(),
+                type_name: t.type_name.clone(),
+                storage: info.storage.clone(),
+                bag_duration_ns: info.duration_ns,
+                recorder_axis: clocks.recorder_axis.clone(),
+                split: clocks.split,
+                count: t.count,
+                rate_hz: t.rate_hz,
+                first_log_time_ns: t.first_log_time_ns,
+                last_log_time_ns: t.last_log_time_ns,
+                median_period_ns: t.median_period_ns,
+                largest_gap_ns: t.largest_gap_ns,
+                clock_axis: ck.and_then(|c| c.axis.clone()),
+                stamp_source: ck.and_then(|c| c.source.clone()),
+                lag_p50_ns: lag.and_then(|l| l.p50),
+                lag_p95_ns: lag.and_then(|l| l.p95),
+                lag_p99_ns: lag.and_then(|l| l.p99),
+                lag_max_ns: lag.and_then(|l| l.max),
+                gap_count: ck.and_then(|c| c.gap_count),
+                backward_jumps: ck.and_then(|c| c.backward_jumps.as_ref().map(|j| j.len() as i64)),
+                warnings: warns
+                    .iter()
+                    .filter(|w| w.topic.as_deref() == Some(t.topic.as_str()))
+                    .count() as i64,
+                bag_warnings,
+                data_loss,
             }
-        }
-    }
-    Ok(frame(
-        cols.into_iter()
-            .map(|(n, v)| {
-                let c = match v {
-                    V::S(x) => Col::Str(x),
-                    V::I(x) => Col::I64(x),
-                    V::F(x) => Col::F64(x),
-                    V::B(x) => Col::Bool(x),
-                };
-                (n.to_string(), c)
-            })
-            .collect(),
-    )?)
+        })
+        .collect()
+}
+
+/// The summary table of `rows`, in the order given (every column typed when there are none).
+pub fn summary_frame(rows: &[SummaryRow]) -> Result<DataFrame, Error> {
+    Ok(bagscope_tables::summary::summary_frame(rows)?)
+}
+
+/// Reads a report as `batch` reads back what it saved: through its JSON text, so floats are
+/// the same to the last bit as in the file.
+pub(crate) fn saved<T: serde::de::DeserializeOwned>(report: &impl Serialize) -> Result<T, Error> {
+    serde_json::to_string(report)
+        .and_then(|s| serde_json::from_str(&s))
+        .map_err(|e| Error::no_data(format!("cannot read back a report: {e}")))
 }
 
 #[cfg(test)]
