@@ -26,7 +26,8 @@
 //! run first over every synchronized message, `plan_sync`, whose `SyncPlan` the builder
 //! follows); `build` runs the builder over a whole input held in memory; docs/observe.md; the
 //! contract file read with serde (`Contract::from_yaml`: unknown keys refused, every error a
-//! `ContractError` naming the key and its line).
+//! `ContractError` naming the key and its line); `Shape`, the observation table's columns
+//! besides its rows (what the output crates lay the table out from).
 //!
 //! Notable dependencies: `bagscope-sync`, `bagscope-tf`, `bagscope-stats`, `serde_yaml_ng` (the
 //! contract's text; no file is read here).
