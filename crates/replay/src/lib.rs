@@ -583,6 +583,11 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         _ => None,
     };
 
+    let clock_writer = match (&node, o.clock_hz) {
+        (Some(n), Some(_)) => Some(pace::clock_writer(n, clock_topic)?),
+        _ => None,
+    };
+
     wait_for_subscribers(o, &plans, &mut writers, ctl, &mut warnings);
 
     let topic_slot: Vec<Option<usize>> = {
@@ -626,9 +631,9 @@ pub fn play(bag_path: &Path, o: &PlayOptions, ctl: &Control) -> Result<PlayRepor
         s.spawn(move || source::read(bag, rp, q, &|| rs.load(Ordering::Relaxed) || ctl.stopped()));
 
         // The /clock publisher runs beside the player on the shared time base.
-        let clock_thread = match (&node, o.clock_hz) {
-            (Some(n), Some(hz)) => {
-                Some(pace::spawn_clock(s, n.clone(), clock_topic, hz, &timebase)?)
+        let clock_thread = match (&node, o.clock_hz, clock_writer) {
+            (Some(n), Some(hz), Some(w)) => {
+                Some(pace::spawn_clock(s, n.clone(), w, hz, &timebase)?)
             }
             _ => None,
         };

@@ -7,7 +7,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::dds::{clock_payload, parse_clock, Node};
+use crate::dds::{clock_payload, parse_clock, Node, RawWriter};
 use crate::qos::{Durability, History, Reliability, TopicQos};
 use crate::steal::{CpuSample, StealProbe};
 use crate::{Control, ReplayError};
@@ -544,20 +544,26 @@ impl ClockThread<'_> {
     }
 }
 
-pub(crate) fn spawn_clock<'s, 'e>(
-    s: &'s Scope<'s, 'e>,
-    node: Arc<Node>,
-    topic: &str,
-    hz: f64,
-    tb: &Timebase,
-) -> Result<ClockThread<'s>, ReplayError> {
+/// The `/clock` writer (best effort, keep last 1, as a simulator's), made before play waits
+/// for subscribers so that nodes waiting for the clock discover it during that wait and the
+/// first ticks are not lost to a late match.
+pub(crate) fn clock_writer(node: &Node, topic: &str) -> Result<RawWriter, ReplayError> {
     let qos = TopicQos::new(
         Reliability::BestEffort,
         Durability::Volatile,
         History::KeepLast(1),
         "clock",
     );
-    let mut w = node.writer(topic, "rosgraph_msgs/msg/Clock", &qos)?;
+    node.writer(topic, "rosgraph_msgs/msg/Clock", &qos)
+}
+
+pub(crate) fn spawn_clock<'s, 'e>(
+    s: &'s Scope<'s, 'e>,
+    node: Arc<Node>,
+    mut w: RawWriter,
+    hz: f64,
+    tb: &Timebase,
+) -> Result<ClockThread<'s>, ReplayError> {
     let stop = Arc::new(AtomicBool::new(false));
     let published = Arc::new(AtomicU64::new(0));
     let (stop2, pub2, tb) = (stop.clone(), published.clone(), tb.clone());
